@@ -1,0 +1,390 @@
+/* clstream — portable, dependable OpenCL for programs that run many kernels
+ * on several streams.
+ *
+ * This header is the whole public API a program needs.  It does not include
+ * the OpenCL headers: objects are opaque and OpenCL status codes are plain
+ * ints.  Code that plugs in its own stream factory includes
+ * <clstream/stream.h> as well.
+ *
+ * Conventions
+ *   - Every function that can fail returns an int: 0 on success, a negative
+ *     CLS_E* code on error.  cls_strerror() and cls_err_name() describe a
+ *     code; cls_last_cl_status() and cls_last_error_detail() give the OpenCL
+ *     status and the text (build log, device list...) behind the last error
+ *     on the calling thread.
+ *   - Buffers are handles carrying a generation: a freed, stale or foreign
+ *     handle is detected and rejected, never dereferenced.
+ *   - Every buffer carries its failure record.  A failed launch taints what it
+ *     was to write; a launch reading tainted input is skipped and passes the
+ *     failure on; a read of tainted data fails with CLS_ETAINTED and a report
+ *     naming the root cause and the chain of skipped launches, across streams.
+ *
+ * Threading: one context may be used from several threads at once; every
+ * call on a context is serialised by the context's lock.  Reports are owned
+ * by the caller and are independent of the context they came from.
+ */
+#ifndef CLSTREAM_H
+#define CLSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(CLS_BUILDING_LIBRARY) && defined(__GNUC__)
+#define CLS_API __attribute__((visibility("default")))
+#else
+#define CLS_API
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/* One table generates the codes, their names and their messages. */
+#define CLS_ERRNO_MAP(XX)                                                     \
+  XX(EINVAL, -1, "invalid argument")                                          \
+  XX(ENOMEM, -2, "out of host memory")                                        \
+  XX(ENODEV, -3, "no OpenCL device matches the selection")                    \
+  XX(ECL, -4, "an OpenCL call failed")                                        \
+  XX(ESTALE, -5, "stale or freed buffer handle")                              \
+  XX(EFOREIGN, -6, "handle belongs to another context")                       \
+  XX(ENULL, -7, "handle was never allocated")                                 \
+  XX(ERANGE, -8, "offset or size out of range")                               \
+  XX(ETOOBIG, -9, "size exceeds the device's maximum allocation")             \
+  XX(EBUILD, -10, "program build failed")                                     \
+  XX(ENOKERNEL, -11, "no kernel of that name in the program")                 \
+  XX(EARGCOUNT, -12, "wrong number of kernel arguments")                      \
+  XX(EARGKIND, -13, "kernel argument kind does not match the kernel")         \
+  XX(EWORKSIZE, -14, "invalid global or local work size")                     \
+  XX(ESTREAM, -15, "invalid stream id")                                       \
+  XX(ELAUNCH, -16, "enqueue failed; the outputs carry the failure")           \
+  XX(ESKIPPED, -17, "skipped: an input carries a failure")                    \
+  XX(ETAINTED, -18, "read of data that carries a failure")                    \
+  XX(EALLOC, -19, "device allocation failed")                                 \
+  XX(ECONFIG, -20, "malformed configuration string")                          \
+  XX(EDRIVER, -21, "unknown scheduler driver")                                \
+  XX(ENOSYS, -22, "not supported by this platform or driver")                 \
+  XX(EVERSION, -23, "unsupported ops struct version")
+
+enum cls_errno {
+  CLS_OK = 0,
+#define CLS__ERR_ENUM(name, val, msg) CLS_##name = (val),
+  CLS_ERRNO_MAP(CLS__ERR_ENUM)
+#undef CLS__ERR_ENUM
+  CLS__ERR_LAST = -24
+};
+
+/* Message and symbolic name of a CLS_E* code ("unknown error" / "UNKNOWN"
+ * for anything else).  Never NULL. */
+CLS_API const char *cls_strerror(int err);
+CLS_API const char *cls_err_name(int err);
+/* Symbolic name of an OpenCL status ("CL_OUT_OF_RESOURCES"). Never NULL. */
+CLS_API const char *cls_cl_status_name(int cl_status);
+/* The OpenCL status behind the last error returned on this thread
+ * (0 when the error did not come from OpenCL). */
+CLS_API int cls_last_cl_status(void);
+/* Human-readable detail of the last error on this thread: the build log of
+ * a failed build, the list of devices when a selection matched nothing...
+ * Empty string when there is none.  Valid until the next call on this
+ * thread. */
+CLS_API const char *cls_last_error_detail(void);
+
+CLS_API const char *cls_version_string(void);
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                             */
+/* ------------------------------------------------------------------ */
+
+enum cls_device_type {
+  CLS_DEVICE_CPU = 1,
+  CLS_DEVICE_GPU = 2,
+  CLS_DEVICE_ACCELERATOR = 4,
+  CLS_DEVICE_OTHER = 8
+};
+
+struct cls_device_info {
+  int platform_index;
+  int device_index;
+  int type;                       /* enum cls_device_type */
+  char platform_name[128];
+  char platform_version[128];
+  char device_name[128];
+  char device_version[128];       /* "OpenCL 3.0 ..." */
+  char driver_version[64];
+  int cl_version;                 /* device version: 120, 200, 300 ... */
+  unsigned compute_units;
+  unsigned long long global_mem_size;
+  unsigned long long max_alloc_size;
+  unsigned long long local_mem_size;
+  size_t max_work_group_size;
+  size_t max_work_item_sizes[3];
+  unsigned base_addr_align;       /* bytes */
+};
+
+/* Every device of every platform, in platform order.  Fills up to `cap`
+ * entries of `out` (which may be NULL when cap is 0) and stores the total in
+ * *count. */
+CLS_API int cls_device_list(struct cls_device_info *out, size_t cap,
+                            size_t *count);
+/* The device a selection string picks, with the rules of CLS_DEVICE:
+ *   NULL or ""    the first GPU, else the first device
+ *   "P:D"         platform P, device D (indices from 0)
+ *   "cpu" "gpu" "accelerator"   the first device of that type
+ *   anything else a case-insensitive substring of the platform or device
+ *                 name ("pocl", "llvmpipe")
+ * CLS_ENODEV when nothing matches; cls_last_error_detail() then lists the
+ * devices that exist. */
+CLS_API int cls_device_select(const char *spec, struct cls_device_info *out);
+
+/* ------------------------------------------------------------------ */
+/* Contexts and streams                                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct cls_context cls_context;
+struct cls_stream_factory; /* <clstream/stream.h> */
+
+/* Streams are small integers, 0 .. CLS_MAX_STREAMS-1, created lazily on
+ * first use. */
+#define CLS_MAX_STREAMS 64
+
+#define CLS_CONTEXT_OPTIONS_VERSION 1
+struct cls_context_options {
+  unsigned version;             /* CLS_CONTEXT_OPTIONS_VERSION */
+  /* Device selection string (see cls_device_select); NULL: $CLS_DEVICE,
+   * then the default. */
+  const char *device;
+  /* Driver name; NULL: $CLS_SCHEDULER, then the configure-time default. */
+  const char *scheduler;
+  /* Fault injection spec (grammar in README "Fault injection"); NULL:
+   * $CLS_FAULT, then none. */
+  const char *fault;
+  /* Stream factory; NULL: the OpenCL in-order queue factory.  The factory
+   * and its data must outlive the context. */
+  const struct cls_stream_factory *factory;
+  void *factory_data;
+  /* Size of the cl_mem pages buffers are carved from; 0: 64 MiB (capped by
+   * the device's maximum allocation). */
+  size_t page_size;
+};
+
+/* Creates a context on one device.  opts may be NULL.  On failure nothing
+ * is left behind and *out is NULL. */
+CLS_API int cls_context_create(cls_context **out,
+                               const struct cls_context_options *opts);
+/* Waits for all work, then releases everything the context owns.  Buffers,
+ * programs and kernels of the context become invalid; reports stay valid.
+ * NULL is accepted. */
+CLS_API void cls_context_destroy(cls_context *ctx);
+CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out);
+/* Name of the driver the context runs on ("event"). */
+CLS_API const char *cls_context_driver(cls_context *ctx);
+
+/* Per-stream counters; they only grow (until cls_stats_reset). */
+struct cls_stream_stats {
+  uint64_t enqueues;     /* commands handed to the backend stream */
+  uint64_t launches;     /* kernel launches enqueued */
+  uint64_t skips;        /* launches and copies skipped on tainted input */
+  uint64_t waits;        /* cross-stream waits added to this stream */
+  uint64_t flushes;      /* flushes of this stream's backend queue */
+  uint64_t markers;      /* marker events taken on this stream */
+  uint64_t submissions;  /* batches handed to the backend */
+  uint64_t failures;     /* failures minted on this stream */
+};
+CLS_API int cls_stream_stats(cls_context *ctx, int stream,
+                             struct cls_stream_stats *out);
+CLS_API int cls_stats_reset(cls_context *ctx);
+
+typedef struct cls_report cls_report;
+
+/* Waits until everything submitted to `stream` (and what it waited on) has
+ * completed.  Completes the stream's non-blocking downloads: when one of
+ * them read data that turned out to carry a failure, returns CLS_ETAINTED
+ * and, when `report` is not NULL, a report the caller frees. */
+CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report);
+/* cls_stream_sync on every stream. */
+CLS_API int cls_sync(cls_context *ctx, cls_report **report);
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
+
+/* A buffer handle: opaque bits naming a slot, its generation, its stream
+ * and its context.  The zero handle (CLS_BUFFER_NULL) is never allocated. */
+typedef struct cls_buffer {
+  uint64_t bits;
+} cls_buffer;
+#define CLS_BUFFER_NULL ((cls_buffer){0})
+
+/* Allocates `size` bytes from `stream`'s memory pool.  Nothing has written
+ * a fresh buffer, so until something does (upload, fill, copy, launch) it
+ * carries the context's "never written" failure: a read fails instead of
+ * returning stale bytes, and a launch reading it is skipped.  Failures are
+ * tracked per buffer: any write clears the whole buffer. */
+CLS_API int cls_alloc(cls_context *ctx, int stream, size_t size,
+                      cls_buffer *out);
+/* Frees a buffer.  Its memory is reused only after every queued use of it,
+ * on any stream, has completed. */
+CLS_API int cls_free(cls_context *ctx, cls_buffer buf);
+CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size);
+
+/* Host to device.  `src` may be reused as soon as cls_upload returns; with
+ * cls_upload_async it must stay valid until the stream is synced. */
+CLS_API int cls_upload(cls_context *ctx, int stream, cls_buffer dst,
+                       size_t offset, const void *src, size_t size);
+CLS_API int cls_upload_async(cls_context *ctx, int stream, cls_buffer dst,
+                             size_t offset, const void *src, size_t size);
+/* Device to host, blocking.  When the buffer carries a failure (now, or
+ * found when the read completes) returns CLS_ETAINTED, and, when `report`
+ * is not NULL, a report the caller frees; the bytes in `dst` are then
+ * unspecified. */
+CLS_API int cls_download(cls_context *ctx, int stream, cls_buffer src,
+                         size_t offset, void *dst, size_t size,
+                         cls_report **report);
+/* Device to host, completed by cls_stream_sync / cls_sync on `stream`,
+ * which report a failure found then.  A failure already known returns
+ * CLS_ETAINTED at once. */
+CLS_API int cls_download_async(cls_context *ctx, int stream, cls_buffer src,
+                               size_t offset, void *dst, size_t size);
+/* Device to device.  A tainted source is not copied: the destination takes
+ * the source's failure and the call returns CLS_ETAINTED. */
+CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src,
+                     size_t src_offset, cls_buffer dst, size_t dst_offset,
+                     size_t size);
+/* Fills `size` bytes at `offset` with a pattern of 1, 2, 4, ... 128 bytes;
+ * offset and size must be multiples of the pattern size. */
+CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst,
+                     size_t offset, size_t size, const void *pattern,
+                     size_t pattern_size);
+/* The F5 question without a read: CLS_ETAINTED when any of the buffers
+ * carries a failure, or a handle is stale or was never allocated; the
+ * report names each failure once and each bad handle. */
+CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs,
+                      cls_report **report);
+
+/* ------------------------------------------------------------------ */
+/* Programs, kernels and launches                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct cls_program cls_program;
+typedef struct cls_kernel cls_kernel;
+
+/* Builds (or finds in the context's cache, keyed by device, source hash and
+ * options) a program.  On a build failure returns CLS_EBUILD and the build
+ * log is in cls_last_error_detail(). */
+CLS_API int cls_program_build(cls_context *ctx, const char *source,
+                              const char *options, cls_program **out);
+/* Drops the caller's reference; kernels taken from it stay valid until the
+ * context is destroyed. */
+CLS_API int cls_program_release(cls_context *ctx, cls_program *prog);
+/* Looks a kernel up by name.  The kernel belongs to the program. */
+CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog,
+                           const char *name, cls_kernel **out);
+CLS_API const char *cls_kernel_name(const cls_kernel *k);
+CLS_API int cls_kernel_num_args(const cls_kernel *k);
+
+enum cls_access { CLS_READ = 1, CLS_WRITE = 2, CLS_READ_WRITE = 3 };
+enum cls_arg_kind { CLS_ARG_BUFFER = 1, CLS_ARG_SCALAR = 2, CLS_ARG_LOCAL = 3 };
+
+/* One kernel argument.  Buffers bind the whole buffer with a declared
+ * access; scalars are copied at the call; local arguments give a size. */
+typedef struct cls_arg {
+  int kind;          /* enum cls_arg_kind */
+  int access;        /* enum cls_access, buffers only */
+  cls_buffer buffer;
+  const void *value; /* scalars */
+  size_t size;       /* scalars and local memory */
+} cls_arg;
+
+#define CLS_IN(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_READ, .buffer = (b)})
+#define CLS_OUT(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_WRITE, .buffer = (b)})
+#define CLS_INOUT(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_READ_WRITE, .buffer = (b)})
+#define CLS_SCALAR(v) ((cls_arg){.kind = CLS_ARG_SCALAR, .value = &(v), .size = sizeof(v)})
+#define CLS_LOCAL(n) ((cls_arg){.kind = CLS_ARG_LOCAL, .size = (n)})
+
+/* Maximum number of arguments of one launch. */
+#define CLS_MAX_ARGS 32
+
+/* Launches `kernel` on `stream` over `dims` (1-3) dimensions.  `local` may
+ * be NULL (the runtime picks).  Order against other streams is inferred from
+ * the buffer arguments: no user sync is needed.
+ * Returns 0 when enqueued; CLS_ESKIPPED when an input carries a failure (the
+ * launch made no OpenCL call and its outputs carry that failure);
+ * CLS_ELAUNCH when the enqueue failed (the outputs carry the new failure);
+ * other codes for invalid arguments, which change nothing. */
+CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel,
+                       unsigned dims, const size_t *global,
+                       const size_t *local, size_t nargs,
+                       const cls_arg *args);
+
+/* ------------------------------------------------------------------ */
+/* Failure reports                                                     */
+/* ------------------------------------------------------------------ */
+
+enum cls_skip_kind {
+  CLS_SKIP_SKIPPED = 1,   /* did not run: an input carried the failure */
+  CLS_SKIP_UNTRUSTED = 2  /* ran before the failure was known, on its output */
+};
+
+struct cls_failure_info {
+  int status;             /* CLS_E* */
+  int cl_status;          /* OpenCL status behind it, 0 if none */
+  const char *cl_name;    /* "CL_OUT_OF_RESOURCES" */
+  const char *operation;  /* "launch", "upload", "copy", "alloc" ... */
+  const char *kernel;     /* kernel name, "" for non-launch operations */
+  int stream;
+  uint64_t position;      /* the stream's command count at the failure */
+  const char *message;
+  const char *build_log;  /* excerpt, "" when none */
+  int async;              /* 1 when found after the enqueue (F8) */
+  size_t nskips;          /* entries in the skip chain */
+  uint64_t skipped;       /* launches in the chain (entries repeat a launch) */
+};
+
+/* One entry of a skip chain: `count` consecutive launches of one kernel on
+ * one stream, from `position` on. */
+struct cls_skip_info {
+  int kind;               /* enum cls_skip_kind */
+  const char *kernel;
+  int stream;
+  uint64_t position;
+  uint64_t count;
+};
+
+CLS_API size_t cls_report_failures(const cls_report *r);
+CLS_API int cls_report_failure(const cls_report *r, size_t i,
+                               struct cls_failure_info *out);
+CLS_API int cls_report_skip(const cls_report *r, size_t failure, size_t i,
+                            struct cls_skip_info *out);
+/* Handles the read named that were stale (CLS_ESTALE), foreign
+ * (CLS_EFOREIGN) or never allocated (CLS_ENULL). */
+CLS_API size_t cls_report_bad_handles(const cls_report *r);
+CLS_API int cls_report_bad_handle(const cls_report *r, size_t i,
+                                  cls_buffer *handle, int *why);
+/* The whole report as text; owned by the report. */
+CLS_API const char *cls_report_text(cls_report *r);
+CLS_API void cls_report_free(cls_report *r);
+
+/* ------------------------------------------------------------------ */
+/* Logging                                                             */
+/* ------------------------------------------------------------------ */
+
+enum cls_log_level {
+  CLS_LOG_OFF = 0,     /* nothing */
+  CLS_LOG_ERRORS = 1,  /* every minted failure, once (default) */
+  CLS_LOG_STREAMS = 2, /* + stream creation, cross-stream waits, syncs */
+  CLS_LOG_FULL = 3     /* + every command */
+};
+typedef void (*cls_log_fn)(void *user, int level, const char *message);
+/* Installs a logger for the context: NULL fn logs to stderr.  The initial
+ * level comes from $CLS_LOG (off|errors|streams|full). */
+CLS_API int cls_set_logger(cls_context *ctx, int level, cls_log_fn fn,
+                           void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLSTREAM_H */

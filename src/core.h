@@ -1,0 +1,245 @@
+/* Internal: the objects every module of the core shares.
+ *
+ * A context owns one device, a driver, and through the driver a stream pool
+ * (streams, their memory pools and buffer slots) and a failure table.  The
+ * context lock is held by every public entry point for its whole duration,
+ * so nothing below locks again. */
+#ifndef CLS_CORE_H
+#define CLS_CORE_H
+
+#include "config.h"
+
+#include <clstream.h>
+#include <clstream/stream.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cls__driver;
+struct cls_driver_ops;
+struct cls__failure;
+struct cls__log_entry;
+
+/* ------------------------------------------------------------------ */
+/* Errors (errors.c)                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Records `err` (and the OpenCL status behind it, 0 if none) as the last
+ * error of this thread, with an optional printf-style detail, and returns
+ * err so callers can `return cls__error(...)`. */
+int cls__error(int err, cl_int cl_status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Appends to this thread's detail text. */
+void cls__error_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cls__error_clear(void);
+
+/* ------------------------------------------------------------------ */
+/* Logging (log.c)                                                     */
+/* ------------------------------------------------------------------ */
+
+struct cls__logger {
+  int level;
+  cls_log_fn fn; /* NULL: stderr */
+  void *user;
+};
+void cls__logger_init(struct cls__logger *lg);
+void cls__log(const struct cls__logger *lg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int cls__log_level_parse(const char *s, int *level);
+
+/* ------------------------------------------------------------------ */
+/* Buffers and memory (memory.c)                                       */
+/* ------------------------------------------------------------------ */
+
+/* A page: one cl_mem that buffers are carved from.  Free extents are kept
+ * sorted by offset and merged on release. */
+struct cls__extent {
+  size_t offset, size;
+};
+struct cls__page {
+  cl_mem mem;
+  size_t size;
+  bool dedicated;          /* one buffer owns the whole page */
+  size_t nfree, capfree;
+  struct cls__extent *free;
+};
+
+/* A buffer slot.  Lives in the memory of the stream the buffer was
+ * allocated on; the handle names (stream, index, generation). */
+struct cls__slot {
+  uint32_t gen;            /* bumped on free: older handles are stale */
+  bool live;
+  size_t size;             /* as requested */
+  size_t span;             /* as carved (aligned) */
+  struct cls__page *page;
+  size_t offset;           /* in the page */
+  cl_mem mem;              /* sub-buffer, or the page's cl_mem if dedicated */
+  struct cls__failure *failure; /* F1: NULL or one counted reference */
+  /* Ordering facts, in stream sequence numbers (0: none). */
+  int writer;              /* stream of the last write, -1: none */
+  uint64_t write_seq;
+  uint64_t read_mask;      /* streams that read since the last write */
+  uint64_t read_seq[CLS_MAX_STREAMS];
+  int next_free;           /* free-slot list */
+};
+
+/* A freed block waiting for its uses on other streams to complete. */
+struct cls__pending_free {
+  struct cls__page *page;
+  size_t offset, span;
+  cl_mem mem;              /* sub-buffer to release once reusable */
+  uint64_t need[CLS_MAX_STREAMS]; /* per stream: seq that must complete */
+  uint64_t mask;
+  uint64_t own_seq;        /* last use on the owning stream */
+};
+
+struct cls__memory {
+  size_t npages, cappages;
+  struct cls__page **pages;
+  size_t nslots, capslots;
+  struct cls__slot *slots;
+  int free_slot;           /* head of the free-slot list, -1: none */
+  size_t npending, cappending;
+  struct cls__pending_free *pending;
+  /* Freed blocks keep the seq of their last use on this stream, so the next
+   * owner orders after it; see cls__memory_alloc. */
+  size_t nreuse, capreuse;
+  struct cls__reuse { struct cls__page *page; size_t offset, span; uint64_t seq; } *reuse;
+};
+
+/* ------------------------------------------------------------------ */
+/* Streams (stream_pool.c)                                             */
+/* ------------------------------------------------------------------ */
+
+struct cls__pending_read;
+
+struct cls__stream {
+  bool created;
+  int id;
+  void *backend;           /* the factory's stream state */
+  uint64_t submitted;      /* seq of the last command enqueued */
+  uint64_t completed;      /* all commands <= this have finished */
+  /* synced[t]: highest seq of stream t this stream is ordered after. */
+  uint64_t synced[CLS_MAX_STREAMS];
+  struct cls_stream_stats stats;
+  struct cls__memory mem;
+};
+
+struct cls__stream_pool {
+  const struct cls_stream_factory *factory;
+  void *factory_data;
+  struct cls_backend backend;
+  int nstreams;            /* 1 + highest id created */
+  struct cls__stream streams[CLS_MAX_STREAMS];
+};
+
+/* ------------------------------------------------------------------ */
+/* Programs (program.c)                                                */
+/* ------------------------------------------------------------------ */
+
+enum { CLS__ARGQ_UNKNOWN = 0, CLS__ARGQ_GLOBAL, CLS__ARGQ_LOCAL, CLS__ARGQ_PRIVATE };
+
+struct cls_kernel {
+  cl_kernel kernel;
+  char *name;
+  cl_uint nargs;
+  unsigned char *argq;     /* address qualifier per arg, or NULL if unknown */
+  size_t *argsize;         /* not used for checks yet: 0 */
+  size_t max_wg;           /* CL_KERNEL_WORK_GROUP_SIZE */
+  struct cls_kernel *next;
+  struct cls_program *prog;
+};
+
+struct cls_program {
+  cl_program program;
+  uint64_t hash;           /* of source and options */
+  char *options;
+  size_t srclen;
+  char *source;
+  int refs;                /* user references; freed with the context */
+  struct cls_kernel *kernels;
+  struct cls_program *next;
+};
+
+/* ------------------------------------------------------------------ */
+/* The context (context.c)                                             */
+/* ------------------------------------------------------------------ */
+
+struct cls_context {
+  pthread_mutex_t lock;
+  unsigned tag;            /* 12 bits, never 0: stamps buffer handles */
+  struct cls_device_info info;
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context clctx;
+  size_t page_size;
+  struct cls__logger log;
+  struct cls__fault_config *faults; /* owned; NULL: none */
+  const struct cls_driver_ops *driver_ops;
+  struct cls__driver *driver;
+  struct cls_program *programs;
+  /* F8: launches and reads still in flight, in submission order. */
+  struct cls__log_entry *inflight;
+  size_t inflight_head, inflight_len, inflight_cap;
+  /* Non-blocking downloads waiting for a sync. */
+  struct cls__pending_read *reads; /* list, newest first */
+  /* Scratch for F8 replay; reused, never shrunk. */
+  struct cls__slot **taint_set;
+  size_t taint_cap;
+};
+
+static inline void cls__lock(cls_context *ctx) { pthread_mutex_lock(&ctx->lock); }
+static inline void cls__unlock(cls_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
+
+/* Stream pool access through the driver (see driver.h). */
+struct cls__stream_pool *cls__pool(cls_context *ctx);
+
+/* Returns the stream, creating its backend through the factory on first
+ * use; NULL with the error recorded when id is out of range or creation
+ * failed. */
+struct cls__stream *cls__stream_get(cls_context *ctx, int id, int *err);
+/* The stream if it exists, else NULL; no creation. */
+struct cls__stream *cls__stream_peek(cls_context *ctx, int id);
+/* Polls one stream's backend; failures found are handled (F8) before it
+ * returns.  wait: block until everything submitted completed.  Returns a
+ * CLS_E* code for a backend error, else 0. */
+int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait);
+/* Polls every created stream (non-blocking). */
+int cls__poll_all(cls_context *ctx, bool wait);
+int cls__pool_init(cls_context *ctx, struct cls__stream_pool *pool,
+                   const struct cls_stream_factory *f, void *fdata);
+void cls__pool_fini(cls_context *ctx, struct cls__stream_pool *pool);
+
+/* ------------------------------------------------------------------ */
+/* Buffer handles (memory.c)                                           */
+/* ------------------------------------------------------------------ */
+
+/* Resolves a handle to its live slot; NULL with *err set to CLS_ENULL,
+ * CLS_EFOREIGN or CLS_ESTALE otherwise.  Never touches memory a bad handle
+ * names beyond bounds-checked slot lookups. */
+struct cls__slot *cls__resolve(cls_context *ctx, cls_buffer h, int *err);
+int cls__handle_stream(cls_buffer h);
+cls_buffer cls__handle_make(cls_context *ctx, int stream, int index, uint32_t gen);
+
+int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size,
+                      cls_buffer *out);
+int cls__memory_free(cls_context *ctx, cls_buffer h);
+void cls__memory_fini(cls_context *ctx, struct cls__stream *s);
+
+/* ------------------------------------------------------------------ */
+/* Fault injection (fault.c)                                           */
+/* ------------------------------------------------------------------ */
+
+struct cls__fault_config;
+int cls__fault_parse(const char *spec, struct cls__fault_config **out);
+void cls__fault_config_free(struct cls__fault_config *cfg);
+const struct cls_stream_factory *cls__fault_factory(void);
+/* The data the fault factory needs: the inner factory and its data. */
+struct cls__fault_data {
+  const struct cls_stream_factory *inner;
+  void *inner_data;
+  struct cls__fault_config *cfg;
+};
+
+#endif /* CLS_CORE_H */

@@ -1,0 +1,97 @@
+/* Internal: the driver (scheduler) interface.
+ *
+ * A driver owns a context's stream pool and failure table and turns
+ * commands into stream-factory calls, keeping streams ordered.  The core
+ * decides everything about failures (F1-F10) before and after a command
+ * reaches the driver, through the shared store in failure.h; a driver only
+ * orders and submits.  One ops struct per driver, one folder per driver
+ * (schedulers/NAME/), listed in the registry of driver.c.
+ *
+ * All members are called with the context lock held. */
+#ifndef CLS_DRIVER_H
+#define CLS_DRIVER_H
+
+#include "core.h"
+#include "failure.h"
+
+enum cls__cmd_kind {
+  CLS__CMD_LAUNCH = 1,
+  CLS__CMD_WRITE,
+  CLS__CMD_READ,
+  CLS__CMD_COPY,
+  CLS__CMD_FILL
+};
+
+/* One command, described once by the core and handed to the driver.  Lives
+ * on the caller's stack for one call: nothing here is kept. */
+struct cls__cmd {
+  int kind;
+  const char *op;               /* "launch", "upload", ... */
+  struct cls__stream *stream;
+  cls_kernel *kernel;           /* launches */
+  struct cls_kernel_cmd kcmd;   /* launches */
+  size_t nbind;
+  struct cls__binding bind[CLS_MAX_ARGS]; /* argument order */
+  /* transfers */
+  struct cls__slot *src, *dst;
+  size_t src_offset, dst_offset, size;
+  const void *host_src;
+  void *host_dst;
+  int blocking;
+  const void *pattern;
+  size_t pattern_size;
+  /* filled by the driver */
+  cl_uint nwait;
+  cl_event wait[CLS_MAX_STREAMS];
+  uint64_t seq;                 /* given at submit */
+};
+
+/* order(): returned when ordering polled a stream and learnt of a failure;
+ * the core re-checks the command's inputs and calls order() again. */
+#define CLS__RETRY 1
+
+#define CLS__DRIVER_OPS_VERSION 1
+
+/* Every driver's state starts with this. */
+struct cls__driver {
+  const struct cls_driver_ops *ops;
+  cls_context *ctx;
+};
+
+struct cls_driver_ops {
+  unsigned version;             /* CLS__DRIVER_OPS_VERSION */
+  const char *name;
+  const char *description;
+  /* Creates the driver's state: its stream pool over factory f, and its
+   * failure table.  `params` is the text after "name:" in the driver
+   * selection, or NULL.  On failure nothing is left behind. */
+  int (*create)(cls_context *ctx, const char *params,
+                const struct cls_stream_factory *f, void *fdata,
+                struct cls__driver **out);
+  /* Waits for all work and frees the state (streams included). */
+  void (*destroy)(struct cls__driver *d);
+  /* The two accessors the shared failure store is written on. */
+  struct cls__stream_pool *(*pool)(struct cls__driver *d);
+  struct cls__failures *(*failures)(struct cls__driver *d);
+  /* Makes cmd->stream ordered after everything its bindings depend on,
+   * filling cmd->wait.  CLS__RETRY: a poll found a failure (the wait list
+   * is empty then).  Negative: error. */
+  int (*order)(struct cls__driver *d, struct cls__cmd *cmd);
+  /* Enqueues the command (wait list from order()), gives it its seq, and
+   * releases the wait list.  Returns the backend's cl_int. */
+  cl_int (*submit)(struct cls__driver *d, struct cls__cmd *cmd);
+  /* Drops a wait list order() filled when the command is not submitted. */
+  void (*cancel)(struct cls__driver *d, struct cls__cmd *cmd);
+  /* Waits until everything submitted on s has completed (s NULL: every
+   * stream).  Failures found are handled through cls__stream_poll. */
+  int (*sync)(struct cls__driver *d, struct cls__stream *s);
+};
+
+/* The registry: drivers built into this library, and selection by name
+ * ("event", "help" lists them).  `spec` NULL: $CLS_SCHEDULER, then the
+ * configure-time default.  *params points into spec after ':' or is NULL. */
+int cls__driver_find(const char *spec, const struct cls_driver_ops **out,
+                     const char **params);
+extern const struct cls_driver_ops cls__event_driver;
+
+#endif /* CLS_DRIVER_H */

@@ -1,0 +1,164 @@
+/* Internal: failure records and the failure store (rules F1-F10).
+ *
+ * A failure is a reference-counted record of one root cause and the chain of
+ * launches it stopped.  Buffers hold at most one reference each (F1); reports
+ * hold references too, so a failure lives as long as anything can still
+ * name it.  Records are independent of the context: a report outlives it.
+ *
+ * The store functions below are written once, on top of the two accessors
+ * every driver provides (its stream pool and its failure table, see
+ * driver.h), so both drivers share every rule unchanged. */
+#ifndef CLS_FAILURE_H
+#define CLS_FAILURE_H
+
+#include "core.h"
+
+/* Skip chains are run-length encoded (consecutive skips of one kernel on one
+ * stream are one entry) and bounded, so recording a skip never allocates
+ * (F10).  Entries past the bound are counted, not stored. */
+#define CLS__MAX_SKIP_ENTRIES 32
+#define CLS__NAME_MAX 48
+
+struct cls__skip {
+  int kind;                     /* enum cls_skip_kind */
+  int stream;
+  uint64_t position;
+  uint64_t count;
+  char kernel[CLS__NAME_MAX];
+};
+
+struct cls__failure {
+  unsigned refs;
+  int status;                   /* CLS_E* */
+  cl_int cl_status;
+  const char *operation;        /* static string */
+  char kernel[CLS__NAME_MAX];
+  int stream;
+  uint64_t position;
+  char message[192];
+  char *build_log;              /* owned, may be NULL */
+  bool provisional;             /* F3: a write scope that has not ended */
+  bool async;                   /* F8: found after the enqueue */
+  bool logged;                  /* F9 */
+  uint64_t skipped;             /* launches in the chain */
+  uint64_t dropped;             /* launches past the stored entries */
+  size_t nskips;
+  struct cls__skip skips[CLS__MAX_SKIP_ENTRIES];
+};
+
+/* The failure table a driver owns. */
+struct cls__failures {
+  struct cls__failure *spare;   /* provisional record reused by F3 scopes */
+  const struct cls__logger *log;
+  uint64_t minted;
+};
+
+void cls__failures_init(struct cls__failures *ft, const struct cls__logger *log);
+void cls__failures_fini(struct cls__failures *ft);
+
+/* Reference counting.  unref frees at zero. */
+void cls__failure_ref(struct cls__failure *f);
+void cls__failure_unref(struct cls__failure *f);
+/* Number of failure records alive in the process (tests: F1). */
+size_t cls__failures_alive(void);
+
+/* Mints a new root failure with one reference held by the caller, and logs
+ * it (F9).  NULL only when out of host memory. */
+struct cls__failure *cls__failure_mint(cls_context *ctx, int status,
+                                       cl_int cl_status, const char *op,
+                                       const char *kernel, int stream,
+                                       uint64_t position, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
+
+/* Points a slot at f (or at nothing), moving the references. */
+void cls__slot_set_failure(struct cls__slot *slot, struct cls__failure *f);
+
+/* Appends a skip to f's chain (F2, F8).  Never allocates. */
+void cls__failure_add_skip(struct cls__failure *f, int kind,
+                           const char *kernel, int stream, uint64_t position);
+
+/* A binding as the store sees it: a resolved slot and its access. */
+struct cls__binding {
+  cls_buffer handle;
+  struct cls__slot *slot;
+  int access;                   /* enum cls_access */
+};
+
+/* F2: the failure carried by the first read binding (argument order) that
+ * carries one, or NULL.  A "never written" slot gets its record minted
+ * here, the one slow path of the check. */
+struct cls__failure *cls__read_failure(cls_context *ctx, int stream,
+                                       const struct cls__binding *b, size_t n);
+
+/* F2: a skipped launch.  Every write binding takes `found` (the root, not a
+ * new record) and the skip is appended to its chain.  No allocation. */
+void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind,
+                    const char *kernel, int stream, uint64_t position,
+                    const struct cls__binding *b, size_t n);
+
+/* F3: enter a write scope: every write binding takes a provisional failure,
+ * returned (NULL when the write set is empty: nothing is minted). */
+struct cls__failure *cls__enter_write(cls_context *ctx,
+                                      const struct cls__binding *b, size_t n);
+/* F3/F4: leave the scope.  error == NULL: the work was enqueued, the write
+ * set is released (writing clears).  Otherwise the provisional record is
+ * replaced by `error` on every buffer that still holds it. */
+void cls__exit_write(cls_context *ctx, struct cls__failure *provisional,
+                     const struct cls__binding *b, size_t n,
+                     struct cls__failure *error);
+
+/* F5: builds the report of a read over `handles`: every distinct failure
+ * once, every bad handle.  Returns CLS_OK when there is nothing to report
+ * (and *out is NULL), CLS_ETAINTED with *out (if out != NULL) otherwise, or
+ * CLS_ENOMEM. */
+int cls__read_report(cls_context *ctx, const cls_buffer *handles, size_t n,
+                     cls_report **out);
+/* A report naming exactly the given failures (async read failures). */
+int cls__report_from(struct cls__failure *const *fs, size_t n, cls_report **out);
+
+/* ------------------------------------------------------------------ */
+/* F8: in-flight log (inflight.c)                                      */
+/* ------------------------------------------------------------------ */
+
+enum cls__entry_kind {
+  CLS__ENTRY_RUN = 1,   /* a command that was enqueued */
+  CLS__ENTRY_SKIP,      /* a command skipped at enqueue: its writes carry a
+                           known failure */
+  CLS__ENTRY_READ       /* a non-blocking download */
+};
+
+struct cls__log_entry {
+  int kind;
+  int stream;
+  uint64_t seq;                 /* 0 for skips */
+  const char *op;
+  char kernel[CLS__NAME_MAX];
+  struct cls__pending_read *read;
+  size_t nbind;
+  struct cls__binding bind[CLS_MAX_ARGS]; /* handles and access; slot unused */
+};
+
+/* Records a command in submission order.  Never allocates in steady state:
+ * the ring only grows when more commands are in flight than ever before. */
+int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
+                      const char *op, const char *kernel,
+                      const struct cls__binding *b, size_t n,
+                      struct cls__pending_read *read);
+/* Drops the entries known complete (head first). */
+void cls__inflight_prune(cls_context *ctx);
+/* F8: command `seq` of `stream` failed with `cl_status` after its enqueue. */
+void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
+                          cl_int cl_status);
+void cls__inflight_fini(cls_context *ctx);
+
+/* A non-blocking download, from its enqueue to the sync that ends it. */
+struct cls__pending_read {
+  struct cls__pending_read *next;
+  int stream;
+  uint64_t seq;
+  cls_buffer handle;
+  struct cls__failure *failure; /* set when an F8 replay finds it tainted */
+  bool done;
+};
+
+#endif /* CLS_FAILURE_H */

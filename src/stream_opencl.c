@@ -1,0 +1,208 @@
+/* The default stream factory: one OpenCL in-order command queue per stream.
+ *
+ * Every command is enqueued with an event kept in a ring until poll() sees
+ * it finish: that is how a failure after the enqueue (F8) is found, since
+ * PoCL and rusticl never call the completion callback of a failed event.
+ * The ring is drained at every poll and when it fills, so it stays as long
+ * as the work actually in flight. */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ev_entry {
+  uint64_t seq;
+  cl_event ev;
+};
+
+struct ocl_stream {
+  cl_command_queue q;
+  struct ev_entry *ring;
+  size_t head, len, cap;
+  uint64_t completed;
+  /* Failures drained but not reported yet (a drain also happens when the
+   * ring is full, outside poll). */
+  struct failed { uint64_t seq; cl_int status; } *failed;
+  size_t nfailed, capfailed;
+};
+
+static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
+  cl_int rc = CL_SUCCESS;
+  struct ocl_stream *s = calloc(1, sizeof *s);
+  if (!s)
+    return CL_OUT_OF_HOST_MEMORY;
+  s->cap = 256;
+  s->ring = malloc(s->cap * sizeof *s->ring);
+  if (!s->ring) {
+    rc = CL_OUT_OF_HOST_MEMORY;
+    goto fail_ring;
+  }
+  /* clCreateCommandQueue is deprecated from 2.0 on but present in every
+   * ICD; it is the one entry point a 1.2 platform has. */
+  s->q = clCreateCommandQueue(be->context, be->device, 0, &rc);
+  if (rc != CL_SUCCESS)
+    goto fail_queue;
+  *out = s;
+  return CL_SUCCESS;
+fail_queue:
+  free(s->ring);
+fail_ring:
+  free(s);
+  return rc;
+}
+
+static void note_failed(struct ocl_stream *s, uint64_t seq, cl_int st) {
+  if (s->nfailed == s->capfailed) {
+    size_t ncap = s->capfailed ? 2 * s->capfailed : 8;
+    struct failed *n = realloc(s->failed, ncap * sizeof *n);
+    if (!n)
+      return; /* the command stays counted as finished; nothing else to do */
+    s->failed = n;
+    s->capfailed = ncap;
+  }
+  s->failed[s->nfailed].seq = seq;
+  s->failed[s->nfailed].status = st;
+  s->nfailed++;
+}
+
+/* Releases finished events from the head; keeps failed ones to report. */
+static void drain(struct ocl_stream *s) {
+  while (s->len) {
+    struct ev_entry *e = &s->ring[s->head];
+    cl_int st = CL_QUEUED;
+    cl_int rc = clGetEventInfo(e->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (rc != CL_SUCCESS)
+      st = rc; /* an event we cannot query counts as failed */
+    if (st > CL_COMPLETE)
+      break; /* in-order queue: nothing after it has finished */
+    if (st < 0)
+      note_failed(s, e->seq, st);
+    s->completed = e->seq;
+    clReleaseEvent(e->ev);
+    s->head = (s->head + 1) % s->cap;
+    s->len--;
+  }
+}
+
+static void ocl_destroy(void *stream) {
+  struct ocl_stream *s = stream;
+  clFinish(s->q);
+  drain(s);
+  clReleaseCommandQueue(s->q);
+  free(s->failed);
+  free(s->ring);
+  free(s);
+}
+
+static cl_int ocl_flush(void *stream) { return clFlush(((struct ocl_stream *)stream)->q); }
+
+/* Room for one more event; grows the ring only when draining frees none. */
+static cl_event *slot_for(struct ocl_stream *s) {
+  if (s->len == s->cap)
+    drain(s);
+  if (s->len == s->cap) {
+    size_t ncap = s->cap * 2;
+    struct ev_entry *n = malloc(ncap * sizeof *n);
+    if (!n)
+      return NULL;
+    for (size_t i = 0; i < s->len; i++)
+      n[i] = s->ring[(s->head + i) % s->cap];
+    free(s->ring);
+    s->ring = n;
+    s->cap = ncap;
+    s->head = 0;
+  }
+  return &s->ring[(s->head + s->len) % s->cap].ev;
+}
+
+static void push(struct ocl_stream *s, uint64_t seq) {
+  s->ring[(s->head + s->len) % s->cap].seq = seq;
+  s->len++;
+}
+
+#define WITH_EVENT(s, seq, call)            \
+  do {                                      \
+    cl_event *ev_ = slot_for(s);            \
+    if (!ev_)                               \
+      return CL_OUT_OF_HOST_MEMORY;         \
+    cl_int rc_ = (call);                    \
+    if (rc_ != CL_SUCCESS)                  \
+      return rc_;                           \
+    push(s, seq);                           \
+    return CL_SUCCESS;                      \
+  } while (0)
+
+static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t seq,
+                         cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  WITH_EVENT(s, seq, clEnqueueNDRangeKernel(s->q, c->kernel, c->dims, NULL, c->global,
+                                            c->local, nwait, nwait ? wait : NULL, ev_));
+}
+
+static cl_int ocl_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
+                        int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  WITH_EVENT(s, seq, clEnqueueWriteBuffer(s->q, dst, blocking ? CL_TRUE : CL_FALSE, off, size,
+                                          src, nwait, nwait ? wait : NULL, ev_));
+}
+
+static cl_int ocl_read(void *stream, cl_mem src, size_t off, size_t size, void *dst,
+                       int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  WITH_EVENT(s, seq, clEnqueueReadBuffer(s->q, src, blocking ? CL_TRUE : CL_FALSE, off, size,
+                                         dst, nwait, nwait ? wait : NULL, ev_));
+}
+
+static cl_int ocl_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t doff,
+                       size_t size, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  WITH_EVENT(s, seq, clEnqueueCopyBuffer(s->q, src, dst, soff, doff, size, nwait,
+                                         nwait ? wait : NULL, ev_));
+}
+
+static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const void *pat,
+                       size_t psize, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  WITH_EVENT(s, seq, clEnqueueFillBuffer(s->q, dst, pat, psize, off, size, nwait,
+                                         nwait ? wait : NULL, ev_));
+}
+
+static cl_int ocl_marker(void *stream, cl_event *out) {
+  struct ocl_stream *s = stream;
+  return clEnqueueMarkerWithWaitList(s->q, 0, NULL, out);
+}
+
+static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
+                       uint64_t *completed) {
+  struct ocl_stream *s = stream;
+  cl_int rc = CL_SUCCESS;
+  if (wait)
+    rc = clFinish(s->q);
+  drain(s);
+  for (size_t i = 0; i < s->nfailed; i++)
+    on_failed(arg, s->failed[i].seq, s->failed[i].status);
+  s->nfailed = 0;
+  *completed = s->completed;
+  return rc;
+}
+
+static const struct cls_stream_factory opencl_factory = {
+    .version = CLS_STREAM_FACTORY_VERSION,
+    .name = "opencl",
+    .description = "one OpenCL in-order command queue per stream",
+    .create = ocl_create,
+    .destroy = ocl_destroy,
+    .flush = ocl_flush,
+    .alloc = NULL,
+    .launch = ocl_launch,
+    .write = ocl_write,
+    .read = ocl_read,
+    .copy = ocl_copy,
+    .fill = ocl_fill,
+    .marker = ocl_marker,
+    .poll = ocl_poll,
+};
+
+CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void) {
+  return &opencl_factory;
+}
