@@ -63,6 +63,9 @@ struct cls__page {
   bool dedicated;          /* one buffer owns the whole page */
   size_t nfree, capfree;
   struct cls__extent *free;
+  /* Last use, on the owning stream, of any block released into this page:
+   * the next owner of a block is ordered after it (see memory.c). */
+  uint64_t release_seq;
 };
 
 /* A buffer slot.  Lives in the memory of the stream the buffer was
@@ -102,10 +105,6 @@ struct cls__memory {
   int free_slot;           /* head of the free-slot list, -1: none */
   size_t npending, cappending;
   struct cls__pending_free *pending;
-  /* Freed blocks keep the seq of their last use on this stream, so the next
-   * owner orders after it; see cls__memory_alloc. */
-  size_t nreuse, capreuse;
-  struct cls__reuse { struct cls__page *page; size_t offset, span; uint64_t seq; } *reuse;
 };
 
 /* ------------------------------------------------------------------ */
@@ -119,6 +118,10 @@ struct cls__stream {
   int id;
   void *backend;           /* the factory's stream state */
   uint64_t submitted;      /* seq of the last command enqueued */
+  uint64_t issued;         /* commands issued, enqueued or skipped: the
+                              "position" reports give */
+  uint64_t failed_seq;     /* last command poll() reported failed */
+  cl_int failed_status;
   uint64_t completed;      /* all commands <= this have finished */
   /* synced[t]: highest seq of stream t this stream is ordered after. */
   uint64_t synced[CLS_MAX_STREAMS];
@@ -141,11 +144,13 @@ struct cls__stream_pool {
 enum { CLS__ARGQ_UNKNOWN = 0, CLS__ARGQ_GLOBAL, CLS__ARGQ_LOCAL, CLS__ARGQ_PRIVATE };
 
 struct cls_kernel {
+  unsigned magic;          /* checked before use: a freed or foreign pointer
+                              is rejected rather than dereferenced further */
+  cls_context *ctx;
   cl_kernel kernel;
   char *name;
   cl_uint nargs;
   unsigned char *argq;     /* address qualifier per arg, or NULL if unknown */
-  size_t *argsize;         /* not used for checks yet: 0 */
   size_t max_wg;           /* CL_KERNEL_WORK_GROUP_SIZE */
   struct cls_kernel *next;
   struct cls_program *prog;
@@ -158,9 +163,13 @@ struct cls_program {
   size_t srclen;
   char *source;
   int refs;                /* user references; freed with the context */
+  cls_context *ctx;
   struct cls_kernel *kernels;
   struct cls_program *next;
 };
+
+void cls__programs_fini(cls_context *ctx);
+bool cls__kernel_valid(cls_context *ctx, const cls_kernel *k);
 
 /* ------------------------------------------------------------------ */
 /* The context (context.c)                                             */
@@ -174,8 +183,14 @@ struct cls_context {
   cl_device_id device;
   cl_context clctx;
   size_t page_size;
+  unsigned long long page_bytes; /* device memory held in pages */
   struct cls__logger log;
   struct cls__fault_config *faults; /* owned; NULL: none */
+  struct cls__fault_data {
+    const struct cls_stream_factory *inner;
+    void *inner_data;
+    struct cls__fault_config *cfg;
+  } fault_data;                     /* the fault factory's data */
   const struct cls_driver_ops *driver_ops;
   struct cls__driver *driver;
   struct cls_program *programs;
@@ -235,11 +250,8 @@ struct cls__fault_config;
 int cls__fault_parse(const char *spec, struct cls__fault_config **out);
 void cls__fault_config_free(struct cls__fault_config *cfg);
 const struct cls_stream_factory *cls__fault_factory(void);
-/* The data the fault factory needs: the inner factory and its data. */
-struct cls__fault_data {
-  const struct cls_stream_factory *inner;
-  void *inner_data;
-  struct cls__fault_config *cfg;
-};
+/* Consulted by cls_alloc: a non-zero OpenCL status when an "alloc" fault
+ * fires for this allocation. */
+cl_int cls__fault_alloc(struct cls__fault_config *cfg, int stream);
 
 #endif /* CLS_CORE_H */

@@ -6,8 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_PLATFORMS 16
+/* cl_khr_icd: the loader's answer when no ICD is installed (cl_ext.h). */
+#define ICD_NO_PLATFORMS (-1001)
 #define MAX_DEVICES 64
 
 static void info_str(cl_device_id d, cl_device_info what, char *buf, size_t cap) {
@@ -76,7 +79,7 @@ static int visit(visit_fn fn, void *arg) {
   cl_platform_id plats[MAX_PLATFORMS];
   cl_uint np = 0;
   cl_int rc = clGetPlatformIDs(MAX_PLATFORMS, plats, &np);
-  if (rc == CL_PLATFORM_NOT_FOUND_KHR || (rc == CL_SUCCESS && np == 0))
+  if (rc == ICD_NO_PLATFORMS || (rc == CL_SUCCESS && np == 0))
     return 0;
   if (rc != CL_SUCCESS)
     return cls__error(CLS_ECL, rc, "clGetPlatformIDs failed: %s", cls_cl_status_name(rc));

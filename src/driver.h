@@ -87,6 +87,13 @@ struct cls_driver_ops {
   int (*sync)(struct cls__driver *d, struct cls__stream *s);
 };
 
+/* Runs a command through the failure rules and the driver (command.c).
+ * `args` are the launch's arguments (launches only); `pending` the record
+ * of a non-blocking download; `report` receives the report of a download
+ * refused because its data is tainted. */
+int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg *args,
+             struct cls__pending_read *pending, cls_report **report);
+
 /* The registry: drivers built into this library, and selection by name
  * ("event", "help" lists them).  `spec` NULL: $CLS_SCHEDULER, then the
  * configure-time default.  *params points into spec after ':' or is NULL. */

@@ -131,6 +131,7 @@ struct cls__log_entry {
   int kind;
   int stream;
   uint64_t seq;                 /* 0 for skips */
+  uint64_t position;            /* the stream's issued count, see cls__stream */
   const char *op;
   char kernel[CLS__NAME_MAX];
   struct cls__pending_read *read;
@@ -141,7 +142,7 @@ struct cls__log_entry {
 /* Records a command in submission order.  Never allocates in steady state:
  * the ring only grows when more commands are in flight than ever before. */
 int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
-                      const char *op, const char *kernel,
+                      uint64_t position, const char *op, const char *kernel,
                       const struct cls__binding *b, size_t n,
                       struct cls__pending_read *read);
 /* Drops the entries known complete (head first). */
@@ -150,6 +151,8 @@ void cls__inflight_prune(cls_context *ctx);
 void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
                           cl_int cl_status);
 void cls__inflight_fini(cls_context *ctx);
+/* A pending read is being freed: entries stop pointing at it. */
+void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r);
 
 /* A non-blocking download, from its enqueue to the sync that ends it. */
 struct cls__pending_read {

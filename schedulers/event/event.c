@@ -1,0 +1,198 @@
+/* The event-based driver: one backend queue per stream; streams are
+ * ordered with events only where the bindings require it.
+ *
+ * Each stream keeps, per other stream t, the highest command of t it is
+ * already ordered after (synced[t]).  A command that binds a buffer last
+ * written on t (or, to write it, last read on t) at a later command than
+ * that makes the stream wait: t is polled first (a failure found there
+ * re-runs the input check, so no command waits on an event known to have
+ * failed), then, unless t already finished that command, t gets a marker
+ * and a flush (the spec requires the flush before another queue waits;
+ * rusticl hangs without it) and the stream waits on the marker.  Waiting on
+ * t also orders the stream after everything t was ordered after. */
+#include "core.h"
+#include "driver.h"
+#include "failure.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct event_driver {
+  struct cls__driver base;
+  struct cls__stream_pool pool;
+  struct cls__failures failures;
+};
+
+static struct event_driver *ed(struct cls__driver *d) { return (struct event_driver *)d; }
+
+static int ev_create(cls_context *ctx, const char *params, const struct cls_stream_factory *f,
+                     void *fdata, struct cls__driver **out) {
+  if (params && *params)
+    return cls__error(CLS_ECONFIG, 0, "the event driver takes no parameters ('%s' given)",
+                      params);
+  struct event_driver *d = calloc(1, sizeof *d);
+  if (!d)
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  int rc = cls__pool_init(ctx, &d->pool, f, fdata);
+  if (rc < 0) {
+    free(d);
+    return rc;
+  }
+  d->base.ops = &cls__event_driver;
+  d->base.ctx = ctx;
+  cls__failures_init(&d->failures, &ctx->log);
+  *out = &d->base;
+  return CLS_OK;
+}
+
+static void ev_destroy(struct cls__driver *base) {
+  struct event_driver *d = ed(base);
+  cls__poll_all(base->ctx, true);
+  cls__pool_fini(base->ctx, &d->pool);
+  cls__failures_fini(&d->failures);
+  free(d);
+}
+
+static struct cls__stream_pool *ev_pool(struct cls__driver *d) { return &ed(d)->pool; }
+static struct cls__failures *ev_failures(struct cls__driver *d) { return &ed(d)->failures; }
+
+static void release_waits(struct cls__cmd *cmd) {
+  for (cl_uint i = 0; i < cmd->nwait; i++)
+    clReleaseEvent(cmd->wait[i]);
+  cmd->nwait = 0;
+}
+
+static int ev_order(struct cls__driver *base, struct cls__cmd *cmd) {
+  cls_context *ctx = base->ctx;
+  struct cls__stream *s = cmd->stream;
+  uint64_t need[CLS_MAX_STREAMS];
+  uint64_t mask = 0;
+  cmd->nwait = 0;
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    const struct cls__slot *slot = cmd->bind[i].slot;
+    int w = slot->writer;
+    if (w >= 0 && w != s->id && slot->write_seq > s->synced[w]) {
+      if (!(mask & (1ull << w)) || slot->write_seq > need[w])
+        need[w] = slot->write_seq;
+      mask |= 1ull << w;
+    }
+    if (!(cmd->bind[i].access & CLS_WRITE) || !slot->read_mask)
+      continue;
+    for (int r = 0; r < CLS_MAX_STREAMS; r++) {
+      if (r == s->id || !(slot->read_mask & (1ull << r)) || slot->read_seq[r] <= s->synced[r])
+        continue;
+      if (!(mask & (1ull << r)) || slot->read_seq[r] > need[r])
+        need[r] = slot->read_seq[r];
+      mask |= 1ull << r;
+    }
+  }
+  if (!mask)
+    return CLS_OK;
+
+  /* Learn of failures before waiting on anything (F7). */
+  uint64_t minted = ed(base)->failures.minted;
+  for (int t = 0; t < CLS_MAX_STREAMS; t++)
+    if (mask & (1ull << t)) {
+      int rc = cls__stream_poll(ctx, cls__stream_peek(ctx, t), false);
+      if (rc < 0)
+        return rc;
+    }
+  if (ed(base)->failures.minted != minted)
+    return CLS__RETRY;
+
+  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
+    if (!(mask & (1ull << t)))
+      continue;
+    struct cls__stream *p = cls__stream_peek(ctx, t);
+    if (p->completed >= need[t]) {
+      /* Finished already: ordered without an event. */
+      if (p->completed > s->synced[t])
+        s->synced[t] = p->completed;
+      continue;
+    }
+    const struct cls_stream_factory *f = cls__pool(ctx)->factory;
+    cl_event ev = NULL;
+    cl_int crc = f->marker(p->backend, &ev);
+    if (crc == CL_SUCCESS && (crc = f->flush(p->backend)) != CL_SUCCESS)
+      clReleaseEvent(ev);
+    if (crc != CL_SUCCESS) {
+      release_waits(cmd);
+      return cls__error(CLS_ECL, crc, "ordering stream %d after stream %d failed: %s", s->id, t,
+                        cls_cl_status_name(crc));
+    }
+    cmd->wait[cmd->nwait++] = ev;
+    p->stats.markers++;
+    p->stats.flushes++;
+    s->stats.waits++;
+    s->synced[t] = p->submitted;
+    for (int u = 0; u < CLS_MAX_STREAMS; u++)
+      if (p->synced[u] > s->synced[u] && u != s->id)
+        s->synced[u] = p->synced[u];
+    cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d waits for stream %d up to %llu", s->id, t,
+             (unsigned long long)p->submitted);
+  }
+  return CLS_OK;
+}
+
+static cl_int ev_submit(struct cls__driver *base, struct cls__cmd *cmd) {
+  struct cls__stream *s = cmd->stream;
+  const struct cls_stream_factory *f = ed(base)->pool.factory;
+  uint64_t seq = s->submitted + 1;
+  const cl_event *w = cmd->nwait ? cmd->wait : NULL;
+  cl_int rc;
+  switch (cmd->kind) {
+  case CLS__CMD_LAUNCH:
+    rc = f->launch(s->backend, &cmd->kcmd, seq, cmd->nwait, w);
+    break;
+  case CLS__CMD_WRITE:
+    rc = f->write(s->backend, cmd->dst->mem, cmd->dst_offset, cmd->size, cmd->host_src,
+                  cmd->blocking, seq, cmd->nwait, w);
+    break;
+  case CLS__CMD_READ:
+    rc = f->read(s->backend, cmd->src->mem, cmd->src_offset, cmd->size, cmd->host_dst,
+                 cmd->blocking, seq, cmd->nwait, w);
+    break;
+  case CLS__CMD_COPY:
+    rc = f->copy(s->backend, cmd->src->mem, cmd->src_offset, cmd->dst->mem, cmd->dst_offset,
+                 cmd->size, seq, cmd->nwait, w);
+    break;
+  case CLS__CMD_FILL:
+    rc = f->fill(s->backend, cmd->dst->mem, cmd->dst_offset, cmd->size, cmd->pattern,
+                 cmd->pattern_size, seq, cmd->nwait, w);
+    break;
+  default:
+    rc = CL_INVALID_OPERATION;
+  }
+  release_waits(cmd);
+  if (rc != CL_SUCCESS)
+    return rc;
+  s->submitted = seq;
+  cmd->seq = seq;
+  s->stats.enqueues++;
+  s->stats.submissions++;
+  if (cmd->kind == CLS__CMD_LAUNCH)
+    s->stats.launches++;
+  return CL_SUCCESS;
+}
+
+static void ev_cancel(struct cls__driver *base, struct cls__cmd *cmd) { release_waits(cmd); }
+
+static int ev_sync(struct cls__driver *base, struct cls__stream *s) {
+  if (!s)
+    return cls__poll_all(base->ctx, true);
+  return cls__stream_poll(base->ctx, s, true);
+}
+
+const struct cls_driver_ops cls__event_driver = {
+    .version = CLS__DRIVER_OPS_VERSION,
+    .name = "event",
+    .description = "one OpenCL queue per stream, ordered by events where bindings require",
+    .create = ev_create,
+    .destroy = ev_destroy,
+    .pool = ev_pool,
+    .failures = ev_failures,
+    .order = ev_order,
+    .submit = ev_submit,
+    .cancel = ev_cancel,
+    .sync = ev_sync,
+};

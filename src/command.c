@@ -1,0 +1,110 @@
+/* The one path every command takes: launches, uploads, downloads, copies
+ * and fills.
+ *
+ *   1. F2: check the read set; a tainted input skips the command before any
+ *      OpenCL call is made for it.
+ *   2. The driver orders the stream after what the bindings depend on; a
+ *      poll there may find a failure (F8), and then step 1 runs again, so a
+ *      command never waits on an event known to have failed (F7).
+ *   3. F3: enter the write scope (provisional failure on the write set).
+ *   4. The driver submits; 5. the scope ends: released on success (F4), the
+ *      real error swapped in on failure.
+ *   6. The command is logged until it completes, for F8. */
+#include "core.h"
+#include "driver.h"
+#include "failure.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int set_args(struct cls__cmd *cmd, size_t nargs, const cls_arg *args) {
+  cl_kernel k = cmd->kcmd.kernel;
+  size_t b = 0;
+  for (size_t i = 0; i < nargs; i++) {
+    cl_int rc;
+    const cls_arg *a = &args[i];
+    if (a->kind == CLS_ARG_BUFFER)
+      rc = clSetKernelArg(k, (cl_uint)i, sizeof(cl_mem), &cmd->bind[b++].slot->mem);
+    else if (a->kind == CLS_ARG_SCALAR)
+      rc = clSetKernelArg(k, (cl_uint)i, a->size, a->value);
+    else
+      rc = clSetKernelArg(k, (cl_uint)i, a->size, NULL);
+    if (rc != CL_SUCCESS)
+      return cls__error(CLS_EARGKIND, rc, "kernel '%s' argument %zu: %s", cmd->kcmd.name, i,
+                        cls_cl_status_name(rc));
+  }
+  return CLS_OK;
+}
+
+/* Ordering facts for the next command on any stream. */
+static void note_uses(struct cls__cmd *cmd) {
+  int s = cmd->stream->id;
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    struct cls__slot *slot = cmd->bind[i].slot;
+    if (cmd->bind[i].access & CLS_WRITE) {
+      slot->writer = s;
+      slot->write_seq = cmd->seq;
+      slot->read_mask = 0;
+    } else {
+      slot->read_mask |= 1ull << s;
+      slot->read_seq[s] = cmd->seq;
+    }
+  }
+}
+
+int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg *args,
+             struct cls__pending_read *pending, cls_report **report) {
+  struct cls__stream *s = cmd->stream;
+  const struct cls_driver_ops *d = ctx->driver_ops;
+  const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
+  int rc;
+  for (;;) {
+    struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
+    if (found) {
+      if (cmd->kind == CLS__CMD_READ)
+        return cls__read_report(ctx, &cmd->bind[0].handle, 1, report);
+      uint64_t pos = ++s->issued;
+      cls__propagate(ctx, found, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
+      s->stats.skips++;
+      /* Only needed while something before it may still fail (F8). */
+      if (ctx->inflight_len)
+        cls__inflight_add(ctx, CLS__ENTRY_SKIP, s->id, 0, pos, cmd->op, name, cmd->bind,
+                          cmd->nbind, NULL);
+      return cls__error(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED, 0, NULL);
+    }
+    rc = d->order(ctx->driver, cmd);
+    if (rc == CLS__RETRY)
+      continue;
+    if (rc < 0)
+      return rc;
+    break;
+  }
+  if (cmd->kind == CLS__CMD_LAUNCH) {
+    rc = set_args(cmd, nargs, args);
+    if (rc < 0) {
+      d->cancel(ctx->driver, cmd);
+      return rc;
+    }
+  }
+  struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
+  uint64_t pos = ++s->issued;
+  cl_int crc = d->submit(ctx->driver, cmd);
+  if (crc != CL_SUCCESS) {
+    int status = cmd->kind == CLS__CMD_LAUNCH ? CLS_ELAUNCH : CLS_ECL;
+    struct cls__failure *f = cls__failure_mint(
+        ctx, status, crc, cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : "", s->id, pos,
+        "enqueue of %s failed: %s", name, cls_cl_status_name(crc));
+    if (f) /* out of memory: the provisional record stays, reads still fail */
+      cls__exit_write(ctx, prov, cmd->bind, cmd->nbind, f);
+    cls__failure_unref(f);
+    return cls__error(status, crc, "%s on stream %d: enqueue failed: %s", name, s->id,
+                      cls_cl_status_name(crc));
+  }
+  cls__exit_write(ctx, prov, cmd->bind, cmd->nbind, NULL);
+  note_uses(cmd);
+  if (cmd->kind == CLS__CMD_READ && cmd->blocking)
+    return CLS_OK; /* finished already: the caller checks what it read */
+  rc = cls__inflight_add(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, s->id, cmd->seq, pos,
+                         cmd->op, name, cmd->bind, cmd->nbind, pending);
+  return rc < 0 ? rc : CLS_OK;
+}

@@ -1,0 +1,403 @@
+/* Deterministic fault injection: a stream factory that wraps another and
+ * fails chosen commands, at enqueue or at completion, and the "alloc" faults
+ * cls_alloc consults.
+ *
+ * Grammar (CLS_FAULT, or cls_context_options.fault):
+ *   spec  := fault { ';' fault }
+ *   fault := when ':' key '=' value { ',' key '=' value }
+ *   when  := enqueue | complete | alloc
+ *   key   := kernel=NAME      launches of that kernel only
+ *          | op=OP            launch, upload, download, copy or fill
+ *          | stream=N         commands (allocations) on stream N only
+ *          | nth=N            the N-th matching event (from 1) fires
+ *          | times=N          fire N times in all (default: once with nth,
+ *                             else every time)
+ *          | status=CODE      OpenCL status to fail with, by name
+ *                             (CL_OUT_OF_RESOURCES) or number (-5)
+ * A fault needs at least one key.  "complete" faults enqueue the command
+ * for real (so no real command ever waits on a failed event) and report it
+ * failed when poll() sees it finish. */
+#include "core.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum when { W_ENQUEUE, W_COMPLETE, W_ALLOC };
+
+struct fault {
+  int when;
+  char *kernel;  /* NULL: any */
+  char *op;      /* NULL: any */
+  int stream;    /* -1: any */
+  uint64_t nth;  /* 0: every match */
+  uint64_t times;/* 0: unlimited */
+  cl_int status;
+  uint64_t seen, fired;
+};
+
+struct cls__fault_config {
+  size_t n;
+  struct fault *faults;
+};
+
+void cls__fault_config_free(struct cls__fault_config *cfg) {
+  if (!cfg)
+    return;
+  for (size_t i = 0; i < cfg->n; i++) {
+    free(cfg->faults[i].kernel);
+    free(cfg->faults[i].op);
+  }
+  free(cfg->faults);
+  free(cfg);
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+  if (!*s || !isdigit((unsigned char)*s))
+    return false;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end)
+    return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_status(const char *s, cl_int *out) {
+  if (s[0] == '-') {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || v >= 0 || v < -10000)
+      return false;
+    *out = (cl_int)v;
+    return true;
+  }
+  for (int c = -1; c > -80; c--)
+    if (strcmp(cls_cl_status_name(c), s) == 0) {
+      *out = c;
+      return true;
+    }
+  return false;
+}
+
+static const char *const ops[] = {"launch", "upload", "download", "copy", "fill"};
+
+static int parse_one(char *text, struct fault *f) {
+  char *colon = strchr(text, ':');
+  if (!colon)
+    return cls__error(CLS_ECONFIG, 0, "fault '%s': expected WHEN:KEY=VALUE", text);
+  *colon = '\0';
+  if (strcmp(text, "enqueue") == 0)
+    f->when = W_ENQUEUE;
+  else if (strcmp(text, "complete") == 0)
+    f->when = W_COMPLETE;
+  else if (strcmp(text, "alloc") == 0)
+    f->when = W_ALLOC;
+  else
+    return cls__error(CLS_ECONFIG, 0, "fault '%s': unknown WHEN (enqueue, complete, alloc)",
+                      text);
+  f->stream = -1;
+  f->status = f->when == W_ALLOC ? CL_MEM_OBJECT_ALLOCATION_FAILURE : CL_OUT_OF_RESOURCES;
+  char *rest = colon + 1;
+  if (!*rest)
+    return cls__error(CLS_ECONFIG, 0, "fault '%s:': needs at least one KEY=VALUE", text);
+  char *save = NULL;
+  for (char *kv = strtok_r(rest, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq || eq == kv || !eq[1])
+      return cls__error(CLS_ECONFIG, 0, "fault '%s:%s': expected KEY=VALUE", text, kv);
+    *eq = '\0';
+    const char *v = eq + 1;
+    uint64_t u;
+    if (strcmp(kv, "kernel") == 0) {
+      if (f->when == W_ALLOC)
+        return cls__error(CLS_ECONFIG, 0, "fault 'alloc': kernel= does not apply");
+      free(f->kernel);
+      if (!(f->kernel = strdup(v)))
+        return cls__error(CLS_ENOMEM, 0, "out of host memory");
+    } else if (strcmp(kv, "op") == 0) {
+      bool known = false;
+      for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        known |= strcmp(ops[i], v) == 0;
+      if (!known || f->when == W_ALLOC)
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': op=%s (launch, upload, download, copy, "
+                          "fill; not for alloc)", text, v);
+      free(f->op);
+      if (!(f->op = strdup(v)))
+        return cls__error(CLS_ENOMEM, 0, "out of host memory");
+    } else if (strcmp(kv, "stream") == 0) {
+      if (!parse_u64(v, &u) || u >= CLS_MAX_STREAMS)
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': stream=%s (0..%d)", text, v,
+                          CLS_MAX_STREAMS - 1);
+      f->stream = (int)u;
+    } else if (strcmp(kv, "nth") == 0) {
+      if (!parse_u64(v, &u) || u == 0)
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': nth=%s (a count from 1)", text, v);
+      f->nth = u;
+    } else if (strcmp(kv, "times") == 0) {
+      if (!parse_u64(v, &u) || u == 0)
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': times=%s (a count from 1)", text, v);
+      f->times = u;
+    } else if (strcmp(kv, "status") == 0) {
+      if (!parse_status(v, &f->status))
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': status=%s (an OpenCL error name or "
+                          "negative number)", text, v);
+    } else {
+      return cls__error(CLS_ECONFIG, 0, "fault '%s': unknown key '%s' (kernel, op, stream, "
+                        "nth, times, status)", text, kv);
+    }
+  }
+  if (f->nth && !f->times)
+    f->times = 1;
+  return CLS_OK;
+}
+
+int cls__fault_parse(const char *spec, struct cls__fault_config **out) {
+  *out = NULL;
+  int rc = CLS_OK;
+  char *copy = strdup(spec);
+  struct cls__fault_config *cfg = calloc(1, sizeof *cfg);
+  if (!copy || !cfg) {
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    goto fail;
+  }
+  size_t cap = 1;
+  for (const char *p = spec; *p; p++)
+    cap += *p == ';';
+  cfg->faults = calloc(cap, sizeof *cfg->faults);
+  if (!cfg->faults) {
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    goto fail;
+  }
+  char *save = NULL;
+  for (char *one = strtok_r(copy, ";", &save); one; one = strtok_r(NULL, ";", &save)) {
+    while (isspace((unsigned char)*one))
+      one++;
+    if (!*one)
+      continue;
+    rc = parse_one(one, &cfg->faults[cfg->n]);
+    cfg->n++; /* counted even on failure so its strings are freed */
+    if (rc < 0) {
+      cls__error_append(" (in CLS_FAULT '%s')", spec);
+      goto fail;
+    }
+  }
+  free(copy);
+  if (cfg->n == 0) {
+    cls__fault_config_free(cfg);
+    return CLS_OK;
+  }
+  *out = cfg;
+  return CLS_OK;
+fail:
+  free(copy);
+  cls__fault_config_free(cfg);
+  return rc;
+}
+
+/* Does a fault fire for this event?  Counts the event either way. */
+static cl_int fires(struct cls__fault_config *cfg, int when, const char *op, const char *kernel,
+                    int stream) {
+  for (size_t i = 0; i < cfg->n; i++) {
+    struct fault *f = &cfg->faults[i];
+    if (f->when != when || (f->stream >= 0 && f->stream != stream) ||
+        (f->op && strcmp(f->op, op) != 0) ||
+        (f->kernel && (!kernel || strcmp(f->kernel, kernel) != 0)))
+      continue;
+    f->seen++;
+    if (f->nth && f->seen < f->nth)
+      continue;
+    if (f->times && f->fired >= f->times)
+      continue;
+    f->fired++;
+    return f->status;
+  }
+  return CL_SUCCESS;
+}
+
+cl_int cls__fault_alloc(struct cls__fault_config *cfg, int stream) {
+  return fires(cfg, W_ALLOC, "alloc", NULL, stream);
+}
+
+/* ------------------------------------------------------------------ */
+/* The wrapping stream                                                 */
+/* ------------------------------------------------------------------ */
+
+struct doomed {
+  uint64_t seq;
+  cl_int status;
+};
+
+struct fault_stream {
+  const struct cls_stream_factory *inner;
+  void *s;
+  struct cls__fault_config *cfg;
+  const struct cls_backend *backend;
+  int id;
+  struct doomed *doomed; /* in seq order */
+  size_t ndoomed, capdoomed;
+  struct doomed *found;  /* inner failures of one poll */
+  size_t nfound, capfound;
+};
+
+static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_int st) {
+  if (*n == *cap) {
+    size_t ncap = *cap ? *cap * 2 : 8;
+    struct doomed *p = realloc(*arr, ncap * sizeof *p);
+    if (!p)
+      return false;
+    *arr = p;
+    *cap = ncap;
+  }
+  (*arr)[*n].seq = seq;
+  (*arr)[*n].status = st;
+  (*n)++;
+  return true;
+}
+
+static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void **out) {
+  struct cls__fault_data *d = fdata;
+  struct fault_stream *fs = calloc(1, sizeof *fs);
+  if (!fs)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int rc = d->inner->create(d->inner_data, be, id, &fs->s);
+  if (rc != CL_SUCCESS) {
+    free(fs);
+    return rc;
+  }
+  fs->inner = d->inner;
+  fs->cfg = d->cfg;
+  fs->backend = be;
+  fs->id = id;
+  *out = fs;
+  return CL_SUCCESS;
+}
+
+static void fs_destroy(void *stream) {
+  struct fault_stream *fs = stream;
+  fs->inner->destroy(fs->s);
+  free(fs->doomed);
+  free(fs->found);
+  free(fs);
+}
+
+static cl_int fs_flush(void *stream) {
+  struct fault_stream *fs = stream;
+  return fs->inner->flush(fs->s);
+}
+
+static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
+  struct fault_stream *fs = stream;
+  if (fs->inner->alloc)
+    return fs->inner->alloc(fs->s, size, out);
+  cl_int rc;
+  *out = clCreateBuffer(fs->backend->context, CL_MEM_READ_WRITE, size, NULL, &rc);
+  return rc;
+}
+
+/* The enqueue fault, then the real command, then the completion fault. */
+#define INJECT(fs, op, kernel, seq, call)                                 \
+  do {                                                                    \
+    cl_int st_ = fires((fs)->cfg, W_ENQUEUE, op, kernel, (fs)->id);       \
+    if (st_ != CL_SUCCESS)                                                \
+      return st_;                                                         \
+    cl_int rc_ = (call);                                                  \
+    if (rc_ != CL_SUCCESS)                                                \
+      return rc_;                                                         \
+    st_ = fires((fs)->cfg, W_COMPLETE, op, kernel, (fs)->id);             \
+    if (st_ != CL_SUCCESS)                                                \
+      push(&(fs)->doomed, &(fs)->ndoomed, &(fs)->capdoomed, seq, st_);    \
+    return CL_SUCCESS;                                                    \
+  } while (0)
+
+static cl_int fs_launch(void *stream, const struct cls_kernel_cmd *cmd, uint64_t seq,
+                        cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  INJECT(fs, "launch", cmd->name, seq, fs->inner->launch(fs->s, cmd, seq, nwait, wait));
+}
+
+static cl_int fs_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
+                       int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  INJECT(fs, "upload", NULL, seq,
+         fs->inner->write(fs->s, dst, off, size, src, blocking, seq, nwait, wait));
+}
+
+static cl_int fs_read(void *stream, cl_mem src, size_t off, size_t size, void *dst,
+                      int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  INJECT(fs, "download", NULL, seq,
+         fs->inner->read(fs->s, src, off, size, dst, blocking, seq, nwait, wait));
+}
+
+static cl_int fs_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t doff,
+                      size_t size, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  INJECT(fs, "copy", NULL, seq,
+         fs->inner->copy(fs->s, src, soff, dst, doff, size, seq, nwait, wait));
+}
+
+static cl_int fs_fill(void *stream, cl_mem dst, size_t off, size_t size, const void *pat,
+                      size_t psize, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  INJECT(fs, "fill", NULL, seq,
+         fs->inner->fill(fs->s, dst, off, size, pat, psize, seq, nwait, wait));
+}
+
+static cl_int fs_marker(void *stream, cl_event *out) {
+  struct fault_stream *fs = stream;
+  return fs->inner->marker(fs->s, out);
+}
+
+static void collect(void *arg, uint64_t seq, cl_int status) {
+  struct fault_stream *fs = arg;
+  push(&fs->found, &fs->nfound, &fs->capfound, seq, status);
+}
+
+static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
+                      uint64_t *completed) {
+  struct fault_stream *fs = stream;
+  fs->nfound = 0;
+  cl_int rc = fs->inner->poll(fs->s, wait, collect, fs, completed);
+  /* Merge real failures and doomed commands that finished, in seq order. */
+  size_t i = 0, j = 0;
+  while (i < fs->nfound || (j < fs->ndoomed && fs->doomed[j].seq <= *completed)) {
+    bool take_doomed = i == fs->nfound ||
+                       (j < fs->ndoomed && fs->doomed[j].seq <= *completed &&
+                        fs->doomed[j].seq <= fs->found[i].seq);
+    if (take_doomed) {
+      if (i < fs->nfound && fs->found[i].seq == fs->doomed[j].seq)
+        i++; /* really failed as well: report it once */
+      on_failed(arg, fs->doomed[j].seq, fs->doomed[j].status);
+      j++;
+    } else {
+      on_failed(arg, fs->found[i].seq, fs->found[i].status);
+      i++;
+    }
+  }
+  memmove(fs->doomed, fs->doomed + j, (fs->ndoomed - j) * sizeof *fs->doomed);
+  fs->ndoomed -= j;
+  return rc;
+}
+
+static const struct cls_stream_factory fault_factory = {
+    .version = CLS_STREAM_FACTORY_VERSION,
+    .name = "fault",
+    .description = "wraps another factory and fails chosen commands (CLS_FAULT)",
+    .create = fs_create,
+    .destroy = fs_destroy,
+    .flush = fs_flush,
+    .alloc = fs_alloc,
+    .launch = fs_launch,
+    .write = fs_write,
+    .read = fs_read,
+    .copy = fs_copy,
+    .fill = fs_fill,
+    .marker = fs_marker,
+    .poll = fs_poll,
+};
+
+const struct cls_stream_factory *cls__fault_factory(void) { return &fault_factory; }

@@ -1,0 +1,204 @@
+/* F8: failures found after the enqueue.
+ *
+ * Commands still in flight are logged in submission order (context-wide, so
+ * across streams).  When a stream reports that command k failed, the log
+ * after k is replayed over buffer sets: k's write set is tainted; a later
+ * command that ran reading a tainted buffer "ran on untrusted input" and its
+ * writes join the set; a later write that read nothing tainted (or a skip,
+ * whose writes carry another known failure) takes its buffers out.  What is
+ * left in the set takes the failure: the same state as if the failure had
+ * been known at enqueue time. */
+#include "failure.h"
+#include "driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct cls__log_entry *at(cls_context *ctx, size_t i) {
+  return &ctx->inflight[(ctx->inflight_head + i) % ctx->inflight_cap];
+}
+
+static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
+  if (e->kind == CLS__ENTRY_SKIP)
+    return true;
+  struct cls__stream *s = cls__stream_peek(ctx, e->stream);
+  return !s || s->completed >= e->seq;
+}
+
+void cls__inflight_prune(cls_context *ctx) {
+  while (ctx->inflight_len && entry_done(ctx, at(ctx, 0))) {
+    ctx->inflight_head = (ctx->inflight_head + 1) % ctx->inflight_cap;
+    ctx->inflight_len--;
+  }
+}
+
+static int grow(cls_context *ctx) {
+  size_t ncap = ctx->inflight_cap ? ctx->inflight_cap * 2 : 256;
+  struct cls__log_entry *n = malloc(ncap * sizeof *n);
+  if (!n)
+    return cls__error(CLS_ENOMEM, 0, "out of memory growing the in-flight log");
+  for (size_t i = 0; i < ctx->inflight_len; i++)
+    memcpy(&n[i], at(ctx, i), sizeof n[i]);
+  free(ctx->inflight);
+  ctx->inflight = n;
+  ctx->inflight_cap = ncap;
+  ctx->inflight_head = 0;
+  return CLS_OK;
+}
+
+int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint64_t position,
+                      const char *op,
+                      const char *kernel, const struct cls__binding *b, size_t n,
+                      struct cls__pending_read *read) {
+  if (ctx->inflight_len == ctx->inflight_cap) {
+    cls__inflight_prune(ctx);
+    if (ctx->inflight_len == ctx->inflight_cap) {
+      /* Everything logged is still running: learn what finished before
+       * growing, so a long chain on one stream does not grow the log. */
+      cls__poll_all(ctx, false);
+      if (ctx->inflight_len == ctx->inflight_cap) {
+        int rc = grow(ctx);
+        if (rc < 0)
+          return rc;
+      }
+    }
+  }
+  struct cls__log_entry *e = at(ctx, ctx->inflight_len);
+  e->kind = kind;
+  e->stream = stream;
+  e->seq = seq;
+  e->position = position;
+  e->op = op;
+  e->read = read;
+  size_t kl = kernel ? strlen(kernel) : 0;
+  if (kl >= CLS__NAME_MAX)
+    kl = CLS__NAME_MAX - 1;
+  if (kl)
+    memcpy(e->kernel, kernel, kl);
+  e->kernel[kl] = '\0';
+  e->nbind = n;
+  for (size_t i = 0; i < n; i++) {
+    e->bind[i].handle = b[i].handle;
+    e->bind[i].access = b[i].access;
+    e->bind[i].slot = NULL; /* slots move when a stream's table grows */
+  }
+  ctx->inflight_len++;
+  return CLS_OK;
+}
+
+/* The replay's buffer set: slot pointers, valid for the replay only. */
+static bool set_has(cls_context *ctx, size_t n, struct cls__slot *s) {
+  for (size_t i = 0; i < n; i++)
+    if (ctx->taint_set[i] == s)
+      return true;
+  return false;
+}
+
+static size_t set_add(cls_context *ctx, size_t n, struct cls__slot *s) {
+  if (set_has(ctx, n, s))
+    return n;
+  if (n == ctx->taint_cap) {
+    size_t ncap = ctx->taint_cap ? ctx->taint_cap * 2 : 64;
+    struct cls__slot **p = realloc(ctx->taint_set, ncap * sizeof *p);
+    if (!p)
+      return n; /* out of memory: this buffer keeps its state */
+    ctx->taint_set = p;
+    ctx->taint_cap = ncap;
+  }
+  ctx->taint_set[n] = s;
+  return n + 1;
+}
+
+static size_t set_remove(cls_context *ctx, size_t n, struct cls__slot *s) {
+  for (size_t i = 0; i < n; i++)
+    if (ctx->taint_set[i] == s) {
+      ctx->taint_set[i] = ctx->taint_set[n - 1];
+      return n - 1;
+    }
+  return n;
+}
+
+static bool reads_set(cls_context *ctx, size_t n, const struct cls__log_entry *e) {
+  for (size_t i = 0; i < e->nbind; i++) {
+    if (!(e->bind[i].access & CLS_READ))
+      continue;
+    int err;
+    struct cls__slot *s = cls__resolve(ctx, e->bind[i].handle, &err);
+    if (s && set_has(ctx, n, s))
+      return true;
+  }
+  return false;
+}
+
+static size_t writes_join(cls_context *ctx, size_t n, const struct cls__log_entry *e, bool join) {
+  for (size_t i = 0; i < e->nbind; i++) {
+    if (!(e->bind[i].access & CLS_WRITE))
+      continue;
+    int err;
+    struct cls__slot *s = cls__resolve(ctx, e->bind[i].handle, &err);
+    if (!s)
+      continue; /* freed since: nobody can read it any more */
+    n = join ? set_add(ctx, n, s) : set_remove(ctx, n, s);
+  }
+  return n;
+}
+
+void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status) {
+  size_t k = 0;
+  while (k < ctx->inflight_len) {
+    struct cls__log_entry *e = at(ctx, k);
+    if (e->kind != CLS__ENTRY_SKIP && e->stream == stream && e->seq == seq)
+      break;
+    k++;
+  }
+  if (k == ctx->inflight_len)
+    return; /* not a logged command (a blocking read checks its own status) */
+  struct cls__log_entry *root = at(ctx, k);
+  bool launch = strcmp(root->op, "launch") == 0;
+  struct cls__failure *f = cls__failure_mint(
+      ctx, launch ? CLS_ELAUNCH : CLS_ECL, cl_status, root->op, root->kernel, stream,
+      root->position,
+      "%s%s%s failed after its enqueue with %s", root->op, root->kernel[0] ? " of " : "",
+      root->kernel, cls_cl_status_name(cl_status));
+  if (!f)
+    return;
+  f->async = true;
+  if (root->read && !root->read->failure) {
+    root->read->failure = f;
+    cls__failure_ref(f);
+  }
+  size_t n = writes_join(ctx, 0, root, true);
+  for (size_t i = k + 1; i < ctx->inflight_len; i++) {
+    struct cls__log_entry *e = at(ctx, i);
+    bool tainted = e->kind != CLS__ENTRY_SKIP && reads_set(ctx, n, e);
+    if (e->kind == CLS__ENTRY_READ) {
+      if (tainted && e->read && !e->read->failure) {
+        e->read->failure = f;
+        cls__failure_ref(f);
+      }
+      continue;
+    }
+    if (tainted)
+      cls__failure_add_skip(f, CLS_SKIP_UNTRUSTED, e->kernel[0] ? e->kernel : e->op, e->stream,
+                            e->position);
+    n = writes_join(ctx, n, e, tainted);
+  }
+  for (size_t i = 0; i < n; i++)
+    cls__slot_set_failure(ctx->taint_set[i], f);
+  cls__failure_unref(f);
+}
+
+void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r) {
+  for (size_t i = 0; i < ctx->inflight_len; i++)
+    if (at(ctx, i)->read == r)
+      at(ctx, i)->read = NULL;
+}
+
+void cls__inflight_fini(cls_context *ctx) {
+  free(ctx->inflight);
+  ctx->inflight = NULL;
+  ctx->inflight_len = ctx->inflight_cap = ctx->inflight_head = 0;
+  free(ctx->taint_set);
+  ctx->taint_set = NULL;
+  ctx->taint_cap = 0;
+}

@@ -1,0 +1,125 @@
+/* cls_launch: validates a launch completely before anything reaches
+ * OpenCL, so a mistake gets the same clstream code on every vendor (PoCL
+ * and the others disagree on the OpenCL code for a too-large local size),
+ * then runs it through cls__run. */
+#include "core.h"
+#include "driver.h"
+
+static int check_range(cls_context *ctx, const cls_kernel *k, unsigned dims,
+                       const size_t *global, const size_t *local) {
+  if (dims < 1 || dims > 3)
+    return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': %u dimensions (1 to 3)", k->name, dims);
+  if (!global)
+    return cls__error(CLS_EINVAL, 0, "launch of '%s': NULL global size", k->name);
+  size_t group = 1;
+  for (unsigned i = 0; i < dims; i++) {
+    if (global[i] == 0)
+      return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': global size %u is 0", k->name, i);
+    if (!local)
+      continue;
+    if (local[i] == 0 || global[i] % local[i])
+      return cls__error(CLS_EWORKSIZE, 0,
+                        "launch of '%s': local size %zu does not divide global size %zu "
+                        "(dimension %u)",
+                        k->name, local[i], global[i], i);
+    if (local[i] > ctx->info.max_work_item_sizes[i])
+      return cls__error(CLS_EWORKSIZE, 0,
+                        "launch of '%s': local size %zu exceeds the device's %zu (dimension %u)",
+                        k->name, local[i], ctx->info.max_work_item_sizes[i], i);
+    group *= local[i];
+  }
+  size_t max = k->max_wg && k->max_wg < ctx->info.max_work_group_size
+                   ? k->max_wg
+                   : ctx->info.max_work_group_size;
+  if (local && group > max)
+    return cls__error(CLS_EWORKSIZE, 0,
+                      "launch of '%s': work-group of %zu items exceeds the maximum of %zu",
+                      k->name, group, max);
+  return CLS_OK;
+}
+
+static const char *kind_name(int q) {
+  return q == CLS__ARGQ_GLOBAL ? "a buffer" : q == CLS__ARGQ_LOCAL ? "local memory" : "a scalar";
+}
+
+static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *k,
+                      size_t nargs, const cls_arg *args) {
+  if (nargs != k->nargs)
+    return cls__error(CLS_EARGCOUNT, 0, "kernel '%s' takes %u arguments, %zu given", k->name,
+                      k->nargs, nargs);
+  if (nargs > CLS_MAX_ARGS)
+    return cls__error(CLS_EINVAL, 0, "kernel '%s': more than %d arguments", k->name,
+                      CLS_MAX_ARGS);
+  if (nargs && !args)
+    return cls__error(CLS_EINVAL, 0, "kernel '%s': NULL arguments", k->name);
+  cmd->nbind = 0;
+  for (size_t i = 0; i < nargs; i++) {
+    const cls_arg *a = &args[i];
+    int want;
+    switch (a->kind) {
+    case CLS_ARG_BUFFER: {
+      if (a->access < CLS_READ || a->access > CLS_READ_WRITE)
+        return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i,
+                          a->access);
+      int err;
+      struct cls__slot *s = cls__resolve(ctx, a->buffer, &err);
+      if (!s)
+        return cls__error(err, 0, "kernel '%s' argument %zu: %s", k->name, i,
+                          cls_strerror(err));
+      cmd->bind[cmd->nbind++] = (struct cls__binding){a->buffer, s, a->access};
+      want = CLS__ARGQ_GLOBAL;
+      break;
+    }
+    case CLS_ARG_SCALAR:
+      if (!a->value || a->size == 0)
+        return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: scalar without a value",
+                          k->name, i);
+      want = CLS__ARGQ_PRIVATE;
+      break;
+    case CLS_ARG_LOCAL:
+      if (a->size == 0)
+        return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: local size 0", k->name, i);
+      want = CLS__ARGQ_LOCAL;
+      break;
+    default:
+      return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: kind %d", k->name, i,
+                        a->kind);
+    }
+    if (k->argq && k->argq[i] != want)
+      return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
+                        k->name, i, kind_name(want), kind_name(k->argq[i]));
+  }
+  return CLS_OK;
+}
+
+CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigned dims,
+                       const size_t *global, const size_t *local, size_t nargs,
+                       const cls_arg *args) {
+  if (!ctx)
+    return cls__error(CLS_EINVAL, 0, "cls_launch: NULL context");
+  cls__lock(ctx);
+  int rc;
+  struct cls__cmd cmd;
+  cmd.kind = CLS__CMD_LAUNCH;
+  cmd.op = "launch";
+  cmd.nwait = 0;
+  if (!cls__kernel_valid(ctx, kernel)) {
+    rc = cls__error(CLS_EINVAL, 0, "cls_launch: not a kernel of this context");
+    goto out;
+  }
+  if ((rc = check_range(ctx, kernel, dims, global, local)) < 0 ||
+      (rc = check_args(ctx, &cmd, kernel, nargs, args)) < 0)
+    goto out;
+  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto out;
+  cmd.kernel = kernel;
+  cmd.kcmd.kernel = kernel->kernel;
+  cmd.kcmd.name = kernel->name;
+  cmd.kcmd.dims = dims;
+  cmd.kcmd.global = global;
+  cmd.kcmd.local = local;
+  rc = cls__run(ctx, &cmd, nargs, args, NULL, NULL);
+out:
+  cls__unlock(ctx);
+  return rc;
+}

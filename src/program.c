@@ -1,0 +1,252 @@
+/* Programs and kernels: build from source with a per-context cache keyed by
+ * device, source hash and options; kernels looked up by name, with their
+ * argument count and (where the platform gives it) argument kinds. */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define KERNEL_MAGIC 0x6b726e6cu /* "krnl" */
+
+/* FNV-1a, 64 bits. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= c[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+static uint64_t key_hash(cl_device_id dev, const char *src, size_t len, const char *opts) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = fnv(h, &dev, sizeof dev);
+  h = fnv(h, src, len);
+  h = fnv(h, "", 1);
+  return fnv(h, opts, strlen(opts));
+}
+
+static char *dupstr(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+/* Builds with -cl-kernel-arg-info so argument kinds can be checked. */
+static int build(cls_context *ctx, struct cls_program *p) {
+  cl_int rc;
+  const char *src = p->source;
+  p->program = clCreateProgramWithSource(ctx->clctx, 1, &src, &p->srclen, &rc);
+  if (rc != CL_SUCCESS)
+    return cls__error(CLS_EBUILD, rc, "clCreateProgramWithSource failed: %s",
+                      cls_cl_status_name(rc));
+  size_t olen = strlen(p->options);
+  char *opts = malloc(olen + sizeof " -cl-kernel-arg-info");
+  if (!opts)
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  memcpy(opts, p->options, olen);
+  strcpy(opts + olen, " -cl-kernel-arg-info");
+  rc = clBuildProgram(p->program, 1, &ctx->device, opts, NULL, NULL);
+  free(opts);
+  if (rc == CL_SUCCESS)
+    return CLS_OK;
+  /* Vendors disagree on the code for the same mistake (a bad option is
+   * CL_INVALID_BUILD_OPTIONS on PoCL, CL_BUILD_PROGRAM_FAILURE elsewhere):
+   * clstream answers CLS_EBUILD for both, with the log. */
+  size_t loglen = 0;
+  clGetProgramBuildInfo(p->program, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen);
+  char *log = loglen ? malloc(loglen + 1) : NULL;
+  if (log) {
+    if (clGetProgramBuildInfo(p->program, ctx->device, CL_PROGRAM_BUILD_LOG, loglen, log, NULL) !=
+        CL_SUCCESS)
+      loglen = 0;
+    log[loglen] = '\0';
+  }
+  cls__error(CLS_EBUILD, rc, "build failed (%s) with options '%s':\n%s", cls_cl_status_name(rc),
+             p->options, log && log[0] ? log : "(empty build log)");
+  free(log);
+  return CLS_EBUILD;
+}
+
+static void program_free(struct cls_program *p) {
+  struct cls_kernel *k = p->kernels;
+  while (k) {
+    struct cls_kernel *next = k->next;
+    clReleaseKernel(k->kernel);
+    free(k->argq);
+    free(k->name);
+    k->magic = 0;
+    free(k);
+    k = next;
+  }
+  if (p->program)
+    clReleaseProgram(p->program);
+  free(p->source);
+  free(p->options);
+  free(p);
+}
+
+void cls__programs_fini(cls_context *ctx) {
+  struct cls_program *p = ctx->programs;
+  while (p) {
+    struct cls_program *next = p->next;
+    program_free(p);
+    p = next;
+  }
+  ctx->programs = NULL;
+}
+
+CLS_API int cls_program_build(cls_context *ctx, const char *source, const char *options,
+                              cls_program **out) {
+  if (!ctx || !source || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_program_build: NULL argument");
+  *out = NULL;
+  if (!options)
+    options = "";
+  size_t len = strlen(source);
+  if (len == 0)
+    return cls__error(CLS_EINVAL, 0, "cls_program_build: empty source");
+  cls__lock(ctx);
+  int rc = CLS_OK;
+  uint64_t h = key_hash(ctx->device, source, len, options);
+  for (struct cls_program *p = ctx->programs; p; p = p->next)
+    if (p->hash == h && p->srclen == len && strcmp(p->options, options) == 0 &&
+        memcmp(p->source, source, len) == 0) {
+      p->refs++;
+      *out = p;
+      goto done;
+    }
+  struct cls_program *p = calloc(1, sizeof *p);
+  if (!p) {
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    goto done;
+  }
+  p->hash = h;
+  p->srclen = len;
+  p->source = dupstr(source, len);
+  p->options = dupstr(options, strlen(options));
+  p->ctx = ctx;
+  if (!p->source || !p->options) {
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    program_free(p);
+    goto done;
+  }
+  rc = build(ctx, p);
+  if (rc < 0) {
+    program_free(p);
+    goto done;
+  }
+  p->refs = 1;
+  p->next = ctx->programs;
+  ctx->programs = p;
+  *out = p;
+done:
+  cls__unlock(ctx);
+  return rc;
+}
+
+static bool program_of(cls_context *ctx, const struct cls_program *prog) {
+  for (struct cls_program *p = ctx->programs; p; p = p->next)
+    if (p == prog)
+      return true;
+  return false;
+}
+
+CLS_API int cls_program_release(cls_context *ctx, cls_program *prog) {
+  if (!ctx || !prog)
+    return cls__error(CLS_EINVAL, 0, "cls_program_release: NULL argument");
+  cls__lock(ctx);
+  int rc = CLS_OK;
+  if (!program_of(ctx, prog))
+    rc = cls__error(CLS_EFOREIGN, 0, "cls_program_release: not a program of this context");
+  else if (prog->refs == 0)
+    rc = cls__error(CLS_ESTALE, 0, "cls_program_release: already released");
+  else
+    prog->refs--; /* kept for its kernels until the context goes */
+  cls__unlock(ctx);
+  return rc;
+}
+
+static void arg_info(cls_context *ctx, struct cls_kernel *k) {
+  if (ctx->info.cl_version < 120 || k->nargs == 0)
+    return;
+  k->argq = calloc(k->nargs, 1);
+  if (!k->argq)
+    return;
+  for (cl_uint i = 0; i < k->nargs; i++) {
+    cl_kernel_arg_address_qualifier q;
+    if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL) !=
+        CL_SUCCESS) {
+      free(k->argq); /* not available: only the count is checked */
+      k->argq = NULL;
+      return;
+    }
+    k->argq[i] = q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT
+                     ? CLS__ARGQ_GLOBAL
+                 : q == CL_KERNEL_ARG_ADDRESS_LOCAL ? CLS__ARGQ_LOCAL
+                                                    : CLS__ARGQ_PRIVATE;
+  }
+}
+
+CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name,
+                           cls_kernel **out) {
+  if (!ctx || !prog || !name || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_kernel_get: NULL argument");
+  *out = NULL;
+  cls__lock(ctx);
+  int rc = CLS_OK;
+  if (!program_of(ctx, prog)) {
+    rc = cls__error(CLS_EFOREIGN, 0, "cls_kernel_get: not a program of this context");
+    goto done;
+  }
+  for (struct cls_kernel *k = prog->kernels; k; k = k->next)
+    if (strcmp(k->name, name) == 0) {
+      *out = k;
+      goto done;
+    }
+  cl_int crc;
+  cl_kernel kern = clCreateKernel(prog->program, name, &crc);
+  if (crc != CL_SUCCESS) {
+    rc = cls__error(crc == CL_INVALID_KERNEL_NAME ? CLS_ENOKERNEL : CLS_ECL, crc,
+                    "kernel '%s': %s", name, cls_cl_status_name(crc));
+    goto done;
+  }
+  struct cls_kernel *k = calloc(1, sizeof *k);
+  if (!k || !(k->name = dupstr(name, strlen(name)))) {
+    free(k);
+    clReleaseKernel(kern);
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    goto done;
+  }
+  k->kernel = kern;
+  k->magic = KERNEL_MAGIC;
+  k->ctx = ctx;
+  k->prog = prog;
+  clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
+  clGetKernelWorkGroupInfo(kern, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->max_wg,
+                           &k->max_wg, NULL);
+  arg_info(ctx, k);
+  k->next = prog->kernels;
+  prog->kernels = k;
+  *out = k;
+done:
+  cls__unlock(ctx);
+  return rc;
+}
+
+bool cls__kernel_valid(cls_context *ctx, const cls_kernel *k) {
+  return k && k->magic == KERNEL_MAGIC && k->ctx == ctx;
+}
+
+CLS_API const char *cls_kernel_name(const cls_kernel *k) {
+  return k && k->magic == KERNEL_MAGIC ? k->name : "";
+}
+
+CLS_API int cls_kernel_num_args(const cls_kernel *k) {
+  if (!k || k->magic != KERNEL_MAGIC)
+    return cls__error(CLS_EINVAL, 0, "cls_kernel_num_args: not a kernel");
+  return (int)k->nargs;
+}
