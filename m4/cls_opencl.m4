@@ -29,11 +29,10 @@ AC_DEFUN([CLS_CHECK_OPENCL], [
 
   AC_CHECK_HEADER([CL/cl.h], [],
     [AC_MSG_ERROR([CL/cl.h not found: install the Khronos headers (Debian: opencl-headers) or pass --with-opencl=DIR])],
-    [#define CL_TARGET_OPENCL_VERSION 120])
+    [])
 
   AC_MSG_CHECKING([for clGetPlatformIDs with $OPENCL_LIBS])
   AC_LINK_IFELSE([AC_LANG_PROGRAM([[
-#define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 ]], [[cl_uint n = 0; return (int) clGetPlatformIDs(0, 0, &n);]])],
     [AC_MSG_RESULT([yes])

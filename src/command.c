@@ -88,11 +88,21 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
   }
   struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
   uint64_t pos = ++s->issued;
+  if (prov) {
+    prov->scope_name = name;
+    prov->operation = cmd->op;
+    prov->stream = s->id;
+    prov->position = pos;
+  }
+  if (ctx->log.level >= CLS_LOG_FULL)
+    cls__log(&ctx->log, CLS_LOG_FULL, "stream %d: %s%s%s, %zu bindings, %u waits", s->id,
+             cmd->op, cmd->kind == CLS__CMD_LAUNCH ? " of " : "",
+             cmd->kind == CLS__CMD_LAUNCH ? name : "", cmd->nbind, cmd->nwait);
   cl_int crc = d->submit(ctx->driver, cmd);
   if (crc != CL_SUCCESS) {
     int status = cmd->kind == CLS__CMD_LAUNCH ? CLS_ELAUNCH : CLS_ECL;
     struct cls__failure *f = cls__failure_mint(
-        ctx, status, crc, cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : "", s->id, pos,
+        ctx, status, crc, cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : "", s->id, pos, false,
         "enqueue of %s failed: %s", name, cls_cl_status_name(crc));
     if (f) /* out of memory: the provisional record stays, reads still fail */
       cls__exit_write(ctx, prov, cmd->bind, cmd->nbind, f);

@@ -92,7 +92,7 @@ static void log_failure(cls_context *ctx, struct cls__failure *f) {
 
 struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_status,
                                        const char *op, const char *kernel, int stream,
-                                       uint64_t position, const char *fmt, ...) {
+                                       uint64_t position, bool async, const char *fmt, ...) {
   struct cls__failure *f = failure_new();
   if (!f)
     return NULL;
@@ -102,6 +102,7 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_s
   copy_name(f->kernel, kernel);
   f->stream = stream;
   f->position = position;
+  f->async = async;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(f->message, sizeof f->message, fmt, ap);
@@ -144,7 +145,7 @@ static struct cls__failure *materialize(cls_context *ctx, struct cls__slot *slot
   struct cls__failure *f = slot->failure;
   if (f == &cls__never_written) {
     int st = cls__handle_stream(h);
-    f = cls__failure_mint(ctx, CLS_ETAINTED, 0, "alloc", "", st, 0,
+    f = cls__failure_mint(ctx, CLS_ETAINTED, 0, "alloc", "", st, 0, false,
                           "buffer of %zu bytes allocated on stream %d was never written",
                           slot->size, st);
     if (!f)
@@ -153,6 +154,8 @@ static struct cls__failure *materialize(cls_context *ctx, struct cls__slot *slot
     cls__failure_unref(f);
   } else if (f && f->provisional && !f->logged) {
     /* A write scope that never ended: its outputs stay tainted (F3). */
+    if (f->scope_name && !f->kernel[0])
+      copy_name(f->kernel, f->scope_name);
     log_failure(ctx, f);
   }
   return f;
@@ -185,6 +188,8 @@ struct cls__failure *cls__enter_write(cls_context *ctx, const struct cls__bindin
   if (!p || p->refs != 1) {
     /* The spare is still held by buffers a scope left behind (or there is
      * none yet): those buffers keep it; take a new one. */
+    if (p && p->scope_name && !p->kernel[0])
+      copy_name(p->kernel, p->scope_name);
     cls__failure_unref(p);
     p = failure_new();
     ft->spare = p;

@@ -38,6 +38,9 @@ struct cls__failure {
   char message[192];
   char *build_log;              /* owned, may be NULL */
   bool provisional;             /* F3: a write scope that has not ended */
+  /* While provisional: what the scope was running, copied into the fields
+   * above only if the scope never ends (the names live in the context). */
+  const char *scope_name;
   bool async;                   /* F8: found after the enqueue */
   bool logged;                  /* F9 */
   uint64_t skipped;             /* launches in the chain */
@@ -63,12 +66,13 @@ void cls__failure_unref(struct cls__failure *f);
 size_t cls__failures_alive(void);
 
 /* Mints a new root failure with one reference held by the caller, and logs
- * it (F9).  NULL only when out of host memory. */
+ * it (F9).  async: found after the enqueue (F8).  NULL only when out of host memory. */
 struct cls__failure *cls__failure_mint(cls_context *ctx, int status,
                                        cl_int cl_status, const char *op,
                                        const char *kernel, int stream,
-                                       uint64_t position, const char *fmt, ...)
-    __attribute__((format(printf, 8, 9)));
+                                       uint64_t position, bool async,
+                                       const char *fmt, ...)
+    __attribute__((format(printf, 9, 10)));
 
 /* Points a slot at f (or at nothing), moving the references. */
 void cls__slot_set_failure(struct cls__slot *slot, struct cls__failure *f);
