@@ -273,8 +273,13 @@ typedef struct cls_program cls_program;
 typedef struct cls_kernel cls_kernel;
 
 /* Builds (or finds in the context's cache, keyed by device, source hash and
- * options) a program.  On a build failure returns CLS_EBUILD and the build
- * log is in cls_last_error_detail(). */
+ * options) a program.  On a build failure returns CLS_EBUILD, the build log
+ * is in cls_last_error_detail(), and *out is still set (release it as
+ * usual) to a program that remembers the failure: kernels taken from it
+ * launch as failed (CLS_EBUILD), and their outputs carry the build failure,
+ * with a build log excerpt, to whoever reads them.  A pipeline may stop at
+ * the CLS_EBUILD or go on and meet it in its reports.  Other errors leave
+ * *out NULL. */
 CLS_API int cls_program_build(cls_context *ctx, const char *source,
                               const char *options, cls_program **out);
 /* Drops the caller's reference; kernels taken from it stay valid until the

@@ -52,6 +52,20 @@ static void note_uses(struct cls__cmd *cmd) {
   }
 }
 
+/* F2: the command does not run; its outputs take f, the skip is on f's
+ * chain.  No OpenCL call, no allocation (F10). */
+static void skip(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *f,
+                 const char *name) {
+  struct cls__stream *s = cmd->stream;
+  uint64_t pos = ++s->issued;
+  cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
+  s->stats.skips++;
+  /* Only needed while something before it may still fail (F8). */
+  if (ctx->inflight_len)
+    cls__inflight_add(ctx, CLS__ENTRY_SKIP, s->id, 0, pos, cmd->op, name, cmd->bind, cmd->nbind,
+                      NULL);
+}
+
 int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg *args,
              struct cls__pending_read *pending, cls_report **report) {
   struct cls__stream *s = cmd->stream;
@@ -63,14 +77,15 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
     if (found) {
       if (cmd->kind == CLS__CMD_READ)
         return cls__read_report(ctx, &cmd->bind[0].handle, 1, report);
-      uint64_t pos = ++s->issued;
-      cls__propagate(ctx, found, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
-      s->stats.skips++;
-      /* Only needed while something before it may still fail (F8). */
-      if (ctx->inflight_len)
-        cls__inflight_add(ctx, CLS__ENTRY_SKIP, s->id, 0, pos, cmd->op, name, cmd->bind,
-                          cmd->nbind, NULL);
+      skip(ctx, cmd, found, name);
       return cls__error(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED, 0, NULL);
+    }
+    if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
+      /* Its program never built: the launch cannot run, and its outputs
+       * carry the build failure (with the log) to whoever reads them. */
+      skip(ctx, cmd, cmd->kernel->prog->build_failure, name);
+      return cls__error(CLS_EBUILD, cmd->kernel->prog->build_failure->cl_status,
+                        "kernel '%s' comes from a program that failed to build", name);
     }
     rc = d->order(ctx->driver, cmd);
     if (rc == CLS__RETRY)

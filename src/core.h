@@ -142,6 +142,8 @@ struct cls__stream_pool {
 /* ------------------------------------------------------------------ */
 
 enum { CLS__ARGQ_UNKNOWN = 0, CLS__ARGQ_GLOBAL, CLS__ARGQ_LOCAL, CLS__ARGQ_PRIVATE };
+/* nargs of a kernel taken from a failed build: not checked. */
+#define CLS__NARGS_UNKNOWN ((cl_uint)-1)
 
 struct cls_kernel {
   unsigned magic;          /* checked before use: a freed or foreign pointer
@@ -166,6 +168,11 @@ struct cls_program {
   cls_context *ctx;
   struct cls_kernel *kernels;
   struct cls_program *next;
+  /* A failed build: kernels taken from it launch as failed with this root
+   * cause (the build log in its report); NULL when the build succeeded. */
+  struct cls__failure *build_failure;
+  char *build_detail;      /* the error detail of the build, replayed on a
+                              cache hit */
 };
 
 void cls__programs_fini(cls_context *ctx);

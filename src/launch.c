@@ -44,7 +44,7 @@ static const char *kind_name(int q) {
 
 static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *k,
                       size_t nargs, const cls_arg *args) {
-  if (nargs != k->nargs)
+  if (k->nargs != CLS__NARGS_UNKNOWN && nargs != k->nargs)
     return cls__error(CLS_EARGCOUNT, 0, "kernel '%s' takes %u arguments, %zu given", k->name,
                       k->nargs, nargs);
   if (nargs > CLS_MAX_ARGS)

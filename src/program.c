@@ -2,6 +2,7 @@
  * device, source hash and options; kernels looked up by name, with their
  * argument count and (where the platform gives it) argument kinds. */
 #include "core.h"
+#include "failure.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,24 @@ static char *dupstr(const char *s, size_t n) {
     d[n] = '\0';
   }
   return d;
+}
+
+#define LOG_EXCERPT 2048
+
+/* Records a failed build on the program: the record every launch of its
+ * kernels will carry, and the detail a cache hit replays. */
+static void remember_failure(cls_context *ctx, struct cls_program *p, cl_int rc,
+                             const char *log) {
+  p->build_detail = strdup(cls_last_error_detail());
+  p->build_failure = cls__failure_mint(ctx, CLS_EBUILD, rc, "build", "", -1, 0, false,
+                                       "program build failed (%s) with options '%s'",
+                                       cls_cl_status_name(rc), p->options);
+  if (p->build_failure && log && log[0]) {
+    size_t n = strlen(log);
+    if (n > LOG_EXCERPT)
+      n = LOG_EXCERPT;
+    p->build_failure->build_log = dupstr(log, n);
+  }
 }
 
 /* Builds with -cl-kernel-arg-info so argument kinds can be checked. */
@@ -67,6 +86,7 @@ static int build(cls_context *ctx, struct cls_program *p) {
   }
   cls__error(CLS_EBUILD, rc, "build failed (%s) with options '%s':\n%s", cls_cl_status_name(rc),
              p->options, log && log[0] ? log : "(empty build log)");
+  remember_failure(ctx, p, rc, log);
   free(log);
   return CLS_EBUILD;
 }
@@ -75,7 +95,8 @@ static void program_free(struct cls_program *p) {
   struct cls_kernel *k = p->kernels;
   while (k) {
     struct cls_kernel *next = k->next;
-    clReleaseKernel(k->kernel);
+    if (k->kernel)
+      clReleaseKernel(k->kernel);
     free(k->argq);
     free(k->name);
     k->magic = 0;
@@ -84,6 +105,8 @@ static void program_free(struct cls_program *p) {
   }
   if (p->program)
     clReleaseProgram(p->program);
+  cls__failure_unref(p->build_failure);
+  free(p->build_detail);
   free(p->source);
   free(p->options);
   free(p);
@@ -117,6 +140,9 @@ CLS_API int cls_program_build(cls_context *ctx, const char *source, const char *
         memcmp(p->source, source, len) == 0) {
       p->refs++;
       *out = p;
+      if (p->build_failure)
+        rc = cls__error(CLS_EBUILD, p->build_failure->cl_status, "%s",
+                        p->build_detail ? p->build_detail : p->build_failure->message);
       goto done;
     }
   struct cls_program *p = calloc(1, sizeof *p);
@@ -135,8 +161,8 @@ CLS_API int cls_program_build(cls_context *ctx, const char *source, const char *
     goto done;
   }
   rc = build(ctx, p);
-  if (rc < 0) {
-    program_free(p);
+  if (rc < 0 && !p->build_failure) {
+    program_free(p); /* out of memory, or nothing to remember */
     goto done;
   }
   p->refs = 1;
@@ -207,6 +233,23 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
       *out = k;
       goto done;
     }
+  if (prog->build_failure) {
+    /* A stand-in: its launches carry the build failure downstream. */
+    struct cls_kernel *k = calloc(1, sizeof *k);
+    if (!k || !(k->name = dupstr(name, strlen(name)))) {
+      free(k);
+      rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+      goto done;
+    }
+    k->magic = KERNEL_MAGIC;
+    k->ctx = ctx;
+    k->prog = prog;
+    k->nargs = CLS__NARGS_UNKNOWN;
+    k->next = prog->kernels;
+    prog->kernels = k;
+    *out = k;
+    goto done;
+  }
   cl_int crc;
   cl_kernel kern = clCreateKernel(prog->program, name, &crc);
   if (crc != CL_SUCCESS) {
