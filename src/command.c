@@ -70,6 +70,8 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
              struct cls__pending_read *pending, cls_report **report) {
   struct cls__stream *s = cmd->stream;
   const struct cls_driver_ops *d = ctx->driver_ops;
+  cmd->nargs = nargs;
+  cmd->args = args;
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
   int rc;
   for (;;) {

@@ -32,6 +32,9 @@ struct cls__cmd {
   struct cls_kernel_cmd kcmd;   /* launches */
   size_t nbind;
   struct cls__binding bind[CLS_MAX_ARGS]; /* argument order */
+  size_t nargs;                 /* launches: the arguments as given, set on */
+  const cls_arg *args;          /* the kernel already (a driver that defers
+                                   the enqueue keeps a copy) */
   /* transfers */
   struct cls__slot *src, *dst;
   size_t src_offset, dst_offset, size;
@@ -70,6 +73,16 @@ struct cls_driver_ops {
                 struct cls__driver **out);
   /* Waits for all work and frees the state (streams included). */
   void (*destroy)(struct cls__driver *d);
+  /* Creates the backend of logical stream s (s->id is set): fills
+   * s->backend, the factory stream its memory pages are allocated on.
+   * Called once, on the stream's first use. */
+  int (*open)(struct cls__driver *d, struct cls__stream *s);
+  /* Waits for s's work and drops its backend.  Called once per open(). */
+  void (*close)(struct cls__driver *d, struct cls__stream *s);
+  /* Learns what finished on s (wait: everything submitted so far): raises
+   * s->completed and hands each command found failed to
+   * cls__stream_failed(), in order. */
+  int (*poll)(struct cls__driver *d, struct cls__stream *s, bool wait);
   /* The two accessors the shared failure store is written on. */
   struct cls__stream_pool *(*pool)(struct cls__driver *d);
   struct cls__failures *(*failures)(struct cls__driver *d);
@@ -86,6 +99,17 @@ struct cls_driver_ops {
    * stream).  Failures found are handled through cls__stream_poll. */
   int (*sync)(struct cls__driver *d, struct cls__stream *s);
 };
+
+/* Ordering (order.c).  The streams cmd's stream must be ordered after: bit
+ * t of the result is set when command need[t] of stream t (or later) must
+ * come first.  Only streams not already ordered that far are named. */
+uint64_t cls__order_needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS]);
+/* s is now ordered after p up to p's command `upto`, and after everything p
+ * was ordered after. */
+void cls__order_synced(struct cls__stream *s, const struct cls__stream *p, uint64_t upto);
+
+/* F8 entry point for drivers: command `seq` of s failed after its enqueue. */
+void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status);
 
 /* Runs a command through the failure rules and the driver (command.c).
  * `args` are the launch's arguments (launches only); `pending` the record

@@ -32,7 +32,7 @@ void cls__pool_fini(cls_context *ctx, struct cls__stream_pool *pool) {
     struct cls__stream *s = &pool->streams[i];
     if (!s->created)
       continue;
-    pool->factory->destroy(s->backend); /* waits for the stream's work */
+    ctx->driver_ops->close(ctx->driver, s); /* waits for the stream's work */
     cls__memory_fini(ctx, s);
     s->created = false;
   }
@@ -56,13 +56,12 @@ struct cls__stream *cls__stream_get(cls_context *ctx, int id, int *err) {
   if (s->created)
     return s;
   memset(s, 0, sizeof *s);
-  cl_int rc = pool->factory->create(pool->factory_data, &pool->backend, id, &s->backend);
-  if (rc != CL_SUCCESS) {
-    *err = cls__error(CLS_ECL, rc, "creating stream %d (%s factory) failed: %s", id,
-                      pool->factory->name, cls_cl_status_name(rc));
+  s->id = id;
+  int rc = ctx->driver_ops->open(ctx->driver, s);
+  if (rc < 0) {
+    *err = rc;
     return NULL;
   }
-  s->id = id;
   s->created = true;
   s->mem.free_slot = -1;
   if (id >= pool->nstreams)
@@ -71,29 +70,16 @@ struct cls__stream *cls__stream_get(cls_context *ctx, int id, int *err) {
   return s;
 }
 
-struct poll_arg {
-  cls_context *ctx;
-  struct cls__stream *s;
-};
-
-static void on_failed(void *arg, uint64_t seq, cl_int status) {
-  struct poll_arg *a = arg;
-  a->s->failed_seq = seq;
-  a->s->failed_status = status;
-  cls__inflight_failed(a->ctx, a->s->id, seq, status);
+void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status) {
+  s->failed_seq = seq;
+  s->failed_status = status;
+  cls__inflight_failed(ctx, s->id, seq, status);
 }
 
 int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
-  struct poll_arg a = {ctx, s};
-  uint64_t completed = s->completed;
-  cl_int rc = cls__pool(ctx)->factory->poll(s->backend, wait, on_failed, &a, &completed);
-  if (completed > s->completed)
-    s->completed = completed;
+  int rc = ctx->driver_ops->poll(ctx->driver, s, wait);
   cls__inflight_prune(ctx);
-  if (rc != CL_SUCCESS)
-    return cls__error(CLS_ECL, rc, "stream %d: %s failed: %s", s->id,
-                      wait ? "waiting for completion" : "polling", cls_cl_status_name(rc));
-  return CLS_OK;
+  return rc;
 }
 
 int cls__poll_all(cls_context *ctx, bool wait) {

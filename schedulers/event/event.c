@@ -53,6 +53,42 @@ static void ev_destroy(struct cls__driver *base) {
   free(d);
 }
 
+static int ev_open(struct cls__driver *base, struct cls__stream *s) {
+  struct cls__stream_pool *pool = &ed(base)->pool;
+  cl_int rc = pool->factory->create(pool->factory_data, &pool->backend, s->id, &s->backend);
+  if (rc != CL_SUCCESS)
+    return cls__error(CLS_ECL, rc, "creating stream %d (%s factory) failed: %s", s->id,
+                      pool->factory->name, cls_cl_status_name(rc));
+  return CLS_OK;
+}
+
+static void ev_close(struct cls__driver *base, struct cls__stream *s) {
+  ed(base)->pool.factory->destroy(s->backend);
+  s->backend = NULL;
+}
+
+struct poll_arg {
+  cls_context *ctx;
+  struct cls__stream *s;
+};
+
+static void on_failed(void *arg, uint64_t seq, cl_int status) {
+  struct poll_arg *a = arg;
+  cls__stream_failed(a->ctx, a->s, seq, status);
+}
+
+static int ev_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
+  struct poll_arg a = {base->ctx, s};
+  uint64_t completed = s->completed;
+  cl_int rc = ed(base)->pool.factory->poll(s->backend, wait, on_failed, &a, &completed);
+  if (completed > s->completed)
+    s->completed = completed;
+  if (rc != CL_SUCCESS)
+    return cls__error(CLS_ECL, rc, "stream %d: %s failed: %s", s->id,
+                      wait ? "waiting for completion" : "polling", cls_cl_status_name(rc));
+  return CLS_OK;
+}
+
 static struct cls__stream_pool *ev_pool(struct cls__driver *d) { return &ed(d)->pool; }
 static struct cls__failures *ev_failures(struct cls__driver *d) { return &ed(d)->failures; }
 
@@ -66,26 +102,8 @@ static int ev_order(struct cls__driver *base, struct cls__cmd *cmd) {
   cls_context *ctx = base->ctx;
   struct cls__stream *s = cmd->stream;
   uint64_t need[CLS_MAX_STREAMS];
-  uint64_t mask = 0;
   cmd->nwait = 0;
-  for (size_t i = 0; i < cmd->nbind; i++) {
-    const struct cls__slot *slot = cmd->bind[i].slot;
-    int w = slot->writer;
-    if (w >= 0 && w != s->id && slot->write_seq > s->synced[w]) {
-      if (!(mask & (1ull << w)) || slot->write_seq > need[w])
-        need[w] = slot->write_seq;
-      mask |= 1ull << w;
-    }
-    if (!(cmd->bind[i].access & CLS_WRITE) || !slot->read_mask)
-      continue;
-    for (int r = 0; r < CLS_MAX_STREAMS; r++) {
-      if (r == s->id || !(slot->read_mask & (1ull << r)) || slot->read_seq[r] <= s->synced[r])
-        continue;
-      if (!(mask & (1ull << r)) || slot->read_seq[r] > need[r])
-        need[r] = slot->read_seq[r];
-      mask |= 1ull << r;
-    }
-  }
+  uint64_t mask = cls__order_needs(cmd, need);
   if (!mask)
     return CLS_OK;
 
@@ -106,8 +124,7 @@ static int ev_order(struct cls__driver *base, struct cls__cmd *cmd) {
     struct cls__stream *p = cls__stream_peek(ctx, t);
     if (p->completed >= need[t]) {
       /* Finished already: ordered without an event. */
-      if (p->completed > s->synced[t])
-        s->synced[t] = p->completed;
+      cls__order_synced(s, p, p->completed);
       continue;
     }
     const struct cls_stream_factory *f = cls__pool(ctx)->factory;
@@ -124,10 +141,7 @@ static int ev_order(struct cls__driver *base, struct cls__cmd *cmd) {
     p->stats.markers++;
     p->stats.flushes++;
     s->stats.waits++;
-    s->synced[t] = p->submitted;
-    for (int u = 0; u < CLS_MAX_STREAMS; u++)
-      if (p->synced[u] > s->synced[u] && u != s->id)
-        s->synced[u] = p->synced[u];
+    cls__order_synced(s, p, p->submitted);
     cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d waits for stream %d up to %llu", s->id, t,
              (unsigned long long)p->submitted);
   }
@@ -189,6 +203,9 @@ const struct cls_driver_ops cls__event_driver = {
     .description = "one OpenCL queue per stream, ordered by events where bindings require",
     .create = ev_create,
     .destroy = ev_destroy,
+    .open = ev_open,
+    .close = ev_close,
+    .poll = ev_poll,
     .pool = ev_pool,
     .failures = ev_failures,
     .order = ev_order,
