@@ -180,8 +180,13 @@ CLS_API int cls_context_create(cls_context **out,
  * NULL is accepted. */
 CLS_API void cls_context_destroy(cls_context *ctx);
 CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out);
-/* Name of the driver the context runs on ("event"). */
+/* Name of the driver the context runs on ("event", "scheduler"). */
 CLS_API const char *cls_context_driver(cls_context *ctx);
+/* The drivers built into this library (configure --enable-drivers), and
+ * the default (configure --with-scheduler; $CLS_SCHEDULER overrides it). */
+CLS_API size_t cls_driver_count(void);
+CLS_API int cls_driver_info(size_t i, const char **name, const char **description);
+CLS_API const char *cls_default_driver(void);
 
 /* Per-stream counters; they only grow (until cls_stats_reset). */
 struct cls_stream_stats {

@@ -6,8 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Filtered by configure (--enable-drivers). */
 static const struct cls_driver_ops *const drivers[] = {
+#ifdef CLS_HAVE_DRIVER_EVENT
     &cls__event_driver,
+#endif
+#ifdef CLS_HAVE_DRIVER_SCHEDULER
+    &cls__scheduler_driver,
+#endif
 };
 #define NDRIVERS (sizeof drivers / sizeof drivers[0])
 
@@ -40,3 +46,20 @@ int cls__driver_find(const char *spec, const struct cls_driver_ops **out, const 
   list_drivers();
   return CLS_EDRIVER;
 }
+
+size_t cls__driver_count(void) { return NDRIVERS; }
+const struct cls_driver_ops *cls__driver_at(size_t i) { return i < NDRIVERS ? drivers[i] : NULL; }
+
+CLS_API size_t cls_driver_count(void) { return NDRIVERS; }
+
+CLS_API int cls_driver_info(size_t i, const char **name, const char **description) {
+  if (i >= NDRIVERS)
+    return cls__error(CLS_ERANGE, 0, "cls_driver_info: no driver %zu", i);
+  if (name)
+    *name = drivers[i]->name;
+  if (description)
+    *description = drivers[i]->description;
+  return CLS_OK;
+}
+
+CLS_API const char *cls_default_driver(void) { return CLS_DEFAULT_DRIVER; }

@@ -124,5 +124,9 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
 int cls__driver_find(const char *spec, const struct cls_driver_ops **out,
                      const char **params);
 extern const struct cls_driver_ops cls__event_driver;
+extern const struct cls_driver_ops cls__scheduler_driver;
+/* The drivers built in, for listings. */
+size_t cls__driver_count(void);
+const struct cls_driver_ops *cls__driver_at(size_t i);
 
 #endif /* CLS_DRIVER_H */

@@ -1,0 +1,636 @@
+/* The scheduler-based driver: logical streams hold task lists, submitted in
+ * batches onto shared backend queues.
+ *
+ * A logical stream's list is submitted when it reaches max_tasks, when
+ * another stream binds a buffer its pending tasks write (so order holds),
+ * before a blocking transfer on it, and on sync.  Strategies:
+ *   sequential  each stream's tasks, in order, onto its backend queue;
+ *               N logical streams share M queues (stream i -> queue i % M;
+ *               M = N unless queues=M is given)
+ *   interleave  the pending tasks of every stream, round-robin, onto one
+ *               queue
+ * Parameters: CLS_SCHEDULER=scheduler[:STRATEGY][,max_tasks=N][,queues=M].
+ *
+ * Streams on one queue are ordered by the queue itself; streams on
+ * different queues by a marker event, as in the event driver.  A task keeps
+ * copies of what the enqueue needs (kernel arguments, work sizes, fill
+ * pattern) in arenas of its list, reused after every submission, so a
+ * launch allocates nothing once the arenas have grown.  An enqueue that
+ * fails at submission is a failure found after cls_launch returned: it goes
+ * through the same F8 path as a failure at completion.  The failure rules
+ * themselves are the shared store's: nothing here decides about taint. */
+#include "core.h"
+#include "driver.h"
+#include "failure.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MAX_TASKS 32
+
+enum strategy { SEQUENTIAL, INTERLEAVE };
+
+struct task_arg {
+  int kind;
+  size_t size;
+  size_t off; /* in the list's byte arena: a cl_mem or a scalar's bytes */
+};
+
+struct task {
+  int kind;
+  uint64_t seq;
+  /* launch */
+  cl_kernel kernel;
+  const char *name;
+  cl_uint dims;
+  size_t global[3], local[3];
+  bool has_local;
+  size_t arg0, nargs;
+  /* transfers */
+  cl_mem src, dst;
+  size_t src_off, dst_off, size;
+  const void *host_src;
+  void *host_dst;
+  unsigned char pattern[128];
+  size_t psize;
+  /* waits, in the list's event arena; owned until the enqueue */
+  size_t wait0, nwait;
+};
+
+struct list {
+  struct task *tasks;
+  size_t n, cap;
+  struct task_arg *args;
+  size_t nargs, capargs;
+  unsigned char *bytes;
+  size_t nbytes, capbytes;
+  cl_event *waits;
+  size_t nwaits, capwaits;
+  int queue;
+};
+
+/* A backend queue: enqueued commands not yet known complete, by backend
+ * seq, with the logical command each one is. */
+struct qmap {
+  uint64_t bseq;
+  int stream;
+  uint64_t seq;
+  bool real; /* false: an enqueue that failed, completes with bseq */
+};
+
+struct queue {
+  void *stream; /* the factory's */
+  int users;
+  uint64_t seq;
+  struct qmap *map;
+  size_t head, len, cap;
+  /* poll scratch: failures of one poll */
+  struct qfail {
+    uint64_t bseq;
+    cl_int status;
+  } *fails;
+  size_t nfails, capfails;
+};
+
+struct sched_driver {
+  struct cls__driver base;
+  struct cls__stream_pool pool;
+  struct cls__failures failures;
+  int strategy;
+  unsigned max_tasks;
+  int nqueues; /* 0: one per logical stream */
+  struct list lists[CLS_MAX_STREAMS];
+  struct queue queues[CLS_MAX_STREAMS];
+};
+
+static struct sched_driver *sd(struct cls__driver *d) { return (struct sched_driver *)d; }
+
+/* Grows *p (of *cap elements of `size`) to hold `need`; false when out of
+ * memory.  Growth only: arenas are reused after every submission. */
+static bool reserve(void **p, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap)
+    return true;
+  size_t ncap = *cap ? *cap : 16;
+  while (ncap < need)
+    ncap *= 2;
+  void *n = realloc(*p, ncap * size);
+  if (!n)
+    return false;
+  *p = n;
+  *cap = ncap;
+  return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parameters                                                          */
+/* ------------------------------------------------------------------ */
+
+static int parse_params(struct sched_driver *d, const char *params) {
+  d->strategy = SEQUENTIAL;
+  d->max_tasks = DEFAULT_MAX_TASKS;
+  d->nqueues = 0;
+  if (!params || !*params)
+    return CLS_OK;
+  char buf[256];
+  if (strlen(params) >= sizeof buf)
+    return cls__error(CLS_ECONFIG, 0, "scheduler parameters too long");
+  strcpy(buf, params);
+  char *save = NULL;
+  bool first = true;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), first = false) {
+    char *eq = strchr(tok, '=');
+    if (!eq) {
+      if (!first)
+        return cls__error(CLS_ECONFIG, 0, "scheduler: '%s': the strategy comes first", tok);
+      if (strcmp(tok, "sequential") == 0)
+        d->strategy = SEQUENTIAL;
+      else if (strcmp(tok, "interleave") == 0)
+        d->strategy = INTERLEAVE;
+      else
+        return cls__error(CLS_ECONFIG, 0,
+                          "scheduler: unknown strategy '%s' (sequential, interleave)", tok);
+      continue;
+    }
+    *eq = '\0';
+    char *end;
+    unsigned long v = strtoul(eq + 1, &end, 10);
+    if (!eq[1] || *end || eq[1] == '-')
+      return cls__error(CLS_ECONFIG, 0, "scheduler: %s=%s is not a count", tok, eq + 1);
+    if (strcmp(tok, "max_tasks") == 0) {
+      if (v < 1 || v > 1u << 20)
+        return cls__error(CLS_ECONFIG, 0, "scheduler: max_tasks=%lu (1..%u)", v, 1u << 20);
+      d->max_tasks = (unsigned)v;
+    } else if (strcmp(tok, "queues") == 0) {
+      if (v < 1 || v > CLS_MAX_STREAMS)
+        return cls__error(CLS_ECONFIG, 0, "scheduler: queues=%lu (1..%d)", v, CLS_MAX_STREAMS);
+      d->nqueues = (int)v;
+    } else {
+      return cls__error(CLS_ECONFIG, 0, "scheduler: unknown parameter '%s' (max_tasks, queues)",
+                        tok);
+    }
+  }
+  if (d->strategy == INTERLEAVE)
+    d->nqueues = 1;
+  return CLS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Submission                                                          */
+/* ------------------------------------------------------------------ */
+
+static bool map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq, bool real) {
+  if (q->len == q->cap) {
+    size_t ncap = q->cap ? q->cap * 2 : 64;
+    struct qmap *n = malloc(ncap * sizeof *n);
+    if (!n)
+      return false;
+    for (size_t i = 0; i < q->len; i++)
+      n[i] = q->map[(q->head + i) % q->cap];
+    free(q->map);
+    q->map = n;
+    q->cap = ncap;
+    q->head = 0;
+  }
+  q->map[(q->head + q->len) % q->cap] = (struct qmap){bseq, stream, seq, real};
+  q->len++;
+  return true;
+}
+
+static cl_int set_args(const struct list *l, const struct task *t) {
+  for (size_t i = 0; i < t->nargs; i++) {
+    const struct task_arg *a = &l->args[t->arg0 + i];
+    cl_int rc = clSetKernelArg(t->kernel, (cl_uint)i, a->size,
+                               a->kind == CLS_ARG_LOCAL ? NULL : l->bytes + a->off);
+    if (rc != CL_SUCCESS)
+      return rc;
+  }
+  return CL_SUCCESS;
+}
+
+static cl_int enqueue(const struct cls_stream_factory *f, struct queue *q, const struct list *l,
+                      const struct task *t, uint64_t bseq) {
+  const cl_event *w = t->nwait ? l->waits + t->wait0 : NULL;
+  cl_uint nw = (cl_uint)t->nwait;
+  switch (t->kind) {
+  case CLS__CMD_LAUNCH: {
+    cl_int rc = set_args(l, t);
+    if (rc != CL_SUCCESS)
+      return rc;
+    struct cls_kernel_cmd kc = {t->kernel, t->name, t->dims, t->global,
+                                t->has_local ? t->local : NULL};
+    return f->launch(q->stream, &kc, bseq, nw, w);
+  }
+  case CLS__CMD_WRITE:
+    return f->write(q->stream, t->dst, t->dst_off, t->size, t->host_src, 0, bseq, nw, w);
+  case CLS__CMD_READ:
+    return f->read(q->stream, t->src, t->src_off, t->size, t->host_dst, 0, bseq, nw, w);
+  case CLS__CMD_COPY:
+    return f->copy(q->stream, t->src, t->src_off, t->dst, t->dst_off, t->size, bseq, nw, w);
+  case CLS__CMD_FILL:
+    return f->fill(q->stream, t->dst, t->dst_off, t->size, t->pattern, t->psize, bseq, nw, w);
+  }
+  return CL_INVALID_OPERATION;
+}
+
+/* Enqueues task i of stream id's list onto its queue. */
+static void submit_task(struct sched_driver *d, int id, size_t i) {
+  cls_context *ctx = d->base.ctx;
+  struct list *l = &d->lists[id];
+  struct queue *q = &d->queues[l->queue];
+  const struct task *t = &l->tasks[i];
+  struct cls__stream *s = cls__stream_peek(ctx, id);
+  cl_int rc = enqueue(d->pool.factory, q, l, t, q->seq + 1);
+  for (size_t w = 0; w < t->nwait; w++)
+    clReleaseEvent(l->waits[t->wait0 + w]);
+  if (rc == CL_SUCCESS) {
+    q->seq++;
+    map_push(q, q->seq, id, t->seq, true);
+    s->stats.enqueues++;
+    if (t->kind == CLS__CMD_LAUNCH)
+      s->stats.launches++;
+    return;
+  }
+  /* Completes with the queue's last command; the failure is found now. */
+  map_push(q, q->seq, id, t->seq, false);
+  cls__stream_failed(ctx, s, t->seq, rc);
+}
+
+static void list_reset(struct list *l) {
+  l->n = l->nargs = l->nbytes = l->nwaits = 0;
+}
+
+static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
+  cl_int rc = d->pool.factory->flush(d->queues[queue].stream);
+  for (int id = 0; id < CLS_MAX_STREAMS; id++)
+    if (streams & (1ull << id)) {
+      struct cls__stream *s = cls__stream_peek(d->base.ctx, id);
+      s->stats.submissions++;
+      s->stats.flushes++;
+    }
+  if (rc != CL_SUCCESS)
+    cls__log(&d->base.ctx->log, CLS_LOG_ERRORS, "flushing backend queue %d failed: %s", queue,
+             cls_cl_status_name(rc));
+}
+
+/* Submits stream id's pending tasks (interleave: every stream's, round
+ * robin). */
+static void submit_list(struct sched_driver *d, int id) {
+  if (d->strategy == SEQUENTIAL) {
+    struct list *l = &d->lists[id];
+    if (!l->n)
+      return;
+    for (size_t i = 0; i < l->n; i++)
+      submit_task(d, id, i);
+    list_reset(l);
+    queue_flush(d, l->queue, 1ull << id);
+    return;
+  }
+  size_t next[CLS_MAX_STREAMS] = {0};
+  uint64_t involved = 0;
+  for (bool more = true; more;) {
+    more = false;
+    for (int s = 0; s < CLS_MAX_STREAMS; s++) {
+      struct list *l = &d->lists[s];
+      if (next[s] >= l->n)
+        continue;
+      submit_task(d, s, next[s]++);
+      involved |= 1ull << s;
+      more = true;
+    }
+  }
+  if (!involved)
+    return;
+  for (int s = 0; s < CLS_MAX_STREAMS; s++)
+    if (involved & (1ull << s))
+      list_reset(&d->lists[s]);
+  queue_flush(d, 0, involved);
+}
+
+/* ------------------------------------------------------------------ */
+/* Driver ops                                                          */
+/* ------------------------------------------------------------------ */
+
+static int sc_create(cls_context *ctx, const char *params, const struct cls_stream_factory *f,
+                     void *fdata, struct cls__driver **out) {
+  struct sched_driver *d = calloc(1, sizeof *d);
+  if (!d)
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  int rc = parse_params(d, params);
+  if (rc == CLS_OK)
+    rc = cls__pool_init(ctx, &d->pool, f, fdata);
+  if (rc < 0) {
+    free(d);
+    return rc;
+  }
+  d->base.ops = &cls__scheduler_driver;
+  d->base.ctx = ctx;
+  cls__failures_init(&d->failures, &ctx->log);
+  *out = &d->base;
+  return CLS_OK;
+}
+
+static void free_list(struct list *l) {
+  for (size_t i = 0; i < l->nwaits; i++)
+    clReleaseEvent(l->waits[i]);
+  free(l->tasks);
+  free(l->args);
+  free(l->bytes);
+  free(l->waits);
+  memset(l, 0, sizeof *l);
+}
+
+static void sc_destroy(struct cls__driver *base) {
+  struct sched_driver *d = sd(base);
+  cls__poll_all(base->ctx, true);
+  cls__pool_fini(base->ctx, &d->pool);
+  for (int i = 0; i < CLS_MAX_STREAMS; i++)
+    free_list(&d->lists[i]);
+  cls__failures_fini(&d->failures);
+  free(d);
+}
+
+static int sc_open(struct cls__driver *base, struct cls__stream *s) {
+  struct sched_driver *d = sd(base);
+  int qi = d->nqueues ? s->id % d->nqueues : s->id;
+  struct queue *q = &d->queues[qi];
+  if (!q->users) {
+    cl_int rc = d->pool.factory->create(d->pool.factory_data, &d->pool.backend, qi, &q->stream);
+    if (rc != CL_SUCCESS)
+      return cls__error(CLS_ECL, rc, "creating backend queue %d (%s factory) failed: %s", qi,
+                        d->pool.factory->name, cls_cl_status_name(rc));
+  }
+  q->users++;
+  d->lists[s->id].queue = qi;
+  s->backend = q->stream;
+  return CLS_OK;
+}
+
+static void sc_close(struct cls__driver *base, struct cls__stream *s) {
+  struct sched_driver *d = sd(base);
+  struct queue *q = &d->queues[d->lists[s->id].queue];
+  if (--q->users == 0) {
+    d->pool.factory->destroy(q->stream);
+    free(q->map);
+    free(q->fails);
+    memset(q, 0, sizeof *q);
+  }
+  s->backend = NULL;
+}
+
+static void collect(void *arg, uint64_t bseq, cl_int status) {
+  struct queue *q = arg;
+  if (reserve((void **)&q->fails, &q->capfails, q->nfails + 1, sizeof *q->fails))
+    q->fails[q->nfails++] = (struct qfail){bseq, status};
+}
+
+static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
+  struct sched_driver *d = sd(base);
+  cls_context *ctx = base->ctx;
+  if (wait)
+    submit_list(d, s->id);
+  struct queue *q = &d->queues[d->lists[s->id].queue];
+  uint64_t done = 0;
+  q->nfails = 0;
+  cl_int rc = d->pool.factory->poll(q->stream, wait, collect, q, &done);
+  /* Failures first (their commands are still in the map), then
+   * completions, in queue order. */
+  for (size_t f = 0; f < q->nfails; f++)
+    for (size_t i = 0; i < q->len; i++) {
+      struct qmap *m = &q->map[(q->head + i) % q->cap];
+      if (m->real && m->bseq == q->fails[f].bseq) {
+        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, q->fails[f].status);
+        break;
+      }
+    }
+  while (q->len) {
+    struct qmap *m = &q->map[q->head];
+    if (m->bseq > done)
+      break;
+    struct cls__stream *t = cls__stream_peek(ctx, m->stream);
+    if (m->seq > t->completed)
+      t->completed = m->seq;
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+  }
+  if (rc != CL_SUCCESS)
+    return cls__error(CLS_ECL, rc, "stream %d: %s failed: %s", s->id,
+                      wait ? "waiting for completion" : "polling", cls_cl_status_name(rc));
+  return CLS_OK;
+}
+
+static struct cls__stream_pool *sc_pool(struct cls__driver *d) { return &sd(d)->pool; }
+static struct cls__failures *sc_failures(struct cls__driver *d) { return &sd(d)->failures; }
+
+static void release_waits(struct cls__cmd *cmd) {
+  for (cl_uint i = 0; i < cmd->nwait; i++)
+    clReleaseEvent(cmd->wait[i]);
+  cmd->nwait = 0;
+}
+
+static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
+  struct sched_driver *d = sd(base);
+  cls_context *ctx = base->ctx;
+  struct cls__stream *s = cmd->stream;
+  uint64_t need[CLS_MAX_STREAMS];
+  cmd->nwait = 0;
+  uint64_t minted = d->failures.minted;
+  /* Submissions happen here, never in submit(): a deferred enqueue that
+   * fails is an F8 failure, and the command being ordered must be checked
+   * against it before it enters its write scope.  A full list goes now; so
+   * does the list before a blocking transfer (the caller waits for it). */
+  if (d->lists[s->id].n >= d->max_tasks ||
+      (cmd->blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)))
+    submit_list(d, s->id);
+  uint64_t mask = cls__order_needs(cmd, need);
+  if (!mask)
+    return d->failures.minted != minted ? CLS__RETRY : CLS_OK;
+  /* The producers' pending tasks go first, so order holds; then learn of
+   * failures before waiting on anything (F7). */
+  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
+    if (!(mask & (1ull << t)))
+      continue;
+    struct cls__stream *p = cls__stream_peek(ctx, t);
+    if (p->submitted - d->lists[t].n < need[t])
+      submit_list(d, t);
+    int rc = cls__stream_poll(ctx, p, false);
+    if (rc < 0)
+      return rc;
+  }
+  if (d->failures.minted != minted)
+    return CLS__RETRY;
+  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
+    if (!(mask & (1ull << t)))
+      continue;
+    struct cls__stream *p = cls__stream_peek(ctx, t);
+    if (p->completed >= need[t]) {
+      cls__order_synced(s, p, p->completed);
+      continue;
+    }
+    if (d->lists[t].queue == d->lists[s->id].queue) {
+      /* One queue: its order is the order. */
+      cls__order_synced(s, p, p->submitted);
+      continue;
+    }
+    const struct cls_stream_factory *f = d->pool.factory;
+    cl_event ev = NULL;
+    void *pq = d->queues[d->lists[t].queue].stream;
+    cl_int crc = f->marker(pq, &ev);
+    if (crc == CL_SUCCESS && (crc = f->flush(pq)) != CL_SUCCESS)
+      clReleaseEvent(ev);
+    if (crc != CL_SUCCESS) {
+      release_waits(cmd);
+      return cls__error(CLS_ECL, crc, "ordering stream %d after stream %d failed: %s", s->id, t,
+                        cls_cl_status_name(crc));
+    }
+    cmd->wait[cmd->nwait++] = ev;
+    p->stats.markers++;
+    p->stats.flushes++;
+    s->stats.waits++;
+    cls__order_synced(s, p, p->submitted);
+  }
+  return CLS_OK;
+}
+
+/* Copies what the enqueue will need into the list; false: out of memory. */
+static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) {
+  t->kind = cmd->kind;
+  switch (cmd->kind) {
+  case CLS__CMD_LAUNCH: {
+    t->kernel = cmd->kcmd.kernel;
+    t->name = cmd->kcmd.name;
+    t->dims = cmd->kcmd.dims;
+    t->has_local = cmd->kcmd.local != NULL;
+    for (cl_uint i = 0; i < t->dims; i++) {
+      t->global[i] = cmd->kcmd.global[i];
+      t->local[i] = t->has_local ? cmd->kcmd.local[i] : 0;
+    }
+    size_t bytes = 0;
+    for (size_t i = 0; i < cmd->nargs; i++)
+      bytes += cmd->args[i].kind == CLS_ARG_BUFFER   ? sizeof(cl_mem)
+               : cmd->args[i].kind == CLS_ARG_SCALAR ? (cmd->args[i].size + 7) & ~(size_t)7
+                                                     : 0;
+    if (!reserve((void **)&l->args, &l->capargs, l->nargs + cmd->nargs, sizeof *l->args) ||
+        !reserve((void **)&l->bytes, &l->capbytes, l->nbytes + bytes, 1))
+      return false;
+    t->arg0 = l->nargs;
+    t->nargs = cmd->nargs;
+    size_t b = 0;
+    for (size_t i = 0; i < cmd->nargs; i++) {
+      const cls_arg *a = &cmd->args[i];
+      struct task_arg *ta = &l->args[l->nargs++];
+      ta->kind = a->kind;
+      ta->off = l->nbytes;
+      if (a->kind == CLS_ARG_BUFFER) {
+        ta->size = sizeof(cl_mem);
+        memcpy(l->bytes + l->nbytes, &cmd->bind[b++].slot->mem, sizeof(cl_mem));
+        l->nbytes += sizeof(cl_mem);
+      } else if (a->kind == CLS_ARG_SCALAR) {
+        ta->size = a->size;
+        memcpy(l->bytes + l->nbytes, a->value, a->size);
+        l->nbytes += (a->size + 7) & ~(size_t)7;
+      } else {
+        ta->size = a->size;
+      }
+    }
+    break;
+  }
+  case CLS__CMD_WRITE:
+    t->dst = cmd->dst->mem;
+    t->dst_off = cmd->dst_offset;
+    t->size = cmd->size;
+    t->host_src = cmd->host_src;
+    break;
+  case CLS__CMD_READ:
+    t->src = cmd->src->mem;
+    t->src_off = cmd->src_offset;
+    t->size = cmd->size;
+    t->host_dst = cmd->host_dst;
+    break;
+  case CLS__CMD_COPY:
+    t->src = cmd->src->mem;
+    t->dst = cmd->dst->mem;
+    t->src_off = cmd->src_offset;
+    t->dst_off = cmd->dst_offset;
+    t->size = cmd->size;
+    break;
+  case CLS__CMD_FILL:
+    t->dst = cmd->dst->mem;
+    t->dst_off = cmd->dst_offset;
+    t->size = cmd->size;
+    memcpy(t->pattern, cmd->pattern, cmd->pattern_size);
+    t->psize = cmd->pattern_size;
+    break;
+  }
+  if (!reserve((void **)&l->waits, &l->capwaits, l->nwaits + cmd->nwait, sizeof *l->waits))
+    return false;
+  t->wait0 = l->nwaits;
+  t->nwait = cmd->nwait;
+  memcpy(l->waits + l->nwaits, cmd->wait, cmd->nwait * sizeof *cmd->wait);
+  l->nwaits += cmd->nwait;
+  return true;
+}
+
+static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
+  struct sched_driver *d = sd(base);
+  struct cls__stream *s = cmd->stream;
+  struct list *l = &d->lists[s->id];
+  uint64_t seq = s->submitted + 1;
+  if (cmd->blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)) {
+    /* The caller waits for it; order() submitted the list before it. */
+    struct queue *q = &d->queues[l->queue];
+    const struct cls_stream_factory *f = d->pool.factory;
+    const cl_event *w = cmd->nwait ? cmd->wait : NULL;
+    cl_int rc = cmd->kind == CLS__CMD_WRITE
+                    ? f->write(q->stream, cmd->dst->mem, cmd->dst_offset, cmd->size,
+                               cmd->host_src, 1, q->seq + 1, cmd->nwait, w)
+                    : f->read(q->stream, cmd->src->mem, cmd->src_offset, cmd->size,
+                              cmd->host_dst, 1, q->seq + 1, cmd->nwait, w);
+    release_waits(cmd);
+    if (rc != CL_SUCCESS)
+      return rc;
+    q->seq++;
+    map_push(q, q->seq, s->id, seq, true);
+    s->submitted = seq;
+    cmd->seq = seq;
+    s->stats.enqueues++;
+    s->stats.submissions++;
+    return CL_SUCCESS;
+  }
+  if (!reserve((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks))
+    return CL_OUT_OF_HOST_MEMORY;
+  struct task *t = &l->tasks[l->n];
+  if (!capture(l, t, cmd))
+    return CL_OUT_OF_HOST_MEMORY;
+  cmd->nwait = 0; /* the task owns the events now */
+  t->seq = seq;
+  l->n++;
+  s->submitted = seq;
+  cmd->seq = seq;
+  return CL_SUCCESS;
+}
+
+static void sc_cancel(struct cls__driver *base, struct cls__cmd *cmd) { release_waits(cmd); }
+
+static int sc_sync(struct cls__driver *base, struct cls__stream *s) {
+  if (!s)
+    return cls__poll_all(base->ctx, true);
+  return cls__stream_poll(base->ctx, s, true);
+}
+
+const struct cls_driver_ops cls__scheduler_driver = {
+    .version = CLS__DRIVER_OPS_VERSION,
+    .name = "scheduler",
+    .description = "logical streams batch tasks onto shared queues "
+                   "(sequential or interleave; max_tasks, queues)",
+    .create = sc_create,
+    .destroy = sc_destroy,
+    .open = sc_open,
+    .close = sc_close,
+    .poll = sc_poll,
+    .pool = sc_pool,
+    .failures = sc_failures,
+    .order = sc_order,
+    .submit = sc_submit,
+    .cancel = sc_cancel,
+    .sync = sc_sync,
+};
