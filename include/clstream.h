@@ -111,6 +111,7 @@ struct cls_device_info {
   int device_index;
   int type;                       /* enum cls_device_type */
   char platform_name[128];
+  char platform_vendor[128];
   char platform_version[128];
   char device_name[128];
   char device_version[128];       /* "OpenCL 3.0 ..." */
@@ -134,8 +135,9 @@ CLS_API int cls_device_list(struct cls_device_info *out, size_t cap,
  *   NULL or ""    the first GPU, else the first device
  *   "P:D"         platform P, device D (indices from 0)
  *   "cpu" "gpu" "accelerator"   the first device of that type
- *   anything else a case-insensitive substring of the platform or device
- *                 name ("pocl", "llvmpipe")
+ *   anything else a case-insensitive substring of the platform name,
+ *                 vendor or version, or of the device name ("pocl",
+ *                 "llvmpipe", "rusticl")
  * CLS_ENODEV when nothing matches; cls_last_error_detail() then lists the
  * devices that exist. */
 CLS_API int cls_device_select(const char *spec, struct cls_device_info *out);
@@ -188,15 +190,19 @@ CLS_API size_t cls_driver_count(void);
 CLS_API int cls_driver_info(size_t i, const char **name, const char **description);
 CLS_API const char *cls_default_driver(void);
 
-/* Per-stream counters; they only grow (until cls_stats_reset). */
+/* Per-stream counters; they only grow (until cls_stats_reset).  A command
+ * "accepted" was handed to the driver: enqueued at once (event driver) or
+ * put on the stream's task list (scheduler driver). */
 struct cls_stream_stats {
-  uint64_t enqueues;     /* commands handed to the backend stream */
-  uint64_t launches;     /* kernel launches enqueued */
+  uint64_t enqueues;     /* commands accepted (not skipped, enqueue not failed) */
+  uint64_t launches;     /* kernel launches accepted */
   uint64_t skips;        /* launches and copies skipped on tainted input */
   uint64_t waits;        /* cross-stream waits added to this stream */
   uint64_t flushes;      /* flushes of this stream's backend queue */
   uint64_t markers;      /* marker events taken on this stream */
-  uint64_t submissions;  /* batches handed to the backend */
+  uint64_t submissions;  /* hand-overs to the backend: one per command for
+                            the event driver, one per batch for the
+                            scheduler driver */
   uint64_t failures;     /* failures minted on this stream */
 };
 CLS_API int cls_stream_stats(cls_context *ctx, int stream,

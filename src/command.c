@@ -124,6 +124,10 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
     if (f) /* out of memory: the provisional record stays, reads still fail */
       cls__exit_write(ctx, prov, cmd->bind, cmd->nbind, f);
     cls__failure_unref(f);
+    /* An earlier failure found later may turn out to have been its input. */
+    if (ctx->inflight_len)
+      cls__inflight_add(ctx, CLS__ENTRY_FAILED, s->id, 0, pos, cmd->op, name, cmd->bind,
+                        cmd->nbind, NULL);
     return cls__error(status, crc, "%s on stream %d: enqueue failed: %s", name, s->id,
                       cls_cl_status_name(crc));
   }

@@ -34,8 +34,10 @@ static void fill_info(cl_platform_id p, cl_device_id d, int pi, int di,
   o->platform_index = pi;
   o->device_index = di;
   clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof o->platform_name, o->platform_name, NULL);
+  clGetPlatformInfo(p, CL_PLATFORM_VENDOR, sizeof o->platform_vendor, o->platform_vendor, NULL);
   clGetPlatformInfo(p, CL_PLATFORM_VERSION, sizeof o->platform_version, o->platform_version, NULL);
   o->platform_name[sizeof o->platform_name - 1] = '\0';
+  o->platform_vendor[sizeof o->platform_vendor - 1] = '\0';
   o->platform_version[sizeof o->platform_version - 1] = '\0';
   info_str(d, CL_DEVICE_NAME, o->device_name, sizeof o->device_name);
   info_str(d, CL_DEVICE_VERSION, o->device_version, sizeof o->device_version);
@@ -176,7 +178,10 @@ static int select_one(void *arg, cl_platform_id p, cl_device_id d,
     match = info->type == a->type;
     break;
   case SEL_NAME:
-    match = icontains(info->platform_name, a->name) || icontains(info->device_name, a->name);
+    /* PoCL calls its platform "Portable Computing Language": "pocl" is
+     * only in its vendor and version strings. */
+    match = icontains(info->platform_name, a->name) || icontains(info->platform_vendor, a->name) ||
+            icontains(info->platform_version, a->name) || icontains(info->device_name, a->name);
     break;
   }
   if (match) {

@@ -128,7 +128,9 @@ enum cls__entry_kind {
   CLS__ENTRY_RUN = 1,   /* a command that was enqueued */
   CLS__ENTRY_SKIP,      /* a command skipped at enqueue: its writes carry a
                            known failure */
-  CLS__ENTRY_READ       /* a non-blocking download */
+  CLS__ENTRY_READ,      /* a non-blocking download */
+  CLS__ENTRY_FAILED     /* a command whose enqueue failed: its writes carry
+                           its own failure */
 };
 
 struct cls__log_entry {

@@ -19,7 +19,7 @@ static struct cls__log_entry *at(cls_context *ctx, size_t i) {
 }
 
 static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
-  if (e->kind == CLS__ENTRY_SKIP)
+  if (e->kind == CLS__ENTRY_SKIP || e->kind == CLS__ENTRY_FAILED)
     return true;
   struct cls__stream *s = cls__stream_peek(ctx, e->stream);
   return !s || s->completed >= e->seq;
@@ -53,14 +53,9 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
   if (ctx->inflight_len == ctx->inflight_cap) {
     cls__inflight_prune(ctx);
     if (ctx->inflight_len == ctx->inflight_cap) {
-      /* Everything logged is still running: learn what finished before
-       * growing, so a long chain on one stream does not grow the log. */
-      cls__poll_all(ctx, false);
-      if (ctx->inflight_len == ctx->inflight_cap) {
-        int rc = grow(ctx);
-        if (rc < 0)
-          return rc;
-      }
+      int rc = grow(ctx);
+      if (rc < 0)
+        return rc;
     }
   }
   struct cls__log_entry *e = at(ctx, ctx->inflight_len);
@@ -83,6 +78,11 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
     e->bind[i].slot = NULL; /* slots move when a stream's table grows */
   }
   ctx->inflight_len++;
+  /* Full: learn what finished, so a long chain on one stream does not grow
+   * the log.  Only after the entry is in: the poll may report this very
+   * command failed. */
+  if (ctx->inflight_len == ctx->inflight_cap)
+    cls__poll_all(ctx, false);
   return CLS_OK;
 }
 
@@ -147,7 +147,8 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
   size_t k = 0;
   while (k < ctx->inflight_len) {
     struct cls__log_entry *e = at(ctx, k);
-    if (e->kind != CLS__ENTRY_SKIP && e->stream == stream && e->seq == seq)
+    if ((e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) && e->stream == stream &&
+        e->seq == seq)
       break;
     k++;
   }
@@ -177,9 +178,11 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
       }
       continue;
     }
+    /* A command whose enqueue failed on tainted input would not have been
+     * tried had this failure been known: it counts as skipped on it. */
     if (tainted)
-      cls__failure_add_skip(f, CLS_SKIP_UNTRUSTED, e->kernel[0] ? e->kernel : e->op, e->stream,
-                            e->position);
+      cls__failure_add_skip(f, e->kind == CLS__ENTRY_FAILED ? CLS_SKIP_SKIPPED : CLS_SKIP_UNTRUSTED,
+                            e->kernel[0] ? e->kernel : e->op, e->stream, e->position);
     n = writes_join(ctx, n, e, tainted);
   }
   for (size_t i = 0; i < n; i++)

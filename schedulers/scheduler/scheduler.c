@@ -245,9 +245,6 @@ static void submit_task(struct sched_driver *d, int id, size_t i) {
   if (rc == CL_SUCCESS) {
     q->seq++;
     map_push(q, q->seq, id, t->seq, true);
-    s->stats.enqueues++;
-    if (t->kind == CLS__CMD_LAUNCH)
-      s->stats.launches++;
     return;
   }
   /* Completes with the queue's last command; the failure is found now. */
@@ -606,6 +603,9 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   l->n++;
   s->submitted = seq;
   cmd->seq = seq;
+  s->stats.enqueues++;
+  if (cmd->kind == CLS__CMD_LAUNCH)
+    s->stats.launches++;
   return CL_SUCCESS;
 }
 

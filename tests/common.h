@@ -1,0 +1,326 @@
+/* Shared helpers of the Check suites.
+ *
+ * Every suite is one program whose main() runs an SRunner.  A program that
+ * needs a device calls ct_require_device() first: it exits 77 (Automake's
+ * "skipped") only when no OpenCL device exists at all.  Any other problem is
+ * a test failure.
+ *
+ * Everything here is static inline so each program takes what it uses. */
+#ifndef CLS_TESTS_COMMON_H
+#define CLS_TESTS_COMMON_H
+
+#include <clstream.h>
+
+#include <check.h>
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CT_SKIP 77
+
+/* ------------------------------------------------------------------ */
+/* Kernels                                                             */
+/* ------------------------------------------------------------------ */
+
+#define CT_FILL_SRC                                                    \
+  "kernel void fill_k(global int *out, int v) {\n"                     \
+  "  out[get_global_id(0)] = v;\n"                                     \
+  "}\n"
+#define CT_ADD_SRC                                                     \
+  "kernel void add_k(global const int *a, global const int *b,\n"      \
+  "                  global int *c) {\n"                               \
+  "  size_t i = get_global_id(0);\n"                                   \
+  "  c[i] = a[i] + b[i];\n"                                            \
+  "}\n"
+#define CT_INC_SRC                                                     \
+  "kernel void inc_k(global int *x) {\n"                               \
+  "  x[get_global_id(0)] += 1;\n"                                      \
+  "}\n"
+#define CT_COPY_SRC                                                    \
+  "kernel void copy_k(global const int *a, global int *b) {\n"         \
+  "  size_t i = get_global_id(0);\n"                                   \
+  "  b[i] = a[i];\n"                                                   \
+  "}\n"
+/* A reader that works `iters` steps per item before it reads its input, so
+ * a writer that is not ordered after it would be seen.  The result is
+ * ct_slow_expect(i, iters, a[i]). */
+#define CT_SLOW_SRC                                                    \
+  "kernel void slow_k(global const int *a, global int *b, int iters) {\n" \
+  "  size_t i = get_global_id(0);\n"                                   \
+  "  uint acc = (uint)i;\n"                                            \
+  "  for (int k = 0; k < iters; k++)\n"                                \
+  "    acc = acc * 1664525u + 1013904223u;\n"                          \
+  "  b[i] = (int)(acc + (uint)a[i]);\n"                                \
+  "}\n"
+/* out[x + W*y] = x + 1000*y */
+#define CT_IDX2_SRC                                                    \
+  "kernel void idx2_k(global int *out) {\n"                            \
+  "  size_t x = get_global_id(0), y = get_global_id(1);\n"             \
+  "  size_t w = get_global_size(0);\n"                                 \
+  "  out[y * w + x] = (int)(x + 1000 * y);\n"                          \
+  "}\n"
+/* out[x + W*(y + H*z)] = x + 100*y + 10000*z */
+#define CT_IDX3_SRC                                                    \
+  "kernel void idx3_k(global int *out) {\n"                            \
+  "  size_t x = get_global_id(0), y = get_global_id(1),\n"             \
+  "         z = get_global_id(2);\n"                                   \
+  "  size_t w = get_global_size(0), h = get_global_size(1);\n"         \
+  "  out[(z * h + y) * w + x] = (int)(x + 100 * y + 10000 * z);\n"     \
+  "}\n"
+/* Reverses each work-group's slice through local scratch. */
+#define CT_REV_SRC                                                     \
+  "kernel void rev_k(global const int *in, global int *out,\n"         \
+  "                  local int *tmp) {\n"                              \
+  "  size_t l = get_local_id(0), n = get_local_size(0);\n"             \
+  "  tmp[l] = in[get_global_id(0)];\n"                                 \
+  "  barrier(CLK_LOCAL_MEM_FENCE);\n"                                  \
+  "  out[get_global_id(0)] = tmp[n - 1 - l];\n"                        \
+  "}\n"
+
+/* Every kernel above in one program (one build per context). */
+#define CT_ALL_SRC                                                     \
+  CT_FILL_SRC CT_ADD_SRC CT_INC_SRC CT_COPY_SRC CT_SLOW_SRC CT_IDX2_SRC \
+      CT_IDX3_SRC CT_REV_SRC
+
+static inline int ct_slow_expect(uint32_t i, int iters, int a) {
+  uint32_t acc = i;
+  for (int k = 0; k < iters; k++)
+    acc = acc * 1664525u + 1013904223u;
+  return (int)(acc + (uint32_t)a);
+}
+
+/* ------------------------------------------------------------------ */
+/* Assertions                                                          */
+/* ------------------------------------------------------------------ */
+
+/* The call must succeed; the message names the code and the detail. */
+#define CT_OK(expr)                                                           \
+  do {                                                                        \
+    int ct_rc_ = (expr);                                                      \
+    ck_assert_msg(ct_rc_ == 0, "%s returned %s (%d): %s", #expr,              \
+                  cls_err_name(ct_rc_), ct_rc_, cls_last_error_detail());     \
+  } while (0)
+
+/* The call must fail with exactly `code`. */
+#define CT_ERR(expr, code)                                                    \
+  do {                                                                        \
+    int ct_rc_ = (expr);                                                      \
+    ck_assert_msg(ct_rc_ == (code), "%s: expected %s, got %s (%d): %s",       \
+                  #expr, cls_err_name(code), cls_err_name(ct_rc_), ct_rc_,    \
+                  cls_last_error_detail());                                   \
+  } while (0)
+
+/* The call must fail with one of two codes. */
+#define CT_ERR2(expr, code1, code2)                                           \
+  do {                                                                        \
+    int ct_rc_ = (expr);                                                      \
+    ck_assert_msg(ct_rc_ == (code1) || ct_rc_ == (code2),                     \
+                  "%s: expected %s or %s, got %s (%d): %s", #expr,            \
+                  cls_err_name(code1), cls_err_name(code2),                   \
+                  cls_err_name(ct_rc_), ct_rc_, cls_last_error_detail());     \
+  } while (0)
+
+static inline int ct_icontains(const char *hay, const char *needle) {
+  size_t n = strlen(needle);
+  for (; *hay; hay++) {
+    size_t i = 0;
+    while (i < n && hay[i] &&
+           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+      i++;
+    if (i == n)
+      return 1;
+  }
+  return n == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Devices and contexts                                                */
+/* ------------------------------------------------------------------ */
+
+/* Number of OpenCL devices, asserting the listing itself works. */
+static inline size_t ct_device_count(void) {
+  size_t n = 0;
+  CT_OK(cls_device_list(NULL, 0, &n));
+  return n;
+}
+
+/* For main(): exits 77 when no OpenCL device exists at all.  The probe runs
+ * in a child process so the runner's process never initialises OpenCL
+ * before it forks the tests (a forked OpenCL runtime is not usable). */
+static inline void ct_require_device(void) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    size_t n = 0;
+    int rc = cls_device_list(NULL, 0, &n);
+    _exit(rc != 0 ? 1 : n == 0 ? CT_SKIP : 0);
+  }
+  if (pid < 0)
+    return; /* cannot probe: let the tests say what is wrong */
+  int st = 0;
+  if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == CT_SKIP) {
+    fprintf(stderr, "no OpenCL device: skipping\n");
+    exit(CT_SKIP);
+  }
+}
+
+/* Creates a context or fails the test; exits 77 only when creation failed
+ * with CLS_ENODEV because there is no OpenCL device at all. */
+static inline cls_context *ct_context_opts(const struct cls_context_options *opts) {
+  cls_context *ctx = NULL;
+  int rc = cls_context_create(&ctx, opts);
+  if (rc == CLS_ENODEV) {
+    char detail[1024];
+    snprintf(detail, sizeof detail, "%s", cls_last_error_detail());
+    size_t n = 1;
+    if (cls_device_list(NULL, 0, &n) == 0 && n == 0)
+      exit(CT_SKIP);
+    ck_abort_msg("cls_context_create: CLS_ENODEV with devices present: %s", detail);
+  }
+  ck_assert_msg(rc == 0, "cls_context_create returned %s (%d): %s", cls_err_name(rc),
+                rc, cls_last_error_detail());
+  ck_assert_ptr_nonnull(ctx);
+  return ctx;
+}
+
+static inline cls_context *ct_context(void) { return ct_context_opts(NULL); }
+
+static inline struct cls_device_info ct_context_info(cls_context *ctx) {
+  struct cls_device_info info;
+  memset(&info, 0, sizeof info);
+  CT_OK(cls_context_device(ctx, &info));
+  return info;
+}
+
+/* ------------------------------------------------------------------ */
+/* Programs and kernels                                                */
+/* ------------------------------------------------------------------ */
+
+static inline cls_program *ct_build(cls_context *ctx, const char *src, const char *options) {
+  cls_program *p = NULL;
+  int rc = cls_program_build(ctx, src, options, &p);
+  ck_assert_msg(rc == 0, "cls_program_build returned %s (%d): %s", cls_err_name(rc), rc,
+                cls_last_error_detail());
+  ck_assert_ptr_nonnull(p);
+  return p;
+}
+
+static inline cls_kernel *ct_get_kernel(cls_context *ctx, cls_program *p, const char *name) {
+  cls_kernel *k = NULL;
+  int rc = cls_kernel_get(ctx, p, name, &k);
+  ck_assert_msg(rc == 0, "cls_kernel_get(%s) returned %s (%d): %s", name, cls_err_name(rc),
+                rc, cls_last_error_detail());
+  ck_assert_ptr_nonnull(k);
+  return k;
+}
+
+/* Builds `src` (the program stays with the context) and takes kernel `name`. */
+static inline cls_kernel *ct_kernel(cls_context *ctx, const char *src, const char *name) {
+  return ct_get_kernel(ctx, ct_build(ctx, src, NULL), name);
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
+
+static inline cls_buffer ct_alloc(cls_context *ctx, int stream, size_t size) {
+  cls_buffer b = CLS_BUFFER_NULL;
+  int rc = cls_alloc(ctx, stream, size, &b);
+  ck_assert_msg(rc == 0, "cls_alloc(stream %d, %zu) returned %s (%d): %s", stream, size,
+                cls_err_name(rc), rc, cls_last_error_detail());
+  ck_assert_msg(b.bits != 0, "cls_alloc gave the zero handle");
+  return b;
+}
+
+static inline void ct_upload_ints(cls_context *ctx, int stream, cls_buffer b,
+                                  const int *v, size_t n) {
+  CT_OK(cls_upload(ctx, stream, b, 0, v, n * sizeof *v));
+}
+
+static inline void ct_download_ints(cls_context *ctx, int stream, cls_buffer b, int *v,
+                                    size_t n) {
+  cls_report *r = NULL;
+  int rc = cls_download(ctx, stream, b, 0, v, n * sizeof *v, &r);
+  if (rc != 0) {
+    char text[2048];
+    snprintf(text, sizeof text, "%s", r ? cls_report_text(r) : cls_last_error_detail());
+    cls_report_free(r);
+    ck_abort_msg("cls_download(stream %d) returned %s (%d): %s", stream, cls_err_name(rc),
+                 rc, text);
+  }
+  cls_report_free(r);
+}
+
+/* Every element of v[0..n) equals expect(i); the message names the first
+ * element that does not. */
+#define CT_EXPECT_INTS(v, n, i, expr)                                         \
+  do {                                                                        \
+    for (size_t i = 0; i < (n); i++) {                                        \
+      int ct_want_ = (int)(expr);                                             \
+      if ((v)[i] != ct_want_)                                                 \
+        ck_abort_msg("%s[%zu] = %d, expected %d", #v, i, (v)[i], ct_want_);   \
+    }                                                                         \
+  } while (0)
+
+/* A 1D launch that must be enqueued. */
+static inline void ct_launch1(cls_context *ctx, int stream, cls_kernel *k, size_t n,
+                              size_t nargs, const cls_arg *args) {
+  size_t g[1] = {n};
+  int rc = cls_launch(ctx, stream, k, 1, g, NULL, nargs, args);
+  ck_assert_msg(rc == 0, "cls_launch(%s, stream %d) returned %s (%d): %s",
+                k ? cls_kernel_name(k) : "(null)", stream, cls_err_name(rc), rc,
+                cls_last_error_detail());
+}
+
+/* ------------------------------------------------------------------ */
+/* Process                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Resident set size in bytes, 0 when unknown. */
+static inline size_t ct_rss_bytes(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f)
+    return 0;
+  unsigned long size = 0, rss = 0;
+  int n = fscanf(f, "%lu %lu", &size, &rss);
+  fclose(f);
+  if (n != 2)
+    return 0;
+  return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Runner                                                              */
+/* ------------------------------------------------------------------ */
+
+/* A test case with a 60 s timeout, unless $CK_DEFAULT_TIMEOUT sets one
+ * (valgrind runs raise it there). */
+static inline TCase *ct_tcase(const char *name) {
+  TCase *tc = tcase_create(name);
+  if (!getenv("CK_DEFAULT_TIMEOUT"))
+    tcase_set_timeout(tc, 60);
+  return tc;
+}
+
+/* Adds one test in its own test case named after the test. */
+#define CT_ADD(suite, fn)                                                     \
+  do {                                                                        \
+    TCase *ct_tc_ = ct_tcase(#fn);                                            \
+    tcase_add_test(ct_tc_, fn);                                               \
+    suite_add_tcase((suite), ct_tc_);                                         \
+  } while (0)
+
+static inline int ct_run(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif /* CLS_TESTS_COMMON_H */

@@ -1,0 +1,100 @@
+#!/bin/sh
+# The demo as a test: examples/pipeline must verify all three stages, and
+# with an injected launch failure must report it on every stage downstream
+# (F2, F6) while the stages upstream still verify.
+#
+# Run by `make check` from the build directory with $top_builddir exported.
+# Exit 0 pass, 1 fail, 77 skip (only when there is no OpenCL device at all).
+
+top_builddir=${top_builddir:-.}
+info=$top_builddir/tools/clstream-info
+pipeline=$top_builddir/examples/pipeline
+out=${TMPDIR:-/tmp}/clstream-demo.$$
+trap 'rm -f "$out"' 0
+unset CLS_FAULT
+
+if command -v timeout >/dev/null 2>&1; then
+  limit="timeout 120"
+else
+  limit=
+fi
+
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# run WHAT COMMAND...: runs the command, output into $out (and the log); $rc
+# holds its exit status.
+run() {
+  what=$1
+  shift
+  echo "=== $what: $*"
+  $limit "$@" >"$out" 2>&1
+  rc=$?
+  cat "$out"
+  echo "=== exit status $rc"
+  if test $rc -eq 124; then
+    fail "$what: timed out after 120 s"
+  fi
+}
+
+# expect WHAT ERE: a line of the last run's output matches the extended
+# regular expression.
+expect() {
+  grep -E -q -e "$2" "$out" || fail "$1: no line matching '$2'"
+}
+
+# How a stage's own failed launch is described: the event driver finds an
+# enqueue failure at cls_launch ("launch failed"); the scheduler driver
+# enqueues batches later and finds it then ("failed after launch").
+own='(launch failed|failed after launch)'
+cause="root cause: CLS_E[A-Z]+ in launch of"
+
+# Skip only when there is no device at all (whatever $CLS_DEVICE says).
+(unset CLS_DEVICE; $limit "$info") >"$out" 2>&1
+if grep -q '^No OpenCL device found' "$out"; then
+  cat "$out"
+  echo "SKIP: no OpenCL device"
+  exit 77
+fi
+
+# 1. Everything verifies.
+run "clean run" "$pipeline" --size 256 --quiet
+test $rc -eq 0 || fail "clean run: exit status $rc, expected 0"
+expect "clean run" '^blur: OK$'
+expect "clean run" '^sobel: OK$'
+expect "clean run" '^histogram: OK$'
+expect "clean run" '^pipeline: all 3 stages verified$'
+
+# 2. The first stage fails: sobel and histogram are skipped and their
+#    downloads name the same root cause, on stream 0.  "skipped" means the
+#    report's skip chain lists that kernel on its own stream (1, 2).
+CLS_FAULT=enqueue:kernel=blur
+export CLS_FAULT
+run "blur fails" "$pipeline" --size 256
+unset CLS_FAULT
+test $rc -eq 1 || fail "blur fails: exit status $rc, expected 1"
+expect "blur fails" "^blur: FAILED \\($own; $cause 'blur' on stream 0\\)$"
+expect "blur fails" "^sobel: FAILED \\(skipped; $cause 'blur' on stream 0\\)$"
+expect "blur fails" "^histogram: FAILED \\(skipped; $cause 'blur' on stream 0\\)$"
+expect "blur fails" "^pipeline: 3 of 3 stages failed \\($cause 'blur' on stream 0\\)$"
+
+# 3. The last stage fails: blur and sobel still verify.
+CLS_FAULT=enqueue:kernel=histogram
+export CLS_FAULT
+run "histogram fails" "$pipeline" --size 256 --quiet
+unset CLS_FAULT
+test $rc -eq 1 || fail "histogram fails: exit status $rc, expected 1"
+expect "histogram fails" '^blur: OK$'
+expect "histogram fails" '^sobel: OK$'
+expect "histogram fails" "^histogram: FAILED \\($own; $cause 'histogram' on stream 2\\)$"
+expect "histogram fails" "^pipeline: 1 of 3 stages failed \\($cause 'histogram' on stream 2\\)$"
+
+if test $failures -ne 0; then
+  echo "demo: $failures check(s) failed"
+  exit 1
+fi
+echo "demo: pass"
+exit 0

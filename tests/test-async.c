@@ -1,0 +1,622 @@
+/* Failures found after the enqueue (F8) and never waiting on a known
+ * failure (F7), of DESIGN.md.
+ *
+ * `complete:kernel=NAME` faults enqueue the command for real and report it
+ * failed when it completes, so the consumers below run before the failure
+ * is known.  Where the order of "enqueue" and "known" must not depend on
+ * timing, a test stream factory (the gate) holds the producer behind a user
+ * event the test opens, or finishes a stream's work behind the core's back
+ * so the core learns of the failure only at its next poll.
+ *
+ * Every test has a timeout: nothing here may hang. */
+#include "common.h"
+
+#include <clstream/stream.h>
+
+#include <stdbool.h>
+
+#define N 16
+#define NB (N * sizeof(int))
+
+#define UNARY(name, add)                                                       \
+  "kernel void " name "(global const int *a, global int *b) {\n"               \
+  "  size_t i = get_global_id(0);\n"                                           \
+  "  b[i] = a[i] + " #add ";\n"                                                \
+  "}\n"
+
+static const char SRC[] = UNARY("producer_k1", 1) UNARY("consumer_k2", 2)
+    UNARY("later_k3", 3) UNARY("clean_k4", 4) UNARY("plain_k", 5);
+
+#define FAULT_K1 "complete:kernel=producer_k1"
+
+static cls_context *ctx;
+static cls_program *prog;
+
+/* ------------------------------------------------------------------ */
+/* The gate: a stream factory over the OpenCL one                      */
+/* ------------------------------------------------------------------ */
+
+struct gate;
+
+struct gstream {
+  struct gate *g;
+  const struct cls_backend *be;
+  void *s;
+  int id;
+  /* Failures the inner stream reported to gate_finish(), handed on at
+   * the next poll. */
+  struct {
+    uint64_t seq;
+    cl_int status;
+  } held[64];
+  size_t nheld;
+};
+
+struct gate {
+  const struct cls_stream_factory *inner;
+  const char *gated; /* launches of this kernel wait for `ev`; NULL: none */
+  cl_event ev;
+  bool opened;
+  struct gstream *streams[CLS_MAX_STREAMS];
+  unsigned long markers[CLS_MAX_STREAMS];
+  unsigned long commands[CLS_MAX_STREAMS];
+};
+
+static cl_int g_create(void *fdata, const struct cls_backend *be, int id, void **out) {
+  struct gate *g = fdata;
+  struct gstream *gs = calloc(1, sizeof *gs);
+  if (!gs)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int rc = g->inner->create(NULL, be, id, &gs->s);
+  if (rc != CL_SUCCESS) {
+    free(gs);
+    return rc;
+  }
+  gs->g = g;
+  gs->be = be;
+  gs->id = id;
+  g->streams[id] = gs;
+  *out = gs;
+  return CL_SUCCESS;
+}
+
+static void g_destroy(void *stream) {
+  struct gstream *gs = stream;
+  gs->g->streams[gs->id] = NULL;
+  gs->g->inner->destroy(gs->s);
+  free(gs);
+}
+
+static cl_int g_flush(void *stream) {
+  struct gstream *gs = stream;
+  return gs->g->inner->flush(gs->s);
+}
+
+static cl_int g_alloc(void *stream, size_t size, cl_mem *out) {
+  struct gstream *gs = stream;
+  if (gs->g->inner->alloc)
+    return gs->g->inner->alloc(gs->s, size, out);
+  cl_int rc;
+  *out = clCreateBuffer(gs->be->context, CL_MEM_READ_WRITE, size, NULL, &rc);
+  return rc;
+}
+
+static cl_int g_launch(void *stream, const struct cls_kernel_cmd *cmd, uint64_t seq,
+                       cl_uint nwait, const cl_event *wait) {
+  struct gstream *gs = stream;
+  struct gate *g = gs->g;
+  g->commands[gs->id]++;
+  if (!g->gated || strcmp(cmd->name, g->gated) != 0)
+    return g->inner->launch(gs->s, cmd, seq, nwait, wait);
+  if (!g->ev) {
+    cl_int rc;
+    g->ev = clCreateUserEvent(gs->be->context, &rc);
+    if (rc != CL_SUCCESS)
+      return rc;
+  }
+  cl_event w[CLS_MAX_STREAMS + 1];
+  for (cl_uint i = 0; i < nwait; i++)
+    w[i] = wait[i];
+  w[nwait] = g->ev;
+  return g->inner->launch(gs->s, cmd, seq, nwait + 1, w);
+}
+
+static cl_int g_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
+                      int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct gstream *gs = stream;
+  gs->g->commands[gs->id]++;
+  return gs->g->inner->write(gs->s, dst, off, size, src, blocking, seq, nwait, wait);
+}
+
+static cl_int g_read(void *stream, cl_mem src, size_t off, size_t size, void *dst,
+                     int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct gstream *gs = stream;
+  gs->g->commands[gs->id]++;
+  return gs->g->inner->read(gs->s, src, off, size, dst, blocking, seq, nwait, wait);
+}
+
+static cl_int g_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t doff,
+                     size_t size, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct gstream *gs = stream;
+  gs->g->commands[gs->id]++;
+  return gs->g->inner->copy(gs->s, src, soff, dst, doff, size, seq, nwait, wait);
+}
+
+static cl_int g_fill(void *stream, cl_mem dst, size_t off, size_t size, const void *pat,
+                     size_t psize, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct gstream *gs = stream;
+  gs->g->commands[gs->id]++;
+  return gs->g->inner->fill(gs->s, dst, off, size, pat, psize, seq, nwait, wait);
+}
+
+static cl_int g_marker(void *stream, cl_event *out) {
+  struct gstream *gs = stream;
+  gs->g->markers[gs->id]++;
+  return gs->g->inner->marker(gs->s, out);
+}
+
+static cl_int g_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
+                     uint64_t *completed) {
+  struct gstream *gs = stream;
+  for (size_t i = 0; i < gs->nheld; i++)
+    on_failed(arg, gs->held[i].seq, gs->held[i].status);
+  gs->nheld = 0;
+  return gs->g->inner->poll(gs->s, wait, on_failed, arg, completed);
+}
+
+static const struct cls_stream_factory gate_factory = {
+    .version = CLS_STREAM_FACTORY_VERSION,
+    .name = "gate",
+    .description = "test: holds one kernel behind a user event",
+    .create = g_create,
+    .destroy = g_destroy,
+    .flush = g_flush,
+    .alloc = g_alloc,
+    .launch = g_launch,
+    .write = g_write,
+    .read = g_read,
+    .copy = g_copy,
+    .fill = g_fill,
+    .marker = g_marker,
+    .poll = g_poll,
+};
+
+static void gate_open(struct gate *g) {
+  if (g->ev && !g->opened) {
+    ck_assert_int_eq(clSetUserEventStatus(g->ev, CL_COMPLETE), CL_SUCCESS);
+    g->opened = true;
+  }
+}
+
+static void hold(void *arg, uint64_t seq, cl_int status) {
+  struct gstream *gs = arg;
+  ck_assert_uint_lt(gs->nheld, 64);
+  gs->held[gs->nheld].seq = seq;
+  gs->held[gs->nheld].status = status;
+  gs->nheld++;
+}
+
+/* Waits for everything on `stream` at the OpenCL level, without telling
+ * the core: it learns what finished (and failed) at its next poll. */
+static void gate_finish(struct gate *g, int stream) {
+  struct gstream *gs = g->streams[stream];
+  ck_assert_ptr_nonnull(gs);
+  uint64_t completed = 0;
+  ck_assert_int_eq(g->inner->poll(gs->s, 1, hold, gs, &completed), CL_SUCCESS);
+}
+
+static void gate_release(struct gate *g) {
+  if (g->ev) {
+    gate_open(g);
+    clReleaseEvent(g->ev);
+    g->ev = NULL;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+static void open_ctx(const char *fault, const struct cls_stream_factory *f, void *fdata) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .fault = fault,
+                                  .factory = f,
+                                  .factory_data = fdata};
+  ctx = ct_context_opts(&o);
+  prog = ct_build(ctx, SRC, NULL);
+}
+
+static void close_ctx(void) {
+  cls_context_destroy(ctx);
+  ctx = NULL;
+  prog = NULL;
+}
+
+static cls_kernel *kern(const char *name) { return ct_get_kernel(ctx, prog, name); }
+
+static void upload_seq(int stream, cls_buffer b, int base) {
+  int v[N];
+  for (int i = 0; i < N; i++)
+    v[i] = base + i;
+  ct_upload_ints(ctx, stream, b, v, N);
+}
+
+static cls_buffer input(int stream, int base) {
+  cls_buffer b = ct_alloc(ctx, stream, NB);
+  upload_seq(stream, b, base);
+  return b;
+}
+
+static void expect_seq(int stream, cls_buffer b, int base) {
+  int got[N];
+  ct_download_ints(ctx, stream, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, base + (int)i);
+}
+
+static int launch_unary(int stream, const char *k, cls_buffer in, cls_buffer out) {
+  size_t g[1] = {N};
+  cls_arg a[] = {CLS_IN(in), CLS_OUT(out)};
+  return cls_launch(ctx, stream, kern(k), 1, g, NULL, 2, a);
+}
+
+static void launch_ok(int stream, const char *k, cls_buffer in, cls_buffer out) {
+  int rc = launch_unary(stream, k, in, out);
+  ck_assert_msg(rc == 0, "launch of %s on stream %d: %s (%d): %s", k, stream, cls_err_name(rc),
+                rc, cls_last_error_detail());
+}
+
+static struct cls_failure_info finfo(const cls_report *r, size_t i) {
+  struct cls_failure_info f;
+  memset(&f, 0, sizeof f);
+  CT_OK(cls_report_failure(r, i, &f));
+  return f;
+}
+
+static struct cls_skip_info sinfo(const cls_report *r, size_t fi, size_t i) {
+  struct cls_skip_info s;
+  memset(&s, 0, sizeof s);
+  CT_OK(cls_report_skip(r, fi, i, &s));
+  return s;
+}
+
+static cls_report *tainted(int stream, cls_buffer b) {
+  int got[N];
+  cls_report *r = NULL;
+  int rc = cls_download(ctx, stream, b, 0, got, NB, &r);
+  ck_assert_msg(rc == CLS_ETAINTED, "download on stream %d: expected CLS_ETAINTED, got %s "
+                "(%d): %s", stream, cls_err_name(rc), rc, cls_last_error_detail());
+  ck_assert_msg(r != NULL, "CLS_ETAINTED without a report");
+  return r;
+}
+
+/* The report names producer_k1 on stream 0 as its one root, found after
+ * the enqueue. */
+static void assert_k1_async_root(const cls_report *r) {
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info f = finfo(r, 0);
+  ck_assert_str_eq(f.kernel, "producer_k1");
+  ck_assert_str_eq(f.operation, "launch");
+  ck_assert_int_eq(f.stream, 0);
+  ck_assert_int_eq(f.async, 1);
+  ck_assert_int_eq(f.status, CLS_ELAUNCH);
+  ck_assert_int_eq(f.cl_status, CL_OUT_OF_RESOURCES);
+}
+
+/* Skip entry i of the one failure: `kind`, `kernel`, `stream`. */
+static void assert_skip(const cls_report *r, size_t i, int kind, const char *kernel,
+                        int stream) {
+  struct cls_skip_info s = sinfo(r, 0, i);
+  ck_assert_msg(s.kind == kind && strcmp(s.kernel, kernel) == 0 && s.stream == stream,
+                "skip %zu: kind %d '%s' stream %d; expected kind %d '%s' stream %d", i, s.kind,
+                s.kernel, s.stream, kind, kernel, stream);
+}
+
+static struct cls_stream_stats stats(int stream) {
+  struct cls_stream_stats st;
+  memset(&st, 0xff, sizeof st);
+  CT_OK(cls_stream_stats(ctx, stream, &st));
+  return st;
+}
+
+static void assert_healthy(int stream) {
+  static int round = 1000;
+  int base = (round += 100);
+  cls_buffer a = input(stream, base), b = ct_alloc(ctx, stream, NB);
+  launch_ok(stream, "plain_k", a, b);
+  expect_seq(stream, b, base + 5);
+  CT_OK(cls_free(ctx, a));
+  CT_OK(cls_free(ctx, b));
+}
+
+/* ------------------------------------------------------------------ */
+/* F8 — asynchronous failures                                          */
+/* ------------------------------------------------------------------ */
+
+START_TEST(F8_consumer_on_same_stream_ran_on_untrusted_input) {
+  open_ctx(FAULT_K1, NULL, NULL);
+  cls_buffer in = input(0, 0), unrelated = input(0, 50);
+  cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 0, NB);
+  launch_ok(0, "producer_k1", in, b1);
+  launch_ok(0, "consumer_k2", b1, b2); /* the failure is not known yet */
+
+  cls_report *r = tainted(0, b2);
+  assert_k1_async_root(r);
+  struct cls_failure_info f = finfo(r, 0);
+  ck_assert_uint_eq(f.nskips, 1);
+  ck_assert_uint_eq(f.skipped, 1);
+  assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 0);
+  const char *text = cls_report_text(r);
+  ck_assert_msg(strstr(text, "producer_k1") && strstr(text, "consumer_k2"), "%s", text);
+  cls_report_free(r);
+  r = tainted(0, b1);
+  assert_k1_async_root(r);
+  cls_report_free(r);
+
+  /* Now it is known: the same as at enqueue time, a reader is skipped. */
+  cls_buffer b3 = ct_alloc(ctx, 0, NB);
+  CT_ERR(launch_unary(0, "later_k3", b2, b3), CLS_ESKIPPED);
+  r = tainted(0, b3);
+  assert_k1_async_root(r);
+  ck_assert_uint_eq(finfo(r, 0).nskips, 2);
+  assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 0);
+  assert_skip(r, 1, CLS_SKIP_SKIPPED, "later_k3", 0);
+  cls_report_free(r);
+
+  expect_seq(0, unrelated, 50);
+  assert_healthy(0);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(F8_consumer_on_other_stream_ran_on_untrusted_input) {
+  struct gate g = {.inner = cls_opencl_stream_factory(), .gated = "producer_k1"};
+  open_ctx(FAULT_K1, &gate_factory, &g);
+  cls_buffer in = input(0, 0), unrelated = input(1, 70);
+  cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 1, NB);
+  launch_ok(0, "producer_k1", in, b1); /* held until the gate opens */
+  /* producer_k1 cannot finish before the gate opens, so its failure
+   * cannot be known: the consumer is launched, ordered after it. */
+  launch_ok(1, "consumer_k2", b1, b2);
+  gate_open(&g);
+
+  cls_report *r = tainted(1, b2);
+  assert_k1_async_root(r);
+  ck_assert_uint_eq(finfo(r, 0).nskips, 1);
+  assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 1);
+  cls_report_free(r);
+
+  expect_seq(1, unrelated, 70);
+  assert_healthy(0);
+  assert_healthy(1);
+  close_ctx();
+  gate_release(&g);
+}
+END_TEST
+
+START_TEST(F8_async_download_fails_at_stream_sync) {
+  open_ctx(FAULT_K1, NULL, NULL);
+  cls_buffer in = input(0, 0), unrelated = input(0, 90);
+  cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 0, NB);
+  launch_ok(0, "producer_k1", in, b1);
+  launch_ok(0, "consumer_k2", b1, b2);
+  static int got[N], other[N];
+  CT_OK(cls_download_async(ctx, 0, b2, 0, got, NB));
+  CT_OK(cls_download_async(ctx, 0, unrelated, 0, other, NB));
+  cls_report *r = NULL;
+  int rc = cls_stream_sync(ctx, 0, &r);
+  ck_assert_msg(rc == CLS_ETAINTED, "cls_stream_sync: expected CLS_ETAINTED, got %s (%d): %s",
+                cls_err_name(rc), rc, cls_last_error_detail());
+  ck_assert_ptr_nonnull(r);
+  assert_k1_async_root(r);
+  ck_assert_uint_eq(finfo(r, 0).nskips, 1);
+  assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 0);
+  cls_report_free(r);
+  /* The unrelated download of the same sync got its bytes. */
+  CT_EXPECT_INTS(other, (size_t)N, i, 90 + (int)i);
+
+  /* Once known, a non-blocking download of the data fails at once. */
+  CT_ERR(cls_download_async(ctx, 0, b2, 0, got, NB), CLS_ETAINTED);
+  CT_ERR(cls_download_async(ctx, 0, b1, 0, got, NB), CLS_ETAINTED);
+  r = (cls_report *)1;
+  CT_OK(cls_stream_sync(ctx, 0, &r));
+  ck_assert_ptr_null(r);
+  assert_healthy(0);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(F8_blocking_download_of_failed_output_fails) {
+  open_ctx(FAULT_K1, NULL, NULL);
+  cls_buffer in = input(0, 0), unrelated = input(0, 20);
+  cls_buffer b1 = input(0, 400); /* good bytes before the failed write */
+  launch_ok(0, "producer_k1", in, b1);
+  cls_report *r = tainted(0, b1);
+  assert_k1_async_root(r);
+  ck_assert_uint_eq(finfo(r, 0).nskips, 0);
+  cls_report_free(r);
+  /* Read again, and from another stream: still the same failure. */
+  r = tainted(1, b1);
+  assert_k1_async_root(r);
+  cls_report_free(r);
+  expect_seq(0, unrelated, 20);
+  assert_healthy(0);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(F8_later_writes_that_read_nothing_tainted_clear) {
+  open_ctx(FAULT_K1, NULL, NULL);
+  cls_buffer in = input(0, 0), unrelated = input(0, 60);
+  cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 0, NB), b3 = ct_alloc(ctx, 0, NB);
+  /* All enqueued before the failure is known. */
+  launch_ok(0, "producer_k1", in, b1);
+  launch_ok(0, "consumer_k2", b1, b2);
+  launch_ok(0, "consumer_k2", b1, b3);
+  upload_seq(0, b2, 700);               /* overwrites b2, reads nothing */
+  launch_ok(0, "clean_k4", in, b3);     /* overwrites b3 from clean data */
+
+  expect_seq(0, b2, 700);
+  expect_seq(0, b3, 4);
+  cls_report *r = tainted(0, b1);
+  assert_k1_async_root(r);
+  struct cls_failure_info f = finfo(r, 0);
+  ck_assert_uint_eq(f.skipped, 2); /* the two consumers ran on it */
+  assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 0);
+  cls_report_free(r);
+
+  /* After it is known, writing clears as in F4. */
+  upload_seq(0, b1, 800);
+  expect_seq(0, b1, 800);
+  expect_seq(0, unrelated, 60);
+  assert_healthy(0);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(F8_failed_upload_taints_its_buffer) {
+  open_ctx("complete:op=upload,nth=1", NULL, NULL);
+  cls_buffer b = ct_alloc(ctx, 0, NB);
+  int v[N];
+  for (int i = 0; i < N; i++)
+    v[i] = 3 * i;
+  CT_OK(cls_upload(ctx, 0, b, 0, v, NB)); /* enqueued; fails on completion */
+  cls_report *r = tainted(0, b);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info f = finfo(r, 0);
+  ck_assert_str_eq(f.operation, "upload");
+  ck_assert_str_eq(f.kernel, "");
+  ck_assert_int_eq(f.async, 1);
+  ck_assert_int_eq(f.stream, 0);
+  ck_assert_int_eq(f.cl_status, CL_OUT_OF_RESOURCES);
+  cls_report_free(r);
+  /* The fault fired once: the next upload works. */
+  cls_buffer c = input(0, 30);
+  expect_seq(0, c, 30);
+  upload_seq(0, b, 10);
+  expect_seq(0, b, 10);
+  assert_healthy(0);
+  close_ctx();
+}
+END_TEST
+
+/* The same with other work before it: the upload is not the context's
+ * first logged command. */
+START_TEST(F8_failed_upload_after_other_work_taints_its_buffer) {
+  open_ctx("complete:op=upload,nth=2", NULL, NULL);
+  cls_buffer a = input(0, 20); /* upload 1 */
+  cls_buffer b = ct_alloc(ctx, 0, NB);
+  upload_seq(0, b, 40);        /* upload 2: fails on completion */
+  cls_report *r = tainted(0, b);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info f = finfo(r, 0);
+  ck_assert_str_eq(f.operation, "upload");
+  ck_assert_int_eq(f.async, 1);
+  cls_report_free(r);
+  expect_seq(0, a, 20);
+  upload_seq(0, b, 10);
+  expect_seq(0, b, 10);
+  assert_healthy(0);
+  close_ctx();
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* F7 — never wait on a known failure                                  */
+/* ------------------------------------------------------------------ */
+
+START_TEST(F7_known_failure_skips_consumer_on_other_stream) {
+  open_ctx(FAULT_K1, NULL, NULL);
+  cls_buffer in = input(0, 0);
+  cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 1, NB), b3 = ct_alloc(ctx, 1, NB);
+  launch_ok(0, "producer_k1", in, b1);
+  cls_buffer u = input(0, 300); /* after the failed command, same stream */
+  CT_OK(cls_stream_sync(ctx, 0, NULL)); /* the failure is known now */
+
+  struct cls_stream_stats s0 = stats(0), s1 = stats(1);
+  CT_ERR(launch_unary(1, "consumer_k2", b1, b2), CLS_ESKIPPED);
+  struct cls_stream_stats t0 = stats(0), t1 = stats(1);
+  ck_assert_uint_eq(t1.enqueues, s1.enqueues);
+  ck_assert_uint_eq(t1.waits, s1.waits);
+  ck_assert_uint_eq(t1.skips, s1.skips + 1);
+  ck_assert_uint_eq(t0.markers, s0.markers);
+  ck_assert_uint_eq(t0.flushes, s0.flushes);
+  cls_report *r = tainted(1, b2);
+  assert_k1_async_root(r);
+  assert_skip(r, 0, CLS_SKIP_SKIPPED, "consumer_k2", 1);
+  cls_report_free(r);
+
+  /* An unrelated buffer of the failed stream is read on another stream. */
+  launch_ok(1, "later_k3", u, b3);
+  expect_seq(1, b3, 303);
+  assert_healthy(0);
+  assert_healthy(1);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(F7_failure_found_while_ordering_skips_instead_of_waiting) {
+  struct gate g = {.inner = cls_opencl_stream_factory()};
+  open_ctx(FAULT_K1, &gate_factory, &g);
+  cls_buffer in = input(0, 0);
+  cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 1, NB), b3 = ct_alloc(ctx, 1, NB);
+  launch_ok(0, "producer_k1", in, b1);
+  cls_buffer u = input(0, 500);
+  /* producer_k1 has finished (and "failed"), but the core has not polled:
+   * ordering the consumer after stream 0 is where it learns. */
+  gate_finish(&g, 0);
+
+  struct cls_stream_stats s0 = stats(0), s1 = stats(1);
+  unsigned long m0 = g.markers[0], c1 = g.commands[1];
+  CT_ERR(launch_unary(1, "consumer_k2", b1, b2), CLS_ESKIPPED);
+  ck_assert_msg(g.markers[0] == m0, "a marker was taken on the failed stream to wait on");
+  ck_assert_uint_eq(g.commands[1], c1);
+  struct cls_stream_stats t0 = stats(0), t1 = stats(1);
+  ck_assert_uint_eq(t1.enqueues, s1.enqueues);
+  ck_assert_uint_eq(t1.waits, s1.waits);
+  ck_assert_uint_eq(t1.skips, s1.skips + 1);
+  ck_assert_uint_eq(t0.markers, s0.markers);
+  cls_report *r = tainted(1, b2);
+  assert_k1_async_root(r);
+  ck_assert_uint_eq(finfo(r, 0).nskips, 1);
+  assert_skip(r, 0, CLS_SKIP_SKIPPED, "consumer_k2", 1);
+  cls_report_free(r);
+
+  launch_ok(1, "later_k3", u, b3);
+  expect_seq(1, b3, 503);
+  assert_healthy(0);
+  assert_healthy(1);
+  close_ctx();
+  gate_release(&g);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+#define ADD(s, fn)                                                             \
+  do {                                                                         \
+    TCase *tc_ = tcase_create(#fn);                                            \
+    tcase_set_timeout(tc_, timeout);                                           \
+    tcase_add_test(tc_, fn);                                                   \
+    suite_add_tcase((s), tc_);                                                 \
+  } while (0)
+
+int main(void) {
+  ct_require_device();
+  /* Nothing may hang: 30 s each, unless the environment asks for more
+   * (valgrind). */
+  double timeout = 30;
+  const char *env = getenv("CK_DEFAULT_TIMEOUT");
+  if (env && atof(env) > timeout)
+    timeout = atof(env);
+  Suite *s = suite_create("async");
+  ADD(s, F8_consumer_on_same_stream_ran_on_untrusted_input);
+  ADD(s, F8_consumer_on_other_stream_ran_on_untrusted_input);
+  ADD(s, F8_async_download_fails_at_stream_sync);
+  ADD(s, F8_blocking_download_of_failed_output_fails);
+  ADD(s, F8_later_writes_that_read_nothing_tainted_clear);
+  ADD(s, F8_failed_upload_taints_its_buffer);
+  ADD(s, F8_failed_upload_after_other_work_taints_its_buffer);
+  ADD(s, F7_known_failure_skips_consumer_on_other_stream);
+  ADD(s, F7_failure_found_while_ordering_skips_instead_of_waiting);
+  return ct_run(s);
+}

@@ -1,0 +1,278 @@
+/* Device listing and the CLS_DEVICE selection rules. */
+#include "common.h"
+
+/* The listed devices (asserting there is at least one). */
+static struct cls_device_info devs[64];
+static size_t ndevs;
+
+static void list_devices(void) {
+  ndevs = 0;
+  CT_OK(cls_device_list(devs, sizeof devs / sizeof devs[0], &ndevs));
+  ck_assert_uint_gt(ndevs, 0);
+  if (ndevs > sizeof devs / sizeof devs[0])
+    ndevs = sizeof devs / sizeof devs[0];
+}
+
+static int same_device(const struct cls_device_info *a, const struct cls_device_info *b) {
+  return a->platform_index == b->platform_index && a->device_index == b->device_index &&
+         strcmp(a->device_name, b->device_name) == 0;
+}
+
+/* Whether a device belongs to PoCL: its platform says so in its name,
+ * vendor-ish version string or device version. */
+static int is_pocl(const struct cls_device_info *d) {
+  return ct_icontains(d->platform_name, "pocl") || ct_icontains(d->platform_version, "pocl") ||
+         ct_icontains(d->device_version, "pocl");
+}
+
+static const struct cls_device_info *first_pocl(void) {
+  for (size_t i = 0; i < ndevs; i++)
+    if (is_pocl(&devs[i]))
+      return &devs[i];
+  return NULL;
+}
+
+START_TEST(device_list_counts_and_describes_devices) {
+  size_t n = 0;
+  CT_OK(cls_device_list(NULL, 0, &n));
+  ck_assert_uint_gt(n, 0);
+  list_devices();
+  ck_assert_uint_eq(ndevs, n < 64 ? n : 64);
+  for (size_t i = 0; i < ndevs; i++) {
+    const struct cls_device_info *d = &devs[i];
+    ck_assert_msg(d->device_name[0] != '\0', "device %zu has no name", i);
+    ck_assert_msg(d->platform_name[0] != '\0', "device %zu has no platform name", i);
+    ck_assert_msg(d->max_alloc_size > 0, "%s: max_alloc_size 0", d->device_name);
+    ck_assert_msg(d->global_mem_size >= d->max_alloc_size, "%s: global %llu < max alloc %llu",
+                  d->device_name, d->global_mem_size, d->max_alloc_size);
+    ck_assert_msg(d->base_addr_align >= 1, "%s: base_addr_align 0", d->device_name);
+    ck_assert_msg((d->base_addr_align & (d->base_addr_align - 1)) == 0,
+                  "%s: base_addr_align %u not a power of two", d->device_name,
+                  d->base_addr_align);
+    ck_assert_msg(d->cl_version >= 120, "%s: cl_version %d", d->device_name, d->cl_version);
+    ck_assert_msg(d->max_work_group_size >= 1, "%s: max_work_group_size 0", d->device_name);
+    ck_assert_msg(d->compute_units >= 1, "%s: compute_units 0", d->device_name);
+    ck_assert_msg(d->type == CLS_DEVICE_CPU || d->type == CLS_DEVICE_GPU ||
+                      d->type == CLS_DEVICE_ACCELERATOR || d->type == CLS_DEVICE_OTHER,
+                  "%s: type %d", d->device_name, d->type);
+    ck_assert_int_ge(d->platform_index, 0);
+    ck_assert_int_ge(d->device_index, 0);
+  }
+}
+END_TEST
+
+START_TEST(device_list_with_small_cap_reports_total) {
+  list_devices();
+  struct cls_device_info one;
+  size_t n = 0;
+  CT_OK(cls_device_list(&one, 1, &n));
+  ck_assert_uint_ge(n, ndevs);
+  ck_assert(same_device(&one, &devs[0]));
+}
+END_TEST
+
+START_TEST(select_null_and_empty_pick_a_listed_device) {
+  list_devices();
+  struct cls_device_info a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  CT_OK(cls_device_select(NULL, &a));
+  CT_OK(cls_device_select("", &b));
+  ck_assert(a.device_name[0] != '\0');
+  ck_assert(same_device(&a, &b));
+  /* The default rule: the first GPU, else the first device. */
+  const struct cls_device_info *want = &devs[0];
+  for (size_t i = 0; i < ndevs; i++)
+    if (devs[i].type == CLS_DEVICE_GPU) {
+      want = &devs[i];
+      break;
+    }
+  ck_assert_msg(same_device(&a, want), "default picked %d:%d %s, expected %d:%d %s",
+                a.platform_index, a.device_index, a.device_name, want->platform_index,
+                want->device_index, want->device_name);
+}
+END_TEST
+
+START_TEST(select_pocl_matches_case_insensitively) {
+  list_devices();
+  const struct cls_device_info *p = first_pocl();
+  struct cls_device_info a, b;
+  if (!p) {
+    /* No PoCL here: the name matches nothing. */
+    CT_ERR(cls_device_select("pocl", &a), CLS_ENODEV);
+    return;
+  }
+  int rc = cls_device_select("pocl", &a);
+  ck_assert_msg(rc == 0, "select(\"pocl\") returned %s: %s (PoCL device: %s / %s)",
+                cls_err_name(rc), cls_last_error_detail(), p->platform_name, p->device_name);
+  rc = cls_device_select("PoCL", &b);
+  ck_assert_msg(rc == 0, "select(\"PoCL\") returned %s: %s", cls_err_name(rc),
+                cls_last_error_detail());
+  ck_assert(same_device(&a, &b));
+  ck_assert_msg(is_pocl(&a), "select(\"pocl\") picked %s / %s", a.platform_name,
+                a.device_name);
+}
+END_TEST
+
+START_TEST(select_substring_of_device_name_matches) {
+  list_devices();
+  /* A piece of the last device's name, in upper case. */
+  const struct cls_device_info *d = &devs[ndevs - 1];
+  size_t len = strlen(d->device_name);
+  ck_assert_uint_gt(len, 0);
+  char piece[64];
+  size_t start = len > 4 ? 1 : 0, n = len - start > 6 ? 6 : len - start;
+  for (size_t i = 0; i < n; i++)
+    piece[i] = (char)toupper((unsigned char)d->device_name[start + i]);
+  piece[n] = '\0';
+  struct cls_device_info got;
+  int rc = cls_device_select(piece, &got);
+  ck_assert_msg(rc == 0, "select(\"%s\") returned %s: %s", piece, cls_err_name(rc),
+                cls_last_error_detail());
+  ck_assert_msg(ct_icontains(got.device_name, piece) || ct_icontains(got.platform_name, piece),
+                "select(\"%s\") picked %s / %s", piece, got.platform_name, got.device_name);
+}
+END_TEST
+
+START_TEST(select_index_pair_picks_that_device) {
+  list_devices();
+  struct cls_device_info got;
+  CT_OK(cls_device_select("0:0", &got));
+  ck_assert_int_eq(got.platform_index, 0);
+  ck_assert_int_eq(got.device_index, 0);
+  ck_assert(same_device(&got, &devs[0]));
+  const struct cls_device_info *last = &devs[ndevs - 1];
+  char spec[32];
+  snprintf(spec, sizeof spec, "%d:%d", last->platform_index, last->device_index);
+  CT_OK(cls_device_select(spec, &got));
+  ck_assert(same_device(&got, last));
+}
+END_TEST
+
+START_TEST(select_cpu_picks_a_cpu_device) {
+  list_devices();
+  const struct cls_device_info *cpu = NULL;
+  for (size_t i = 0; i < ndevs && !cpu; i++)
+    if (devs[i].type == CLS_DEVICE_CPU)
+      cpu = &devs[i];
+  struct cls_device_info got;
+  if (!cpu) {
+    CT_ERR(cls_device_select("cpu", &got), CLS_ENODEV);
+    return;
+  }
+  CT_OK(cls_device_select("cpu", &got));
+  ck_assert_int_eq(got.type, CLS_DEVICE_CPU);
+  ck_assert(same_device(&got, cpu));
+  CT_OK(cls_device_select("CPU", &got));
+  ck_assert_int_eq(got.type, CLS_DEVICE_CPU);
+}
+END_TEST
+
+START_TEST(select_unknown_name_is_enodev_and_lists_devices) {
+  list_devices();
+  struct cls_device_info got;
+  CT_ERR(cls_device_select("nonexistent-xyz", &got), CLS_ENODEV);
+  const char *detail = cls_last_error_detail();
+  ck_assert_ptr_nonnull(detail);
+  ck_assert_msg(strstr(detail, devs[0].device_name) != NULL,
+                "detail does not name the device '%s': %s", devs[0].device_name, detail);
+}
+END_TEST
+
+START_TEST(select_index_out_of_range_is_enodev) {
+  struct cls_device_info got;
+  CT_ERR(cls_device_select("99:0", &got), CLS_ENODEV);
+  CT_ERR(cls_device_select("0:99", &got), CLS_ENODEV);
+}
+END_TEST
+
+START_TEST(select_malformed_index_is_an_error) {
+  struct cls_device_info got;
+  CT_ERR2(cls_device_select("-1:0", &got), CLS_ECONFIG, CLS_ENODEV);
+  CT_ERR2(cls_device_select("1:", &got), CLS_ECONFIG, CLS_ENODEV);
+  CT_ERR2(cls_device_select(":", &got), CLS_ECONFIG, CLS_ENODEV);
+  CT_ERR2(cls_device_select("0:0:0", &got), CLS_ECONFIG, CLS_ENODEV);
+  CT_ERR2(cls_device_select("0:-1", &got), CLS_ECONFIG, CLS_ENODEV);
+}
+END_TEST
+
+START_TEST(context_on_pocl_reports_its_device) {
+  list_devices();
+  const struct cls_device_info *p = first_pocl();
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .device = "pocl"};
+  if (!p) {
+    cls_context *ctx = (cls_context *)&o;
+    CT_ERR(cls_context_create(&ctx, &o), CLS_ENODEV);
+    ck_assert_ptr_null(ctx);
+    return;
+  }
+  cls_context *ctx = ct_context_opts(&o);
+  struct cls_device_info info = ct_context_info(ctx);
+  ck_assert_msg(is_pocl(&info), "context device %s / %s", info.platform_name,
+                info.device_name);
+  struct cls_device_info sel;
+  CT_OK(cls_device_select("pocl", &sel));
+  ck_assert(same_device(&info, &sel));
+  ck_assert_ptr_nonnull(cls_context_driver(ctx));
+  ck_assert(cls_context_driver(ctx)[0] != '\0');
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(context_device_option_by_index) {
+  list_devices();
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .device = "0:0"};
+  cls_context *ctx = ct_context_opts(&o);
+  struct cls_device_info info = ct_context_info(ctx);
+  ck_assert(same_device(&info, &devs[0]));
+  ck_assert_uint_eq(info.max_alloc_size, devs[0].max_alloc_size);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(context_honours_cls_device_env) {
+  list_devices();
+  /* The variable is read: a name that matches nothing fails creation. */
+  ck_assert_int_eq(setenv("CLS_DEVICE", "nonexistent-xyz", 1), 0);
+  cls_context *ctx = (cls_context *)&ctx;
+  CT_ERR(cls_context_create(&ctx, NULL), CLS_ENODEV);
+  ck_assert_ptr_null(ctx);
+  /* It picks the device it names. */
+  const struct cls_device_info *last = &devs[ndevs - 1];
+  char spec[32];
+  snprintf(spec, sizeof spec, "%d:%d", last->platform_index, last->device_index);
+  ck_assert_int_eq(setenv("CLS_DEVICE", spec, 1), 0);
+  ctx = ct_context();
+  struct cls_device_info info = ct_context_info(ctx);
+  ck_assert(same_device(&info, last));
+  cls_context_destroy(ctx);
+  /* An explicit option wins over the variable. */
+  ck_assert_int_eq(setenv("CLS_DEVICE", "nonexistent-xyz", 1), 0);
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .device = "0:0"};
+  ctx = ct_context_opts(&o);
+  info = ct_context_info(ctx);
+  ck_assert(same_device(&info, &devs[0]));
+  cls_context_destroy(ctx);
+  unsetenv("CLS_DEVICE");
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  unsetenv("CLS_DEVICE");
+  Suite *s = suite_create("device");
+  CT_ADD(s, device_list_counts_and_describes_devices);
+  CT_ADD(s, device_list_with_small_cap_reports_total);
+  CT_ADD(s, select_null_and_empty_pick_a_listed_device);
+  CT_ADD(s, select_pocl_matches_case_insensitively);
+  CT_ADD(s, select_substring_of_device_name_matches);
+  CT_ADD(s, select_index_pair_picks_that_device);
+  CT_ADD(s, select_cpu_picks_a_cpu_device);
+  CT_ADD(s, select_unknown_name_is_enodev_and_lists_devices);
+  CT_ADD(s, select_index_out_of_range_is_enodev);
+  CT_ADD(s, select_malformed_index_is_an_error);
+  CT_ADD(s, context_on_pocl_reports_its_device);
+  CT_ADD(s, context_device_option_by_index);
+  CT_ADD(s, context_honours_cls_device_env);
+  return ct_run(s);
+}

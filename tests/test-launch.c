@@ -1,0 +1,399 @@
+/* Launches: argument and work-size validation, and results in 1, 2 and 3
+ * dimensions, with local memory and scalars by value. */
+#include "common.h"
+
+static cls_context *ctx;
+static cls_program *prog;
+static cls_kernel *fill_k, *add_k, *copy_k, *idx2_k, *idx3_k, *rev_k, *inc_k;
+
+static void setup(void) {
+  ctx = ct_context();
+  prog = ct_build(ctx, CT_ALL_SRC, NULL);
+  fill_k = ct_get_kernel(ctx, prog, "fill_k");
+  add_k = ct_get_kernel(ctx, prog, "add_k");
+  copy_k = ct_get_kernel(ctx, prog, "copy_k");
+  idx2_k = ct_get_kernel(ctx, prog, "idx2_k");
+  idx3_k = ct_get_kernel(ctx, prog, "idx3_k");
+  rev_k = ct_get_kernel(ctx, prog, "rev_k");
+  inc_k = ct_get_kernel(ctx, prog, "inc_k");
+}
+static void teardown(void) {
+  cls_context_destroy(ctx);
+  ctx = NULL;
+}
+
+/* A correct launch on the same context still works after a misuse. */
+static void assert_context_works(void) {
+  static int round = 100;
+  int v = ++round;
+  cls_buffer o = ct_alloc(ctx, 0, 32 * sizeof(int));
+  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
+  ct_launch1(ctx, 0, fill_k, 32, 2, a);
+  int got[32];
+  ct_download_ints(ctx, 0, o, got, 32);
+  CT_EXPECT_INTS(got, (size_t)32, i, v);
+  CT_OK(cls_free(ctx, o));
+}
+
+/* An invalid launch changes nothing: a buffer it would have written keeps
+ * its bytes. */
+static void assert_untouched(cls_buffer b, int v, size_t n) {
+  int got[64];
+  ck_assert_uint_le(n, 64);
+  ct_download_ints(ctx, 0, b, got, n);
+  CT_EXPECT_INTS(got, n, i, v);
+}
+
+static cls_buffer filled(size_t n, int v) {
+  cls_buffer b = ct_alloc(ctx, 0, n * sizeof(int));
+  CT_OK(cls_fill(ctx, 0, b, 0, n * sizeof(int), &v, sizeof v));
+  return b;
+}
+
+/* ------------------------------------------------------------------ */
+/* Validation                                                          */
+/* ------------------------------------------------------------------ */
+
+START_TEST(wrong_argument_count_is_eargcount) {
+  cls_buffer a = filled(16, 1), b = filled(16, 2), c = filled(16, 3);
+  size_t g[1] = {16};
+  cls_arg two[] = {CLS_IN(a), CLS_IN(b)};
+  CT_ERR(cls_launch(ctx, 0, add_k, 1, g, NULL, 2, two), CLS_EARGCOUNT);
+  assert_context_works();
+  cls_arg four[] = {CLS_IN(a), CLS_IN(b), CLS_OUT(c), CLS_IN(a)};
+  CT_ERR(cls_launch(ctx, 0, add_k, 1, g, NULL, 4, four), CLS_EARGCOUNT);
+  assert_context_works();
+  CT_ERR(cls_launch(ctx, 0, add_k, 1, g, NULL, 0, NULL), CLS_EARGCOUNT);
+  assert_context_works();
+  assert_untouched(c, 3, 16);
+}
+END_TEST
+
+START_TEST(buffer_where_scalar_expected_is_eargkind) {
+  cls_buffer o = filled(16, 4), x = filled(16, 5);
+  size_t g[1] = {16};
+  cls_arg args[] = {CLS_OUT(o), CLS_IN(x)};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, args), CLS_EARGKIND);
+  assert_context_works();
+  assert_untouched(o, 4, 16);
+}
+END_TEST
+
+START_TEST(scalar_where_buffer_expected_is_eargkind) {
+  cls_buffer o = filled(16, 6);
+  size_t g[1] = {16};
+  int v = 1;
+  long long big = 2;
+  cls_arg args[] = {CLS_SCALAR(big), CLS_SCALAR(v)};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, args), CLS_EARGKIND);
+  assert_context_works();
+  assert_untouched(o, 6, 16);
+}
+END_TEST
+
+START_TEST(local_where_buffer_expected_is_eargkind) {
+  cls_buffer in = filled(16, 7), out = filled(16, 8);
+  size_t g[1] = {16}, l[1] = {16};
+  int v = 1;
+  cls_arg a1[] = {CLS_LOCAL(64), CLS_SCALAR(v)};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, a1), CLS_EARGKIND);
+  assert_context_works();
+  /* A buffer where local memory is expected. */
+  cls_arg a2[] = {CLS_IN(in), CLS_OUT(out), CLS_IN(in)};
+  CT_ERR(cls_launch(ctx, 0, rev_k, 1, g, l, 3, a2), CLS_EARGKIND);
+  assert_context_works();
+  /* A scalar where local memory is expected. */
+  cls_arg a3[] = {CLS_IN(in), CLS_OUT(out), CLS_SCALAR(v)};
+  CT_ERR(cls_launch(ctx, 0, rev_k, 1, g, l, 3, a3), CLS_EARGKIND);
+  assert_context_works();
+  assert_untouched(out, 8, 16);
+}
+END_TEST
+
+START_TEST(dims_outside_1_to_3_are_eworksize) {
+  cls_buffer o = filled(16, 9);
+  size_t g[4] = {16, 1, 1, 1};
+  int v = 1;
+  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 0, g, NULL, 2, a), CLS_EWORKSIZE);
+  assert_context_works();
+  CT_ERR(cls_launch(ctx, 0, fill_k, 4, g, NULL, 2, a), CLS_EWORKSIZE);
+  assert_context_works();
+  assert_untouched(o, 9, 16);
+}
+END_TEST
+
+START_TEST(zero_global_size_is_eworksize) {
+  cls_buffer o = filled(16, 10);
+  int v = 1;
+  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
+  size_t g1[1] = {0};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g1, NULL, 2, a), CLS_EWORKSIZE);
+  assert_context_works();
+  size_t g2[2] = {16, 0};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 2, g2, NULL, 2, a), CLS_EWORKSIZE);
+  assert_context_works();
+  assert_untouched(o, 10, 16);
+}
+END_TEST
+
+START_TEST(local_not_dividing_global_is_eworksize) {
+  cls_buffer o = filled(64, 11);
+  int v = 1;
+  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
+  size_t g[1] = {60}, l[1] = {8};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, l, 2, a), CLS_EWORKSIZE);
+  assert_context_works();
+  size_t g2[2] = {8, 6}, l2[2] = {8, 4};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 2, g2, l2, 2, a), CLS_EWORKSIZE);
+  assert_context_works();
+  size_t l0[1] = {0};
+  size_t g3[1] = {64};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g3, l0, 2, a), CLS_EWORKSIZE);
+  assert_context_works();
+  assert_untouched(o, 11, 64);
+}
+END_TEST
+
+START_TEST(local_above_device_limit_is_eworksize) {
+  struct cls_device_info info = ct_context_info(ctx);
+  size_t wg = info.max_work_group_size;
+  ck_assert_uint_gt(wg, 0);
+  cls_buffer o = filled(64, 12);
+  int v = 1;
+  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
+  /* The global size is a multiple: only the group size is wrong.  The
+   * kernel would write past the buffer were it run, so it must not be. */
+  size_t g[1] = {wg * 2}, l[1] = {wg * 2};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, l, 2, a), CLS_EWORKSIZE);
+  assert_context_works();
+  /* Within each dimension's limit but over the total. */
+  size_t g2[2] = {wg, 2}, l2[2] = {wg, 2};
+  if (info.max_work_item_sizes[1] >= 2) {
+    CT_ERR(cls_launch(ctx, 0, fill_k, 2, g2, l2, 2, a), CLS_EWORKSIZE);
+    assert_context_works();
+  }
+  assert_untouched(o, 12, 64);
+}
+END_TEST
+
+START_TEST(null_kernel_and_bad_access_are_einval) {
+  cls_buffer o = filled(16, 13);
+  size_t g[1] = {16};
+  int v = 1;
+  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
+  CT_ERR(cls_launch(ctx, 0, NULL, 1, g, NULL, 2, a), CLS_EINVAL);
+  assert_context_works();
+  cls_arg bad0[] = {{.kind = CLS_ARG_BUFFER, .access = 0, .buffer = o}, CLS_SCALAR(v)};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, bad0), CLS_EINVAL);
+  assert_context_works();
+  cls_arg bad7[] = {{.kind = CLS_ARG_BUFFER, .access = 7, .buffer = o}, CLS_SCALAR(v)};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, bad7), CLS_EINVAL);
+  assert_context_works();
+  cls_arg nullval[] = {CLS_OUT(o), {.kind = CLS_ARG_SCALAR, .value = NULL, .size = sizeof v}};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, nullval), CLS_EINVAL);
+  assert_context_works();
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, NULL, NULL, 2, a), CLS_EINVAL);
+  assert_context_works();
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, NULL), CLS_EINVAL);
+  assert_context_works();
+  assert_untouched(o, 13, 16);
+}
+END_TEST
+
+START_TEST(invalid_launch_leaves_outputs_as_they_were) {
+  /* A rejected launch mints no failure: its would-be outputs stay
+   * readable and hold their bytes. */
+  cls_buffer a = filled(16, 1), b = filled(16, 2), c = filled(16, 30);
+  size_t g[1] = {16}, l[1] = {5};
+  cls_arg args[] = {CLS_IN(a), CLS_IN(b), CLS_OUT(c)};
+  CT_ERR(cls_launch(ctx, 0, add_k, 1, g, l, 3, args), CLS_EWORKSIZE);
+  assert_untouched(c, 30, 16);
+  ct_launch1(ctx, 0, add_k, 16, 3, args);
+  assert_untouched(c, 3, 16); /* 1 + 2 */
+  CT_OK(cls_fill(ctx, 0, a, 0, 16 * sizeof(int), &(int){10}, sizeof(int)));
+  ct_launch1(ctx, 0, add_k, 16, 3, args);
+  assert_untouched(c, 12, 16); /* 10 + 2 */
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Results                                                             */
+/* ------------------------------------------------------------------ */
+
+START_TEST(launch_1d_adds) {
+  enum { N = 1000 };
+  static int a[N], b[N], c[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = i;
+    b[i] = 3 * i - 7;
+  }
+  cls_buffer A = ct_alloc(ctx, 0, sizeof a), B = ct_alloc(ctx, 0, sizeof b),
+             C = ct_alloc(ctx, 0, sizeof c);
+  ct_upload_ints(ctx, 0, A, a, N);
+  ct_upload_ints(ctx, 0, B, b, N);
+  cls_arg args[] = {CLS_IN(A), CLS_IN(B), CLS_OUT(C)};
+  ct_launch1(ctx, 0, add_k, N, 3, args);
+  ct_download_ints(ctx, 0, C, c, N);
+  CT_EXPECT_INTS(c, (size_t)N, i, 4 * (int)i - 7);
+  /* In place, read-write, several times. */
+  cls_arg inc[] = {CLS_INOUT(C)};
+  for (int k = 0; k < 5; k++)
+    ct_launch1(ctx, 0, inc_k, N, 1, inc);
+  ct_download_ints(ctx, 0, C, c, N);
+  CT_EXPECT_INTS(c, (size_t)N, i, 4 * (int)i - 2);
+}
+END_TEST
+
+START_TEST(launch_1d_with_local_size) {
+  enum { N = 256 };
+  int a[N], c[N];
+  for (int i = 0; i < N; i++)
+    a[i] = i * i;
+  cls_buffer A = ct_alloc(ctx, 0, sizeof a), C = ct_alloc(ctx, 0, sizeof c);
+  ct_upload_ints(ctx, 0, A, a, N);
+  size_t g[1] = {N}, l[1] = {32};
+  cls_arg args[] = {CLS_IN(A), CLS_OUT(C)};
+  CT_OK(cls_launch(ctx, 0, copy_k, 1, g, l, 2, args));
+  ct_download_ints(ctx, 0, C, c, N);
+  CT_EXPECT_INTS(c, (size_t)N, i, (int)(i * i));
+}
+END_TEST
+
+START_TEST(launch_2d_indexes) {
+  enum { W = 24, H = 10 };
+  static int out[W * H];
+  cls_buffer O = ct_alloc(ctx, 0, sizeof out);
+  size_t g[2] = {W, H};
+  cls_arg args[] = {CLS_OUT(O)};
+  CT_OK(cls_launch(ctx, 0, idx2_k, 2, g, NULL, 1, args));
+  ct_download_ints(ctx, 0, O, out, W * H);
+  CT_EXPECT_INTS(out, (size_t)(W * H), i, (int)(i % W) + 1000 * (int)(i / W));
+  /* With a local size too. */
+  memset(out, 0, sizeof out);
+  CT_OK(cls_upload(ctx, 0, O, 0, out, sizeof out));
+  size_t l[2] = {8, 5};
+  CT_OK(cls_launch(ctx, 0, idx2_k, 2, g, l, 1, args));
+  ct_download_ints(ctx, 0, O, out, W * H);
+  CT_EXPECT_INTS(out, (size_t)(W * H), i, (int)(i % W) + 1000 * (int)(i / W));
+}
+END_TEST
+
+START_TEST(launch_3d_indexes) {
+  enum { W = 6, H = 5, D = 4 };
+  int out[W * H * D];
+  cls_buffer O = ct_alloc(ctx, 0, sizeof out);
+  size_t g[3] = {W, H, D};
+  cls_arg args[] = {CLS_OUT(O)};
+  CT_OK(cls_launch(ctx, 0, idx3_k, 3, g, NULL, 1, args));
+  ct_download_ints(ctx, 0, O, out, W * H * D);
+  CT_EXPECT_INTS(out, (size_t)(W * H * D), i,
+                 (int)(i % W) + 100 * (int)((i / W) % H) + 10000 * (int)(i / (W * H)));
+  size_t l[3] = {3, 5, 2};
+  memset(out, 0, sizeof out);
+  CT_OK(cls_upload(ctx, 0, O, 0, out, sizeof out));
+  CT_OK(cls_launch(ctx, 0, idx3_k, 3, g, l, 1, args));
+  ct_download_ints(ctx, 0, O, out, W * H * D);
+  CT_EXPECT_INTS(out, (size_t)(W * H * D), i,
+                 (int)(i % W) + 100 * (int)((i / W) % H) + 10000 * (int)(i / (W * H)));
+}
+END_TEST
+
+START_TEST(local_memory_argument_works) {
+  enum { N = 128, L = 16 };
+  int in[N], out[N];
+  for (int i = 0; i < N; i++)
+    in[i] = 5 * i + 1;
+  cls_buffer I = ct_alloc(ctx, 0, sizeof in), O = ct_alloc(ctx, 0, sizeof out);
+  ct_upload_ints(ctx, 0, I, in, N);
+  size_t g[1] = {N}, l[1] = {L};
+  cls_arg args[] = {CLS_IN(I), CLS_OUT(O), CLS_LOCAL(L * sizeof(int))};
+  CT_OK(cls_launch(ctx, 0, rev_k, 1, g, l, 3, args));
+  ct_download_ints(ctx, 0, O, out, N);
+  /* Each group of L is reversed. */
+  CT_EXPECT_INTS(out, (size_t)N, i, in[(i / L) * L + (L - 1 - i % L)]);
+}
+END_TEST
+
+START_TEST(scalars_are_captured_at_the_call) {
+  enum { N = 64 };
+  cls_buffer A = ct_alloc(ctx, 1, N * sizeof(int)), B = ct_alloc(ctx, 1, N * sizeof(int));
+  int v = 5;
+  cls_arg a[] = {CLS_OUT(A), CLS_SCALAR(v)};
+  ct_launch1(ctx, 1, fill_k, N, 2, a);
+  v = 9; /* after the call: the launch keeps 5 */
+  cls_arg b[] = {CLS_OUT(B), CLS_SCALAR(v)};
+  ct_launch1(ctx, 1, fill_k, N, 2, b);
+  v = -1;
+  int got[N];
+  ct_download_ints(ctx, 1, A, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, 5);
+  ct_download_ints(ctx, 1, B, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, 9);
+}
+END_TEST
+
+START_TEST(argument_array_is_reusable_after_the_call) {
+  enum { N = 32 };
+  cls_buffer A = ct_alloc(ctx, 0, N * sizeof(int)), B = ct_alloc(ctx, 0, N * sizeof(int));
+  int v = 21;
+  cls_arg a[2] = {CLS_OUT(A), CLS_SCALAR(v)};
+  ct_launch1(ctx, 0, fill_k, N, 2, a);
+  a[0] = CLS_OUT(B); /* reusing the array changes nothing queued */
+  int w = 22;
+  a[1] = (cls_arg)CLS_SCALAR(w);
+  ct_launch1(ctx, 0, fill_k, N, 2, a);
+  int got[N];
+  ct_download_ints(ctx, 0, A, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, 21);
+  ct_download_ints(ctx, 0, B, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, 22);
+}
+END_TEST
+
+START_TEST(launch_reading_a_fresh_buffer_is_skipped) {
+  /* A read of a buffer nothing wrote: the launch does not run and its
+   * output carries the failure. */
+  enum { N = 16 };
+  cls_buffer fresh = ct_alloc(ctx, 0, N * sizeof(int)), out = filled(N, 1);
+  cls_arg args[] = {CLS_IN(fresh), CLS_OUT(out)};
+  size_t g[1] = {N};
+  CT_ERR(cls_launch(ctx, 0, copy_k, 1, g, NULL, 2, args), CLS_ESKIPPED);
+  int got[N];
+  CT_ERR(cls_download(ctx, 0, out, 0, got, sizeof got, NULL), CLS_ETAINTED);
+  assert_context_works();
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  Suite *s = suite_create("launch");
+  TCase *tc;
+#define ADD(fn)                                                                \
+  do {                                                                         \
+    tc = ct_tcase(#fn);                                                        \
+    tcase_add_checked_fixture(tc, setup, teardown);                            \
+    tcase_add_test(tc, fn);                                                    \
+    suite_add_tcase(s, tc);                                                    \
+  } while (0)
+  ADD(wrong_argument_count_is_eargcount);
+  ADD(buffer_where_scalar_expected_is_eargkind);
+  ADD(scalar_where_buffer_expected_is_eargkind);
+  ADD(local_where_buffer_expected_is_eargkind);
+  ADD(dims_outside_1_to_3_are_eworksize);
+  ADD(zero_global_size_is_eworksize);
+  ADD(local_not_dividing_global_is_eworksize);
+  ADD(local_above_device_limit_is_eworksize);
+  ADD(null_kernel_and_bad_access_are_einval);
+  ADD(invalid_launch_leaves_outputs_as_they_were);
+  ADD(launch_1d_adds);
+  ADD(launch_1d_with_local_size);
+  ADD(launch_2d_indexes);
+  ADD(launch_3d_indexes);
+  ADD(local_memory_argument_works);
+  ADD(scalars_are_captured_at_the_call);
+  ADD(argument_array_is_reusable_after_the_call);
+  ADD(launch_reading_a_fresh_buffer_is_skipped);
+#undef ADD
+  return ct_run(s);
+}

@@ -1,0 +1,236 @@
+/* Programs and kernels: builds, the build cache, build failures, lookups. */
+#include "common.h"
+
+static cls_context *ctx;
+
+static void setup(void) { ctx = ct_context(); }
+static void teardown(void) {
+  cls_context_destroy(ctx);
+  ctx = NULL;
+}
+
+#define VAL_SRC                                                        \
+  "kernel void val_k(global int *o) { o[get_global_id(0)] = VAL; }\n"
+
+#define BAD_SRC                                                        \
+  "kernel void bad_k(global int *o) {\n"                               \
+  "  o[get_global_id(0)] = ;\n"                                        \
+  "}\n"
+
+/* Runs val_k from p over 16 items and returns o[5]. */
+static int run_val(cls_program *p) {
+  cls_kernel *k = ct_get_kernel(ctx, p, "val_k");
+  cls_buffer o = ct_alloc(ctx, 0, 16 * sizeof(int));
+  cls_arg a[] = {CLS_OUT(o)};
+  ct_launch1(ctx, 0, k, 16, 1, a);
+  int got[16];
+  ct_download_ints(ctx, 0, o, got, 16);
+  CT_OK(cls_free(ctx, o));
+  return got[5];
+}
+
+START_TEST(build_succeeds_and_gives_kernels) {
+  cls_program *p = ct_build(ctx, CT_ALL_SRC, NULL);
+  const char *names[] = {"fill_k", "add_k", "inc_k", "copy_k", "slow_k", "idx2_k", "idx3_k",
+                         "rev_k"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    cls_kernel *k = ct_get_kernel(ctx, p, names[i]);
+    ck_assert_str_eq(cls_kernel_name(k), names[i]);
+  }
+  CT_OK(cls_program_release(ctx, p));
+}
+END_TEST
+
+START_TEST(kernel_name_and_arg_count) {
+  cls_program *p = ct_build(ctx, CT_ALL_SRC, NULL);
+  struct {
+    const char *name;
+    int nargs;
+  } want[] = {{"fill_k", 2}, {"add_k", 3}, {"inc_k", 1}, {"copy_k", 2},
+              {"slow_k", 3}, {"idx2_k", 1}, {"rev_k", 3}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    cls_kernel *k = ct_get_kernel(ctx, p, want[i].name);
+    ck_assert_str_eq(cls_kernel_name(k), want[i].name);
+    ck_assert_int_eq(cls_kernel_num_args(k), want[i].nargs);
+  }
+  CT_OK(cls_program_release(ctx, p));
+}
+END_TEST
+
+START_TEST(same_source_and_options_hit_the_cache) {
+  cls_program *a = ct_build(ctx, CT_FILL_SRC CT_ADD_SRC, NULL);
+  cls_program *b = ct_build(ctx, CT_FILL_SRC CT_ADD_SRC, NULL);
+  ck_assert_ptr_eq(a, b);
+  cls_program *c = ct_build(ctx, CT_FILL_SRC CT_ADD_SRC, "-DUNUSED=1");
+  cls_program *d = ct_build(ctx, CT_FILL_SRC CT_ADD_SRC, "-DUNUSED=1");
+  ck_assert_ptr_eq(c, d);
+  ck_assert_ptr_ne(a, c);
+  /* The source is compared by content, not by pointer. */
+  char copy[] = CT_FILL_SRC CT_ADD_SRC;
+  cls_program *e = ct_build(ctx, copy, NULL);
+  ck_assert_ptr_eq(a, e);
+  /* Every build gave a reference. */
+  CT_OK(cls_program_release(ctx, a));
+  CT_OK(cls_program_release(ctx, b));
+  CT_OK(cls_program_release(ctx, e));
+  CT_OK(cls_program_release(ctx, c));
+  CT_OK(cls_program_release(ctx, d));
+}
+END_TEST
+
+START_TEST(different_options_build_different_programs) {
+  cls_program *one = ct_build(ctx, VAL_SRC, "-DVAL=1");
+  cls_program *two = ct_build(ctx, VAL_SRC, "-DVAL=2");
+  ck_assert_ptr_ne(one, two);
+  ck_assert_int_eq(run_val(one), 1);
+  ck_assert_int_eq(run_val(two), 2);
+  cls_program *again = ct_build(ctx, VAL_SRC, "-DVAL=1");
+  ck_assert_ptr_eq(again, one);
+  ck_assert_int_eq(run_val(again), 1);
+  CT_OK(cls_program_release(ctx, one));
+  CT_OK(cls_program_release(ctx, two));
+  CT_OK(cls_program_release(ctx, again));
+}
+END_TEST
+
+START_TEST(different_source_builds_a_different_program) {
+  cls_program *a = ct_build(ctx, CT_FILL_SRC, NULL);
+  cls_program *b = ct_build(ctx, CT_COPY_SRC, NULL);
+  ck_assert_ptr_ne(a, b);
+  cls_kernel *k = NULL;
+  CT_ERR(cls_kernel_get(ctx, a, "copy_k", &k), CLS_ENOKERNEL);
+  CT_ERR(cls_kernel_get(ctx, b, "fill_k", &k), CLS_ENOKERNEL);
+  CT_OK(cls_program_release(ctx, a));
+  CT_OK(cls_program_release(ctx, b));
+}
+END_TEST
+
+START_TEST(syntax_error_is_ebuild_with_the_build_log) {
+  cls_program *p = NULL;
+  CT_ERR(cls_program_build(ctx, BAD_SRC, NULL, &p), CLS_EBUILD);
+  const char *log = cls_last_error_detail();
+  ck_assert_ptr_nonnull(log);
+  ck_assert_msg(ct_icontains(log, "error"), "detail has no build log: '%s'", log);
+  /* A failed build is not cached as a success. */
+  p = NULL;
+  CT_ERR(cls_program_build(ctx, BAD_SRC, NULL, &p), CLS_EBUILD);
+  ck_assert_msg(ct_icontains(cls_last_error_detail(), "error"),
+                "second failed build has no log: '%s'", cls_last_error_detail());
+  /* The context still builds and runs good programs. */
+  cls_program *good = ct_build(ctx, VAL_SRC, "-DVAL=7");
+  ck_assert_int_eq(run_val(good), 7);
+  CT_OK(cls_program_release(ctx, good));
+}
+END_TEST
+
+START_TEST(bogus_build_option_is_ebuild) {
+  cls_program *p = NULL;
+  CT_ERR(cls_program_build(ctx, CT_FILL_SRC, "-bogus-option", &p), CLS_EBUILD);
+  /* The same source without the option builds. */
+  cls_program *good = ct_build(ctx, CT_FILL_SRC, NULL);
+  ct_get_kernel(ctx, good, "fill_k");
+  CT_OK(cls_program_release(ctx, good));
+}
+END_TEST
+
+START_TEST(unknown_kernel_name_is_enokernel) {
+  cls_program *p = ct_build(ctx, CT_ALL_SRC, NULL);
+  cls_kernel *k = NULL;
+  CT_ERR(cls_kernel_get(ctx, p, "no_such_kernel", &k), CLS_ENOKERNEL);
+  CT_ERR(cls_kernel_get(ctx, p, "", &k), CLS_ENOKERNEL);
+  CT_ERR(cls_kernel_get(ctx, p, "fill", &k), CLS_ENOKERNEL);     /* a prefix */
+  CT_ERR(cls_kernel_get(ctx, p, "fill_k_x", &k), CLS_ENOKERNEL); /* longer */
+  /* The real one is still found. */
+  ct_get_kernel(ctx, p, "fill_k");
+  CT_OK(cls_program_release(ctx, p));
+}
+END_TEST
+
+START_TEST(kernel_outlives_released_program) {
+  cls_program *p = ct_build(ctx, VAL_SRC, "-DVAL=42");
+  cls_kernel *k = ct_get_kernel(ctx, p, "val_k");
+  CT_OK(cls_program_release(ctx, p));
+  cls_buffer o = ct_alloc(ctx, 0, 8 * sizeof(int));
+  cls_arg a[] = {CLS_OUT(o)};
+  ct_launch1(ctx, 0, k, 8, 1, a);
+  int got[8];
+  ct_download_ints(ctx, 0, o, got, 8);
+  CT_EXPECT_INTS(got, (size_t)8, i, 42);
+  ck_assert_str_eq(cls_kernel_name(k), "val_k");
+  ck_assert_int_eq(cls_kernel_num_args(k), 1);
+}
+END_TEST
+
+START_TEST(build_again_after_release) {
+  cls_program *p = ct_build(ctx, VAL_SRC, "-DVAL=3");
+  CT_OK(cls_program_release(ctx, p));
+  cls_program *q = ct_build(ctx, VAL_SRC, "-DVAL=3");
+  ck_assert_int_eq(run_val(q), 3);
+  CT_OK(cls_program_release(ctx, q));
+}
+END_TEST
+
+START_TEST(release_then_destroy_is_clean) {
+  /* Its own context: destroyed here, with programs released and not. */
+  cls_context *c = ct_context();
+  cls_program *p = ct_build(c, CT_ALL_SRC, NULL);
+  cls_program *q = ct_build(c, VAL_SRC, "-DVAL=9");
+  cls_kernel *k = NULL;
+  CT_OK(cls_kernel_get(c, p, "fill_k", &k));
+  CT_OK(cls_program_release(c, p));
+  (void)q; /* never released: the context frees it */
+  cls_context_destroy(c);
+}
+END_TEST
+
+START_TEST(programs_are_per_context) {
+  cls_context *other = ct_context();
+  cls_program *a = ct_build(ctx, CT_FILL_SRC, NULL);
+  cls_program *b = ct_build(other, CT_FILL_SRC, NULL);
+  ck_assert_ptr_ne(a, b);
+  cls_kernel *k = ct_get_kernel(other, b, "fill_k");
+  cls_buffer o = ct_alloc(other, 0, 4 * sizeof(int));
+  int v = 11;
+  cls_arg args[] = {CLS_OUT(o), CLS_SCALAR(v)};
+  ct_launch1(other, 0, k, 4, 2, args);
+  int got[4];
+  ct_download_ints(other, 0, o, got, 4);
+  CT_EXPECT_INTS(got, (size_t)4, i, 11);
+  cls_context_destroy(other);
+  /* ctx is untouched by the other's destruction. */
+  cls_kernel *ka = ct_get_kernel(ctx, a, "fill_k");
+  cls_buffer oa = ct_alloc(ctx, 0, 4 * sizeof(int));
+  cls_arg aa[] = {CLS_OUT(oa), CLS_SCALAR(v)};
+  ct_launch1(ctx, 0, ka, 4, 2, aa);
+  ct_download_ints(ctx, 0, oa, got, 4);
+  CT_EXPECT_INTS(got, (size_t)4, i, 11);
+  CT_OK(cls_program_release(ctx, a));
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  Suite *s = suite_create("program");
+  TCase *tc;
+#define ADD(fn)                                                                \
+  do {                                                                         \
+    tc = ct_tcase(#fn);                                                        \
+    tcase_add_checked_fixture(tc, setup, teardown);                            \
+    tcase_add_test(tc, fn);                                                    \
+    suite_add_tcase(s, tc);                                                    \
+  } while (0)
+  ADD(build_succeeds_and_gives_kernels);
+  ADD(kernel_name_and_arg_count);
+  ADD(same_source_and_options_hit_the_cache);
+  ADD(different_options_build_different_programs);
+  ADD(different_source_builds_a_different_program);
+  ADD(syntax_error_is_ebuild_with_the_build_log);
+  ADD(bogus_build_option_is_ebuild);
+  ADD(unknown_kernel_name_is_enokernel);
+  ADD(kernel_outlives_released_program);
+  ADD(build_again_after_release);
+  ADD(release_then_destroy_is_clean);
+  ADD(programs_are_per_context);
+#undef ADD
+  return ct_run(s);
+}

@@ -1,0 +1,176 @@
+/* clstream-info: lists every OpenCL platform and device clstream can see,
+ * the device the default selection and $CLS_DEVICE pick, and the driver a
+ * context runs on.
+ *
+ * Exit status: 0 on success, 1 when no device is found (or the selection or
+ * the context fails), 2 on a usage error. */
+#include <clstream.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *to) {
+  fprintf(to,
+          "Usage: clstream-info [--help] [--version]\n"
+          "\n"
+          "Lists the OpenCL platforms and devices clstream can use, the device\n"
+          "the default selection picks, the device $CLS_DEVICE picks (when set)\n"
+          "and the driver a context runs on.\n"
+          "\n"
+          "Environment:\n"
+          "  CLS_DEVICE     device selection: \"P:D\", \"cpu\", \"gpu\", \"accelerator\",\n"
+          "                 or part of a platform or device name (\"pocl\")\n"
+          "  CLS_SCHEDULER  driver: \"event\" or \"scheduler\"\n"
+          "  OCL_ICD_VENDORS  restricts the OpenCL ICD loader to these vendors\n");
+}
+
+static const char *type_name(int type) {
+  switch (type) {
+  case CLS_DEVICE_CPU: return "CPU";
+  case CLS_DEVICE_GPU: return "GPU";
+  case CLS_DEVICE_ACCELERATOR: return "accelerator";
+  default: return "other";
+  }
+}
+
+/* "7.6 GiB" style: the largest binary unit that keeps the value >= 1. */
+static const char *human_bytes(unsigned long long n, char *buf, size_t cap) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)n;
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, cap, "%llu bytes", n);
+  else
+    snprintf(buf, cap, "%.1f %s (%llu bytes)", v, units[u], n);
+  return buf;
+}
+
+static void print_device(const struct cls_device_info *d) {
+  char b[64];
+  printf("[%d:%d] %s (%s)\n", d->platform_index, d->device_index,
+         d->device_name, type_name(d->type));
+  printf("    platform           %s, %s\n", d->platform_name, d->platform_version);
+  printf("    device version     %s\n", d->device_version);
+  printf("    driver version     %s\n", d->driver_version);
+  printf("    compute units      %u\n", d->compute_units);
+  printf("    global memory      %s\n", human_bytes(d->global_mem_size, b, sizeof b));
+  printf("    max allocation     %s\n", human_bytes(d->max_alloc_size, b, sizeof b));
+  printf("    local memory       %s\n", human_bytes(d->local_mem_size, b, sizeof b));
+  printf("    max work-group     %zu\n", d->max_work_group_size);
+  printf("    work-item sizes    %zu x %zu x %zu\n", d->max_work_item_sizes[0],
+         d->max_work_item_sizes[1], d->max_work_item_sizes[2]);
+  printf("    base address align %u bytes\n", d->base_addr_align);
+}
+
+static void print_error(const char *what, int rc) {
+  const char *detail = cls_last_error_detail();
+  printf("%-22s %s: %s\n", what, cls_err_name(rc), cls_strerror(rc));
+  if (detail[0])
+    printf("%s%s", detail, detail[strlen(detail) - 1] == '\n' ? "" : "\n");
+}
+
+/* One line naming a device: "[0:0] name (CPU, platform)". */
+static void print_choice(const char *label, const struct cls_device_info *d) {
+  printf("%-22s [%d:%d] %s (%s, %s)\n", label, d->platform_index,
+         d->device_index, d->device_name, type_name(d->type), d->platform_name);
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(argv[i], "--version") == 0) {
+      printf("clstream-info (clstream) %s\n", cls_version_string());
+      return 0;
+    }
+    fprintf(stderr, "clstream-info: unknown option '%s'\n", argv[i]);
+    usage(stderr);
+    return 2;
+  }
+
+  printf("clstream %s\n\n", cls_version_string());
+
+  /* Ask for the count first, then for every entry. */
+  size_t count = 0;
+  int rc = cls_device_list(NULL, 0, &count);
+  if (rc != CLS_OK) {
+    print_error("listing devices:", rc);
+    return 1;
+  }
+  if (count == 0) {
+    printf("No OpenCL device found.\n");
+    const char *vendors = getenv("OCL_ICD_VENDORS");
+    if (vendors)
+      printf("(OCL_ICD_VENDORS=%s restricts the ICD loader)\n", vendors);
+    return 1;
+  }
+  struct cls_device_info *devs = calloc(count, sizeof *devs);
+  if (!devs) {
+    fprintf(stderr, "clstream-info: out of memory\n");
+    return 1;
+  }
+  size_t listed = 0;
+  rc = cls_device_list(devs, count, &listed);
+  if (rc != CLS_OK) {
+    print_error("listing devices:", rc);
+    free(devs);
+    return 1;
+  }
+  if (listed < count) /* a device went away between the two calls */
+    count = listed;
+
+  int platforms = 0;
+  for (size_t i = 0; i < count; i++)
+    if (i == 0 || devs[i].platform_index != devs[i - 1].platform_index)
+      platforms++;
+  printf("%zu OpenCL device%s on %d platform%s:\n\n", count,
+         count == 1 ? "" : "s", platforms, platforms == 1 ? "" : "s");
+  for (size_t i = 0; i < count; i++) {
+    print_device(&devs[i]);
+    printf("\n");
+  }
+  free(devs);
+
+  int status = 0;
+  struct cls_device_info pick;
+  rc = cls_device_select(NULL, &pick);
+  if (rc == CLS_OK) {
+    print_choice("default selection:", &pick);
+  } else {
+    print_error("default selection:", rc);
+    status = 1;
+  }
+
+  const char *env = getenv("CLS_DEVICE");
+  if (env) {
+    char label[64];
+    snprintf(label, sizeof label, "CLS_DEVICE=\"%.30s\":", env);
+    rc = cls_device_select(env, &pick);
+    if (rc == CLS_OK) {
+      print_choice(label, &pick);
+    } else {
+      print_error(label, rc);
+      return 1; /* a context would fail the same way */
+    }
+  }
+
+  /* A context honours $CLS_DEVICE and $CLS_SCHEDULER. */
+  cls_context *ctx = NULL;
+  rc = cls_context_create(&ctx, NULL);
+  if (rc != CLS_OK) {
+    print_error("context:", rc);
+    return 1;
+  }
+  if (cls_context_device(ctx, &pick) == CLS_OK)
+    print_choice("context device:", &pick);
+  printf("%-22s %s\n", "context driver:", cls_context_driver(ctx));
+  cls_context_destroy(ctx);
+  return status;
+}
