@@ -5,8 +5,8 @@
 # ($CLS_BUILT_DRIVERS, from configure).  Fails when any run fails; skips
 # (77) only when every run skipped.
 case $* in
-  *conformance*)
-    # Runs every driver setting itself.
+  *test-conformance*|*test-scheduler*)
+    # Name their driver settings themselves.
     exec "$@" ;;
 esac
 if [ -n "${CLS_SCHEDULER:-}" ]; then

@@ -172,5 +172,13 @@ int main(int argc, char **argv) {
     print_choice("context device:", &pick);
   printf("%-22s %s\n", "context driver:", cls_context_driver(ctx));
   cls_context_destroy(ctx);
+
+  printf("\nscheduler drivers (CLS_SCHEDULER=NAME[:PARAMS]):\n");
+  for (size_t i = 0; i < cls_driver_count(); i++) {
+    const char *name = NULL, *desc = NULL;
+    if (cls_driver_info(i, &name, &desc) == CLS_OK)
+      printf("  %-10s %s%s\n", name, desc,
+             strcmp(name, cls_default_driver()) == 0 ? " (default)" : "");
+  }
   return status;
 }

@@ -1,0 +1,282 @@
+/* The driver registry and the scheduler-based driver: selection by name
+ * (options and $CLS_SCHEDULER), parameters, batching visible in the stats,
+ * streams sharing queues, and deferred enqueue failures reaching the reads.
+ * Every context here names its driver, so this program runs once. */
+#include "common.h"
+
+static const char *src =
+    "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }\n"
+    "kernel void cp(global const int *a, global int *b) {\n"
+    "  size_t i = get_global_id(0); b[i] = a[i]; }\n";
+
+#define N 64
+
+static cls_context *open_with(const char *scheduler, const char *fault) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .scheduler = scheduler,
+                                  .fault = fault};
+  return ct_context_opts(&o);
+}
+
+static int create_rc(const char *scheduler) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .scheduler = scheduler};
+  cls_context *ctx = (cls_context *)1;
+  int rc = cls_context_create(&ctx, &o);
+  if (rc == CLS_OK)
+    cls_context_destroy(ctx);
+  else
+    ck_assert_ptr_null(ctx);
+  return rc;
+}
+
+static cls_kernel *kernel(cls_context *ctx, const char *name) {
+  cls_program *p;
+  cls_kernel *k;
+  CT_OK(cls_program_build(ctx, src, NULL, &p));
+  CT_OK(cls_kernel_get(ctx, p, name, &k));
+  return k;
+}
+
+static struct cls_stream_stats stats(cls_context *ctx, int s) {
+  struct cls_stream_stats st;
+  CT_OK(cls_stream_stats(ctx, s, &st));
+  return st;
+}
+
+static cls_buffer zeros(cls_context *ctx, int stream) {
+  cls_buffer b;
+  int zero = 0;
+  CT_OK(cls_alloc(ctx, stream, N * sizeof(int), &b));
+  CT_OK(cls_fill(ctx, stream, b, 0, N * sizeof(int), &zero, sizeof zero));
+  return b;
+}
+
+static void expect_all(cls_context *ctx, int stream, cls_buffer b, int v) {
+  int host[N];
+  cls_report *r = NULL;
+  int rc = cls_download(ctx, stream, b, 0, host, sizeof host, &r);
+  ck_assert_msg(rc == CLS_OK, "download: %s %s", cls_err_name(rc), r ? cls_report_text(r) : "");
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(host[i], v);
+}
+
+START_TEST(registry_lists_both_drivers_and_a_built_default) {
+  ck_assert_uint_ge(cls_driver_count(), 2);
+  int found_default = 0, found_event = 0, found_sched = 0;
+  for (size_t i = 0; i < cls_driver_count(); i++) {
+    const char *name, *desc;
+    CT_OK(cls_driver_info(i, &name, &desc));
+    ck_assert(desc && *desc);
+    found_default |= strcmp(name, cls_default_driver()) == 0;
+    found_event |= strcmp(name, "event") == 0;
+    found_sched |= strcmp(name, "scheduler") == 0;
+  }
+  ck_assert(found_default && found_event && found_sched);
+  CT_ERR(cls_driver_info(cls_driver_count(), NULL, NULL), CLS_ERANGE);
+}
+END_TEST
+
+START_TEST(selection_by_name_and_parameters) {
+  static const struct {
+    const char *spec;
+    const char *driver;
+  } ok[] = {{"event", "event"},
+            {"scheduler", "scheduler"},
+            {"scheduler:sequential", "scheduler"},
+            {"scheduler:interleave", "scheduler"},
+            {"scheduler:sequential,max_tasks=4,queues=2", "scheduler"},
+            {"scheduler:max_tasks=1", "scheduler"}};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    cls_context *ctx = open_with(ok[i].spec, NULL);
+    ck_assert_str_eq(cls_context_driver(ctx), ok[i].driver);
+    cls_context_destroy(ctx);
+  }
+  static const struct {
+    const char *spec;
+    int rc;
+  } bad[] = {{"nope", CLS_EDRIVER},
+             {"Event", CLS_EDRIVER},
+             {"scheduler:bogus", CLS_ECONFIG},
+             {"scheduler:sequential,max_tasks=0", CLS_ECONFIG},
+             {"scheduler:sequential,max_tasks=x", CLS_ECONFIG},
+             {"scheduler:sequential,queues=99", CLS_ECONFIG},
+             {"scheduler:sequential,turbo=1", CLS_ECONFIG},
+             {"scheduler:max_tasks=4,interleave", CLS_ECONFIG},
+             {"event:fast", CLS_ECONFIG}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    int rc = create_rc(bad[i].spec);
+    ck_assert_msg(rc == bad[i].rc, "'%s': expected %s, got %s", bad[i].spec,
+                  cls_err_name(bad[i].rc), cls_err_name(rc));
+    ck_assert_msg(strlen(cls_last_error_detail()) > 0, "'%s': no detail", bad[i].spec);
+  }
+  /* An unknown name lists the drivers that exist. */
+  ck_assert_int_eq(create_rc("nope"), CLS_EDRIVER);
+  ck_assert(strstr(cls_last_error_detail(), "event") &&
+            strstr(cls_last_error_detail(), "scheduler"));
+}
+END_TEST
+
+START_TEST(help_lists_the_drivers_with_descriptions) {
+  ck_assert_int_eq(create_rc("help"), CLS_EDRIVER);
+  const char *d = cls_last_error_detail();
+  ck_assert_msg(strstr(d, "event") && strstr(d, "scheduler") && strstr(d, "(default)"), "%s", d);
+}
+END_TEST
+
+START_TEST(environment_overrides_the_default_and_options_override_it) {
+  setenv("CLS_SCHEDULER", "scheduler:interleave", 1);
+  cls_context *ctx = ct_context();
+  ck_assert_str_eq(cls_context_driver(ctx), "scheduler");
+  cls_context_destroy(ctx);
+  ctx = open_with("event", NULL);
+  ck_assert_str_eq(cls_context_driver(ctx), "event");
+  cls_context_destroy(ctx);
+  setenv("CLS_SCHEDULER", "nope", 1);
+  cls_context *none = NULL;
+  CT_ERR(cls_context_create(&none, NULL), CLS_EDRIVER);
+  ck_assert_ptr_null(none);
+  unsetenv("CLS_SCHEDULER");
+}
+END_TEST
+
+/* k tasks on one stream with max_tasks m: about k/m hand-overs to the
+ * backend, not k. */
+START_TEST(batching_k_tasks_take_about_k_over_m_flushes) {
+  const int k = 96, m = 8;
+  cls_context *ctx = open_with("scheduler:sequential,max_tasks=8", NULL);
+  cls_kernel *inc = kernel(ctx, "inc");
+  cls_buffer b = zeros(ctx, 0);
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_stats_reset(ctx));
+  size_t g = N;
+  for (int i = 0; i < k; i++)
+    CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
+  CT_OK(cls_sync(ctx, NULL));
+  struct cls_stream_stats st = stats(ctx, 0);
+  ck_assert_uint_eq(st.launches, (uint64_t)k);
+  ck_assert_msg(st.flushes >= (uint64_t)(k / m) && st.flushes <= (uint64_t)(k / m + 1),
+                "%d tasks, max_tasks %d: %llu flushes", k, m, (unsigned long long)st.flushes);
+  ck_assert_uint_eq(st.submissions, st.flushes);
+  expect_all(ctx, 0, b, k);
+  cls_context_destroy(ctx);
+
+  /* The event driver hands every command over at once. */
+  ctx = open_with("event", NULL);
+  inc = kernel(ctx, "inc");
+  b = zeros(ctx, 0);
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_stats_reset(ctx));
+  for (int i = 0; i < k; i++)
+    CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
+  CT_OK(cls_sync(ctx, NULL));
+  ck_assert_uint_eq(stats(ctx, 0).submissions, (uint64_t)k);
+  expect_all(ctx, 0, b, k);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A consumer submits the producer's pending list first, so order holds
+ * without any user sync, whatever max_tasks is. */
+START_TEST(a_consumer_submits_the_producers_pending_tasks_first) {
+  cls_context *ctx = open_with("scheduler:sequential,max_tasks=1000", NULL);
+  cls_kernel *inc = kernel(ctx, "inc"), *cp = kernel(ctx, "cp");
+  cls_buffer a = zeros(ctx, 0), b = zeros(ctx, 1);
+  size_t g = N;
+  for (int i = 0; i < 5; i++)
+    CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+  CT_OK(cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
+  ck_assert_uint_ge(stats(ctx, 0).flushes, 1);
+  expect_all(ctx, 1, b, 5);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* queues=2: streams 0 and 2 share a queue (no event between them); 1 has
+ * its own (one event).  Interleave: one queue, no events at all. */
+START_TEST(streams_sharing_a_queue_need_no_event) {
+  cls_context *ctx = open_with("scheduler:sequential,queues=2", NULL);
+  cls_kernel *inc = kernel(ctx, "inc"), *cp = kernel(ctx, "cp");
+  cls_buffer a = zeros(ctx, 0), b = zeros(ctx, 2), c = zeros(ctx, 1);
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_stats_reset(ctx));
+  size_t g = N;
+  CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+  CT_OK(cls_launch(ctx, 2, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
+  ck_assert_uint_eq(stats(ctx, 2).waits, 0);
+  CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+  CT_OK(cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(c)}));
+  ck_assert_uint_le(stats(ctx, 1).waits, 1); /* 0 only if stream 0 had finished */
+  expect_all(ctx, 2, b, 1);
+  expect_all(ctx, 1, c, 2);
+  cls_context_destroy(ctx);
+
+  ctx = open_with("scheduler:interleave", NULL);
+  inc = kernel(ctx, "inc");
+  cp = kernel(ctx, "cp");
+  a = zeros(ctx, 0);
+  b = zeros(ctx, 1);
+  for (int i = 0; i < 10; i++) {
+    CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+    CT_OK(cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
+  }
+  for (int s = 0; s < 2; s++) {
+    ck_assert_uint_eq(stats(ctx, s).waits, 0);
+    ck_assert_uint_eq(stats(ctx, s).markers, 0);
+  }
+  expect_all(ctx, 1, b, 10);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The scheduler enqueues later than cls_launch returns: an enqueue that
+ * fails then is a failure found after the launch (F8), and reaches the
+ * reads exactly like one found at completion. */
+START_TEST(deferred_enqueue_failure_reaches_the_read) {
+  cls_context *ctx = open_with("scheduler:sequential", "enqueue:kernel=inc");
+  cls_kernel *inc = kernel(ctx, "inc"), *cp = kernel(ctx, "cp");
+  cls_buffer a = zeros(ctx, 0), b = zeros(ctx, 1);
+  size_t g = N;
+  CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+  int rc = cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
+  /* Ordering submitted stream 0's list first: the failure is known now. */
+  CT_ERR(rc, CLS_ESKIPPED);
+  int host[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 1, b, 0, host, sizeof host, &r), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_str_eq(fi.kernel, "inc");
+  ck_assert_int_eq(fi.stream, 0);
+  ck_assert_str_eq(fi.cl_name, "CL_OUT_OF_RESOURCES");
+  ck_assert_int_eq(fi.async, 1);
+  struct cls_skip_info si;
+  CT_OK(cls_report_skip(r, 0, 0, &si));
+  ck_assert_str_eq(si.kernel, "cp");
+  ck_assert_int_eq(si.stream, 1);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  Suite *s = suite_create("scheduler");
+  TCase *tc = tcase_create("drivers");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, registry_lists_both_drivers_and_a_built_default);
+  tcase_add_test(tc, selection_by_name_and_parameters);
+  tcase_add_test(tc, help_lists_the_drivers_with_descriptions);
+  tcase_add_test(tc, environment_overrides_the_default_and_options_override_it);
+  tcase_add_test(tc, batching_k_tasks_take_about_k_over_m_flushes);
+  tcase_add_test(tc, a_consumer_submits_the_producers_pending_tasks_first);
+  tcase_add_test(tc, streams_sharing_a_queue_need_no_event);
+  tcase_add_test(tc, deferred_enqueue_failure_reaches_the_read);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
