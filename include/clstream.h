@@ -327,10 +327,14 @@ typedef struct cls_arg {
 /* Launches `kernel` on `stream` over `dims` (1-3) dimensions.  `local` may
  * be NULL (the runtime picks).  Order against other streams is inferred from
  * the buffer arguments: no user sync is needed.
- * Returns 0 when enqueued; CLS_ESKIPPED when an input carries a failure (the
+ * Returns 0 when accepted; CLS_ESKIPPED when an input carries a failure (the
  * launch made no OpenCL call and its outputs carry that failure);
  * CLS_ELAUNCH when the enqueue failed (the outputs carry the new failure);
- * other codes for invalid arguments, which change nothing. */
+ * other codes for invalid arguments, which change nothing.  A driver that
+ * enqueues later than the call (the scheduler driver) returns 0 for a launch
+ * whose enqueue then fails: that failure is found after the call (rule F8)
+ * and the reads report it, with the same status.  Uploads, copies and fills
+ * follow the same rules (an enqueue failure there is CLS_ECL). */
 CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel,
                        unsigned dims, const size_t *global,
                        const size_t *local, size_t nargs,

@@ -157,7 +157,7 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
   struct cls__log_entry *root = at(ctx, k);
   bool launch = strcmp(root->op, "launch") == 0;
   struct cls__failure *f = cls__failure_mint(
-      ctx, launch ? CLS_ELAUNCH : CLS_ECL, cl_status, root->op, root->kernel, stream,
+      ctx, launch ? CLS_ELAUNCH : CLS_ECL, cl_status, root->op, launch ? root->kernel : "", stream,
       root->position, true,
       "%s%s%s failed after its enqueue with %s", root->op, root->kernel[0] ? " of " : "",
       root->kernel, cls_cl_status_name(cl_status));
