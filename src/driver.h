@@ -109,7 +109,10 @@ uint64_t cls__order_needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STRE
 void cls__order_synced(struct cls__stream *s, const struct cls__stream *p, uint64_t upto);
 
 /* F8 entry point for drivers: command `seq` of s failed after its enqueue. */
-void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status);
+/* deferred: the failure is the enqueue itself, made later than the call by a
+ * driver that batches (the report says so). */
+void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
+                        bool deferred);
 
 /* Runs a command through the failure rules and the driver (command.c).
  * `args` are the launch's arguments (launches only); `pending` the record

@@ -155,7 +155,7 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
 void cls__inflight_prune(cls_context *ctx);
 /* F8: command `seq` of `stream` failed with `cl_status` after its enqueue. */
 void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
-                          cl_int cl_status);
+                          cl_int cl_status, bool deferred);
 void cls__inflight_fini(cls_context *ctx);
 /* A pending read is being freed: entries stop pointing at it. */
 void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r);

@@ -143,7 +143,8 @@ static size_t writes_join(cls_context *ctx, size_t n, const struct cls__log_entr
   return n;
 }
 
-void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status) {
+void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
+                          bool deferred) {
   size_t k = 0;
   while (k < ctx->inflight_len) {
     struct cls__log_entry *e = at(ctx, k);
@@ -159,8 +160,9 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
   struct cls__failure *f = cls__failure_mint(
       ctx, launch ? CLS_ELAUNCH : CLS_ECL, cl_status, root->op, launch ? root->kernel : "", stream,
       root->position, true,
-      "%s%s%s failed after its enqueue with %s", root->op, root->kernel[0] ? " of " : "",
-      root->kernel, cls_cl_status_name(cl_status));
+      deferred ? "the deferred enqueue of %s%s%s failed with %s"
+               : "%s%s%s failed after its enqueue with %s",
+      root->op, launch ? " of " : "", launch ? root->kernel : "", cls_cl_status_name(cl_status));
   if (!f)
     return;
   if (root->read && !root->read->failure) {

@@ -184,7 +184,7 @@ static void render_failure(struct sbuf *b, size_t idx, const struct cls__failure
   sb_printf(b, "failure %zu: %s", idx + 1, cls_err_name(f->status));
   if (f->cl_status)
     sb_printf(b, " (%s)", cls_cl_status_name(f->cl_status));
-  sb_printf(b, "%s in %s", f->async ? " found after the enqueue," : "", f->operation);
+  sb_printf(b, "%s in %s", f->async ? " found after the call returned," : "", f->operation);
   if (f->kernel[0])
     sb_printf(b, " of kernel '%s'", f->kernel);
   if (f->stream >= 0)

@@ -70,10 +70,11 @@ struct cls__stream *cls__stream_get(cls_context *ctx, int id, int *err) {
   return s;
 }
 
-void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status) {
+void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
+                        bool deferred) {
   s->failed_seq = seq;
   s->failed_status = status;
-  cls__inflight_failed(ctx, s->id, seq, status);
+  cls__inflight_failed(ctx, s->id, seq, status, deferred);
 }
 
 int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {

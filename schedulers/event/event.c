@@ -74,7 +74,7 @@ struct poll_arg {
 
 static void on_failed(void *arg, uint64_t seq, cl_int status) {
   struct poll_arg *a = arg;
-  cls__stream_failed(a->ctx, a->s, seq, status);
+  cls__stream_failed(a->ctx, a->s, seq, status, false);
 }
 
 static int ev_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {

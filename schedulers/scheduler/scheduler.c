@@ -249,7 +249,7 @@ static void submit_task(struct sched_driver *d, int id, size_t i) {
   }
   /* Completes with the queue's last command; the failure is found now. */
   map_push(q, q->seq, id, t->seq, false);
-  cls__stream_failed(ctx, s, t->seq, rc);
+  cls__stream_failed(ctx, s, t->seq, rc, true);
 }
 
 static void list_reset(struct list *l) {
@@ -395,7 +395,8 @@ static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
     for (size_t i = 0; i < q->len; i++) {
       struct qmap *m = &q->map[(q->head + i) % q->cap];
       if (m->real && m->bseq == q->fails[f].bseq) {
-        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, q->fails[f].status);
+        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, q->fails[f].status,
+                           false);
         break;
       }
     }
