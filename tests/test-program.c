@@ -208,6 +208,38 @@ START_TEST(programs_are_per_context) {
 }
 END_TEST
 
+/* A failed build is remembered: its kernels launch as failed and their
+ * outputs carry the build failure, with the log, to the read. */
+START_TEST(failed_build_reaches_the_read_with_its_log) {
+  cls_program *p = NULL;
+  CT_ERR(cls_program_build(ctx, BAD_SRC, NULL, &p), CLS_EBUILD);
+  ck_assert_ptr_nonnull(p);
+  cls_kernel *k = NULL;
+  CT_OK(cls_kernel_get(ctx, p, "bad_k", &k));
+  cls_buffer out = ct_alloc(ctx, 1, 4 * sizeof(int));
+  int zero = 0;
+  CT_OK(cls_fill(ctx, 1, out, 0, 4 * sizeof(int), &zero, sizeof zero));
+  size_t g = 4;
+  CT_ERR(cls_launch(ctx, 1, k, 1, &g, NULL, 1, (cls_arg[]){CLS_OUT(out)}), CLS_EBUILD);
+  int got[4];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 1, out, 0, got, sizeof got, &r), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_int_eq(fi.status, CLS_EBUILD);
+  ck_assert_str_eq(fi.operation, "build");
+  ck_assert_msg(ct_icontains(fi.build_log, "error"), "build log excerpt: '%s'", fi.build_log);
+  struct cls_skip_info si;
+  CT_OK(cls_report_skip(r, 0, 0, &si));
+  ck_assert_str_eq(si.kernel, "bad_k");
+  ck_assert_int_eq(si.stream, 1);
+  ck_assert(strstr(cls_report_text(r), "build log"));
+  cls_report_free(r);
+  CT_OK(cls_program_release(ctx, p));
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("program");
@@ -226,6 +258,7 @@ int main(void) {
   ADD(different_source_builds_a_different_program);
   ADD(syntax_error_is_ebuild_with_the_build_log);
   ADD(bogus_build_option_is_ebuild);
+  ADD(failed_build_reaches_the_read_with_its_log);
   ADD(unknown_kernel_name_is_enokernel);
   ADD(kernel_outlives_released_program);
   ADD(build_again_after_release);
