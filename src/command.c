@@ -17,25 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int set_args(struct cls__cmd *cmd, size_t nargs, const cls_arg *args) {
-  cl_kernel k = cmd->kcmd.kernel;
-  size_t b = 0;
-  for (size_t i = 0; i < nargs; i++) {
-    cl_int rc;
-    const cls_arg *a = &args[i];
-    if (a->kind == CLS_ARG_BUFFER)
-      rc = clSetKernelArg(k, (cl_uint)i, sizeof(cl_mem), &cmd->bind[b++].slot->mem);
-    else if (a->kind == CLS_ARG_SCALAR)
-      rc = clSetKernelArg(k, (cl_uint)i, a->size, a->value);
-    else
-      rc = clSetKernelArg(k, (cl_uint)i, a->size, NULL);
-    if (rc != CL_SUCCESS)
-      return cls__error(CLS_EARGKIND, rc, "kernel '%s' argument %zu: %s", cmd->kcmd.name, i,
-                        cls_cl_status_name(rc));
-  }
-  return CLS_OK;
-}
-
 /* Ordering facts for the next command on any stream. */
 static void note_uses(struct cls__cmd *cmd) {
   int s = cmd->stream->id;
@@ -95,13 +76,6 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
     if (rc < 0)
       return rc;
     break;
-  }
-  if (cmd->kind == CLS__CMD_LAUNCH) {
-    rc = set_args(cmd, nargs, args);
-    if (rc < 0) {
-      d->cancel(ctx->driver, cmd);
-      return rc;
-    }
   }
   struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
   uint64_t pos = ++s->issued;

@@ -153,6 +153,7 @@ struct cls_kernel {
   char *name;
   cl_uint nargs;
   unsigned char *argq;     /* address qualifier per arg, or NULL if unknown */
+  size_t *argsize;         /* scalars: size of the type, 0 if unknown */
   size_t max_wg;           /* CL_KERNEL_WORK_GROUP_SIZE */
   struct cls_kernel *next;
   struct cls_program *prog;

@@ -32,9 +32,11 @@ struct cls__cmd {
   struct cls_kernel_cmd kcmd;   /* launches */
   size_t nbind;
   struct cls__binding bind[CLS_MAX_ARGS]; /* argument order */
-  size_t nargs;                 /* launches: the arguments as given, set on */
-  const cls_arg *args;          /* the kernel already (a driver that defers
-                                   the enqueue keeps a copy) */
+  size_t nargs;                 /* launches: the arguments as given */
+  const cls_arg *args;
+  struct cls_kernel_arg kargs[CLS_MAX_ARGS]; /* as the stream sets them
+                                   (kcmd.args points here; a driver that
+                                   defers the enqueue keeps a copy) */
   /* transfers */
   struct cls__slot *src, *dst;
   size_t src_offset, dst_offset, size;

@@ -66,6 +66,8 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
       if (!s)
         return cls__error(err, 0, "kernel '%s' argument %zu: %s", k->name, i,
                           cls_strerror(err));
+      cmd->kargs[i].size = sizeof(cl_mem);
+      cmd->kargs[i].value = &s->mem; /* slots stay put for the call */
       cmd->bind[cmd->nbind++] = (struct cls__binding){a->buffer, s, a->access};
       want = CLS__ARGQ_GLOBAL;
       break;
@@ -74,6 +76,10 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
       if (!a->value || a->size == 0)
         return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: scalar without a value",
                           k->name, i);
+      if (k->argsize && k->argsize[i] && k->argsize[i] != a->size)
+        return cls__error(CLS_EARGKIND, 0,
+                          "kernel '%s' argument %zu: a scalar of %zu bytes given, %zu expected",
+                          k->name, i, a->size, k->argsize[i]);
       want = CLS__ARGQ_PRIVATE;
       break;
     case CLS_ARG_LOCAL:
@@ -84,6 +90,10 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
     default:
       return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: kind %d", k->name, i,
                         a->kind);
+    }
+    if (a->kind != CLS_ARG_BUFFER) {
+      cmd->kargs[i].size = a->size;
+      cmd->kargs[i].value = a->kind == CLS_ARG_SCALAR ? a->value : NULL;
     }
     if (k->argq && k->argq[i] != want)
       return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
@@ -118,6 +128,8 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
   cmd.kcmd.dims = dims;
   cmd.kcmd.global = global;
   cmd.kcmd.local = local;
+  cmd.kcmd.nargs = (cl_uint)nargs;
+  cmd.kcmd.args = cmd.kargs;
   rc = cls__run(ctx, &cmd, nargs, args, NULL, NULL);
 out:
   cls__unlock(ctx);

@@ -98,6 +98,7 @@ static void program_free(struct cls_program *p) {
     if (k->kernel)
       clReleaseKernel(k->kernel);
     free(k->argq);
+    free(k->argsize);
     free(k->name);
     k->magic = 0;
     free(k);
@@ -196,25 +197,70 @@ CLS_API int cls_program_release(cls_context *ctx, cls_program *prog) {
   return rc;
 }
 
+/* Size of an OpenCL C built-in scalar or vector type by name ("uint",
+ * "float4"); 0 for anything else (structs, typedefs): not checked. */
+static size_t type_size(const char *t) {
+  static const struct {
+    const char *name;
+    size_t size;
+  } base[] = {{"uchar", 1}, {"char", 1},   {"bool", 1},   {"ushort", 2}, {"short", 2},
+              {"half", 2},  {"uint", 4},   {"int", 4},    {"float", 4},  {"ulong", 8},
+              {"long", 8},  {"double", 8}};
+  if (strncmp(t, "unsigned ", 9) == 0)
+    t += 9; /* "unsigned int": same size as "int" */
+  for (size_t i = 0; i < sizeof base / sizeof *base; i++) {
+    size_t n = strlen(base[i].name);
+    if (strncmp(t, base[i].name, n) != 0)
+      continue;
+    const char *rest = t + n;
+    if (!*rest)
+      return base[i].size;
+    char *end;
+    long w = strtol(rest, &end, 10);
+    if (*end)
+      return 0;
+    if (w == 2 || w == 4 || w == 8 || w == 16)
+      return base[i].size * (size_t)w;
+    if (w == 3)
+      return base[i].size * 4; /* 3-vectors are stored as 4 */
+    return 0;
+  }
+  return 0;
+}
+
+/* Argument kinds and scalar sizes, where the platform gives argument info
+ * (programs are built with -cl-kernel-arg-info): mistakes are then caught
+ * before OpenCL, with one clstream code on every vendor. */
 static void arg_info(cls_context *ctx, struct cls_kernel *k) {
   if (ctx->info.cl_version < 120 || k->nargs == 0)
     return;
   k->argq = calloc(k->nargs, 1);
-  if (!k->argq)
-    return;
+  k->argsize = calloc(k->nargs, sizeof *k->argsize);
+  if (!k->argq || !k->argsize)
+    goto unknown;
   for (cl_uint i = 0; i < k->nargs; i++) {
     cl_kernel_arg_address_qualifier q;
     if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL) !=
-        CL_SUCCESS) {
-      free(k->argq); /* not available: only the count is checked */
-      k->argq = NULL;
-      return;
-    }
+        CL_SUCCESS)
+      goto unknown; /* not available: only the count is checked */
     k->argq[i] = q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT
                      ? CLS__ARGQ_GLOBAL
                  : q == CL_KERNEL_ARG_ADDRESS_LOCAL ? CLS__ARGQ_LOCAL
                                                     : CLS__ARGQ_PRIVATE;
+    char tname[64];
+    if (k->argq[i] == CLS__ARGQ_PRIVATE &&
+        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof tname, tname, NULL) ==
+            CL_SUCCESS) {
+      tname[sizeof tname - 1] = '\0';
+      k->argsize[i] = type_size(tname);
+    }
   }
+  return;
+unknown:
+  free(k->argq);
+  free(k->argsize);
+  k->argq = NULL;
+  k->argsize = NULL;
 }
 
 CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name,

@@ -135,6 +135,11 @@ static void push(struct ocl_stream *s, uint64_t seq) {
 static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t seq,
                          cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
+  for (cl_uint i = 0; i < c->nargs; i++) {
+    cl_int rc = clSetKernelArg(c->kernel, i, c->args[i].size, c->args[i].value);
+    if (rc != CL_SUCCESS)
+      return rc;
+  }
   WITH_EVENT(s, seq, clEnqueueNDRangeKernel(s->q, c->kernel, c->dims, NULL, c->global,
                                             c->local, nwait, nwait ? wait : NULL, ev_));
 }

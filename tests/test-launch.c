@@ -79,6 +79,22 @@ START_TEST(buffer_where_scalar_expected_is_eargkind) {
 }
 END_TEST
 
+/* fill_k takes an int: an 8-byte scalar is caught before OpenCL (whose
+ * code for it differs by vendor), and nothing is touched. */
+START_TEST(scalar_of_the_wrong_size_is_eargkind) {
+  cls_buffer o = filled(16, 4);
+  size_t g[1] = {16};
+  long long wide = 7;
+  short narrow = 7;
+  cls_arg a1[] = {CLS_OUT(o), CLS_SCALAR(wide)};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, a1), CLS_EARGKIND);
+  cls_arg a2[] = {CLS_OUT(o), CLS_SCALAR(narrow)};
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, a2), CLS_EARGKIND);
+  assert_context_works();
+  assert_untouched(o, 4, 16);
+}
+END_TEST
+
 START_TEST(scalar_where_buffer_expected_is_eargkind) {
   cls_buffer o = filled(16, 6);
   size_t g[1] = {16};
@@ -379,6 +395,7 @@ int main(void) {
   ADD(wrong_argument_count_is_eargcount);
   ADD(buffer_where_scalar_expected_is_eargkind);
   ADD(scalar_where_buffer_expected_is_eargkind);
+  ADD(scalar_of_the_wrong_size_is_eargkind);
   ADD(local_where_buffer_expected_is_eargkind);
   ADD(dims_outside_1_to_3_are_eworksize);
   ADD(zero_global_size_is_eworksize);

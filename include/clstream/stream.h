@@ -42,13 +42,25 @@ struct cls_backend {
   int cl_version; /* device version, 120 / 200 / 300 */
 };
 
-/* A kernel command.  Arguments are already set on `kernel` by the core. */
+/* One kernel argument as clSetKernelArg takes it: `value` points at `size`
+ * bytes (a cl_mem for buffers), or is NULL for `size` bytes of local
+ * memory. */
+struct cls_kernel_arg {
+  size_t size;
+  const void *value;
+};
+
+/* A kernel command.  The stream sets the arguments on `kernel` and
+ * enqueues it in one go (the core validated them against the kernel); the
+ * pointers are valid for the duration of the call only. */
 struct cls_kernel_cmd {
   cl_kernel kernel;
   const char *name;
   cl_uint dims;
   const size_t *global;
   const size_t *local; /* NULL: the runtime picks */
+  cl_uint nargs;
+  const struct cls_kernel_arg *args;
 };
 
 /* Called by poll() once for each command found to have failed after it was

@@ -31,7 +31,7 @@
 enum strategy { SEQUENTIAL, INTERLEAVE };
 
 struct task_arg {
-  int kind;
+  bool local;
   size_t size;
   size_t off; /* in the list's byte arena: a cl_mem or a scalar's bytes */
 };
@@ -196,28 +196,20 @@ static bool map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq, b
   return true;
 }
 
-static cl_int set_args(const struct list *l, const struct task *t) {
-  for (size_t i = 0; i < t->nargs; i++) {
-    const struct task_arg *a = &l->args[t->arg0 + i];
-    cl_int rc = clSetKernelArg(t->kernel, (cl_uint)i, a->size,
-                               a->kind == CLS_ARG_LOCAL ? NULL : l->bytes + a->off);
-    if (rc != CL_SUCCESS)
-      return rc;
-  }
-  return CL_SUCCESS;
-}
-
 static cl_int enqueue(const struct cls_stream_factory *f, struct queue *q, const struct list *l,
                       const struct task *t, uint64_t bseq) {
   const cl_event *w = t->nwait ? l->waits + t->wait0 : NULL;
   cl_uint nw = (cl_uint)t->nwait;
   switch (t->kind) {
   case CLS__CMD_LAUNCH: {
-    cl_int rc = set_args(l, t);
-    if (rc != CL_SUCCESS)
-      return rc;
+    struct cls_kernel_arg args[CLS_MAX_ARGS];
+    for (size_t i = 0; i < t->nargs; i++) {
+      const struct task_arg *a = &l->args[t->arg0 + i];
+      args[i].size = a->size;
+      args[i].value = a->local ? NULL : l->bytes + a->off;
+    }
     struct cls_kernel_cmd kc = {t->kernel, t->name, t->dims, t->global,
-                                t->has_local ? t->local : NULL};
+                                t->has_local ? t->local : NULL, (cl_uint)t->nargs, args};
     return f->launch(q->stream, &kc, bseq, nw, w);
   }
   case CLS__CMD_WRITE:
@@ -502,32 +494,23 @@ static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) 
       t->global[i] = cmd->kcmd.global[i];
       t->local[i] = t->has_local ? cmd->kcmd.local[i] : 0;
     }
-    size_t bytes = 0;
-    for (size_t i = 0; i < cmd->nargs; i++)
-      bytes += cmd->args[i].kind == CLS_ARG_BUFFER   ? sizeof(cl_mem)
-               : cmd->args[i].kind == CLS_ARG_SCALAR ? (cmd->args[i].size + 7) & ~(size_t)7
-                                                     : 0;
-    if (!reserve((void **)&l->args, &l->capargs, l->nargs + cmd->nargs, sizeof *l->args) ||
+    const struct cls_kernel_arg *ka = cmd->kcmd.args;
+    size_t n = cmd->kcmd.nargs, bytes = 0;
+    for (size_t i = 0; i < n; i++)
+      bytes += ka[i].value ? (ka[i].size + 7) & ~(size_t)7 : 0;
+    if (!reserve((void **)&l->args, &l->capargs, l->nargs + n, sizeof *l->args) ||
         !reserve((void **)&l->bytes, &l->capbytes, l->nbytes + bytes, 1))
       return false;
     t->arg0 = l->nargs;
-    t->nargs = cmd->nargs;
-    size_t b = 0;
-    for (size_t i = 0; i < cmd->nargs; i++) {
-      const cls_arg *a = &cmd->args[i];
+    t->nargs = n;
+    for (size_t i = 0; i < n; i++) {
       struct task_arg *ta = &l->args[l->nargs++];
-      ta->kind = a->kind;
+      ta->size = ka[i].size;
+      ta->local = ka[i].value == NULL;
       ta->off = l->nbytes;
-      if (a->kind == CLS_ARG_BUFFER) {
-        ta->size = sizeof(cl_mem);
-        memcpy(l->bytes + l->nbytes, &cmd->bind[b++].slot->mem, sizeof(cl_mem));
-        l->nbytes += sizeof(cl_mem);
-      } else if (a->kind == CLS_ARG_SCALAR) {
-        ta->size = a->size;
-        memcpy(l->bytes + l->nbytes, a->value, a->size);
-        l->nbytes += (a->size + 7) & ~(size_t)7;
-      } else {
-        ta->size = a->size;
+      if (!ta->local) {
+        memcpy(l->bytes + l->nbytes, ka[i].value, ka[i].size);
+        l->nbytes += (ka[i].size + 7) & ~(size_t)7;
       }
     }
     break;
