@@ -17,14 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ordering facts for the next command on any stream. */
-static void note_uses(struct cls__cmd *cmd) {
+/* Ordering facts for the next command on any stream, and the write stamp
+ * of the F8 replay. */
+static void note_uses(struct cls__cmd *cmd, uint64_t stamp) {
   int s = cmd->stream->id;
   for (size_t i = 0; i < cmd->nbind; i++) {
     struct cls__slot *slot = cmd->bind[i].slot;
     if (cmd->bind[i].access & CLS_WRITE) {
       slot->writer = s;
       slot->write_seq = cmd->seq;
+      slot->write_stamp = stamp;
       slot->read_mask = 0;
     } else {
       slot->read_mask |= 1ull << s;
@@ -41,10 +43,6 @@ static void skip(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *f,
   uint64_t pos = ++s->issued;
   cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
   s->stats.skips++;
-  /* Only needed while something before it may still fail (F8). */
-  if (ctx->inflight_len)
-    cls__inflight_add(ctx, CLS__ENTRY_SKIP, s->id, 0, pos, cmd->op, name, cmd->bind, cmd->nbind,
-                      NULL);
 }
 
 int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg *args,
@@ -99,17 +97,19 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
       cls__exit_write(ctx, prov, cmd->bind, cmd->nbind, f);
     cls__failure_unref(f);
     /* An earlier failure found later may turn out to have been its input. */
+    uint64_t stamp = cls__stamp_writes(ctx, cmd->bind, cmd->nbind);
     if (ctx->inflight_len)
-      cls__inflight_add(ctx, CLS__ENTRY_FAILED, s->id, 0, pos, cmd->op, name, cmd->bind,
+      cls__inflight_add(ctx, CLS__ENTRY_FAILED, s->id, 0, pos, stamp, cmd->op, name, cmd->bind,
                         cmd->nbind, NULL);
     return cls__error(status, crc, "%s on stream %d: enqueue failed: %s", name, s->id,
                       cls_cl_status_name(crc));
   }
   cls__exit_write(ctx, prov, cmd->bind, cmd->nbind, NULL);
-  note_uses(cmd);
+  uint64_t stamp = ++ctx->stamp;
+  note_uses(cmd, stamp);
   if (cmd->kind == CLS__CMD_READ && cmd->blocking)
     return CLS_OK; /* finished already: the caller checks what it read */
   rc = cls__inflight_add(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, s->id, cmd->seq, pos,
-                         cmd->op, name, cmd->bind, cmd->nbind, pending);
+                         stamp, cmd->op, name, cmd->bind, cmd->nbind, pending);
   return rc < 0 ? rc : CLS_OK;
 }

@@ -82,6 +82,8 @@ struct cls__slot {
   /* Ordering facts, in stream sequence numbers (0: none). */
   int writer;              /* stream of the last write, -1: none */
   uint64_t write_seq;
+  uint64_t write_stamp;    /* context-wide order of the last write, skips
+                              included (F8 replay, see inflight.c) */
   uint64_t read_mask;      /* streams that read since the last write */
   uint64_t read_seq[CLS_MAX_STREAMS];
   int next_free;           /* free-slot list */
@@ -207,8 +209,9 @@ struct cls_context {
   size_t inflight_head, inflight_len, inflight_cap;
   /* Non-blocking downloads waiting for a sync. */
   struct cls__pending_read *reads; /* list, newest first */
+  uint64_t stamp;          /* last write stamp given out */
   /* Scratch for F8 replay; reused, never shrunk. */
-  struct cls__slot **taint_set;
+  struct cls__taint { struct cls__slot *slot; uint64_t stamp; } *taint_set;
   size_t taint_cap;
 };
 

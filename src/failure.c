@@ -171,10 +171,21 @@ struct cls__failure *cls__read_failure(cls_context *ctx, int stream,
 
 void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind, const char *kernel,
                     int stream, uint64_t position, const struct cls__binding *b, size_t n) {
+  uint64_t stamp = ++ctx->stamp;
+  for (size_t i = 0; i < n; i++)
+    if (b[i].access & CLS_WRITE) {
+      cls__slot_set_failure(b[i].slot, found);
+      b[i].slot->write_stamp = stamp;
+    }
+  cls__failure_add_skip(found, kind, kernel, stream, position);
+}
+
+uint64_t cls__stamp_writes(cls_context *ctx, const struct cls__binding *b, size_t n) {
+  uint64_t stamp = ++ctx->stamp;
   for (size_t i = 0; i < n; i++)
     if (b[i].access & CLS_WRITE)
-      cls__slot_set_failure(b[i].slot, found);
-  cls__failure_add_skip(found, kind, kernel, stream, position);
+      b[i].slot->write_stamp = stamp;
+  return stamp;
 }
 
 struct cls__failure *cls__enter_write(cls_context *ctx, const struct cls__binding *b, size_t n) {

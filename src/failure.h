@@ -99,6 +99,9 @@ struct cls__failure *cls__read_failure(cls_context *ctx, int stream,
 void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind,
                     const char *kernel, int stream, uint64_t position,
                     const struct cls__binding *b, size_t n);
+/* Stamps every write binding with a new context-wide write stamp and
+ * returns it (the F8 replay tells later writes from earlier ones by it). */
+uint64_t cls__stamp_writes(cls_context *ctx, const struct cls__binding *b, size_t n);
 
 /* F3: enter a write scope: every write binding takes a provisional failure,
  * returned (NULL when the write set is empty: nothing is minted). */
@@ -124,10 +127,10 @@ int cls__report_from(struct cls__failure *const *fs, size_t n, cls_report **out)
 /* F8: in-flight log (inflight.c)                                      */
 /* ------------------------------------------------------------------ */
 
+/* Skipped commands are not logged: their writes carry a known failure and
+ * a newer write stamp, which is all the replay needs to know of them. */
 enum cls__entry_kind {
   CLS__ENTRY_RUN = 1,   /* a command that was enqueued */
-  CLS__ENTRY_SKIP,      /* a command skipped at enqueue: its writes carry a
-                           known failure */
   CLS__ENTRY_READ,      /* a non-blocking download */
   CLS__ENTRY_FAILED     /* a command whose enqueue failed: its writes carry
                            its own failure */
@@ -138,6 +141,7 @@ struct cls__log_entry {
   int stream;
   uint64_t seq;                 /* 0 for skips */
   uint64_t position;            /* the stream's issued count, see cls__stream */
+  uint64_t stamp;               /* write stamp its writes got */
   const char *op;
   char kernel[CLS__NAME_MAX];
   struct cls__pending_read *read;
@@ -148,7 +152,7 @@ struct cls__log_entry {
 /* Records a command in submission order.  Never allocates in steady state:
  * the ring only grows when more commands are in flight than ever before. */
 int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
-                      uint64_t position, const char *op, const char *kernel,
+                      uint64_t position, uint64_t stamp, const char *op, const char *kernel,
                       const struct cls__binding *b, size_t n,
                       struct cls__pending_read *read);
 /* Drops the entries known complete (head first). */

@@ -7,7 +7,9 @@
  * writes join the set; a later write that read nothing tainted (or a skip,
  * whose writes carry another known failure) takes its buffers out.  What is
  * left in the set takes the failure: the same state as if the failure had
- * been known at enqueue time. */
+ * been known at enqueue time.  Skipped commands are not logged: every write
+ * carries a context-wide stamp, and a buffer left in the set takes the
+ * failure only if its last write is still the one the replay saw. */
 #include "failure.h"
 #include "driver.h"
 
@@ -19,7 +21,7 @@ static struct cls__log_entry *at(cls_context *ctx, size_t i) {
 }
 
 static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
-  if (e->kind == CLS__ENTRY_SKIP || e->kind == CLS__ENTRY_FAILED)
+  if (e->kind == CLS__ENTRY_FAILED)
     return true;
   struct cls__stream *s = cls__stream_peek(ctx, e->stream);
   return !s || s->completed >= e->seq;
@@ -47,7 +49,7 @@ static int grow(cls_context *ctx) {
 }
 
 int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint64_t position,
-                      const char *op,
+                      uint64_t stamp, const char *op,
                       const char *kernel, const struct cls__binding *b, size_t n,
                       struct cls__pending_read *read) {
   if (ctx->inflight_len == ctx->inflight_cap) {
@@ -63,6 +65,7 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
   e->stream = stream;
   e->seq = seq;
   e->position = position;
+  e->stamp = stamp;
   e->op = op;
   e->read = read;
   size_t kl = kernel ? strlen(kernel) : 0;
@@ -86,32 +89,37 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
   return CLS_OK;
 }
 
-/* The replay's buffer set: slot pointers, valid for the replay only. */
+/* The replay's buffer set: slot pointers (valid for the replay only) with
+ * the stamp of the logged write that put each in. */
 static bool set_has(cls_context *ctx, size_t n, struct cls__slot *s) {
   for (size_t i = 0; i < n; i++)
-    if (ctx->taint_set[i] == s)
+    if (ctx->taint_set[i].slot == s)
       return true;
   return false;
 }
 
-static size_t set_add(cls_context *ctx, size_t n, struct cls__slot *s) {
-  if (set_has(ctx, n, s))
-    return n;
+static size_t set_add(cls_context *ctx, size_t n, struct cls__slot *s, uint64_t stamp) {
+  for (size_t i = 0; i < n; i++)
+    if (ctx->taint_set[i].slot == s) {
+      ctx->taint_set[i].stamp = stamp;
+      return n;
+    }
   if (n == ctx->taint_cap) {
     size_t ncap = ctx->taint_cap ? ctx->taint_cap * 2 : 64;
-    struct cls__slot **p = realloc(ctx->taint_set, ncap * sizeof *p);
+    struct cls__taint *p = realloc(ctx->taint_set, ncap * sizeof *p);
     if (!p)
       return n; /* out of memory: this buffer keeps its state */
     ctx->taint_set = p;
     ctx->taint_cap = ncap;
   }
-  ctx->taint_set[n] = s;
+  ctx->taint_set[n].slot = s;
+  ctx->taint_set[n].stamp = stamp;
   return n + 1;
 }
 
 static size_t set_remove(cls_context *ctx, size_t n, struct cls__slot *s) {
   for (size_t i = 0; i < n; i++)
-    if (ctx->taint_set[i] == s) {
+    if (ctx->taint_set[i].slot == s) {
       ctx->taint_set[i] = ctx->taint_set[n - 1];
       return n - 1;
     }
@@ -138,7 +146,7 @@ static size_t writes_join(cls_context *ctx, size_t n, const struct cls__log_entr
     struct cls__slot *s = cls__resolve(ctx, e->bind[i].handle, &err);
     if (!s)
       continue; /* freed since: nobody can read it any more */
-    n = join ? set_add(ctx, n, s) : set_remove(ctx, n, s);
+    n = join ? set_add(ctx, n, s, e->stamp) : set_remove(ctx, n, s);
   }
   return n;
 }
@@ -172,7 +180,7 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
   size_t n = writes_join(ctx, 0, root, true);
   for (size_t i = k + 1; i < ctx->inflight_len; i++) {
     struct cls__log_entry *e = at(ctx, i);
-    bool tainted = e->kind != CLS__ENTRY_SKIP && reads_set(ctx, n, e);
+    bool tainted = reads_set(ctx, n, e);
     if (e->kind == CLS__ENTRY_READ) {
       if (tainted && e->read && !e->read->failure) {
         e->read->failure = f;
@@ -188,7 +196,8 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
     n = writes_join(ctx, n, e, tainted);
   }
   for (size_t i = 0; i < n; i++)
-    cls__slot_set_failure(ctx->taint_set[i], f);
+    if (ctx->taint_set[i].slot->write_stamp == ctx->taint_set[i].stamp)
+      cls__slot_set_failure(ctx->taint_set[i].slot, f);
   cls__failure_unref(f);
 }
 

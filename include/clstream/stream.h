@@ -119,6 +119,11 @@ struct cls_stream_factory {
 
 /* The default factory: one OpenCL in-order command queue per stream. */
 CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void);
+/* A factory whose streams do no work: every command completes at once and
+ * nothing is enqueued (downloads leave their destination untouched), so
+ * only clstream's own cost remains.  For benchmarks, fuzzing and tests of
+ * the core; memory pages are still real cl_mem objects. */
+CLS_API const struct cls_stream_factory *cls_null_stream_factory(void);
 
 #ifdef __cplusplus
 }

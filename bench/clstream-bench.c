@@ -1,0 +1,564 @@
+/* clstream-bench: each workload written twice, once as plain hand-written
+ * OpenCL doing the same commands and once through clstream, run alternately
+ * (raw, clstream, raw, clstream ...) after a warm-up, and compared by their
+ * medians in the same run.  This machine is noisy: the ratios of one run
+ * are what count, not the absolute times.
+ *
+ *   bench/clstream-bench [--reps N] [--drivers LIST] [--json FILE] [--quick]
+ *
+ * Workloads:
+ *   tiny-chain  10,000 launches of a tiny kernel (global 64) on one stream
+ *   saxpy       20 launches of saxpy over 2^24 floats (memory bound, GB/s)
+ *   ping-pong   2,000 pairs of launches alternating between two streams,
+ *               each reading the other's last output
+ *   fan         one producer, four consumer streams, one reducer reading
+ *               all four; 500 times
+ *   skip-chain  a failed launch, then 10,000 launches depending on it: cost
+ *               per skipped launch and OpenCL calls made for them (no raw
+ *               counterpart) */
+#include <clstream.h>
+#include <clstream/stream.h>
+
+#include "bench.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *SRC =
+    "kernel void tiny(global int *x) { x[get_global_id(0)] += 1; }\n"
+    "kernel void saxpy(global const float *x, global float *y, float a) {\n"
+    "  size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n"
+    "kernel void step(global const int *a, global int *b) {\n"
+    "  size_t i = get_global_id(0); b[i] = a[i] + 1; }\n"
+    "kernel void failk(global const int *a, global int *b) {\n"
+    "  size_t i = get_global_id(0); b[i] = a[i]; }\n"
+    "kernel void reduce4(global const int *a, global const int *b, global const int *c,\n"
+    "                    global const int *d, global int *r) {\n"
+    "  size_t i = get_global_id(0); r[i] = a[i] + b[i] + c[i] + d[i]; }\n";
+
+static int TINY_N = 10000, SAXPY_REPS = 20, PP_N = 2000, FAN_N = 500, SKIP_N = 10000;
+static size_t SAXPY_LEN = (size_t)1 << 24;
+#define SMALL 64
+
+static void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "clstream-bench: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+  exit(2);
+}
+
+#define CL(call)                                                              \
+  do {                                                                        \
+    cl_int rc_ = (call);                                                      \
+    if (rc_ != CL_SUCCESS)                                                    \
+      die("%s failed: %s", #call, cls_cl_status_name(rc_));                    \
+  } while (0)
+#define CLS(call)                                                             \
+  do {                                                                        \
+    int rc_ = (call);                                                         \
+    if (rc_ < 0)                                                              \
+      die("%s failed: %s: %s", #call, cls_err_name(rc_), cls_last_error_detail()); \
+  } while (0)
+
+/* ------------------------------------------------------------------ */
+/* Raw OpenCL                                                          */
+/* ------------------------------------------------------------------ */
+
+struct raw {
+  cl_context c;
+  cl_device_id d;
+  cl_program p;
+  cl_command_queue q[6];
+  cl_kernel tiny, saxpy, step_ab, step_ba, prod, cons[4], red;
+  cl_mem tiny_buf, sx, sy, A, B, P, C[4], R;
+};
+
+static void raw_init(struct raw *r) {
+  struct cls_device_info info;
+  CLS(cls_device_select(getenv("CLS_DEVICE"), &info));
+  cl_platform_id plats[16];
+  cl_uint np;
+  CL(clGetPlatformIDs(16, plats, &np));
+  cl_device_id devs[64];
+  cl_uint nd;
+  CL(clGetDeviceIDs(plats[info.platform_index], CL_DEVICE_TYPE_ALL, 64, devs, &nd));
+  r->d = devs[info.device_index];
+  cl_int rc;
+  r->c = clCreateContext(NULL, 1, &r->d, NULL, NULL, &rc);
+  CL(rc);
+  r->p = clCreateProgramWithSource(r->c, 1, &SRC, NULL, &rc);
+  CL(rc);
+  CL(clBuildProgram(r->p, 1, &r->d, "", NULL, NULL));
+  for (int i = 0; i < 6; i++) {
+    r->q[i] = clCreateCommandQueue(r->c, r->d, 0, &rc);
+    CL(rc);
+  }
+#define K(field, name)                         \
+  r->field = clCreateKernel(r->p, name, &rc); \
+  CL(rc)
+  K(tiny, "tiny");
+  K(saxpy, "saxpy");
+  K(step_ab, "step");
+  K(step_ba, "step");
+  K(prod, "step");
+  for (int i = 0; i < 4; i++) {
+    K(cons[i], "step");
+  }
+  K(red, "reduce4");
+#undef K
+#define M(field, bytes)                                                   \
+  r->field = clCreateBuffer(r->c, CL_MEM_READ_WRITE, bytes, NULL, &rc);   \
+  CL(rc)
+  M(tiny_buf, SMALL * sizeof(int));
+  M(sx, SAXPY_LEN * sizeof(float));
+  M(sy, SAXPY_LEN * sizeof(float));
+  M(A, SMALL * sizeof(int));
+  M(B, SMALL * sizeof(int));
+  M(P, SMALL * sizeof(int));
+  M(R, SMALL * sizeof(int));
+  for (int i = 0; i < 4; i++) {
+    M(C[i], SMALL * sizeof(int));
+  }
+#undef M
+  int zero = 0;
+  float one = 1.0f;
+  cl_mem smalls[] = {r->tiny_buf, r->A, r->B, r->P, r->R, r->C[0], r->C[1], r->C[2], r->C[3]};
+  for (size_t i = 0; i < sizeof smalls / sizeof *smalls; i++)
+    CL(clEnqueueFillBuffer(r->q[0], smalls[i], &zero, sizeof zero, 0, SMALL * sizeof(int), 0,
+                           NULL, NULL));
+  CL(clEnqueueFillBuffer(r->q[0], r->sx, &one, sizeof one, 0, SAXPY_LEN * sizeof(float), 0, NULL,
+                         NULL));
+  CL(clEnqueueFillBuffer(r->q[0], r->sy, &one, sizeof one, 0, SAXPY_LEN * sizeof(float), 0, NULL,
+                         NULL));
+  CL(clFinish(r->q[0]));
+  /* Arguments are set once: the hand-written code need not repeat them. */
+  float a = 0.5f;
+  CL(clSetKernelArg(r->tiny, 0, sizeof(cl_mem), &r->tiny_buf));
+  CL(clSetKernelArg(r->saxpy, 0, sizeof(cl_mem), &r->sx));
+  CL(clSetKernelArg(r->saxpy, 1, sizeof(cl_mem), &r->sy));
+  CL(clSetKernelArg(r->saxpy, 2, sizeof a, &a));
+  CL(clSetKernelArg(r->step_ab, 0, sizeof(cl_mem), &r->A));
+  CL(clSetKernelArg(r->step_ab, 1, sizeof(cl_mem), &r->B));
+  CL(clSetKernelArg(r->step_ba, 0, sizeof(cl_mem), &r->B));
+  CL(clSetKernelArg(r->step_ba, 1, sizeof(cl_mem), &r->A));
+  CL(clSetKernelArg(r->prod, 0, sizeof(cl_mem), &r->A));
+  CL(clSetKernelArg(r->prod, 1, sizeof(cl_mem), &r->P));
+  for (int i = 0; i < 4; i++) {
+    CL(clSetKernelArg(r->cons[i], 0, sizeof(cl_mem), &r->P));
+    CL(clSetKernelArg(r->cons[i], 1, sizeof(cl_mem), &r->C[i]));
+    CL(clSetKernelArg(r->red, (cl_uint)i, sizeof(cl_mem), &r->C[i]));
+  }
+  CL(clSetKernelArg(r->red, 4, sizeof(cl_mem), &r->R));
+}
+
+static const size_t small_g = SMALL;
+
+static double raw_tiny(struct raw *r) {
+  double t = bench_now();
+  for (int i = 0; i < TINY_N; i++)
+    CL(clEnqueueNDRangeKernel(r->q[0], r->tiny, 1, NULL, &small_g, NULL, 0, NULL, NULL));
+  CL(clFinish(r->q[0]));
+  return bench_now() - t;
+}
+
+static double raw_saxpy(struct raw *r) {
+  double t = bench_now();
+  for (int i = 0; i < SAXPY_REPS; i++)
+    CL(clEnqueueNDRangeKernel(r->q[0], r->saxpy, 1, NULL, &SAXPY_LEN, NULL, 0, NULL, NULL));
+  CL(clFinish(r->q[0]));
+  return bench_now() - t;
+}
+
+/* Each launch waits on the other queue's last launch, which was flushed. */
+static double raw_pingpong(struct raw *r) {
+  double t = bench_now();
+  cl_event prev = NULL, e0;
+  for (int i = 0; i < PP_N; i++) {
+    CL(clEnqueueNDRangeKernel(r->q[0], r->step_ab, 1, NULL, &small_g, NULL, prev ? 1 : 0,
+                              prev ? &prev : NULL, &e0));
+    if (prev)
+      clReleaseEvent(prev);
+    CL(clFlush(r->q[0]));
+    CL(clEnqueueNDRangeKernel(r->q[1], r->step_ba, 1, NULL, &small_g, NULL, 1, &e0, &prev));
+    clReleaseEvent(e0);
+    CL(clFlush(r->q[1]));
+  }
+  CL(clFinish(r->q[1]));
+  CL(clFinish(r->q[0]));
+  clReleaseEvent(prev);
+  return bench_now() - t;
+}
+
+/* Producer (q0) -> four consumers (q1..q4) -> reducer (q5), with the waits
+ * a correct program needs: read-after-write and write-after-read. */
+static double raw_fan(struct raw *r) {
+  double t = bench_now();
+  cl_event ep = NULL, ec[4] = {NULL, NULL, NULL, NULL}, er = NULL;
+  for (int it = 0; it < FAN_N; it++) {
+    /* P is rewritten: after the consumers that read it. */
+    cl_uint n = ec[0] ? 4 : 0;
+    cl_event prod_ev;
+    CL(clEnqueueNDRangeKernel(r->q[0], r->prod, 1, NULL, &small_g, NULL, n, n ? ec : NULL,
+                              &prod_ev));
+    CL(clFlush(r->q[0]));
+    if (ep)
+      clReleaseEvent(ep);
+    ep = prod_ev;
+    for (int c = 0; c < 4; c++) {
+      /* C[c] is rewritten: after the reducer that read it. */
+      cl_event w[2] = {ep, er};
+      cl_event ev;
+      CL(clEnqueueNDRangeKernel(r->q[1 + c], r->cons[c], 1, NULL, &small_g, NULL, er ? 2 : 1, w,
+                                &ev));
+      CL(clFlush(r->q[1 + c]));
+      if (ec[c])
+        clReleaseEvent(ec[c]);
+      ec[c] = ev;
+    }
+    cl_event ev;
+    CL(clEnqueueNDRangeKernel(r->q[5], r->red, 1, NULL, &small_g, NULL, 4, ec, &ev));
+    CL(clFlush(r->q[5]));
+    if (er)
+      clReleaseEvent(er);
+    er = ev;
+  }
+  for (int i = 0; i < 6; i++)
+    CL(clFinish(r->q[i]));
+  clReleaseEvent(ep);
+  clReleaseEvent(er);
+  for (int c = 0; c < 4; c++)
+    clReleaseEvent(ec[c]);
+  return bench_now() - t;
+}
+
+/* ------------------------------------------------------------------ */
+/* clstream                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Counts every call the core makes into the OpenCL stream factory: the
+ * OpenCL work done on a stream's behalf. */
+static unsigned long factory_calls;
+static const struct cls_stream_factory *inner;
+
+static cl_int c_create(void *d, const struct cls_backend *b, int id, void **out) {
+  return inner->create(d, b, id, out);
+}
+static void c_destroy(void *s) { inner->destroy(s); }
+static cl_int c_flush(void *s) {
+  factory_calls++;
+  return inner->flush(s);
+}
+static cl_int c_launch(void *s, const struct cls_kernel_cmd *c, uint64_t q, cl_uint n,
+                       const cl_event *w) {
+  factory_calls++;
+  return inner->launch(s, c, q, n, w);
+}
+static cl_int c_write(void *s, cl_mem m, size_t o, size_t z, const void *p, int b, uint64_t q,
+                      cl_uint n, const cl_event *w) {
+  factory_calls++;
+  return inner->write(s, m, o, z, p, b, q, n, w);
+}
+static cl_int c_read(void *s, cl_mem m, size_t o, size_t z, void *p, int b, uint64_t q,
+                     cl_uint n, const cl_event *w) {
+  factory_calls++;
+  return inner->read(s, m, o, z, p, b, q, n, w);
+}
+static cl_int c_copy(void *s, cl_mem a, size_t ao, cl_mem b, size_t bo, size_t z, uint64_t q,
+                     cl_uint n, const cl_event *w) {
+  factory_calls++;
+  return inner->copy(s, a, ao, b, bo, z, q, n, w);
+}
+static cl_int c_fill(void *s, cl_mem m, size_t o, size_t z, const void *p, size_t pz, uint64_t q,
+                     cl_uint n, const cl_event *w) {
+  factory_calls++;
+  return inner->fill(s, m, o, z, p, pz, q, n, w);
+}
+static cl_int c_marker(void *s, cl_event *e) {
+  factory_calls++;
+  return inner->marker(s, e);
+}
+static cl_int c_poll(void *s, int wait, cls_failed_fn f, void *a, uint64_t *done) {
+  return inner->poll(s, wait, f, a, done);
+}
+
+static const struct cls_stream_factory counting = {
+    .version = CLS_STREAM_FACTORY_VERSION,
+    .name = "counting",
+    .description = "the OpenCL factory, counting the commands it is given",
+    .create = c_create,
+    .destroy = c_destroy,
+    .flush = c_flush,
+    .launch = c_launch,
+    .write = c_write,
+    .read = c_read,
+    .copy = c_copy,
+    .fill = c_fill,
+    .marker = c_marker,
+    .poll = c_poll,
+};
+
+struct lib {
+  cls_context *ctx;
+  cls_kernel *tiny, *saxpy, *step, *failk, *red;
+  cls_buffer tiny_buf, sx, sy, A, B, P, C[4], R;
+};
+
+static cls_buffer zeros(cls_context *ctx, int stream, size_t bytes) {
+  cls_buffer b;
+  int zero = 0;
+  CLS(cls_alloc(ctx, stream, bytes, &b));
+  CLS(cls_fill(ctx, stream, b, 0, bytes, &zero, sizeof zero));
+  return b;
+}
+
+static void lib_init(struct lib *l, const char *driver, const char *fault) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .scheduler = driver,
+                                  .fault = fault,
+                                  .factory = &counting};
+  CLS(cls_context_create(&l->ctx, &o));
+  cls_program *p;
+  CLS(cls_program_build(l->ctx, SRC, NULL, &p));
+  CLS(cls_kernel_get(l->ctx, p, "tiny", &l->tiny));
+  CLS(cls_kernel_get(l->ctx, p, "saxpy", &l->saxpy));
+  CLS(cls_kernel_get(l->ctx, p, "step", &l->step));
+  CLS(cls_kernel_get(l->ctx, p, "failk", &l->failk));
+  CLS(cls_kernel_get(l->ctx, p, "reduce4", &l->red));
+  l->tiny_buf = zeros(l->ctx, 0, SMALL * sizeof(int));
+  l->A = zeros(l->ctx, 0, SMALL * sizeof(int));
+  l->B = zeros(l->ctx, 1, SMALL * sizeof(int));
+  l->P = zeros(l->ctx, 0, SMALL * sizeof(int));
+  for (int i = 0; i < 4; i++)
+    l->C[i] = zeros(l->ctx, 1 + i, SMALL * sizeof(int));
+  l->R = zeros(l->ctx, 5, SMALL * sizeof(int));
+  float one = 1.0f;
+  CLS(cls_alloc(l->ctx, 0, SAXPY_LEN * sizeof(float), &l->sx));
+  CLS(cls_alloc(l->ctx, 0, SAXPY_LEN * sizeof(float), &l->sy));
+  CLS(cls_fill(l->ctx, 0, l->sx, 0, SAXPY_LEN * sizeof(float), &one, sizeof one));
+  CLS(cls_fill(l->ctx, 0, l->sy, 0, SAXPY_LEN * sizeof(float), &one, sizeof one));
+  CLS(cls_sync(l->ctx, NULL));
+}
+
+static double lib_tiny(struct lib *l) {
+  cls_arg a[] = {CLS_INOUT(l->tiny_buf)};
+  double t = bench_now();
+  for (int i = 0; i < TINY_N; i++)
+    CLS(cls_launch(l->ctx, 0, l->tiny, 1, &small_g, NULL, 1, a));
+  CLS(cls_stream_sync(l->ctx, 0, NULL));
+  return bench_now() - t;
+}
+
+static double lib_saxpy(struct lib *l) {
+  float alpha = 0.5f;
+  cls_arg a[] = {CLS_IN(l->sx), CLS_INOUT(l->sy), CLS_SCALAR(alpha)};
+  double t = bench_now();
+  for (int i = 0; i < SAXPY_REPS; i++)
+    CLS(cls_launch(l->ctx, 0, l->saxpy, 1, &SAXPY_LEN, NULL, 3, a));
+  CLS(cls_stream_sync(l->ctx, 0, NULL));
+  return bench_now() - t;
+}
+
+static double lib_pingpong(struct lib *l) {
+  cls_arg ab[] = {CLS_IN(l->A), CLS_OUT(l->B)}, ba[] = {CLS_IN(l->B), CLS_OUT(l->A)};
+  double t = bench_now();
+  for (int i = 0; i < PP_N; i++) {
+    CLS(cls_launch(l->ctx, 0, l->step, 1, &small_g, NULL, 2, ab));
+    CLS(cls_launch(l->ctx, 1, l->step, 1, &small_g, NULL, 2, ba));
+  }
+  CLS(cls_sync(l->ctx, NULL));
+  return bench_now() - t;
+}
+
+static double lib_fan(struct lib *l) {
+  cls_arg prod[] = {CLS_IN(l->A), CLS_OUT(l->P)};
+  cls_arg red[] = {CLS_IN(l->C[0]), CLS_IN(l->C[1]), CLS_IN(l->C[2]), CLS_IN(l->C[3]),
+                   CLS_OUT(l->R)};
+  double t = bench_now();
+  for (int it = 0; it < FAN_N; it++) {
+    CLS(cls_launch(l->ctx, 0, l->step, 1, &small_g, NULL, 2, prod));
+    for (int c = 0; c < 4; c++) {
+      cls_arg cons[] = {CLS_IN(l->P), CLS_OUT(l->C[c])};
+      CLS(cls_launch(l->ctx, 1 + c, l->step, 1, &small_g, NULL, 2, cons));
+    }
+    CLS(cls_launch(l->ctx, 5, l->red, 1, &small_g, NULL, 5, red));
+  }
+  CLS(cls_sync(l->ctx, NULL));
+  return bench_now() - t;
+}
+
+/* ------------------------------------------------------------------ */
+/* The table                                                           */
+/* ------------------------------------------------------------------ */
+
+struct row {
+  const char *workload, *driver;
+  double raw, lib, ratio;
+  char note[160];
+};
+
+static struct row rows[64];
+static int nrows;
+static int reps = 5;
+
+typedef double (*raw_fn)(struct raw *);
+typedef double (*lib_fn)(struct lib *);
+
+static void compare(const char *name, const char *driver, struct raw *r, raw_fn rf,
+                    struct lib *l, lib_fn lf, double bytes) {
+  double tr[64], tl[64];
+  rf(r); /* warm-up, both sides */
+  lf(l);
+  for (int i = 0; i < reps; i++) {
+    tr[i] = rf(r);
+    tl[i] = lf(l);
+  }
+  struct row *row = &rows[nrows++];
+  row->workload = name;
+  row->driver = driver;
+  row->raw = bench_median(tr, reps);
+  row->lib = bench_median(tl, reps);
+  row->ratio = row->lib / row->raw;
+  row->note[0] = '\0';
+  if (bytes > 0)
+    snprintf(row->note, sizeof row->note, "raw %.1f GB/s, clstream %.1f GB/s (throughput %.3fx)",
+             bytes / row->raw / 1e9, bytes / row->lib / 1e9, row->raw / row->lib);
+  printf("%-11s %-22s %10.2f %12.2f %8.3f  %s\n", name, driver, row->raw * 1e3, row->lib * 1e3,
+         row->ratio, row->note);
+  fflush(stdout);
+}
+
+static void skip_chain(const char *driver) {
+  struct lib l;
+  lib_init(&l, driver, "enqueue:kernel=failk");
+  cls_buffer X, Y;
+  CLS(cls_alloc(l.ctx, 0, SMALL * sizeof(int), &X));
+  CLS(cls_alloc(l.ctx, 0, SMALL * sizeof(int), &Y));
+  cls_arg f[] = {CLS_IN(l.A), CLS_OUT(X)};
+  int rc = cls_launch(l.ctx, 0, l.failk, 1, &small_g, NULL, 2, f);
+  if (rc != CLS_ELAUNCH && rc != CLS_OK)
+    die("failk: %s", cls_err_name(rc));
+  CLS(cls_sync(l.ctx, NULL)); /* the scheduler finds it at submission */
+  cls_arg s[] = {CLS_IN(X), CLS_OUT(Y)};
+  double times[64];
+  unsigned long calls = 0, allocs = 0;
+  for (int i = 0; i <= reps; i++) {
+    unsigned long before = factory_calls;
+    bench_count_start();
+    double t = bench_now();
+    for (int k = 0; k < SKIP_N; k++)
+      if (cls_launch(l.ctx, 0, l.step, 1, &small_g, NULL, 2, s) != CLS_ESKIPPED)
+        die("a launch on tainted input was not skipped");
+    double dt = bench_now() - t;
+    unsigned long a = bench_count_stop();
+    if (i > 0) { /* the first round warms up */
+      times[i - 1] = dt;
+      calls += factory_calls - before;
+      allocs += a;
+    }
+  }
+  struct row *row = &rows[nrows++];
+  row->workload = "skip-chain";
+  row->driver = driver;
+  row->raw = 0;
+  row->lib = bench_median(times, reps);
+  row->ratio = 0;
+  snprintf(row->note, sizeof row->note,
+           "%.3f us per skipped launch, %lu OpenCL calls, %lu allocations for %d skips",
+           row->lib / SKIP_N * 1e6, calls, allocs, reps * SKIP_N);
+  printf("%-11s %-22s %10s %12.2f %8s  %s\n", "skip-chain", driver, "-", row->lib * 1e3, "-",
+         row->note);
+  cls_context_destroy(l.ctx);
+}
+
+/* Allocations per launch in steady state, tiny-chain on each side. */
+static void allocations(const char *driver, struct raw *r, struct lib *l) {
+  bench_count_start();
+  raw_tiny(r);
+  unsigned long ar = bench_count_stop();
+  bench_count_start();
+  lib_tiny(l);
+  unsigned long al = bench_count_stop();
+  struct row *row = &rows[nrows++];
+  row->workload = "allocs";
+  row->driver = driver;
+  row->raw = (double)ar / TINY_N;
+  row->lib = (double)al / TINY_N;
+  row->ratio = 0;
+  snprintf(row->note, sizeof row->note,
+           "heap allocations per tiny launch: raw %.2f, clstream %.2f (the OpenCL runtime's "
+           "included)",
+           row->raw, row->lib);
+  printf("%-11s %-22s %10.2f %12.2f %8s  per launch, all heap allocations in the process\n",
+         "allocs", driver, row->raw, row->lib, "-");
+}
+
+static void write_json(const char *path, const struct cls_device_info *dev) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    die("cannot write %s", path);
+  fprintf(f, "{\n  \"device\": \"%s\",\n  \"platform\": \"%s\",\n  \"reps\": %d,\n  \"rows\": [\n",
+          dev->device_name, dev->platform_name, reps);
+  for (int i = 0; i < nrows; i++)
+    fprintf(f,
+            "    {\"workload\": \"%s\", \"driver\": \"%s\", \"raw_s\": %.9g, \"clstream_s\": "
+            "%.9g, \"ratio\": %.6g, \"note\": \"%s\"}%s\n",
+            rows[i].workload, rows[i].driver, rows[i].raw, rows[i].lib, rows[i].ratio,
+            rows[i].note, i + 1 < nrows ? "," : "");
+  fprintf(f, "  ]\n}\n");
+  fclose(f);
+}
+
+int main(int argc, char **argv) {
+  const char *json = NULL;
+  char drivers_buf[256] = "event,scheduler:sequential,scheduler:interleave";
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+      reps = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
+      json = argv[++i];
+    else if (strcmp(argv[i], "--drivers") == 0 && i + 1 < argc)
+      snprintf(drivers_buf, sizeof drivers_buf, "%s", argv[++i]);
+    else if (strcmp(argv[i], "--quick") == 0) {
+      TINY_N = 1000, SAXPY_REPS = 4, PP_N = 200, FAN_N = 50, SKIP_N = 1000;
+      SAXPY_LEN = (size_t)1 << 20;
+    } else {
+      fprintf(stderr,
+              "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...] "
+              "[--json FILE] [--quick]\n");
+      return 2;
+    }
+  }
+  if (reps < 5 || reps > 64)
+    die("--reps must be 5..64");
+  inner = cls_opencl_stream_factory();
+  struct cls_device_info dev;
+  CLS(cls_device_select(getenv("CLS_DEVICE"), &dev));
+  printf("clstream %s on %s (%s); medians of %d alternating runs; ratio = clstream / raw\n\n",
+         cls_version_string(), dev.device_name, dev.platform_name, reps);
+  printf("%-11s %-22s %10s %12s %8s  %s\n", "workload", "driver", "raw (ms)", "clstream (ms)",
+         "ratio", "notes");
+  struct raw r;
+  raw_init(&r);
+  double saxpy_bytes = (double)SAXPY_REPS * 3.0 * sizeof(float) * (double)SAXPY_LEN;
+  char *save = NULL;
+  for (char *d = strtok_r(drivers_buf, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+    /* strtok_r's pieces live in drivers_buf for the whole run. */
+    struct lib l;
+    lib_init(&l, d, NULL);
+    compare("tiny-chain", d, &r, raw_tiny, &l, lib_tiny, 0);
+    compare("saxpy", d, &r, raw_saxpy, &l, lib_saxpy, saxpy_bytes);
+    compare("ping-pong", d, &r, raw_pingpong, &l, lib_pingpong, 0);
+    compare("fan", d, &r, raw_fan, &l, lib_fan, 0);
+    allocations(d, &r, &l);
+    cls_context_destroy(l.ctx);
+    skip_chain(d);
+  }
+  if (json)
+    write_json(json, &dev);
+  return 0;
+}

@@ -1,0 +1,115 @@
+/* own-cost: clstream's own cost per launch and per skipped launch, with no
+ * OpenCL work behind it (the null stream factory).  N launches of a
+ * 3-argument kernel (two reads, one write) alternate between two streams
+ * through the public API, then N launches reading a tainted buffer are
+ * skipped.  Under callgrind (make bench-own-cost) each phase is dumped on
+ * its own, so instructions per launch are exact and repeatable; heap
+ * allocations in each phase are counted either way.
+ *
+ *   bench/own-cost [--launches N] [--driver NAME] */
+#include "config.h"
+
+#include <clstream.h>
+#include <clstream/stream.h>
+
+#include "bench.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifdef HAVE_VALGRIND_CALLGRIND_H
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(s)
+#endif
+
+#define CHECK(call)                                                                \
+  do {                                                                             \
+    int rc_ = (call);                                                              \
+    if (rc_ < 0) {                                                                 \
+      fprintf(stderr, "own-cost: %s: %s: %s\n", #call, cls_err_name(rc_),          \
+              cls_last_error_detail());                                            \
+      return 2;                                                                    \
+    }                                                                              \
+  } while (0)
+
+static const char *SRC =
+    "kernel void k3(global const int *a, global const int *b, global int *c) {\n"
+    "  size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n";
+
+int main(int argc, char **argv) {
+  int n = 100000;
+  const char *driver = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc)
+      n = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--driver") == 0 && i + 1 < argc)
+      driver = argv[++i];
+    else {
+      fprintf(stderr, "usage: own-cost [--launches N] [--driver NAME]\n");
+      return 2;
+    }
+  }
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .scheduler = driver,
+                                  .factory = cls_null_stream_factory()};
+  cls_context *ctx;
+  cls_program *p;
+  cls_kernel *k;
+  CHECK(cls_context_create(&ctx, &o));
+  CHECK(cls_program_build(ctx, SRC, NULL, &p));
+  CHECK(cls_kernel_get(ctx, p, "k3", &k));
+  cls_buffer a[2], c[2], b, tainted;
+  int zero = 0;
+  const size_t bytes = 64 * sizeof(int);
+  for (int s = 0; s < 2; s++) {
+    CHECK(cls_alloc(ctx, s, bytes, &a[s]));
+    CHECK(cls_alloc(ctx, s, bytes, &c[s]));
+    CHECK(cls_fill(ctx, s, a[s], 0, bytes, &zero, sizeof zero));
+  }
+  CHECK(cls_alloc(ctx, 0, bytes, &b));
+  CHECK(cls_fill(ctx, 0, b, 0, bytes, &zero, sizeof zero));
+  CHECK(cls_alloc(ctx, 0, bytes, &tainted)); /* never written: tainted */
+  size_t g = 64;
+  cls_arg args[2][3] = {{CLS_IN(a[0]), CLS_IN(b), CLS_OUT(c[0])},
+                        {CLS_IN(a[1]), CLS_IN(b), CLS_OUT(c[1])}};
+  cls_arg skip[3] = {CLS_IN(tainted), CLS_IN(b), CLS_OUT(c[0])};
+
+  /* Warm-up: pools and logs reach their steady size. */
+  for (int i = 0; i < 4096; i++) {
+    CHECK(cls_launch(ctx, i & 1, k, 1, &g, NULL, 3, args[i & 1]));
+    if (cls_launch(ctx, 0, k, 1, &g, NULL, 3, skip) != CLS_ESKIPPED)
+      return fprintf(stderr, "own-cost: not skipped\n"), 2;
+  }
+
+  CALLGRIND_START_INSTRUMENTATION;
+  CALLGRIND_ZERO_STATS;
+  bench_count_start();
+  double t = bench_now();
+  for (int i = 0; i < n; i++)
+    CHECK(cls_launch(ctx, i & 1, k, 1, &g, NULL, 3, args[i & 1]));
+  double tl = bench_now() - t;
+  unsigned long al = bench_count_stop();
+  CALLGRIND_DUMP_STATS_AT("launches");
+
+  bench_count_start();
+  t = bench_now();
+  for (int i = 0; i < n; i++)
+    if (cls_launch(ctx, 0, k, 1, &g, NULL, 3, skip) != CLS_ESKIPPED)
+      return fprintf(stderr, "own-cost: not skipped\n"), 2;
+  double ts = bench_now() - t;
+  unsigned long as = bench_count_stop();
+  CALLGRIND_DUMP_STATS_AT("skips");
+  CALLGRIND_STOP_INSTRUMENTATION;
+
+  printf("driver %s, null stream factory, %d launches and %d skipped launches\n",
+         cls_context_driver(ctx), n, n);
+  printf("launch: %8.1f ns  %.3f heap allocations per launch\n", tl / n * 1e9, (double)al / n);
+  printf("skip:   %8.1f ns  %.3f heap allocations per skipped launch\n", ts / n * 1e9,
+         (double)as / n);
+  cls_context_destroy(ctx);
+  return 0;
+}
