@@ -203,6 +203,7 @@ struct cls_context {
   } fault_data;                     /* the fault factory's data */
   const struct cls_driver_ops *driver_ops;
   struct cls__driver *driver;
+  struct cls__stream_pool *pool; /* driver_ops->pool(driver), asked once */
   struct cls_program *programs;
   /* F8: launches and reads still in flight, in submission order. */
   struct cls__log_entry *inflight;
@@ -218,15 +219,21 @@ struct cls_context {
 static inline void cls__lock(cls_context *ctx) { pthread_mutex_lock(&ctx->lock); }
 static inline void cls__unlock(cls_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
 
-/* Stream pool access through the driver (see driver.h). */
-struct cls__stream_pool *cls__pool(cls_context *ctx);
+/* The driver's stream pool (its accessor, see driver.h, is asked once when
+ * the driver is created). */
+static inline struct cls__stream_pool *cls__pool(cls_context *ctx) { return ctx->pool; }
 
 /* Returns the stream, creating its backend through the factory on first
  * use; NULL with the error recorded when id is out of range or creation
  * failed. */
 struct cls__stream *cls__stream_get(cls_context *ctx, int id, int *err);
 /* The stream if it exists, else NULL; no creation. */
-struct cls__stream *cls__stream_peek(cls_context *ctx, int id);
+static inline struct cls__stream *cls__stream_peek(cls_context *ctx, int id) {
+  if (id < 0 || id >= CLS_MAX_STREAMS)
+    return NULL;
+  struct cls__stream *s = &ctx->pool->streams[id];
+  return s->created ? s : NULL;
+}
 /* Polls one stream's backend; failures found are handled (F8) before it
  * returns.  wait: block until everything submitted completed.  Returns a
  * CLS_E* code for a backend error, else 0. */
@@ -241,11 +248,43 @@ void cls__pool_fini(cls_context *ctx, struct cls__stream_pool *pool);
 /* Buffer handles (memory.c)                                           */
 /* ------------------------------------------------------------------ */
 
+/* Handle bits: context tag (12) | stream (6) | generation (22) | index (24). */
+#define CLS__GEN_BITS 22
+#define CLS__INDEX_BITS 24
+#define CLS__STREAM_BITS 6
+#define CLS__TAG_SHIFT (CLS__INDEX_BITS + CLS__GEN_BITS + CLS__STREAM_BITS)
+
+static inline int cls__handle_stream(cls_buffer h) {
+  return (int)((h.bits >> (CLS__INDEX_BITS + CLS__GEN_BITS)) & ((1u << CLS__STREAM_BITS) - 1));
+}
+
 /* Resolves a handle to its live slot; NULL with *err set to CLS_ENULL,
  * CLS_EFOREIGN or CLS_ESTALE otherwise.  Never touches memory a bad handle
- * names beyond bounds-checked slot lookups. */
-struct cls__slot *cls__resolve(cls_context *ctx, cls_buffer h, int *err);
-int cls__handle_stream(cls_buffer h);
+ * names beyond bounds-checked slot lookups.  Inline: every binding of
+ * every command takes it. */
+static inline struct cls__slot *cls__resolve(cls_context *ctx, cls_buffer h, int *err) {
+  if (h.bits == 0) {
+    *err = CLS_ENULL;
+    return NULL;
+  }
+  if ((unsigned)(h.bits >> CLS__TAG_SHIFT) != ctx->tag) {
+    *err = CLS_EFOREIGN;
+    return NULL;
+  }
+  *err = CLS_ESTALE;
+  struct cls__stream *s = cls__stream_peek(ctx, cls__handle_stream(h));
+  if (!s)
+    return NULL;
+  size_t index = h.bits & ((1u << CLS__INDEX_BITS) - 1);
+  uint32_t gen = (uint32_t)((h.bits >> CLS__INDEX_BITS) & ((1u << CLS__GEN_BITS) - 1));
+  if (index >= s->mem.nslots)
+    return NULL;
+  struct cls__slot *slot = &s->mem.slots[index];
+  if (!slot->live || slot->gen != gen)
+    return NULL;
+  *err = CLS_OK;
+  return slot;
+}
 cls_buffer cls__handle_make(cls_context *ctx, int stream, int index, uint32_t gen);
 
 int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size,

@@ -121,7 +121,8 @@ void cls__failure_add_skip(struct cls__failure *f, int kind, const char *kernel,
   if (f->nskips) {
     struct cls__skip *last = &f->skips[f->nskips - 1];
     if (last->kind == kind && last->stream == stream &&
-        strncmp(last->kernel, kernel ? kernel : "", CLS__NAME_MAX - 1) == 0) {
+        (last->key == kernel ||
+         strncmp(last->kernel, kernel ? kernel : "", CLS__NAME_MAX - 1) == 0)) {
       last->count++;
       return;
     }
@@ -131,6 +132,7 @@ void cls__failure_add_skip(struct cls__failure *f, int kind, const char *kernel,
     return;
   }
   struct cls__skip *e = &f->skips[f->nskips++];
+  e->key = kernel;
   e->kind = kind;
   e->stream = stream;
   e->position = position;

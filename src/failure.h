@@ -20,6 +20,8 @@
 #define CLS__NAME_MAX 48
 
 struct cls__skip {
+  const char *key;              /* the name as given: consecutive skips of one
+                                   kernel compare by pointer (never read) */
   int kind;                     /* enum cls_skip_kind */
   int stream;
   uint64_t position;
@@ -143,7 +145,8 @@ struct cls__log_entry {
   uint64_t position;            /* the stream's issued count, see cls__stream */
   uint64_t stamp;               /* write stamp its writes got */
   const char *op;
-  char kernel[CLS__NAME_MAX];
+  const char *kernel;           /* the kernel's name, "" for other commands:
+                                   lives as long as the context */
   struct cls__pending_read *read;
   size_t nbind;
   struct cls__binding bind[CLS_MAX_ARGS]; /* handles and access; slot unused */

@@ -68,12 +68,7 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
   e->stamp = stamp;
   e->op = op;
   e->read = read;
-  size_t kl = kernel ? strlen(kernel) : 0;
-  if (kl >= CLS__NAME_MAX)
-    kl = CLS__NAME_MAX - 1;
-  if (kl)
-    memcpy(e->kernel, kernel, kl);
-  e->kernel[kl] = '\0';
+  e->kernel = kernel ? kernel : "";
   e->nbind = n;
   for (size_t i = 0; i < n; i++) {
     e->bind[i].handle = b[i].handle;

@@ -18,44 +18,12 @@
 
 extern struct cls__failure cls__never_written;
 
-#define GEN_BITS 22
-#define INDEX_BITS 24
-#define STREAM_BITS 6
-#define TAG_SHIFT (INDEX_BITS + GEN_BITS + STREAM_BITS)
-
 cls_buffer cls__handle_make(cls_context *ctx, int stream, int index, uint32_t gen) {
   cls_buffer h;
-  h.bits = ((uint64_t)ctx->tag << TAG_SHIFT) | ((uint64_t)stream << (INDEX_BITS + GEN_BITS)) |
-           ((uint64_t)gen << INDEX_BITS) | (uint64_t)index;
+  h.bits = ((uint64_t)ctx->tag << CLS__TAG_SHIFT) |
+           ((uint64_t)stream << (CLS__INDEX_BITS + CLS__GEN_BITS)) |
+           ((uint64_t)gen << CLS__INDEX_BITS) | (uint64_t)index;
   return h;
-}
-
-int cls__handle_stream(cls_buffer h) {
-  return (int)((h.bits >> (INDEX_BITS + GEN_BITS)) & ((1u << STREAM_BITS) - 1));
-}
-
-struct cls__slot *cls__resolve(cls_context *ctx, cls_buffer h, int *err) {
-  if (h.bits == 0) {
-    *err = CLS_ENULL;
-    return NULL;
-  }
-  if ((unsigned)(h.bits >> TAG_SHIFT) != ctx->tag) {
-    *err = CLS_EFOREIGN;
-    return NULL;
-  }
-  *err = CLS_ESTALE;
-  struct cls__stream *s = cls__stream_peek(ctx, cls__handle_stream(h));
-  if (!s)
-    return NULL;
-  size_t index = h.bits & ((1u << INDEX_BITS) - 1);
-  uint32_t gen = (uint32_t)((h.bits >> INDEX_BITS) & ((1u << GEN_BITS) - 1));
-  if (index >= s->mem.nslots)
-    return NULL;
-  struct cls__slot *slot = &s->mem.slots[index];
-  if (!slot->live || slot->gen != gen)
-    return NULL;
-  *err = CLS_OK;
-  return slot;
 }
 
 /* ------------------------------------------------------------------ */
@@ -229,7 +197,7 @@ static int take_slot(struct cls__memory *m, int *index) {
     m->free_slot = m->slots[*index].next_free;
     return CLS_OK;
   }
-  if (m->nslots == ((size_t)1 << INDEX_BITS))
+  if (m->nslots == ((size_t)1 << CLS__INDEX_BITS))
     return cls__error(CLS_EALLOC, 0, "too many buffers on one stream");
   if (m->nslots == m->capslots) {
     size_t ncap = m->capslots ? m->capslots * 2 : 64;
@@ -385,7 +353,7 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
 
   cls__slot_set_failure(slot, NULL);
   slot->live = false;
-  slot->gen = (slot->gen + 1) & ((1u << GEN_BITS) - 1);
+  slot->gen = (slot->gen + 1) & ((1u << CLS__GEN_BITS) - 1);
   if (slot->gen == 0)
     slot->gen = 1;
   put_slot(m, index);

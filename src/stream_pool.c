@@ -7,10 +7,6 @@
 
 #include <string.h>
 
-struct cls__stream_pool *cls__pool(cls_context *ctx) {
-  return ctx->driver_ops->pool(ctx->driver);
-}
-
 int cls__pool_init(cls_context *ctx, struct cls__stream_pool *pool,
                    const struct cls_stream_factory *f, void *fdata) {
   memset(pool, 0, sizeof *pool);
@@ -37,13 +33,6 @@ void cls__pool_fini(cls_context *ctx, struct cls__stream_pool *pool) {
     s->created = false;
   }
   pool->nstreams = 0;
-}
-
-struct cls__stream *cls__stream_peek(cls_context *ctx, int id) {
-  if (id < 0 || id >= CLS_MAX_STREAMS)
-    return NULL;
-  struct cls__stream *s = &cls__pool(ctx)->streams[id];
-  return s->created ? s : NULL;
 }
 
 struct cls__stream *cls__stream_get(cls_context *ctx, int id, int *err) {
