@@ -30,7 +30,7 @@ static const char *SRC =
     "kernel void tiny(global int *x) { x[get_global_id(0)] += 1; }\n"
     "kernel void saxpy(global const float *x, global float *y, float a) {\n"
     "  size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n"
-    "kernel void step(global const int *a, global int *b) {\n"
+    "kernel void stepk(global const int *a, global int *b) {\n"
     "  size_t i = get_global_id(0); b[i] = a[i] + 1; }\n"
     "kernel void failk(global const int *a, global int *b) {\n"
     "  size_t i = get_global_id(0); b[i] = a[i]; }\n"
@@ -98,16 +98,17 @@ static void raw_init(struct raw *r) {
     r->q[i] = clCreateCommandQueue(r->c, r->d, 0, &rc);
     CL(rc);
   }
-#define K(field, name)                         \
-  r->field = clCreateKernel(r->p, name, &rc); \
-  CL(rc)
+#define K(field, name)                                      \
+  r->field = clCreateKernel(r->p, name, &rc);              \
+  if (rc != CL_SUCCESS)                                    \
+    die("clCreateKernel(%s): %s", name, cls_cl_status_name(rc))
   K(tiny, "tiny");
   K(saxpy, "saxpy");
-  K(step_ab, "step");
-  K(step_ba, "step");
-  K(prod, "step");
+  K(step_ab, "stepk");
+  K(step_ba, "stepk");
+  K(prod, "stepk");
   for (int i = 0; i < 4; i++) {
-    K(cons[i], "step");
+    K(cons[i], "stepk");
   }
   K(red, "reduce4");
 #undef K
@@ -326,7 +327,7 @@ static void lib_init(struct lib *l, const char *driver, const char *fault) {
   CLS(cls_program_build(l->ctx, SRC, NULL, &p));
   CLS(cls_kernel_get(l->ctx, p, "tiny", &l->tiny));
   CLS(cls_kernel_get(l->ctx, p, "saxpy", &l->saxpy));
-  CLS(cls_kernel_get(l->ctx, p, "step", &l->step));
+  CLS(cls_kernel_get(l->ctx, p, "stepk", &l->step));
   CLS(cls_kernel_get(l->ctx, p, "failk", &l->failk));
   CLS(cls_kernel_get(l->ctx, p, "reduce4", &l->red));
   l->tiny_buf = zeros(l->ctx, 0, SMALL * sizeof(int));

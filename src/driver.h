@@ -110,6 +110,25 @@ uint64_t cls__order_needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STRE
  * was ordered after. */
 void cls__order_synced(struct cls__stream *s, const struct cls__stream *p, uint64_t upto);
 
+/* How a driver's streams reach their queues, for cls__order_after. */
+struct cls__orderer {
+  /* Called for each stream p the command depends on, up to p's command
+   * `need`, before p is polled (the scheduler submits p's pending tasks
+   * here).  Optional. */
+  void (*prepare)(struct cls__driver *d, struct cls__stream *p, uint64_t need);
+  /* The factory stream a marker for p comes from, or NULL when p and s
+   * share a queue (its order is the order).  Required. */
+  void *(*queue_of)(struct cls__driver *d, struct cls__stream *s, struct cls__stream *p);
+};
+/* The ordering every driver does: the streams cmd depends on are polled
+ * (F8, and F7: CLS__RETRY when a failure was found, so the core checks the
+ * inputs again), then cmd waits on each one not already ordered that far
+ * and not finished: with an event on another queue (after a flush), or on
+ * the host when that event already failed.  Fills cmd->wait. */
+int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct cls__orderer *o);
+/* Releases the events of cmd's wait list. */
+void cls__order_release(struct cls__cmd *cmd);
+
 /* F8 entry point for drivers: command `seq` of s failed after its enqueue. */
 /* deferred: the failure is the enqueue itself, made later than the call by a
  * driver that batches (the report says so). */

@@ -1,7 +1,8 @@
-/* Ordering facts shared by every driver: which streams a command must be
- * ordered after, and what a wait on another stream buys. */
+/* Ordering shared by every driver: which streams a command must be
+ * ordered after, how it waits for them, and what a wait buys. */
 #include "core.h"
 #include "driver.h"
+#include "failure.h"
 
 uint64_t cls__order_needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS]) {
   const struct cls__stream *s = cmd->stream;
@@ -36,4 +37,96 @@ void cls__order_synced(struct cls__stream *s, const struct cls__stream *p, uint6
   for (int u = 0; u < CLS_MAX_STREAMS; u++)
     if (u != s->id && p->synced[u] > s->synced[u])
       s->synced[u] = p->synced[u];
+}
+
+void cls__order_release(struct cls__cmd *cmd) {
+  for (cl_uint i = 0; i < cmd->nwait; i++)
+    clReleaseEvent(cmd->wait[i]);
+  cmd->nwait = 0;
+}
+
+static uint64_t minted(cls_context *ctx) {
+  return ctx->driver_ops->failures(ctx->driver)->minted;
+}
+
+/* Makes cmd wait for everything queue q (stream p's backend) has: the
+ * factory's marker, after a flush (the spec requires it before another
+ * queue waits; rusticl hangs without).  F7: an event already failed is
+ * never waited on; the wait happens on the host instead. */
+static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p, void *q) {
+  struct cls__stream *s = cmd->stream;
+  const struct cls_stream_factory *f = ctx->pool->factory;
+  cl_event ev = NULL;
+  cl_int crc = f->marker(q, &ev);
+  if (crc == CL_SUCCESS && (crc = f->flush(q)) != CL_SUCCESS)
+    clReleaseEvent(ev);
+  if (crc != CL_SUCCESS)
+    return cls__error(CLS_ECL, crc, "ordering stream %d after stream %d failed: %s", s->id, p->id,
+                      cls_cl_status_name(crc));
+  p->stats.markers++;
+  p->stats.flushes++;
+  cl_int st = CL_QUEUED;
+  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
+      st < 0) {
+    clReleaseEvent(ev);
+    int rc = cls__stream_poll(ctx, p, true);
+    if (rc < 0)
+      return rc;
+    cls__order_synced(s, p, p->completed);
+    return CLS_OK;
+  }
+  cmd->wait[cmd->nwait++] = ev;
+  s->stats.waits++;
+  cls__order_synced(s, p, p->submitted);
+  cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d waits for stream %d up to %llu", s->id, p->id,
+           (unsigned long long)p->submitted);
+  return CLS_OK;
+}
+
+int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct cls__orderer *o) {
+  cls_context *ctx = d->ctx;
+  struct cls__stream *s = cmd->stream;
+  uint64_t need[CLS_MAX_STREAMS];
+  cmd->nwait = 0;
+  uint64_t mask = cls__order_needs(cmd, need);
+  if (!mask)
+    return CLS_OK;
+  /* Learn of failures before waiting on anything (F7). */
+  uint64_t before = minted(ctx);
+  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
+    if (!(mask & (1ull << t)))
+      continue;
+    struct cls__stream *p = cls__stream_peek(ctx, t);
+    if (o->prepare)
+      o->prepare(d, p, need[t]);
+    int rc = cls__stream_poll(ctx, p, false);
+    if (rc < 0)
+      return rc;
+  }
+  if (minted(ctx) != before)
+    return CLS__RETRY;
+  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
+    if (!(mask & (1ull << t)))
+      continue;
+    struct cls__stream *p = cls__stream_peek(ctx, t);
+    if (p->completed >= need[t]) {
+      cls__order_synced(s, p, p->completed); /* finished: no event needed */
+      continue;
+    }
+    void *q = o->queue_of(d, s, p);
+    if (!q) {
+      cls__order_synced(s, p, p->submitted); /* one queue: its order is the order */
+      continue;
+    }
+    int rc = wait_on(ctx, cmd, p, q);
+    if (rc < 0) {
+      cls__order_release(cmd);
+      return rc;
+    }
+  }
+  if (minted(ctx) != before) {
+    cls__order_release(cmd); /* a host wait found a failure */
+    return CLS__RETRY;
+  }
+  return CLS_OK;
 }

@@ -1,15 +1,8 @@
 /* The event-based driver: one backend queue per stream; streams are
- * ordered with events only where the bindings require it.
- *
- * Each stream keeps, per other stream t, the highest command of t it is
- * already ordered after (synced[t]).  A command that binds a buffer last
- * written on t (or, to write it, last read on t) at a later command than
- * that makes the stream wait: t is polled first (a failure found there
- * re-runs the input check, so no command waits on an event known to have
- * failed), then, unless t already finished that command, t gets a marker
- * and a flush (the spec requires the flush before another queue waits;
- * rusticl hangs without it) and the stream waits on the marker.  Waiting on
- * t also orders the stream after everything t was ordered after. */
+ * ordered with events only where the bindings require it (src/order.c:
+ * each stream knows how far it is already ordered after every other one,
+ * so a second consumer of the same producer state adds no wait).  Every
+ * command is enqueued at the call. */
 #include "core.h"
 #include "driver.h"
 #include "failure.h"
@@ -92,60 +85,14 @@ static int ev_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
 static struct cls__stream_pool *ev_pool(struct cls__driver *d) { return &ed(d)->pool; }
 static struct cls__failures *ev_failures(struct cls__driver *d) { return &ed(d)->failures; }
 
-static void release_waits(struct cls__cmd *cmd) {
-  for (cl_uint i = 0; i < cmd->nwait; i++)
-    clReleaseEvent(cmd->wait[i]);
-  cmd->nwait = 0;
+static void *ev_queue_of(struct cls__driver *d, struct cls__stream *s, struct cls__stream *p) {
+  return p->backend; /* every stream has its own queue */
 }
 
+static const struct cls__orderer ev_orderer = {.queue_of = ev_queue_of};
+
 static int ev_order(struct cls__driver *base, struct cls__cmd *cmd) {
-  cls_context *ctx = base->ctx;
-  struct cls__stream *s = cmd->stream;
-  uint64_t need[CLS_MAX_STREAMS];
-  cmd->nwait = 0;
-  uint64_t mask = cls__order_needs(cmd, need);
-  if (!mask)
-    return CLS_OK;
-
-  /* Learn of failures before waiting on anything (F7). */
-  uint64_t minted = ed(base)->failures.minted;
-  for (int t = 0; t < CLS_MAX_STREAMS; t++)
-    if (mask & (1ull << t)) {
-      int rc = cls__stream_poll(ctx, cls__stream_peek(ctx, t), false);
-      if (rc < 0)
-        return rc;
-    }
-  if (ed(base)->failures.minted != minted)
-    return CLS__RETRY;
-
-  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
-    if (!(mask & (1ull << t)))
-      continue;
-    struct cls__stream *p = cls__stream_peek(ctx, t);
-    if (p->completed >= need[t]) {
-      /* Finished already: ordered without an event. */
-      cls__order_synced(s, p, p->completed);
-      continue;
-    }
-    const struct cls_stream_factory *f = cls__pool(ctx)->factory;
-    cl_event ev = NULL;
-    cl_int crc = f->marker(p->backend, &ev);
-    if (crc == CL_SUCCESS && (crc = f->flush(p->backend)) != CL_SUCCESS)
-      clReleaseEvent(ev);
-    if (crc != CL_SUCCESS) {
-      release_waits(cmd);
-      return cls__error(CLS_ECL, crc, "ordering stream %d after stream %d failed: %s", s->id, t,
-                        cls_cl_status_name(crc));
-    }
-    cmd->wait[cmd->nwait++] = ev;
-    p->stats.markers++;
-    p->stats.flushes++;
-    s->stats.waits++;
-    cls__order_synced(s, p, p->submitted);
-    cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d waits for stream %d up to %llu", s->id, t,
-             (unsigned long long)p->submitted);
-  }
-  return CLS_OK;
+  return cls__order_after(base, cmd, &ev_orderer);
 }
 
 static cl_int ev_submit(struct cls__driver *base, struct cls__cmd *cmd) {
@@ -177,7 +124,7 @@ static cl_int ev_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   default:
     rc = CL_INVALID_OPERATION;
   }
-  release_waits(cmd);
+  cls__order_release(cmd);
   if (rc != CL_SUCCESS)
     return rc;
   s->submitted = seq;
@@ -189,7 +136,7 @@ static cl_int ev_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   return CL_SUCCESS;
 }
 
-static void ev_cancel(struct cls__driver *base, struct cls__cmd *cmd) { release_waits(cmd); }
+static void ev_cancel(struct cls__driver *base, struct cls__cmd *cmd) { cls__order_release(cmd); }
 
 static int ev_sync(struct cls__driver *base, struct cls__stream *s) {
   if (!s)

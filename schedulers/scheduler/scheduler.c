@@ -411,18 +411,25 @@ static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
 static struct cls__stream_pool *sc_pool(struct cls__driver *d) { return &sd(d)->pool; }
 static struct cls__failures *sc_failures(struct cls__driver *d) { return &sd(d)->failures; }
 
-static void release_waits(struct cls__cmd *cmd) {
-  for (cl_uint i = 0; i < cmd->nwait; i++)
-    clReleaseEvent(cmd->wait[i]);
-  cmd->nwait = 0;
+
+/* A producer's pending tasks go first, so order holds. */
+static void sc_prepare(struct cls__driver *base, struct cls__stream *p, uint64_t need) {
+  struct sched_driver *d = sd(base);
+  if (p->submitted - d->lists[p->id].n < need)
+    submit_list(d, p->id);
 }
+
+static void *sc_queue_of(struct cls__driver *base, struct cls__stream *s, struct cls__stream *p) {
+  struct sched_driver *d = sd(base);
+  int qp = d->lists[p->id].queue;
+  return qp == d->lists[s->id].queue ? NULL : d->queues[qp].stream;
+}
+
+static const struct cls__orderer sc_orderer = {.prepare = sc_prepare, .queue_of = sc_queue_of};
 
 static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
   struct sched_driver *d = sd(base);
-  cls_context *ctx = base->ctx;
   struct cls__stream *s = cmd->stream;
-  uint64_t need[CLS_MAX_STREAMS];
-  cmd->nwait = 0;
   uint64_t minted = d->failures.minted;
   /* Submissions happen here, never in submit(): a deferred enqueue that
    * fails is an F8 failure, and the command being ordered must be checked
@@ -431,54 +438,12 @@ static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
   if (d->lists[s->id].n >= d->max_tasks ||
       (cmd->blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)))
     submit_list(d, s->id);
-  uint64_t mask = cls__order_needs(cmd, need);
-  if (!mask)
-    return d->failures.minted != minted ? CLS__RETRY : CLS_OK;
-  /* The producers' pending tasks go first, so order holds; then learn of
-   * failures before waiting on anything (F7). */
-  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
-    if (!(mask & (1ull << t)))
-      continue;
-    struct cls__stream *p = cls__stream_peek(ctx, t);
-    if (p->submitted - d->lists[t].n < need[t])
-      submit_list(d, t);
-    int rc = cls__stream_poll(ctx, p, false);
-    if (rc < 0)
-      return rc;
-  }
-  if (d->failures.minted != minted)
+  int rc = cls__order_after(base, cmd, &sc_orderer);
+  if (rc == CLS_OK && d->failures.minted != minted) {
+    cls__order_release(cmd);
     return CLS__RETRY;
-  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
-    if (!(mask & (1ull << t)))
-      continue;
-    struct cls__stream *p = cls__stream_peek(ctx, t);
-    if (p->completed >= need[t]) {
-      cls__order_synced(s, p, p->completed);
-      continue;
-    }
-    if (d->lists[t].queue == d->lists[s->id].queue) {
-      /* One queue: its order is the order. */
-      cls__order_synced(s, p, p->submitted);
-      continue;
-    }
-    const struct cls_stream_factory *f = d->pool.factory;
-    cl_event ev = NULL;
-    void *pq = d->queues[d->lists[t].queue].stream;
-    cl_int crc = f->marker(pq, &ev);
-    if (crc == CL_SUCCESS && (crc = f->flush(pq)) != CL_SUCCESS)
-      clReleaseEvent(ev);
-    if (crc != CL_SUCCESS) {
-      release_waits(cmd);
-      return cls__error(CLS_ECL, crc, "ordering stream %d after stream %d failed: %s", s->id, t,
-                        cls_cl_status_name(crc));
-    }
-    cmd->wait[cmd->nwait++] = ev;
-    p->stats.markers++;
-    p->stats.flushes++;
-    s->stats.waits++;
-    cls__order_synced(s, p, p->submitted);
   }
-  return CLS_OK;
+  return rc;
 }
 
 /* Copies what the enqueue will need into the list; false: out of memory. */
@@ -566,7 +531,7 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
                                cmd->host_src, 1, q->seq + 1, cmd->nwait, w)
                     : f->read(q->stream, cmd->src->mem, cmd->src_offset, cmd->size,
                               cmd->host_dst, 1, q->seq + 1, cmd->nwait, w);
-    release_waits(cmd);
+    cls__order_release(cmd);
     if (rc != CL_SUCCESS)
       return rc;
     q->seq++;
@@ -593,7 +558,7 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   return CL_SUCCESS;
 }
 
-static void sc_cancel(struct cls__driver *base, struct cls__cmd *cmd) { release_waits(cmd); }
+static void sc_cancel(struct cls__driver *base, struct cls__cmd *cmd) { cls__order_release(cmd); }
 
 static int sc_sync(struct cls__driver *base, struct cls__stream *s) {
   if (!s)
