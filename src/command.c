@@ -59,7 +59,7 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
       if (cmd->kind == CLS__CMD_READ)
         return cls__read_report(ctx, &cmd->bind[0].handle, 1, report);
       skip(ctx, cmd, found, name);
-      return cls__error(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED, 0, NULL);
+      return cls__error_code(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED);
     }
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
       /* Its program never built: the launch cannot run, and its outputs

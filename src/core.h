@@ -33,6 +33,8 @@ int cls__error(int err, cl_int cl_status, const char *fmt, ...)
 /* Appends to this thread's detail text. */
 void cls__error_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cls__error_clear(void);
+/* cls__error without detail: for the frequent, expected codes (a skip). */
+int cls__error_code(int err);
 
 /* ------------------------------------------------------------------ */
 /* Logging (log.c)                                                     */
@@ -179,7 +181,10 @@ struct cls_program {
 };
 
 void cls__programs_fini(cls_context *ctx);
-bool cls__kernel_valid(cls_context *ctx, const cls_kernel *k);
+#define CLS__KERNEL_MAGIC 0x6b726e6cu /* "krnl" */
+static inline bool cls__kernel_valid(cls_context *ctx, const cls_kernel *k) {
+  return k && k->magic == CLS__KERNEL_MAGIC && k->ctx == ctx;
+}
 
 /* ------------------------------------------------------------------ */
 /* The context (context.c)                                             */
@@ -223,10 +228,15 @@ static inline void cls__unlock(cls_context *ctx) { pthread_mutex_unlock(&ctx->lo
  * the driver is created). */
 static inline struct cls__stream_pool *cls__pool(cls_context *ctx) { return ctx->pool; }
 
-/* Returns the stream, creating its backend through the factory on first
+/* Returns the stream, creating its backend through the driver on first
  * use; NULL with the error recorded when id is out of range or creation
- * failed. */
-struct cls__stream *cls__stream_get(cls_context *ctx, int id, int *err);
+ * failed.  cls__stream_get is the inline fast path of every command. */
+struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err);
+static inline struct cls__stream *cls__stream_get(cls_context *ctx, int id, int *err) {
+  if ((unsigned)id < CLS_MAX_STREAMS && ctx->pool->streams[id].created)
+    return &ctx->pool->streams[id];
+  return cls__stream_open(ctx, id, err);
+}
 /* The stream if it exists, else NULL; no creation. */
 static inline struct cls__stream *cls__stream_peek(cls_context *ctx, int id) {
   if (id < 0 || id >= CLS_MAX_STREAMS)
@@ -263,18 +273,13 @@ static inline int cls__handle_stream(cls_buffer h) {
  * names beyond bounds-checked slot lookups.  Inline: every binding of
  * every command takes it. */
 static inline struct cls__slot *cls__resolve(cls_context *ctx, cls_buffer h, int *err) {
-  if (h.bits == 0) {
-    *err = CLS_ENULL;
-    return NULL;
-  }
   if ((unsigned)(h.bits >> CLS__TAG_SHIFT) != ctx->tag) {
-    *err = CLS_EFOREIGN;
+    *err = h.bits == 0 ? CLS_ENULL : CLS_EFOREIGN; /* the tag is never 0 */
     return NULL;
   }
   *err = CLS_ESTALE;
-  struct cls__stream *s = cls__stream_peek(ctx, cls__handle_stream(h));
-  if (!s)
-    return NULL;
+  /* A stream never created has no slots: the bound check covers it. */
+  const struct cls__stream *s = &ctx->pool->streams[cls__handle_stream(h)];
   size_t index = h.bits & ((1u << CLS__INDEX_BITS) - 1);
   uint32_t gen = (uint32_t)((h.bits >> CLS__INDEX_BITS) & ((1u << CLS__GEN_BITS) - 1));
   if (index >= s->mem.nslots)

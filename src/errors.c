@@ -132,6 +132,12 @@ void cls__error_append(const char *fmt, ...) {
   va_end(ap);
 }
 
+int cls__error_code(int err) {
+  last.cl_status = 0;
+  last.detail[0] = '\0';
+  return err;
+}
+
 void cls__error_clear(void) {
   last.cl_status = 0;
   last.detail[0] = '\0';

@@ -115,8 +115,8 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_s
   return f;
 }
 
-void cls__failure_add_skip(struct cls__failure *f, int kind, const char *kernel, int stream,
-                           uint64_t position) {
+static inline void add_skip(struct cls__failure *f, int kind, const char *kernel, int stream,
+                            uint64_t position) {
   f->skipped++;
   if (f->nskips) {
     struct cls__skip *last = &f->skips[f->nskips - 1];
@@ -142,8 +142,7 @@ void cls__failure_add_skip(struct cls__failure *f, int kind, const char *kernel,
 
 /* A slot still pointing at the never-written sentinel gets its own record:
  * the slow path of a check, taken once per such buffer. */
-static struct cls__failure *materialize(cls_context *ctx, struct cls__slot *slot,
-                                        cls_buffer h) {
+struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, cls_buffer h) {
   struct cls__failure *f = slot->failure;
   if (f == &cls__never_written) {
     int st = cls__handle_stream(h);
@@ -163,14 +162,6 @@ static struct cls__failure *materialize(cls_context *ctx, struct cls__slot *slot
   return f;
 }
 
-struct cls__failure *cls__read_failure(cls_context *ctx, int stream,
-                                       const struct cls__binding *b, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if ((b[i].access & CLS_READ) && b[i].slot->failure)
-      return materialize(ctx, b[i].slot, b[i].handle);
-  return NULL;
-}
-
 void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind, const char *kernel,
                     int stream, uint64_t position, const struct cls__binding *b, size_t n) {
   uint64_t stamp = ++ctx->stamp;
@@ -179,7 +170,12 @@ void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind, cons
       cls__slot_set_failure(b[i].slot, found);
       b[i].slot->write_stamp = stamp;
     }
-  cls__failure_add_skip(found, kind, kernel, stream, position);
+  add_skip(found, kind, kernel, stream, position);
+}
+
+void cls__failure_add_skip(struct cls__failure *f, int kind, const char *kernel, int stream,
+                           uint64_t position) {
+  add_skip(f, kind, kernel, stream, position);
 }
 
 uint64_t cls__stamp_writes(cls_context *ctx, const struct cls__binding *b, size_t n) {

@@ -93,8 +93,20 @@ struct cls__binding {
 /* F2: the failure carried by the first read binding (argument order) that
  * carries one, or NULL.  A "never written" slot gets its record minted
  * here, the one slow path of the check. */
-struct cls__failure *cls__read_failure(cls_context *ctx, int stream,
-                                       const struct cls__binding *b, size_t n);
+extern struct cls__failure cls__never_written;
+struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, cls_buffer h);
+static inline struct cls__failure *cls__read_failure(cls_context *ctx, int stream,
+                                                     const struct cls__binding *b, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    struct cls__failure *f = b[i].slot->failure;
+    if (!(b[i].access & CLS_READ) || !f)
+      continue;
+    if (f == &cls__never_written || f->provisional)
+      return cls__materialize(ctx, b[i].slot, b[i].handle);
+    return f;
+  }
+  return NULL;
+}
 
 /* F2: a skipped launch.  Every write binding takes `found` (the root, not a
  * new record) and the skip is appended to its chain.  No allocation. */

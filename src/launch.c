@@ -52,7 +52,7 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
                       CLS_MAX_ARGS);
   if (nargs && !args)
     return cls__error(CLS_EINVAL, 0, "kernel '%s': NULL arguments", k->name);
-  cmd->nbind = 0;
+  size_t nb = 0;
   for (size_t i = 0; i < nargs; i++) {
     const cls_arg *a = &args[i];
     int want;
@@ -68,7 +68,10 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
                           cls_strerror(err));
       cmd->kargs[i].size = sizeof(cl_mem);
       cmd->kargs[i].value = &s->mem; /* slots stay put for the call */
-      cmd->bind[cmd->nbind++] = (struct cls__binding){a->buffer, s, a->access};
+      struct cls__binding *b = &cmd->bind[nb++];
+      b->handle = a->buffer;
+      b->slot = s;
+      b->access = a->access;
       want = CLS__ARGQ_GLOBAL;
       break;
     }
@@ -99,6 +102,7 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
       return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
                         k->name, i, kind_name(want), kind_name(k->argq[i]));
   }
+  cmd->nbind = nb;
   return CLS_OK;
 }
 

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KERNEL_MAGIC 0x6b726e6cu /* "krnl" */
 
 /* FNV-1a, 64 bits. */
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
@@ -287,7 +286,7 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
       rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
       goto done;
     }
-    k->magic = KERNEL_MAGIC;
+    k->magic = CLS__KERNEL_MAGIC;
     k->ctx = ctx;
     k->prog = prog;
     k->nargs = CLS__NARGS_UNKNOWN;
@@ -311,7 +310,7 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
     goto done;
   }
   k->kernel = kern;
-  k->magic = KERNEL_MAGIC;
+  k->magic = CLS__KERNEL_MAGIC;
   k->ctx = ctx;
   k->prog = prog;
   clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
@@ -326,16 +325,12 @@ done:
   return rc;
 }
 
-bool cls__kernel_valid(cls_context *ctx, const cls_kernel *k) {
-  return k && k->magic == KERNEL_MAGIC && k->ctx == ctx;
-}
-
 CLS_API const char *cls_kernel_name(const cls_kernel *k) {
-  return k && k->magic == KERNEL_MAGIC ? k->name : "";
+  return k && k->magic == CLS__KERNEL_MAGIC ? k->name : "";
 }
 
 CLS_API int cls_kernel_num_args(const cls_kernel *k) {
-  if (!k || k->magic != KERNEL_MAGIC)
+  if (!k || k->magic != CLS__KERNEL_MAGIC)
     return cls__error(CLS_EINVAL, 0, "cls_kernel_num_args: not a kernel");
   return (int)k->nargs;
 }

@@ -84,9 +84,27 @@ static void drain(struct ocl_stream *s) {
   }
 }
 
+/* Waits until every command enqueued on the queue has finished.  clFinish
+ * alone is not enough: rusticl (Mesa 22.3) returns from it at once when
+ * every command was already flushed, since it waits only for commands not
+ * yet handed to its worker; a sync then read bytes not yet copied (the
+ * "39 where 40" of a flushed ping-pong).  The last command's event does
+ * complete after everything before it (in-order queue), on every vendor.
+ * A failed last command is finished too: that wait's error is no error. */
+static cl_int finish(struct ocl_stream *s) {
+  cl_int rc = clFinish(s->q);
+  if (rc == CL_SUCCESS && s->len) {
+    cl_event last = s->ring[(s->head + s->len - 1) % s->cap].ev;
+    cl_int w = clWaitForEvents(1, &last);
+    if (w != CL_SUCCESS && w != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+      rc = w;
+  }
+  return rc;
+}
+
 static void ocl_destroy(void *stream) {
   struct ocl_stream *s = stream;
-  clFinish(s->q);
+  finish(s);
   drain(s);
   clReleaseCommandQueue(s->q);
   free(s->failed);
@@ -191,7 +209,7 @@ static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *ar
   struct ocl_stream *s = stream;
   cl_int rc = CL_SUCCESS;
   if (wait)
-    rc = clFinish(s->q);
+    rc = finish(s);
   drain(s);
   for (size_t i = 0; i < s->nfailed; i++)
     on_failed(arg, s->failed[i].seq, s->failed[i].status);

@@ -35,7 +35,7 @@ void cls__pool_fini(cls_context *ctx, struct cls__stream_pool *pool) {
   pool->nstreams = 0;
 }
 
-struct cls__stream *cls__stream_get(cls_context *ctx, int id, int *err) {
+struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
   if (id < 0 || id >= CLS_MAX_STREAMS) {
     *err = cls__error(CLS_ESTREAM, 0, "stream %d is not in 0..%d", id, CLS_MAX_STREAMS - 1);
     return NULL;
