@@ -51,8 +51,7 @@ struct task {
   size_t src_off, dst_off, size;
   const void *host_src;
   void *host_dst;
-  unsigned char pattern[128];
-  size_t psize;
+  size_t pattern_off, psize; /* fill pattern, in the byte arena */
   /* waits, in the list's event arena; owned until the enqueue */
   size_t wait0, nwait;
 };
@@ -101,15 +100,14 @@ struct sched_driver {
   int nqueues; /* 0: one per logical stream */
   struct list lists[CLS_MAX_STREAMS];
   struct queue queues[CLS_MAX_STREAMS];
+  uint64_t pending; /* streams whose list is not empty */
 };
 
 static struct sched_driver *sd(struct cls__driver *d) { return (struct sched_driver *)d; }
 
 /* Grows *p (of *cap elements of `size`) to hold `need`; false when out of
  * memory.  Growth only: arenas are reused after every submission. */
-static bool reserve(void **p, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap)
-    return true;
+static bool grow(void **p, size_t *cap, size_t need, size_t size) {
   size_t ncap = *cap ? *cap : 16;
   while (ncap < need)
     ncap *= 2;
@@ -119,6 +117,10 @@ static bool reserve(void **p, size_t *cap, size_t need, size_t size) {
   *p = n;
   *cap = ncap;
   return true;
+}
+
+static inline bool reserve(void **p, size_t *cap, size_t need, size_t size) {
+  return need <= *cap || grow(p, cap, need, size);
 }
 
 /* ------------------------------------------------------------------ */
@@ -219,7 +221,8 @@ static cl_int enqueue(const struct cls_stream_factory *f, struct queue *q, const
   case CLS__CMD_COPY:
     return f->copy(q->stream, t->src, t->src_off, t->dst, t->dst_off, t->size, bseq, nw, w);
   case CLS__CMD_FILL:
-    return f->fill(q->stream, t->dst, t->dst_off, t->size, t->pattern, t->psize, bseq, nw, w);
+    return f->fill(q->stream, t->dst, t->dst_off, t->size, l->bytes + t->pattern_off, t->psize,
+                   bseq, nw, w);
   }
   return CL_INVALID_OPERATION;
 }
@@ -271,27 +274,24 @@ static void submit_list(struct sched_driver *d, int id) {
     for (size_t i = 0; i < l->n; i++)
       submit_task(d, id, i);
     list_reset(l);
+    d->pending &= ~(1ull << id);
     queue_flush(d, l->queue, 1ull << id);
     return;
   }
-  size_t next[CLS_MAX_STREAMS] = {0};
-  uint64_t involved = 0;
-  for (bool more = true; more;) {
-    more = false;
-    for (int s = 0; s < CLS_MAX_STREAMS; s++) {
-      struct list *l = &d->lists[s];
-      if (next[s] >= l->n)
-        continue;
-      submit_task(d, s, next[s]++);
-      involved |= 1ull << s;
-      more = true;
-    }
-  }
+  uint64_t involved = d->pending, left = involved;
   if (!involved)
     return;
-  for (int s = 0; s < CLS_MAX_STREAMS; s++)
-    if (involved & (1ull << s))
-      list_reset(&d->lists[s]);
+  for (size_t round = 0; left; round++)
+    for (uint64_t m = left; m; m &= m - 1) {
+      int s = __builtin_ctzll(m);
+      if (round < d->lists[s].n)
+        submit_task(d, s, round);
+      else
+        left &= ~(1ull << s);
+    }
+  for (uint64_t m = involved; m; m &= m - 1)
+    list_reset(&d->lists[__builtin_ctzll(m)]);
+  d->pending = 0;
   queue_flush(d, 0, involved);
 }
 
@@ -503,16 +503,22 @@ static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) 
     t->dst = cmd->dst->mem;
     t->dst_off = cmd->dst_offset;
     t->size = cmd->size;
-    memcpy(t->pattern, cmd->pattern, cmd->pattern_size);
+    if (!reserve((void **)&l->bytes, &l->capbytes, l->nbytes + 128, 1))
+      return false;
+    t->pattern_off = l->nbytes;
+    memcpy(l->bytes + l->nbytes, cmd->pattern, cmd->pattern_size);
+    l->nbytes += 128;
     t->psize = cmd->pattern_size;
     break;
   }
-  if (!reserve((void **)&l->waits, &l->capwaits, l->nwaits + cmd->nwait, sizeof *l->waits))
-    return false;
   t->wait0 = l->nwaits;
   t->nwait = cmd->nwait;
-  memcpy(l->waits + l->nwaits, cmd->wait, cmd->nwait * sizeof *cmd->wait);
-  l->nwaits += cmd->nwait;
+  if (cmd->nwait) {
+    if (!reserve((void **)&l->waits, &l->capwaits, l->nwaits + cmd->nwait, sizeof *l->waits))
+      return false;
+    memcpy(l->waits + l->nwaits, cmd->wait, cmd->nwait * sizeof *cmd->wait);
+    l->nwaits += cmd->nwait;
+  }
   return true;
 }
 
@@ -550,6 +556,7 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   cmd->nwait = 0; /* the task owns the events now */
   t->seq = seq;
   l->n++;
+  d->pending |= 1ull << s->id;
   s->submitted = seq;
   cmd->seq = seq;
   s->stats.enqueues++;
