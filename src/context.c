@@ -11,6 +11,8 @@
 #include <string.h>
 
 #define DEFAULT_PAGE_SIZE ((size_t)64 << 20)
+#define MIN_DEFAULT_PAGES 32
+#define MIN_PAGE_SIZE ((size_t)1 << 20)
 
 static atomic_uint next_tag = 1;
 
@@ -77,6 +79,12 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
     goto fail_device;
   }
   ctx->page_size = opts->page_size ? opts->page_size : DEFAULT_PAGE_SIZE;
+  /* A device with little memory (oclgrind: 128 MiB in all) would hold two
+   * default pages: the default leaves room for a page on each of 32
+   * streams. */
+  if (!opts->page_size && ctx->page_size > ctx->info.global_mem_size / MIN_DEFAULT_PAGES &&
+      ctx->info.global_mem_size / MIN_DEFAULT_PAGES >= MIN_PAGE_SIZE)
+    ctx->page_size = (size_t)(ctx->info.global_mem_size / MIN_DEFAULT_PAGES);
   if (ctx->page_size > ctx->info.max_alloc_size)
     ctx->page_size = (size_t)ctx->info.max_alloc_size;
   ctx->tag = new_tag();

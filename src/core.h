@@ -127,6 +127,7 @@ struct cls__stream {
   uint64_t failed_seq;     /* last command poll() reported failed */
   cl_int failed_status;
   uint64_t completed;      /* all commands <= this have finished */
+  uint64_t flushed;        /* submitted, as of the last flush of its queue */
   /* synced[t]: highest seq of stream t this stream is ordered after. */
   uint64_t synced[CLS_MAX_STREAMS];
   struct cls_stream_stats stats;

@@ -58,13 +58,18 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
   const struct cls_stream_factory *f = ctx->pool->factory;
   cl_event ev = NULL;
   cl_int crc = f->marker(q, &ev);
-  if (crc == CL_SUCCESS && (crc = f->flush(q)) != CL_SUCCESS)
+  /* Several consumers of one producer state need one flush. */
+  bool flush = crc == CL_SUCCESS && p->flushed != p->submitted;
+  if (flush && (crc = f->flush(q)) != CL_SUCCESS)
     clReleaseEvent(ev);
   if (crc != CL_SUCCESS)
     return cls__error(CLS_ECL, crc, "ordering stream %d after stream %d failed: %s", s->id, p->id,
                       cls_cl_status_name(crc));
   p->stats.markers++;
-  p->stats.flushes++;
+  if (flush) {
+    p->stats.flushes++;
+    p->flushed = p->submitted;
+  }
   cl_int st = CL_QUEUED;
   if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
       st < 0) {

@@ -65,14 +65,29 @@ static void note_failed(struct ocl_stream *s, uint64_t seq, cl_int st) {
   s->nfailed++;
 }
 
-/* Releases finished events from the head; keeps failed ones to report. */
+static cl_int status_of(cl_event ev) {
+  cl_int st = CL_QUEUED;
+  cl_int rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+  return rc != CL_SUCCESS ? rc : st; /* an event we cannot query counts as failed */
+}
+
+/* Releases finished events from the head; keeps failed ones to report.
+ * rusticl (Mesa 22.3) marks an event complete only when something waits
+ * for it, so an earlier command can still read CL_SUBMITTED after a later
+ * one of the same in-order queue completed (a blocking read, a marker
+ * another queue waited on).  When the tail has finished, the head has
+ * too: waiting for it returns at once and brings its status up to date. */
 static void drain(struct ocl_stream *s) {
+  int tail_done = -1; /* not looked at yet */
   while (s->len) {
     struct ev_entry *e = &s->ring[s->head];
-    cl_int st = CL_QUEUED;
-    cl_int rc = clGetEventInfo(e->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (rc != CL_SUCCESS)
-      st = rc; /* an event we cannot query counts as failed */
+    cl_int st = status_of(e->ev);
+    if (st > CL_COMPLETE && tail_done < 0)
+      tail_done = status_of(s->ring[(s->head + s->len - 1) % s->cap].ev) <= CL_COMPLETE;
+    if (st > CL_COMPLETE && tail_done == 1) {
+      clWaitForEvents(1, &e->ev);
+      st = status_of(e->ev);
+    }
     if (st > CL_COMPLETE)
       break; /* in-order queue: nothing after it has finished */
     if (st < 0)

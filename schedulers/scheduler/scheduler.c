@@ -258,6 +258,7 @@ static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
       struct cls__stream *s = cls__stream_peek(d->base.ctx, id);
       s->stats.submissions++;
       s->stats.flushes++;
+      s->flushed = s->submitted;
     }
   if (rc != CL_SUCCESS)
     cls__log(&d->base.ctx->log, CLS_LOG_ERRORS, "flushing backend queue %d failed: %s", queue,
