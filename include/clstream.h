@@ -168,8 +168,9 @@ struct cls_context_options {
    * and its data must outlive the context. */
   const struct cls_stream_factory *factory;
   void *factory_data;
-  /* Size of the cl_mem pages buffers are carved from; 0: 64 MiB (capped by
-   * the device's maximum allocation). */
+  /* Size of the cl_mem pages buffers are carved from; 0: 64 MiB, or 1/32
+   * of the device's global memory when that is less (oclgrind: 4 MiB);
+   * either is capped by the device's maximum allocation. */
   size_t page_size;
 };
 
@@ -403,6 +404,50 @@ typedef void (*cls_log_fn)(void *user, int level, const char *message);
  * level comes from $CLS_LOG (off|errors|streams|full). */
 CLS_API int cls_set_logger(cls_context *ctx, int level, cls_log_fn fn,
                            void *user);
+
+/* ------------------------------------------------------------------ */
+/* Vendor quirks                                                       */
+/* ------------------------------------------------------------------ */
+
+/* OpenCL leaves what follows a failure implementation-defined, and the
+ * vendors differ.  On the first use of a device in a process, clstream
+ * probes the behaviours that can be probed safely (on a private queue; a
+ * user event is failed before anything is flushed behind it; every wait is
+ * a status poll with a deadline) and keeps the answers for that device.
+ * Each answer is 1 (the vendor does it), 0 (it does not) or
+ * CLS_QUIRK_UNKNOWN (not probed, or the probe could not tell), which
+ * clstream treats as the worst case.  README "Portability" lists the
+ * workaround each answer selects. */
+#define CLS_QUIRK_UNKNOWN (-1)
+#define CLS_QUIRKS_VERSION 1
+struct cls_quirks {
+  unsigned version;          /* set by the caller: CLS_QUIRKS_VERSION */
+  int probed;                /* 1: the probes ran to the end in time */
+  /* A user event set to an error status calls its CL_COMPLETE callback
+   * (oclgrind).  clstream never relies on callbacks: it polls. */
+  int failed_callback;
+  /* A command queued on an event that then fails is failed too, rather
+   * than run on whatever its input holds. */
+  int dependent_fails;
+  /* A command queued behind a failed one on the same in-order queue is
+   * failed too (PoCL), rather than run.  On such a device a failure shows
+   * on the last command of the queue, so the last event says whether
+   * anything before it failed. */
+  int queue_poisoned;
+  /* clFinish returned while a flushed command was not complete (rusticl).
+   * 0 only means it was not seen: clstream waits for the last command's
+   * event after clFinish on every device. */
+  int finish_early;
+  int dependent_status;      /* the status a dependent command failed with */
+  /* Limits clstream validates against before OpenCL sees a call. */
+  int cl_version;            /* the device's: 120, 200, 300 */
+  unsigned long long max_alloc_size;
+  size_t max_work_group_size;
+  size_t page_size;          /* this context's memory pages */
+  double probe_ms;           /* how long the probes took in this process */
+};
+/* The quirks of the context's device. */
+CLS_API int cls_context_quirks(cls_context *ctx, struct cls_quirks *out);
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,33 @@ static void skip(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *f,
   s->stats.skips++;
 }
 
+/* F8, for a launch or copy whose enqueue just failed: an input whose
+ * producer was still running may turn out to have failed.  Had that been
+ * known, the command would have been skipped on it and its own failure
+ * would never have happened (and a read reporting it would name the wrong
+ * root).  An error path, so it waits: for the stream's earlier commands,
+ * and through them for everything it was ordered after.  Returns the
+ * input's failure, or NULL. */
+static struct cls__failure *late_input_failure(cls_context *ctx, struct cls__cmd *cmd,
+                                               struct cls__failure *prov) {
+  bool reads = false;
+  for (size_t i = 0; i < cmd->nbind; i++)
+    reads |= (cmd->bind[i].access & CLS_READ) != 0;
+  if (!reads || cls__stream_poll(ctx, cmd->stream, true) < 0 || cls__poll_all(ctx, false) < 0)
+    return NULL;
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    struct cls__slot *slot = cmd->bind[i].slot;
+    if ((cmd->bind[i].access & CLS_READ) && slot->failure && slot->failure != prov)
+      return cls__read_failure(ctx, cmd->stream->id, &cmd->bind[i], 1);
+  }
+  /* The write set is this command's again (a replay may have touched it). */
+  if (prov)
+    for (size_t i = 0; i < cmd->nbind; i++)
+      if (cmd->bind[i].access & CLS_WRITE)
+        cls__slot_set_failure(cmd->bind[i].slot, prov);
+  return NULL;
+}
+
 int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg *args,
              struct cls__pending_read *pending, cls_report **report) {
   struct cls__stream *s = cmd->stream;
@@ -89,6 +116,15 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
              cmd->kind == CLS__CMD_LAUNCH ? name : "", cmd->nbind, cmd->nwait);
   cl_int crc = d->submit(ctx->driver, cmd);
   if (crc != CL_SUCCESS) {
+    struct cls__failure *in = cmd->kind == CLS__CMD_LAUNCH || cmd->kind == CLS__CMD_COPY
+                                  ? late_input_failure(ctx, cmd, prov)
+                                  : NULL;
+    if (in) {
+      cls__propagate(ctx, in, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
+      s->stats.skips++;
+      return cls__error(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED, 0,
+                        "%s on stream %d: an input failed", name, s->id);
+    }
     int status = cmd->kind == CLS__CMD_LAUNCH ? CLS_ELAUNCH : CLS_ECL;
     struct cls__failure *f = cls__failure_mint(
         ctx, status, crc, cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : "", s->id, pos, false,

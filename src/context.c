@@ -5,6 +5,7 @@
 #include "device.h"
 #include "driver.h"
 #include "failure.h"
+#include "quirks.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -87,6 +88,12 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
     ctx->page_size = (size_t)(ctx->info.global_mem_size / MIN_DEFAULT_PAGES);
   if (ctx->page_size > ctx->info.max_alloc_size)
     ctx->page_size = (size_t)ctx->info.max_alloc_size;
+  /* Before any stream exists: the answers may choose how streams work. */
+  cls__quirks_probe(ctx->clctx, ctx->device, &ctx->quirks);
+  ctx->quirks.cl_version = ctx->info.cl_version;
+  ctx->quirks.max_alloc_size = ctx->info.max_alloc_size;
+  ctx->quirks.max_work_group_size = ctx->info.max_work_group_size;
+  ctx->quirks.page_size = ctx->page_size;
   ctx->tag = new_tag();
 
   const struct cls_stream_factory *factory =
@@ -96,6 +103,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
     ctx->fault_data.inner = factory;
     ctx->fault_data.inner_data = fdata;
     ctx->fault_data.cfg = ctx->faults;
+    ctx->fault_data.stream = -1;
     factory = cls__fault_factory();
     fdata = &ctx->fault_data;
   }

@@ -200,12 +200,19 @@ struct cls_context {
   cl_context clctx;
   size_t page_size;
   unsigned long long page_bytes; /* device memory held in pages */
+  struct cls_quirks quirks;      /* the device's, probed once per process
+                                    (quirks.c); fixed after creation */
   struct cls__logger log;
   struct cls__fault_config *faults; /* owned; NULL: none */
   struct cls__fault_data {
     const struct cls_stream_factory *inner;
     void *inner_data;
     struct cls__fault_config *cfg;
+    /* The logical stream of the command being handed to the factory, or
+     * -1: the backend stream's own id.  A driver whose backend streams are
+     * shared by several logical streams (scheduler) sets it around each
+     * enqueue, so "stream=N" faults name logical streams everywhere. */
+    int stream;
   } fault_data;                     /* the fault factory's data */
   const struct cls_driver_ops *driver_ops;
   struct cls__driver *driver;
@@ -218,7 +225,9 @@ struct cls_context {
   struct cls__pending_read *reads; /* list, newest first */
   uint64_t stamp;          /* last write stamp given out */
   /* Scratch for F8 replay; reused, never shrunk. */
-  struct cls__taint { struct cls__slot *slot; uint64_t stamp; } *taint_set;
+  /* by handle, not slot: a buffer freed during the replay's window still
+   * carries the taint to what read it */
+  struct cls__taint { cls_buffer handle; uint64_t stamp; } *taint_set;
   size_t taint_cap;
 };
 

@@ -77,7 +77,22 @@ static void fill_info(cl_platform_id p, cl_device_id d, int pi, int di,
 typedef int (*visit_fn)(void *arg, cl_platform_id p, cl_device_id d,
                         const struct cls_device_info *info);
 
+/* PoCL 3.1 initialises its devices on the first clGetDeviceIDs without a
+ * lock: threads that enumerate at once can be told there is no device
+ * (measured: 1 of 4 threads creating contexts together got CLS_ENODEV).
+ * Enumeration is rare; it is done one thread at a time. */
+static pthread_mutex_t visit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int visit_locked(visit_fn fn, void *arg);
+
 static int visit(visit_fn fn, void *arg) {
+  pthread_mutex_lock(&visit_lock);
+  int rc = visit_locked(fn, arg);
+  pthread_mutex_unlock(&visit_lock);
+  return rc;
+}
+
+static int visit_locked(visit_fn fn, void *arg) {
   cl_platform_id plats[MAX_PLATFORMS];
   cl_uint np = 0;
   cl_int rc = clGetPlatformIDs(MAX_PLATFORMS, plats, &np);

@@ -119,6 +119,9 @@ struct cls__orderer {
   /* The factory stream a marker for p comes from, or NULL when p and s
    * share a queue (its order is the order).  Required. */
   void *(*queue_of)(struct cls__driver *d, struct cls__stream *s, struct cls__stream *p);
+  /* p's last command handed to its queue (a marker covers up to it).
+   * Optional: NULL means p->submitted. */
+  uint64_t (*enqueued)(struct cls__driver *d, struct cls__stream *p);
 };
 /* The ordering every driver does: the streams cmd depends on are polled
  * (F8, and F7: CLS__RETRY when a failure was found, so the core checks the
@@ -126,6 +129,11 @@ struct cls__orderer {
  * and not finished: with an event on another queue (after a flush), or on
  * the host when that event already failed.  Fills cmd->wait. */
 int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct cls__orderer *o);
+/* Waits that order() took are dropped without a command carrying them
+ * (its enqueue failed, or it is ordered again): what order() recorded (the
+ * stream is after those producers) must still hold for the stream's next
+ * commands, so the waits happen on the host. */
+void cls__order_unsent(cl_uint nwait, const cl_event *wait);
 /* Releases the events of cmd's wait list. */
 void cls__order_release(struct cls__cmd *cmd);
 

@@ -25,20 +25,20 @@ static struct cls__failure *failure_new(void) {
   struct cls__failure *f = calloc(1, sizeof *f);
   if (!f)
     return NULL;
-  f->refs = 1;
+  atomic_init(&f->refs, 1);
   atomic_fetch_add(&alive, 1);
   return f;
 }
 
 void cls__failure_ref(struct cls__failure *f) {
   if (f && f != &cls__never_written)
-    f->refs++;
+    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
 }
 
 void cls__failure_unref(struct cls__failure *f) {
   if (!f || f == &cls__never_written)
     return;
-  if (--f->refs == 0) {
+  if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1) {
     free(f->build_log);
     free(f);
     atomic_fetch_sub(&alive, 1);

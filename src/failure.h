@@ -13,6 +13,8 @@
 
 #include "core.h"
 
+#include <stdatomic.h>
+
 /* Skip chains are run-length encoded (consecutive skips of one kernel on one
  * stream are one entry) and bounded, so recording a skip never allocates
  * (F10).  Entries past the bound are counted, not stored. */
@@ -30,7 +32,10 @@ struct cls__skip {
 };
 
 struct cls__failure {
-  unsigned refs;
+  /* Atomic: a report (which holds a reference) may be freed on any thread
+   * while the context's thread moves buffer references.  Stays first:
+   * reports copy everything after it (report.c). */
+  atomic_uint refs;
   int status;                   /* CLS_E* */
   cl_int cl_status;
   const char *operation;        /* static string */
@@ -160,6 +165,9 @@ struct cls__log_entry {
   const char *kernel;           /* the kernel's name, "" for other commands:
                                    lives as long as the context */
   struct cls__pending_read *read;
+  bool untrusted;               /* a replay found it ran on a failed input:
+                                   its own failure, found later, changes
+                                   nothing (it counts as skipped) */
   size_t nbind;
   struct cls__binding bind[CLS_MAX_ARGS]; /* handles and access; slot unused */
 };

@@ -232,6 +232,7 @@ struct doomed {
 };
 
 struct fault_stream {
+  const struct cls__fault_data *data;
   const struct cls_stream_factory *inner;
   void *s;
   struct cls__fault_config *cfg;
@@ -272,6 +273,7 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
   fs->cfg = d->cfg;
   fs->backend = be;
   fs->id = id;
+  fs->data = d;
   *out = fs;
   return CL_SUCCESS;
 }
@@ -301,13 +303,14 @@ static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
 /* The enqueue fault, then the real command, then the completion fault. */
 #define INJECT(fs, op, kernel, seq, call)                                 \
   do {                                                                    \
-    cl_int st_ = fires((fs)->cfg, W_ENQUEUE, op, kernel, (fs)->id);       \
+    int sid_ = (fs)->data->stream >= 0 ? (fs)->data->stream : (fs)->id;  \
+    cl_int st_ = fires((fs)->cfg, W_ENQUEUE, op, kernel, sid_);           \
     if (st_ != CL_SUCCESS)                                                \
       return st_;                                                         \
     cl_int rc_ = (call);                                                  \
     if (rc_ != CL_SUCCESS)                                                \
       return rc_;                                                         \
-    st_ = fires((fs)->cfg, W_COMPLETE, op, kernel, (fs)->id);             \
+    st_ = fires((fs)->cfg, W_COMPLETE, op, kernel, sid_);                 \
     if (st_ != CL_SUCCESS)                                                \
       push(&(fs)->doomed, &(fs)->ndoomed, &(fs)->capdoomed, seq, st_);    \
     return CL_SUCCESS;                                                    \
@@ -378,7 +381,8 @@ static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg
       i++;
     }
   }
-  memmove(fs->doomed, fs->doomed + j, (fs->ndoomed - j) * sizeof *fs->doomed);
+  if (j && j < fs->ndoomed) /* never memmove from NULL (no doomed command yet) */
+    memmove(fs->doomed, fs->doomed + j, (fs->ndoomed - j) * sizeof *fs->doomed);
   fs->ndoomed -= j;
   return rc;
 }

@@ -12,6 +12,7 @@
  * failure only if its last write is still the one the replay saw. */
 #include "failure.h"
 #include "driver.h"
+#include "quirks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
   e->stamp = stamp;
   e->op = op;
   e->read = read;
+  e->untrusted = false;
   e->kernel = kernel ? kernel : "";
   e->nbind = n;
   for (size_t i = 0; i < n; i++) {
@@ -84,18 +86,19 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
   return CLS_OK;
 }
 
-/* The replay's buffer set: slot pointers (valid for the replay only) with
- * the stamp of the logged write that put each in. */
-static bool set_has(cls_context *ctx, size_t n, struct cls__slot *s) {
+/* The replay's buffer set: handles (a buffer freed since its write still
+ * taints what read it before the free) with the stamp of the logged write
+ * that put each in. */
+static bool set_has(cls_context *ctx, size_t n, cls_buffer h) {
   for (size_t i = 0; i < n; i++)
-    if (ctx->taint_set[i].slot == s)
+    if (ctx->taint_set[i].handle.bits == h.bits)
       return true;
   return false;
 }
 
-static size_t set_add(cls_context *ctx, size_t n, struct cls__slot *s, uint64_t stamp) {
+static size_t set_add(cls_context *ctx, size_t n, cls_buffer h, uint64_t stamp) {
   for (size_t i = 0; i < n; i++)
-    if (ctx->taint_set[i].slot == s) {
+    if (ctx->taint_set[i].handle.bits == h.bits) {
       ctx->taint_set[i].stamp = stamp;
       return n;
     }
@@ -107,14 +110,14 @@ static size_t set_add(cls_context *ctx, size_t n, struct cls__slot *s, uint64_t 
     ctx->taint_set = p;
     ctx->taint_cap = ncap;
   }
-  ctx->taint_set[n].slot = s;
+  ctx->taint_set[n].handle = h;
   ctx->taint_set[n].stamp = stamp;
   return n + 1;
 }
 
-static size_t set_remove(cls_context *ctx, size_t n, struct cls__slot *s) {
+static size_t set_remove(cls_context *ctx, size_t n, cls_buffer h) {
   for (size_t i = 0; i < n; i++)
-    if (ctx->taint_set[i].slot == s) {
+    if (ctx->taint_set[i].handle.bits == h.bits) {
       ctx->taint_set[i] = ctx->taint_set[n - 1];
       return n - 1;
     }
@@ -123,11 +126,7 @@ static size_t set_remove(cls_context *ctx, size_t n, struct cls__slot *s) {
 
 static bool reads_set(cls_context *ctx, size_t n, const struct cls__log_entry *e) {
   for (size_t i = 0; i < e->nbind; i++) {
-    if (!(e->bind[i].access & CLS_READ))
-      continue;
-    int err;
-    struct cls__slot *s = cls__resolve(ctx, e->bind[i].handle, &err);
-    if (s && set_has(ctx, n, s))
+    if ((e->bind[i].access & CLS_READ) && set_has(ctx, n, e->bind[i].handle))
       return true;
   }
   return false;
@@ -137,13 +136,51 @@ static size_t writes_join(cls_context *ctx, size_t n, const struct cls__log_entr
   for (size_t i = 0; i < e->nbind; i++) {
     if (!(e->bind[i].access & CLS_WRITE))
       continue;
-    int err;
-    struct cls__slot *s = cls__resolve(ctx, e->bind[i].handle, &err);
-    if (!s)
-      continue; /* freed since: nobody can read it any more */
-    n = join ? set_add(ctx, n, s, e->stamp) : set_remove(ctx, n, s);
+    n = join ? set_add(ctx, n, e->bind[i].handle, e->stamp)
+             : set_remove(ctx, n, e->bind[i].handle);
   }
   return n;
+}
+
+/* Backends whose poll is running on this thread (an F8 replay polls other
+ * streams from inside a poll): never polled again until it returns. */
+static _Thread_local struct {
+  size_t n;
+  void *backend[CLS_MAX_STREAMS + 1];
+} polling;
+
+static bool is_polling(void *backend) {
+  for (size_t i = 0; i < polling.n; i++)
+    if (polling.backend[i] == backend)
+      return true;
+  return false;
+}
+
+/* Failures are applied in log order, not in the order polls find them: the
+ * root of a failure found now may have run on the output of an earlier
+ * command on another stream whose failure its poll has not reported yet
+ * (the root waited for it, so it has finished).  Then that failure comes
+ * first and the root counts as skipped on it.  So before applying a
+ * failure, the other streams with earlier commands in flight are polled. */
+static void poll_earlier(cls_context *ctx, size_t k) {
+  struct cls__stream *rs = cls__stream_peek(ctx, at(ctx, k)->stream);
+  if (!rs || polling.n == CLS_MAX_STREAMS + 1)
+    return;
+  size_t mark = polling.n;
+  polling.backend[polling.n++] = rs->backend;
+  for (size_t i = 0; i < k && i < ctx->inflight_len; i++) {
+    struct cls__log_entry *e = at(ctx, i);
+    struct cls__stream *p = cls__stream_peek(ctx, e->stream);
+    if (e->kind == CLS__ENTRY_FAILED || !p || p->completed >= e->seq || is_polling(p->backend) ||
+        polling.n == CLS_MAX_STREAMS + 1)
+      continue;
+    polling.backend[polling.n++] = p->backend;
+    uint64_t completed = p->completed;
+    ctx->driver_ops->poll(ctx->driver, p, false);
+    if (p->completed < completed)
+      p->completed = completed;
+  }
+  polling.n = mark;
 }
 
 void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
@@ -158,16 +195,34 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
   }
   if (k == ctx->inflight_len)
     return; /* not a logged command (a blocking read checks its own status) */
+  poll_earlier(ctx, k);
   struct cls__log_entry *root = at(ctx, k);
   bool launch = strcmp(root->op, "launch") == 0;
+  /* A vendor that fails a command queued on a failed event with a status
+   * of its own (PoCL: -1, CL_DEVICE_NOT_FOUND) says nothing true with
+   * that status: the report names the quirk (quirks.c) instead. */
+  bool by_quirk = !deferred && ctx->quirks.dependent_fails != 0 &&
+                  ctx->quirks.dependent_status < 0 &&
+                  ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
+                  cl_status == ctx->quirks.dependent_status;
   struct cls__failure *f = cls__failure_mint(
       ctx, launch ? CLS_ELAUNCH : CLS_ECL, cl_status, root->op, launch ? root->kernel : "", stream,
       root->position, true,
-      deferred ? "the deferred enqueue of %s%s%s failed with %s"
-               : "%s%s%s failed after its enqueue with %s",
-      root->op, launch ? " of " : "", launch ? root->kernel : "", cls_cl_status_name(cl_status));
+      deferred ? "the deferred enqueue of %s%s%s failed with %s%s"
+               : "%s%s%s failed after its enqueue with %s%s",
+      root->op, launch ? " of " : "", launch ? root->kernel : "", cls_cl_status_name(cl_status),
+      by_quirk ? " (quirk dependent_fails: what this device reports for a command queued on"
+                 " or behind a failed one)"
+               : "");
   if (!f)
     return;
+  if (root->untrusted) {
+    /* It ran on the output of a failure found before this one: had that
+     * been known at its enqueue it would have been skipped, so its outputs
+     * keep that failure (logged above, this one taints nothing). */
+    cls__failure_unref(f);
+    return;
+  }
   if (root->read && !root->read->failure) {
     root->read->failure = f;
     cls__failure_ref(f);
@@ -185,14 +240,19 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
     }
     /* A command whose enqueue failed on tainted input would not have been
      * tried had this failure been known: it counts as skipped on it. */
-    if (tainted)
+    if (tainted) {
+      e->untrusted = true;
       cls__failure_add_skip(f, e->kind == CLS__ENTRY_FAILED ? CLS_SKIP_SKIPPED : CLS_SKIP_UNTRUSTED,
                             e->kernel[0] ? e->kernel : e->op, e->stream, e->position);
+    }
     n = writes_join(ctx, n, e, tainted);
   }
-  for (size_t i = 0; i < n; i++)
-    if (ctx->taint_set[i].slot->write_stamp == ctx->taint_set[i].stamp)
-      cls__slot_set_failure(ctx->taint_set[i].slot, f);
+  for (size_t i = 0; i < n; i++) {
+    int err;
+    struct cls__slot *slot = cls__resolve(ctx, ctx->taint_set[i].handle, &err);
+    if (slot && slot->write_stamp == ctx->taint_set[i].stamp) /* freed: nobody reads it */
+      cls__slot_set_failure(slot, f);
+  }
   cls__failure_unref(f);
 }
 

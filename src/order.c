@@ -33,10 +33,20 @@ uint64_t cls__order_needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STRE
 void cls__order_synced(struct cls__stream *s, const struct cls__stream *p, uint64_t upto) {
   if (upto > s->synced[p->id])
     s->synced[p->id] = upto;
-  /* What p was ordered after, s now is too. */
+  /* What p was ordered after, s now is too -- only when s is after all of
+   * p's commands: p's waits may sit on a later command than `upto` (one
+   * finished up to `upto` only, or a driver that has not handed the rest
+   * to the queue yet). */
+  if (upto < p->submitted)
+    return;
   for (int u = 0; u < CLS_MAX_STREAMS; u++)
     if (u != s->id && p->synced[u] > s->synced[u])
       s->synced[u] = p->synced[u];
+}
+
+void cls__order_unsent(cl_uint nwait, const cl_event *wait) {
+  if (nwait)
+    clWaitForEvents(nwait, wait); /* an error status ends the wait too */
 }
 
 void cls__order_release(struct cls__cmd *cmd) {
@@ -53,7 +63,8 @@ static uint64_t minted(cls_context *ctx) {
  * factory's marker, after a flush (the spec requires it before another
  * queue waits; rusticl hangs without).  F7: an event already failed is
  * never waited on; the wait happens on the host instead. */
-static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p, void *q) {
+static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p, void *q,
+                   uint64_t upto) {
   struct cls__stream *s = cmd->stream;
   const struct cls_stream_factory *f = ctx->pool->factory;
   cl_event ev = NULL;
@@ -82,9 +93,9 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
   }
   cmd->wait[cmd->nwait++] = ev;
   s->stats.waits++;
-  cls__order_synced(s, p, p->submitted);
+  cls__order_synced(s, p, upto);
   cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d waits for stream %d up to %llu", s->id, p->id,
-           (unsigned long long)p->submitted);
+           (unsigned long long)upto);
   return CLS_OK;
 }
 
@@ -118,19 +129,26 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
       cls__order_synced(s, p, p->completed); /* finished: no event needed */
       continue;
     }
+    /* A marker (or a shared queue) orders s after what p's queue has:
+     * with a driver that defers enqueues, not all p submitted. */
+    uint64_t upto = o->enqueued ? o->enqueued(d, p) : p->submitted;
     void *q = o->queue_of(d, s, p);
     if (!q) {
-      cls__order_synced(s, p, p->submitted); /* one queue: its order is the order */
+      cls__order_synced(s, p, upto); /* one queue: its order is the order */
       continue;
     }
-    int rc = wait_on(ctx, cmd, p, q);
+    int rc = wait_on(ctx, cmd, p, q, upto);
     if (rc < 0) {
+      cls__order_unsent(cmd->nwait, cmd->wait);
       cls__order_release(cmd);
       return rc;
     }
   }
   if (minted(ctx) != before) {
-    cls__order_release(cmd); /* a host wait found a failure */
+    /* A host wait found a failure: the command is checked again.  The
+     * waits taken so far are recorded in synced[]: keep that true. */
+    cls__order_unsent(cmd->nwait, cmd->wait);
+    cls__order_release(cmd);
     return CLS__RETRY;
   }
   return CLS_OK;

@@ -4,6 +4,7 @@
 #include "failure.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,11 @@ struct bad_handle {
 
 struct cls_report {
   size_t nfailures;
-  struct cls__failure **failures;
+  struct cls__failure **failures; /* references: keep the records alive */
+  /* What the report shows, copied when it was made (under the context
+   * lock): the context's thread may append to a record's skip chain while
+   * another thread reads the report. */
+  struct cls__failure *snap;
   size_t nbad;
   struct bad_handle *bad;
   char *text;
@@ -26,8 +31,10 @@ static cls_report *report_new(size_t nf, size_t nbad) {
   if (!r)
     return NULL;
   r->failures = calloc(nf ? nf : 1, sizeof *r->failures);
+  r->snap = calloc(nf ? nf : 1, sizeof *r->snap);
   r->bad = calloc(nbad ? nbad : 1, sizeof *r->bad);
-  if (!r->failures || !r->bad) {
+  if (!r->failures || !r->snap || !r->bad) {
+    free(r->snap);
     free(r->failures);
     free(r->bad);
     free(r);
@@ -40,7 +47,10 @@ static void report_add(cls_report *r, struct cls__failure *f) {
   for (size_t i = 0; i < r->nfailures; i++)
     if (r->failures[i] == f)
       return;
+  _Static_assert(offsetof(struct cls__failure, refs) == 0, "refs comes first");
+  const size_t from = offsetof(struct cls__failure, status);
   cls__failure_ref(f);
+  memcpy((char *)&r->snap[r->nfailures] + from, (const char *)f + from, sizeof *f - from);
   r->failures[r->nfailures++] = f;
 }
 
@@ -99,7 +109,7 @@ CLS_API int cls_report_failure(const cls_report *r, size_t i, struct cls_failure
     return CLS_EINVAL;
   if (i >= r->nfailures)
     return CLS_ERANGE;
-  const struct cls__failure *f = r->failures[i];
+  const struct cls__failure *f = &r->snap[i];
   o->status = f->status;
   o->cl_status = f->cl_status;
   o->cl_name = f->cl_status ? cls_cl_status_name(f->cl_status) : "";
@@ -118,9 +128,9 @@ CLS_API int cls_report_failure(const cls_report *r, size_t i, struct cls_failure
 CLS_API int cls_report_skip(const cls_report *r, size_t fi, size_t i, struct cls_skip_info *o) {
   if (!r || !o)
     return CLS_EINVAL;
-  if (fi >= r->nfailures || i >= r->failures[fi]->nskips)
+  if (fi >= r->nfailures || i >= r->snap[fi].nskips)
     return CLS_ERANGE;
-  const struct cls__skip *s = &r->failures[fi]->skips[i];
+  const struct cls__skip *s = &r->snap[fi].skips[i];
   o->kind = s->kind;
   o->kernel = s->kernel;
   o->stream = s->stream;
@@ -225,7 +235,7 @@ CLS_API const char *cls_report_text(cls_report *r) {
     sb_printf(&b, ", %zu bad handle%s", r->nbad, r->nbad == 1 ? "" : "s");
   sb_printf(&b, "\n");
   for (size_t i = 0; i < r->nfailures; i++)
-    render_failure(&b, i, r->failures[i]);
+    render_failure(&b, i, &r->snap[i]);
   for (size_t i = 0; i < r->nbad; i++)
     sb_printf(&b, "bad handle %#llx: %s (%s)\n", (unsigned long long)r->bad[i].handle.bits,
               cls_err_name(r->bad[i].why), cls_strerror(r->bad[i].why));
@@ -243,6 +253,7 @@ CLS_API void cls_report_free(cls_report *r) {
   for (size_t i = 0; i < r->nfailures; i++)
     cls__failure_unref(r->failures[i]);
   free(r->failures);
+  free(r->snap);
   free(r->bad);
   free(r->text);
   free(r);

@@ -295,6 +295,21 @@ static inline size_t ct_rss_bytes(void) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Vendors                                                             */
+/* ------------------------------------------------------------------ */
+
+/* $CLS_TEST_QUICK (set by `make check-vendors` for the slow
+ * implementations: oclgrind simulates every work-item) asks for less work:
+ * what a test checks stays the same, only the load it checks it under
+ * shrinks.  ct_scale(full, quick) picks the count to use. */
+static inline int ct_quick(void) {
+  const char *q = getenv("CLS_TEST_QUICK");
+  return q && *q && strcmp(q, "0") != 0;
+}
+
+static inline int ct_scale(int full, int quick) { return ct_quick() ? quick : full; }
+
+/* ------------------------------------------------------------------ */
 /* Runner                                                              */
 /* ------------------------------------------------------------------ */
 
@@ -302,6 +317,9 @@ static inline size_t ct_rss_bytes(void) {
  * (valgrind runs raise it there). */
 static inline TCase *ct_tcase(const char *name) {
   TCase *tc = tcase_create(name);
+  /* Tagged with its name, so CK_EXCLUDE_TAGS can leave out single tests
+   * (make check-vendors does, per vendor). */
+  tcase_set_tags(tc, name);
   if (!getenv("CK_DEFAULT_TIMEOUT"))
     tcase_set_timeout(tc, 60);
   return tc;

@@ -595,6 +595,7 @@ END_TEST
 #define ADD(s, fn)                                                             \
   do {                                                                         \
     TCase *tc_ = tcase_create(#fn);                                            \
+    tcase_set_tags(tc_, #fn); /* for CK_EXCLUDE_TAGS (check-vendors) */        \
     tcase_set_timeout(tc_, timeout);                                           \
     tcase_add_test(tc_, fn);                                                   \
     suite_add_tcase((s), tc_);                                                 \

@@ -21,12 +21,38 @@
  * goes on to glibc's allocator; only the ones made by the test's own thread
  * while `alloc_watch` is set are counted (PoCL's worker threads are not the
  * skip path). */
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t m);
-extern void *__libc_realloc(void *p, size_t n);
+/* Under AddressSanitizer or ThreadSanitizer the allocator is theirs:
+ * count through their allocation hooks instead of replacing malloc. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CT_SANITIZED 1
+#endif
+#endif
+#ifdef CT_SANITIZED
+int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
+                                              void (*)(const volatile void *));
+#endif
 
 static _Thread_local int alloc_watch;
 static atomic_ulong alloc_count;
+
+#ifdef CT_SANITIZED
+static void on_malloc(const volatile void *p, size_t n) {
+  (void)p;
+  (void)n;
+  if (alloc_watch)
+    atomic_fetch_add(&alloc_count, 1);
+}
+
+__attribute__((constructor)) static void count_allocations(void) {
+  __sanitizer_install_malloc_and_free_hooks(on_malloc, NULL);
+}
+#else
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t m);
+extern void *__libc_realloc(void *p, size_t n);
 
 void *malloc(size_t n) {
   if (alloc_watch)
@@ -45,6 +71,7 @@ void *realloc(void *p, size_t n) {
     atomic_fetch_add(&alloc_count, 1);
   return __libc_realloc(p, n);
 }
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Kernels, contexts, helpers                                          */

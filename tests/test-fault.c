@@ -16,14 +16,44 @@
 /* Heap accounting: a rejected configuration leaves nothing behind     */
 /* ------------------------------------------------------------------ */
 
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t m);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
+/* Under AddressSanitizer or ThreadSanitizer the allocator is theirs:
+ * count through their allocation hooks instead of replacing malloc. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CT_SANITIZED 1
+#endif
+#endif
+#ifdef CT_SANITIZED
+int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
+                                              void (*)(const volatile void *));
+#endif
 
 /* Blocks held, counted on the test's own thread while watched. */
 static _Thread_local int heap_watch;
 static _Thread_local long heap_net;
+
+#ifdef CT_SANITIZED
+static void on_malloc(const volatile void *p, size_t n) {
+  (void)n;
+  if (heap_watch && p)
+    heap_net++;
+}
+
+static void on_free(const volatile void *p) {
+  if (heap_watch && p)
+    heap_net--;
+}
+
+__attribute__((constructor)) static void count_blocks(void) {
+  __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+}
+#else
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t m);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
 
 void *malloc(size_t n) {
   void *p = __libc_malloc(n);
@@ -55,6 +85,7 @@ void free(void *p) {
     heap_net--;
   __libc_free(p);
 }
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

@@ -1,6 +1,6 @@
 /* clstream-info: lists every OpenCL platform and device clstream can see,
- * the device the default selection and $CLS_DEVICE pick, and the driver a
- * context runs on.
+ * the device the default selection and $CLS_DEVICE pick, the driver a
+ * context runs on, and the quirks probed on its device.
  *
  * Exit status: 0 on success, 1 when no device is found (or the selection or
  * the context fails), 2 on a usage error. */
@@ -72,6 +72,42 @@ static void print_error(const char *what, int rc) {
   printf("%-22s %s: %s\n", what, cls_err_name(rc), cls_strerror(rc));
   if (detail[0])
     printf("%s%s", detail, detail[strlen(detail) - 1] == '\n' ? "" : "\n");
+}
+
+static const char *answer(int v) {
+  return v == 1 ? "yes" : v == 0 ? "no" : "unknown (handled as the worst case)";
+}
+
+/* The context device's quirks, each with the workaround it selects
+ * (README "Portability"). */
+static void print_quirks(cls_context *ctx) {
+  struct cls_quirks q = {.version = CLS_QUIRKS_VERSION};
+  if (cls_context_quirks(ctx, &q) != CLS_OK) {
+    print_error("quirks:", cls_context_quirks(ctx, &q));
+    return;
+  }
+  char b[64];
+  printf("\nquirks of the context device (%s in %.1f ms):\n",
+         q.probed ? "probed" : "probe did not finish", q.probe_ms);
+  printf("  failed event calls its callback      %s\n", answer(q.failed_callback));
+  printf("      clstream polls event status; it never relies on callbacks\n");
+  printf("  command on a failed event fails      %s", answer(q.dependent_fails));
+  if (q.dependent_fails == 1)
+    printf(" (status %s)", cls_cl_status_name(q.dependent_status));
+  printf("\n      clstream never enqueues a command on an event known to have failed (F7)\n");
+  printf("  failure fails later commands (queue) %s\n", answer(q.queue_poisoned));
+  printf("      %s\n", q.queue_poisoned == 1
+                          ? "the last command's event tells whether any before it failed"
+                          : "each command's own event tells whether it failed");
+  printf("  clFinish returned before completion  %s\n", answer(q.finish_early));
+  printf("      after clFinish clstream waits for the last command's event (always)\n");
+  printf("  OpenCL version                       %d.%d\n", q.cl_version / 100,
+         q.cl_version / 10 % 10);
+  printf("  max allocation                       %s\n", human_bytes(q.max_alloc_size, b, sizeof b));
+  printf("  max work-group                       %zu\n", q.max_work_group_size);
+  printf("  memory page                          %s\n",
+         human_bytes(q.page_size, b, sizeof b));
+  printf("      sizes and work sizes are checked against these before OpenCL sees them\n");
 }
 
 /* One line naming a device: "[0:0] name (CPU, platform)". */
@@ -171,6 +207,7 @@ int main(int argc, char **argv) {
   if (cls_context_device(ctx, &pick) == CLS_OK)
     print_choice("context device:", &pick);
   printf("%-22s %s\n", "context driver:", cls_context_driver(ctx));
+  print_quirks(ctx);
   cls_context_destroy(ctx);
 
   printf("\nscheduler drivers (CLS_SCHEDULER=NAME[:PARAMS]):\n");

@@ -124,6 +124,8 @@ static cl_int ev_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   default:
     rc = CL_INVALID_OPERATION;
   }
+  if (rc != CL_SUCCESS)
+    cls__order_unsent(cmd->nwait, cmd->wait);
   cls__order_release(cmd);
   if (rc != CL_SUCCESS)
     return rc;
@@ -136,7 +138,10 @@ static cl_int ev_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   return CL_SUCCESS;
 }
 
-static void ev_cancel(struct cls__driver *base, struct cls__cmd *cmd) { cls__order_release(cmd); }
+static void ev_cancel(struct cls__driver *base, struct cls__cmd *cmd) {
+  cls__order_unsent(cmd->nwait, cmd->wait);
+  cls__order_release(cmd);
+}
 
 static int ev_sync(struct cls__driver *base, struct cls__stream *s) {
   if (!s)

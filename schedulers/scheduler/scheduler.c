@@ -54,6 +54,9 @@ struct task {
   size_t pattern_off, psize; /* fill pattern, in the byte arena */
   /* waits, in the list's event arena; owned until the enqueue */
   size_t wait0, nwait;
+  /* memory objects, in the list's mem arena, retained until the enqueue:
+   * a buffer freed while the task waits must not take its cl_mem along */
+  size_t mem0, nmem;
 };
 
 struct list {
@@ -65,6 +68,8 @@ struct list {
   size_t nbytes, capbytes;
   cl_event *waits;
   size_t nwaits, capwaits;
+  cl_mem *mems;
+  size_t nmems, capmems;
   int queue;
 };
 
@@ -75,6 +80,7 @@ struct qmap {
   int stream;
   uint64_t seq;
   bool real; /* false: an enqueue that failed, completes with bseq */
+  cl_int status; /* !real: the enqueue's error, reported at that completion */
 };
 
 struct queue {
@@ -193,7 +199,7 @@ static bool map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq, b
     q->cap = ncap;
     q->head = 0;
   }
-  q->map[(q->head + q->len) % q->cap] = (struct qmap){bseq, stream, seq, real};
+  q->map[(q->head + q->len) % q->cap] = (struct qmap){bseq, stream, seq, real, CL_SUCCESS};
   q->len++;
   return true;
 }
@@ -227,6 +233,8 @@ static cl_int enqueue(const struct cls_stream_factory *f, struct queue *q, const
   return CL_INVALID_OPERATION;
 }
 
+static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait);
+
 /* Enqueues task i of stream id's list onto its queue. */
 static void submit_task(struct sched_driver *d, int id, size_t i) {
   cls_context *ctx = d->base.ctx;
@@ -234,21 +242,39 @@ static void submit_task(struct sched_driver *d, int id, size_t i) {
   struct queue *q = &d->queues[l->queue];
   const struct task *t = &l->tasks[i];
   struct cls__stream *s = cls__stream_peek(ctx, id);
+  ctx->fault_data.stream = id; /* "stream=N" faults name logical streams */
   cl_int rc = enqueue(d->pool.factory, q, l, t, q->seq + 1);
+  ctx->fault_data.stream = -1;
+  if (rc != CL_SUCCESS && t->nwait)
+    cls__order_unsent((cl_uint)t->nwait, l->waits + t->wait0);
   for (size_t w = 0; w < t->nwait; w++)
     clReleaseEvent(l->waits[t->wait0 + w]);
+  for (size_t m = 0; m < t->nmem; m++)
+    clReleaseMemObject(l->mems[t->mem0 + m]);
   if (rc == CL_SUCCESS) {
     q->seq++;
     map_push(q, q->seq, id, t->seq, true);
     return;
   }
-  /* Completes with the queue's last command; the failure is found now. */
-  map_push(q, q->seq, id, t->seq, false);
-  cls__stream_failed(ctx, s, t->seq, rc, true);
+  /* Completes with the queue's last command; the failure is reported
+   * then, in queue order (sc_poll): a failure of an earlier command, which
+   * this one may have read, comes first, as F8 requires. */
+  if (!map_push(q, q->seq, id, t->seq, false)) {
+    cls__stream_failed(ctx, s, t->seq, rc, true); /* out of memory: now */
+    return;
+  }
+  q->map[(q->head + q->len - 1) % q->cap].status = rc;
+  /* An error path: wait for what the queue has, and report now. */
+  cl_event ev = NULL;
+  if (d->pool.factory->marker(q->stream, &ev) == CL_SUCCESS) {
+    clWaitForEvents(1, &ev);
+    clReleaseEvent(ev);
+  }
+  sc_poll(&d->base, s, false);
 }
 
 static void list_reset(struct list *l) {
-  l->n = l->nargs = l->nbytes = l->nwaits = 0;
+  l->n = l->nargs = l->nbytes = l->nwaits = l->nmems = 0;
 }
 
 static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
@@ -322,6 +348,9 @@ static int sc_create(cls_context *ctx, const char *params, const struct cls_stre
 static void free_list(struct list *l) {
   for (size_t i = 0; i < l->nwaits; i++)
     clReleaseEvent(l->waits[i]);
+  for (size_t i = 0; i < l->nmems; i++)
+    clReleaseMemObject(l->mems[i]);
+  free(l->mems);
   free(l->tasks);
   free(l->args);
   free(l->bytes);
@@ -383,16 +412,22 @@ static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
   q->nfails = 0;
   cl_int rc = d->pool.factory->poll(q->stream, wait, collect, q, &done);
   /* Failures first (their commands are still in the map), then
-   * completions, in queue order. */
-  for (size_t f = 0; f < q->nfails; f++)
-    for (size_t i = 0; i < q->len; i++) {
-      struct qmap *m = &q->map[(q->head + i) % q->cap];
-      if (m->real && m->bseq == q->fails[f].bseq) {
-        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, q->fails[f].status,
-                           false);
-        break;
-      }
+   * completions, in queue order; an enqueue that failed is reported when
+   * the queue has finished what came before it. */
+  size_t f = 0;
+  for (size_t i = 0; i < q->len; i++) {
+    struct qmap *m = &q->map[(q->head + i) % q->cap];
+    if (!m->real) {
+      if (m->bseq <= done)
+        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, m->status, true);
+      continue;
     }
+    while (f < q->nfails && q->fails[f].bseq < m->bseq)
+      f++;
+    if (f < q->nfails && q->fails[f].bseq == m->bseq)
+      cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, q->fails[f].status,
+                         false);
+  }
   while (q->len) {
     struct qmap *m = &q->map[q->head];
     if (m->bseq > done)
@@ -426,7 +461,12 @@ static void *sc_queue_of(struct cls__driver *base, struct cls__stream *s, struct
   return qp == d->lists[s->id].queue ? NULL : d->queues[qp].stream;
 }
 
-static const struct cls__orderer sc_orderer = {.prepare = sc_prepare, .queue_of = sc_queue_of};
+static uint64_t sc_enqueued(struct cls__driver *base, struct cls__stream *p) {
+  return p->submitted - sd(base)->lists[p->id].n;
+}
+
+static const struct cls__orderer sc_orderer = {
+    .prepare = sc_prepare, .queue_of = sc_queue_of, .enqueued = sc_enqueued};
 
 static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
   struct sched_driver *d = sd(base);
@@ -441,6 +481,7 @@ static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
     submit_list(d, s->id);
   int rc = cls__order_after(base, cmd, &sc_orderer);
   if (rc == CLS_OK && d->failures.minted != minted) {
+    cls__order_unsent(cmd->nwait, cmd->wait); /* synced[] counts on them */
     cls__order_release(cmd);
     return CLS__RETRY;
   }
@@ -512,6 +553,17 @@ static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) 
     t->psize = cmd->pattern_size;
     break;
   }
+  /* The task holds its memory objects until it is enqueued (then the
+   * command holds them): cls_free may release the buffer's cl_mem before. */
+  if (!reserve((void **)&l->mems, &l->capmems, l->nmems + cmd->nbind, sizeof *l->mems))
+    return false;
+  t->mem0 = l->nmems;
+  t->nmem = cmd->nbind;
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    l->mems[l->nmems + i] = cmd->bind[i].slot->mem;
+    clRetainMemObject(cmd->bind[i].slot->mem);
+  }
+  l->nmems += cmd->nbind;
   t->wait0 = l->nwaits;
   t->nwait = cmd->nwait;
   if (cmd->nwait) {
@@ -533,11 +585,15 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
     struct queue *q = &d->queues[l->queue];
     const struct cls_stream_factory *f = d->pool.factory;
     const cl_event *w = cmd->nwait ? cmd->wait : NULL;
+    base->ctx->fault_data.stream = s->id;
     cl_int rc = cmd->kind == CLS__CMD_WRITE
                     ? f->write(q->stream, cmd->dst->mem, cmd->dst_offset, cmd->size,
                                cmd->host_src, 1, q->seq + 1, cmd->nwait, w)
                     : f->read(q->stream, cmd->src->mem, cmd->src_offset, cmd->size,
                               cmd->host_dst, 1, q->seq + 1, cmd->nwait, w);
+    base->ctx->fault_data.stream = -1;
+    if (rc != CL_SUCCESS)
+      cls__order_unsent(cmd->nwait, cmd->wait);
     cls__order_release(cmd);
     if (rc != CL_SUCCESS)
       return rc;
@@ -566,7 +622,10 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   return CL_SUCCESS;
 }
 
-static void sc_cancel(struct cls__driver *base, struct cls__cmd *cmd) { cls__order_release(cmd); }
+static void sc_cancel(struct cls__driver *base, struct cls__cmd *cmd) {
+  cls__order_unsent(cmd->nwait, cmd->wait);
+  cls__order_release(cmd);
+}
 
 static int sc_sync(struct cls__driver *base, struct cls__stream *s) {
   if (!s)

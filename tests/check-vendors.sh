@@ -1,0 +1,166 @@
+#!/bin/sh
+# `make check-vendors`: the test suite on every CPU OpenCL implementation
+# Debian has, one at a time, the ICD loader restricted to it with
+# OCL_ICD_VENDORS:
+#
+#   pocl      PoCL: the whole suite, as `make check` runs it
+#   rusticl   Mesa's rusticl on llvmpipe (RUSTICL_ENABLE=llvmpipe): the
+#             suite less the cases listed below
+#   oclgrind  the oclgrind simulator (its .icd is written by the build):
+#             the suite less the cases below, with CLS_TEST_QUICK=1 (the
+#             tests keep their checks and shrink their loads: oclgrind
+#             interprets every work-item)
+#
+# Each test program runs under every driver setting (tests/each-driver.sh),
+# then the demo (tests/demo.sh: examples/pipeline verifies, and reports an
+# injected failure on every stage downstream).  Why each case is left out
+# on a vendor is written next to it here and in README "Portability".
+#
+# Environment:
+#   CLS_VENDORS            vendors to run (default: "pocl rusticl oclgrind")
+#   CLS_VENDORS_REQUIRED   set: a vendor that is not installed fails the run
+#                          (default: it is reported as skipped)
+#   CLS_TEST_PROGS         the test programs (from Makefile.am)
+#   CLS_OCLGRIND_ICD       the generated oclgrind .icd file
+#   CLS_POCL_ICD, CLS_RUSTICL_ICD   other .icd files than Debian's
+#   top_builddir           the build directory (from Makefile.am)
+#
+# Logs: tests/vendors/VENDOR-PROGRAM.log.  Exit 0 when nothing failed.
+# The last line counts programs (and demos) over every vendor:
+#   check-vendors: N passed, N failed, N skipped
+
+top_builddir=${top_builddir:-.}
+srcdir=$(cd "$(dirname "$0")" && pwd)
+vendors=${CLS_VENDORS:-pocl rusticl oclgrind}
+logdir=$top_builddir/tests/vendors
+mkdir -p "$logdir" || exit 1
+# A guard against a vendor that hangs: no program may take longer.
+if command -v timeout >/dev/null 2>&1; then
+  guard="timeout 600"
+else
+  guard=
+fi
+
+passed=0
+failed=0
+skipped=0
+
+# Cases left out, by vendor: test names, which every test case carries as
+# its tag (tests/common.h), for Check's CK_EXCLUDE_TAGS.
+#
+# rusticl 22.3 holds an event's lock while its command runs, so asking a
+# running command's status waits until it has finished: the poll clstream
+# makes before a cross-stream wait finds the producer done, and no wait is
+# needed.  The results stay right; only these exact wait counts differ.
+rusticl_exclude="cross_stream_read_adds_one_wait_and_flushes_producer
+new_producer_write_needs_a_new_wait"
+# oclgrind runs a whole queue inside clFlush.  The first case holds a
+# producer behind a user event the test opens only after a consumer on
+# another stream was ordered after it, which flushes the producer's queue:
+# on oclgrind that flush waits for the user event forever.  In the other
+# two, the flush for the first consumer's wait has run the producer to its
+# end, so a second consumer needs no wait: the counts differ, the results
+# are right.
+oclgrind_exclude="F8_consumer_on_other_stream_ran_on_untrusted_input
+cross_stream_read_adds_one_wait_and_flushes_producer
+new_producer_write_needs_a_new_wait"
+
+now() { date +%s; }
+
+# installed ICD: the .icd file exists and, when it names a file by its
+# path, that file exists.
+installed() {
+  test -f "$1" || return 1
+  lib=$(head -n 1 "$1")
+  case $lib in
+    /*) test -f "$lib" ;;
+    *) return 0 ;;
+  esac
+}
+
+# run_one VENDOR NAME COMMAND...: one program (or the demo) under every
+# driver setting, with the vendor's environment; counts the result.
+run_one() {
+  v=$1
+  name=$2
+  shift 2
+  log=$logdir/$v-$name.log
+  t0=$(now)
+  $guard "$@" >"$log" 2>&1
+  rc=$?
+  t=$(($(now) - t0))
+  case $rc in
+    0) res=PASS; passed=$((passed + 1)) ;;
+    77) res=SKIP; skipped=$((skipped + 1)) ;;
+    124) res="FAIL (timed out)"; failed=$((failed + 1)) ;;
+    *) res="FAIL (exit $rc)"; failed=$((failed + 1)) ;;
+  esac
+  printf '%-10s %-20s %4ds  %s\n' "$v" "$name" "$t" "$res"
+  case $res in
+    FAIL*)
+      grep -E ':[EF]:|^FAIL|=== CLS_SCHEDULER=.*exit [^0]' "$log" | head -n 20 | sed 's/^/    /'
+      ;;
+  esac
+}
+
+for v in $vendors; do
+  quick=
+  exclude=
+  enable=
+  case $v in
+    pocl) icd=${CLS_POCL_ICD:-/etc/OpenCL/vendors/pocl.icd} ;;
+    rusticl)
+      icd=${CLS_RUSTICL_ICD:-/etc/OpenCL/vendors/rusticl.icd}
+      enable=llvmpipe
+      exclude=$rusticl_exclude
+      ;;
+    oclgrind)
+      icd=${CLS_OCLGRIND_ICD:-$logdir/oclgrind.icd}
+      quick=1
+      exclude=$oclgrind_exclude
+      ;;
+    *)
+      echo "check-vendors: unknown vendor '$v' (pocl, rusticl, oclgrind)"
+      failed=$((failed + 1))
+      continue
+      ;;
+  esac
+  if ! installed "$icd"; then
+    if [ -n "${CLS_VENDORS_REQUIRED:-}" ]; then
+      echo "$v: FAIL: not installed ($icd), and CLS_VENDORS_REQUIRED is set"
+      failed=$((failed + 1))
+    else
+      echo "$v: SKIP: not installed ($icd)"
+      skipped=$((skipped + 1))
+    fi
+    continue
+  fi
+  echo "=== $v: OCL_ICD_VENDORS=$icd${enable:+ RUSTICL_ENABLE=$enable}${quick:+ CLS_TEST_QUICK=1}"
+  vstart=$(now)
+  (
+    OCL_ICD_VENDORS=$icd
+    export OCL_ICD_VENDORS
+    unset CLS_DEVICE CLS_FAULT
+    if [ -n "$enable" ]; then RUSTICL_ENABLE=$enable; export RUSTICL_ENABLE; fi
+    if [ -n "$quick" ]; then CLS_TEST_QUICK=1; export CLS_TEST_QUICK; fi
+    if [ -n "$exclude" ]; then CK_EXCLUDE_TAGS=$(echo $exclude); export CK_EXCLUDE_TAGS; fi
+    # The device the loader gives, as a check that it gives one at all.
+    "$top_builddir/tools/clstream-info" >"$logdir/$v-clstream-info.log" 2>&1
+    grep -E '^context device:' "$logdir/$v-clstream-info.log" ||
+      echo "$v: clstream-info found no device (see $logdir/$v-clstream-info.log)"
+    for p in ${CLS_TEST_PROGS:-}; do
+      run_one "$v" "$(basename "$p")" ${SHELL:-/bin/sh} "$srcdir/each-driver.sh" "$top_builddir/$p"
+    done
+    run_one "$v" demo ${SHELL:-/bin/sh} "$srcdir/each-driver.sh" ${SHELL:-/bin/sh} "$srcdir/demo.sh"
+    echo "$passed $failed $skipped" >"$logdir/$v.counts"
+  )
+  read -r p f s <"$logdir/$v.counts"
+  rm -f "$logdir/$v.counts"
+  passed=$p
+  failed=$f
+  skipped=$s
+  echo "=== $v: $(($(now) - vstart)) s"
+done
+
+echo "check-vendors: $passed passed, $failed failed, $skipped skipped"
+test "$failed" -eq 0

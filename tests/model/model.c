@@ -1,0 +1,631 @@
+/* The reference model: see model.h.  Plain C, no OpenCL. */
+#include "model.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const md_kernel_base[MD_NKERNELS] = {"set", "add", "axpy", "inc"};
+const int md_kernel_nbuf[MD_NKERNELS] = {1, 4, 2, 1};
+const int md_kernel_access[MD_NKERNELS][4] = {
+    {MD_W}, {MD_R, MD_R, MD_R, MD_W}, {MD_R, MD_RW}, {MD_RW}};
+
+void md_kernel_name(int kernel, int stream, char out[MD_NAME]) {
+  snprintf(out, MD_NAME, "%s_s%d", md_kernel_base[kernel], stream);
+}
+
+const char *md_kernel_source(int streams) {
+  static char src[8192];
+  size_t len = 0;
+  for (int s = 0; s < streams; s++)
+    len += (size_t)snprintf(
+        src + len, sizeof src - len,
+        "kernel void set_s%d(global uint *out, uint v) {\n"
+        "  size_t i = get_global_id(0); out[i] = v + (uint)i; }\n"
+        "kernel void add_s%d(global const uint *a, global const uint *b,\n"
+        "                    global const uint *c, global uint *out) {\n"
+        "  size_t i = get_global_id(0); out[i] = a[i] + b[i] + c[i]; }\n"
+        "kernel void axpy_s%d(global const uint *x, global uint *y, uint k) {\n"
+        "  size_t i = get_global_id(0); y[i] = y[i] + k * x[i]; }\n"
+        "kernel void inc_s%d(global uint *x) {\n"
+        "  size_t i = get_global_id(0); x[i] = x[i] + 1u; }\n",
+        s, s, s, s);
+  return src;
+}
+
+uint32_t md_upload_value(uint32_t seed, int i) {
+  uint32_t x = seed * 2654435761u + (uint32_t)i * 40503u + 0x9e3779b9u;
+  x ^= x >> 15;
+  x *= 0x2c1b3c6du;
+  x ^= x >> 12;
+  return x;
+}
+
+uint32_t md_fill_value(uint32_t pattern, int psize, int i) {
+  switch (psize) {
+  case 1:
+    return (pattern & 0xffu) * 0x01010101u;
+  case 2:
+    return (pattern & 0xffffu) * 0x00010001u;
+  case 4:
+    return pattern;
+  default: /* 8: the pattern, then its complement */
+    return (i & 1) ? ~pattern : pattern;
+  }
+}
+
+void md_world_init(struct md_world *w, bool deferred) {
+  memset(w, 0, sizeof *w);
+  w->deferred = deferred;
+}
+
+void md_state_init(struct md_state *st) { memset(st, 0, sizeof *st); }
+
+void md_all_known(struct md_state *st) {
+  for (int i = 0; i < st->nfail; i++)
+    st->fail[i].known = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Faults (src/fault.c, fires())                                       */
+/* ------------------------------------------------------------------ */
+
+static int fires(struct md_world *w, int when, const char *op, const char *kernel, int stream,
+                 bool peek) {
+  for (int i = 0; i < w->nclauses; i++) {
+    struct md_clause *c = &w->cl[i];
+    if (c->when != when || (c->stream >= 0 && c->stream != stream) ||
+        (c->op && strcmp(c->op, op) != 0) ||
+        (c->kernel[0] && (!kernel || strcmp(c->kernel, kernel) != 0)))
+      continue;
+    uint64_t seen = c->seen + 1;
+    if (!peek)
+      c->seen = seen;
+    if (c->nth && seen < c->nth)
+      continue;
+    if (c->times && c->fired >= c->times)
+      continue;
+    if (!peek)
+      c->fired++;
+    return c->status;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* State helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+static int resolve(const struct md_state *st, int b) {
+  if (b < 0 || b >= MD_B)
+    return MD_ENULL;
+  switch (st->buf[b].state) {
+  case MD_LIVE:
+    return MD_OK;
+  case MD_FREED:
+    return MD_ESTALE;
+  default:
+    return MD_ENULL;
+  }
+}
+
+static void issue(struct md_world *w, int s, uint64_t *lo, uint64_t *hi) {
+  *lo = ++w->issued_lo[s];
+  *hi = ++w->issued_hi[s];
+}
+
+static int fail_new(struct md_state *st, int status, int cl, const char *op, const char *kernel,
+                    int stream, uint64_t lo, uint64_t hi, bool async) {
+  if (st->nfail == MD_MAX_FAIL)
+    return st->nfail - 1; /* never reached by the generator's program sizes */
+  struct md_failure *f = &st->fail[st->nfail];
+  memset(f, 0, sizeof *f);
+  f->status = status;
+  f->cl_status = cl;
+  f->op = op;
+  snprintf(f->kernel, sizeof f->kernel, "%s", kernel);
+  f->stream = stream;
+  f->pos_lo = lo;
+  f->pos_hi = hi;
+  f->async = async;
+  f->known = !async;
+  return st->nfail++;
+}
+
+/* A buffer still "never written" gets its own record at its first check. */
+static int materialize(struct md_state *st, int b) {
+  struct md_buf *mb = &st->buf[b];
+  if (mb->failure == MD_NEVER)
+    mb->failure = fail_new(st, MD_ETAINTED, 0, "alloc", "", mb->stream, 0, 0, false);
+  return mb->failure;
+}
+
+static void taint(struct md_state *st, int b, int f) {
+  struct md_buf *mb = &st->buf[b];
+  mb->failure = f;
+  memset(mb->known, 0, sizeof mb->known);
+}
+
+static void chain_add(struct md_state *st, int f, const char *kernel, int stream, uint64_t lo,
+                      uint64_t hi) {
+  struct md_failure *mf = &st->fail[f];
+  if (mf->nchain == MD_MAX_CHAIN) {
+    mf->nlost++;
+    return;
+  }
+  struct md_chain *c = &mf->chain[mf->nchain++];
+  snprintf(c->kernel, sizeof c->kernel, "%s", kernel);
+  c->stream = stream;
+  c->pos_lo = lo;
+  c->pos_hi = hi;
+}
+
+static bool unknown_async(const struct md_state *st, int f) {
+  return f >= 0 && st->fail[f].async && !st->fail[f].known;
+}
+
+/* ------------------------------------------------------------------ */
+/* Operations                                                          */
+/* ------------------------------------------------------------------ */
+
+/* F2: the first read binding, in argument order, carrying a failure.
+ * Returns the binding index or -1. */
+static int first_tainted(const struct md_state *st, const int *slot, const int *acc, int n) {
+  for (int i = 0; i < n; i++)
+    if ((acc[i] & MD_R) && st->buf[slot[i]].failure != MD_CLEAN)
+      return i;
+  return -1;
+}
+
+/* The contract leaves open which failure a command reading several takes
+ * when the first (in argument order) may not have been found yet: clstream
+ * skips it on a later one that is known, and only re-attributes it when the
+ * first is found.  The generator avoids such commands. */
+static bool mixed(const struct md_state *st, const int *slot, const int *acc, int n, int first) {
+  int f = st->buf[slot[first]].failure;
+  if (!unknown_async(st, f))
+    return false;
+  for (int i = first + 1; i < n; i++) {
+    int g = st->buf[slot[i]].failure;
+    if ((acc[i] & MD_R) && g != MD_CLEAN && g != f)
+      return true;
+  }
+  return false;
+}
+
+bool md_ambiguous(const struct md_state *st, const struct md_op *op) {
+  if (op->kind != MD_LAUNCH)
+    return false;
+  int n = md_kernel_nbuf[op->kernel];
+  for (int i = 0; i < n; i++)
+    if (resolve(st, op->b[i]))
+      return false;
+  int first = first_tainted(st, op->b, md_kernel_access[op->kernel], n);
+  return first >= 0 && mixed(st, op->b, md_kernel_access[op->kernel], n, first);
+}
+
+static void launch(struct md_world *w, struct md_state *st, const struct md_op *op,
+                   struct md_expect *ex) {
+  int k = op->kernel, s = op->stream, n = md_kernel_nbuf[k];
+  const int *acc = md_kernel_access[k];
+  char name[MD_NAME];
+  md_kernel_name(k, s, name);
+  for (int i = 0; i < n; i++) {
+    int rc = resolve(st, op->b[i]);
+    if (rc) {
+      ex->rcmask = md_bit(rc);
+      return;
+    }
+  }
+  w->created[s] = true;
+  int first = first_tainted(st, op->b, acc, n);
+  uint64_t lo, hi;
+  if (first >= 0) {
+    ex->ambiguous = mixed(st, op->b, acc, n, first);
+    int f = materialize(st, op->b[first]);
+    issue(w, s, &lo, &hi);
+    for (int i = 0; i < n; i++)
+      if (acc[i] & MD_W)
+        taint(st, op->b[i], f);
+    chain_add(st, f, name, s, lo, hi);
+    ex->rcmask = md_bit(MD_ESKIPPED);
+    if (unknown_async(st, f)) {
+      /* Not found yet: the launch runs, and is found untrusted later. */
+      ex->rcmask |= md_bit(MD_OK);
+      if (!w->deferred && fires(w, MD_W_ENQUEUE, "launch", name, s, true)) {
+        ex->rcmask |= md_bit(MD_ELAUNCH);
+        ex->imm_rc = MD_ELAUNCH;
+      }
+    }
+    return;
+  }
+  issue(w, s, &lo, &hi);
+  int status = fires(w, MD_W_ENQUEUE, "launch", name, s, false);
+  bool async = false;
+  if (status) {
+    async = w->deferred;
+    ex->rcmask = md_bit(async ? MD_OK : MD_ELAUNCH);
+    if (!async)
+      ex->imm_rc = MD_ELAUNCH;
+  } else {
+    ex->rcmask = md_bit(MD_OK);
+    status = fires(w, MD_W_COMPLETE, "launch", name, s, false);
+    async = true;
+  }
+  if (status) {
+    int f = fail_new(st, MD_ELAUNCH, status, "launch", name, s, lo, hi, async);
+    for (int i = 0; i < n; i++)
+      if (acc[i] & MD_W)
+        taint(st, op->b[i], f);
+    return;
+  }
+  /* It ran: compute the outputs from the inputs as they were. */
+  uint32_t out[MD_N];
+  uint8_t kn[MD_N];
+  const struct md_buf *a = &st->buf[op->b[0]];
+  for (int i = 0; i < MD_N; i++) {
+    switch (k) {
+    case MD_K_SET:
+      out[i] = op->value + (uint32_t)i;
+      kn[i] = 1;
+      break;
+    case MD_K_ADD: {
+      const struct md_buf *b = &st->buf[op->b[1]], *c = &st->buf[op->b[2]];
+      out[i] = a->val[i] + b->val[i] + c->val[i] + (w->planted_bug ? 1u : 0u);
+      kn[i] = a->known[i] & b->known[i] & c->known[i];
+      break;
+    }
+    case MD_K_AXPY: {
+      const struct md_buf *y = &st->buf[op->b[1]];
+      out[i] = y->val[i] + op->value * a->val[i];
+      kn[i] = a->known[i] & y->known[i];
+      break;
+    }
+    default:
+      out[i] = a->val[i] + 1u;
+      kn[i] = a->known[i];
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (acc[i] & MD_W) {
+      struct md_buf *o = &st->buf[op->b[i]];
+      o->failure = MD_CLEAN;
+      memcpy(o->val, out, sizeof out);
+      memcpy(o->known, kn, sizeof kn);
+    }
+}
+
+static bool in_range(const struct md_buf *b, int off, int len) {
+  return len > 0 && off >= 0 && off + len <= b->elems;
+}
+
+/* A command that writes one buffer and reads none: upload, fill. */
+static void write_only(struct md_world *w, struct md_state *st, const struct md_op *op,
+                       struct md_expect *ex, const char *opname, bool deferrable) {
+  int s = op->stream, rc = resolve(st, op->b[0]);
+  if (rc) {
+    ex->rcmask = md_bit(rc);
+    return;
+  }
+  struct md_buf *b = &st->buf[op->b[0]];
+  if (!in_range(b, op->off, op->len)) {
+    ex->rcmask = md_bit(op->len <= 0 ? MD_EINVAL : MD_ERANGE);
+    return;
+  }
+  w->created[s] = true;
+  uint64_t lo, hi;
+  issue(w, s, &lo, &hi);
+  int status = fires(w, MD_W_ENQUEUE, opname, NULL, s, false);
+  bool async = false;
+  if (status) {
+    async = deferrable && w->deferred;
+    ex->rcmask = md_bit(async ? MD_OK : MD_ECL);
+    if (!async)
+      ex->imm_rc = MD_ECL;
+  } else {
+    ex->rcmask = md_bit(MD_OK);
+    status = fires(w, MD_W_COMPLETE, opname, NULL, s, false);
+    async = true;
+  }
+  if (status) {
+    taint(st, op->b[0], fail_new(st, MD_ECL, status, opname, "", s, lo, hi, async));
+    return;
+  }
+  b->failure = MD_CLEAN;
+  for (int i = 0; i < op->len; i++) {
+    int e = op->off + i;
+    b->val[e] = op->kind == MD_FILL ? md_fill_value(op->value, op->psize, e)
+                                    : md_upload_value(op->value, i);
+    b->known[e] = 1;
+  }
+}
+
+static void copy(struct md_world *w, struct md_state *st, const struct md_op *op,
+                 struct md_expect *ex) {
+  int s = op->stream, rc;
+  if ((rc = resolve(st, op->b[0])) || (rc = resolve(st, op->b[1]))) {
+    ex->rcmask = md_bit(rc);
+    return;
+  }
+  struct md_buf *src = &st->buf[op->b[0]], *dst = &st->buf[op->b[1]];
+  if (!in_range(src, op->off, op->len) || !in_range(dst, op->off2, op->len)) {
+    ex->rcmask = md_bit(op->len <= 0 ? MD_EINVAL : MD_ERANGE);
+    return;
+  }
+  if (op->b[0] == op->b[1] && op->off < op->off2 + op->len && op->off2 < op->off + op->len) {
+    ex->rcmask = md_bit(MD_EINVAL);
+    return;
+  }
+  w->created[s] = true;
+  uint64_t lo, hi;
+  if (src->failure != MD_CLEAN) {
+    int f = materialize(st, op->b[0]);
+    issue(w, s, &lo, &hi);
+    taint(st, op->b[1], f);
+    chain_add(st, f, "copy", s, lo, hi);
+    ex->rcmask = md_bit(MD_ETAINTED);
+    if (unknown_async(st, f)) {
+      ex->rcmask |= md_bit(MD_OK);
+      if (!w->deferred && fires(w, MD_W_ENQUEUE, "copy", NULL, s, true)) {
+        ex->rcmask |= md_bit(MD_ECL);
+        ex->imm_rc = MD_ECL;
+      }
+    }
+    return;
+  }
+  issue(w, s, &lo, &hi);
+  int status = fires(w, MD_W_ENQUEUE, "copy", NULL, s, false);
+  bool async = false;
+  if (status) {
+    async = w->deferred;
+    ex->rcmask = md_bit(async ? MD_OK : MD_ECL);
+    if (!async)
+      ex->imm_rc = MD_ECL;
+  } else {
+    ex->rcmask = md_bit(MD_OK);
+    status = fires(w, MD_W_COMPLETE, "copy", NULL, s, false);
+    async = true;
+  }
+  if (status) {
+    taint(st, op->b[1], fail_new(st, MD_ECL, status, "copy", "", s, lo, hi, async));
+    return;
+  }
+  uint32_t v[MD_MAXE];
+  uint8_t kn[MD_MAXE];
+  memcpy(v, src->val + op->off, (size_t)op->len * sizeof *v);
+  memcpy(kn, src->known + op->off, (size_t)op->len);
+  dst->failure = MD_CLEAN;
+  memcpy(dst->val + op->off2, v, (size_t)op->len * sizeof *v);
+  memcpy(dst->known + op->off2, kn, (size_t)op->len);
+}
+
+static void download(struct md_world *w, struct md_state *st, const struct md_op *op,
+                     struct md_expect *ex) {
+  int s = op->stream, rc = resolve(st, op->b[0]);
+  if (rc) {
+    ex->rcmask = md_bit(rc);
+    return;
+  }
+  struct md_buf *b = &st->buf[op->b[0]];
+  if (!in_range(b, op->off, op->len)) {
+    ex->rcmask = md_bit(op->len <= 0 ? MD_EINVAL : MD_ERANGE);
+    return;
+  }
+  w->created[s] = true;
+  if (b->failure != MD_CLEAN) {
+    int f = materialize(st, op->b[0]);
+    ex->rcmask = md_bit(MD_ETAINTED);
+    ex->nf = 1;
+    ex->fail[0] = f;
+    if (unknown_async(st, f)) {
+      /* Not found yet: the read is enqueued (a position), and the failure
+       * is found when it completes. */
+      w->issued_hi[s]++;
+      if (fires(w, MD_W_ENQUEUE, "download", NULL, s, true)) {
+        ex->rcmask |= md_bit(MD_ECL);
+        ex->imm_rc = MD_ECL;
+      } else if (fires(w, MD_W_COMPLETE, "download", NULL, s, true)) {
+        ex->rcmask |= md_bit(MD_ECL);
+      }
+    }
+    st->fail[f].known = true; /* a report names it: clstream found it */
+    return;
+  }
+  uint64_t lo, hi;
+  issue(w, s, &lo, &hi);
+  if (fires(w, MD_W_ENQUEUE, "download", NULL, s, false)) {
+    ex->imm_rc = MD_ECL;
+    ex->rcmask = md_bit(MD_ECL);
+    return;
+  }
+  if (fires(w, MD_W_COMPLETE, "download", NULL, s, false)) {
+    ex->rcmask = md_bit(MD_ECL);
+    return;
+  }
+  ex->rcmask = md_bit(MD_OK);
+  ex->bytes = true;
+  ex->n = op->len;
+  memcpy(ex->val, b->val + op->off, (size_t)op->len * sizeof *ex->val);
+  memcpy(ex->known, b->known + op->off, (size_t)op->len);
+}
+
+void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
+             struct md_expect *ex) {
+  memset(ex, 0, sizeof *ex);
+  switch (op->kind) {
+  case MD_ALLOC: {
+    struct md_buf *b = &st->buf[op->b[0]];
+    w->created[op->stream] = true;
+    if (fires(w, MD_W_ALLOC, "alloc", NULL, op->stream, false)) {
+      ex->rcmask = md_bit(MD_EALLOC);
+      b->state = MD_NONE;
+      return;
+    }
+    memset(b, 0, sizeof *b);
+    b->state = MD_LIVE;
+    b->stream = op->stream;
+    b->elems = op->elems;
+    b->failure = MD_NEVER;
+    ex->rcmask = md_bit(MD_OK);
+    return;
+  }
+  case MD_FREE: {
+    int rc = resolve(st, op->b[0]);
+    ex->rcmask = md_bit(rc);
+    if (!rc) {
+      st->buf[op->b[0]].state = MD_FREED;
+      st->buf[op->b[0]].failure = MD_CLEAN;
+    }
+    return;
+  }
+  case MD_UPLOAD:
+    write_only(w, st, op, ex, "upload", false);
+    return;
+  case MD_UPLOAD_ASYNC:
+    write_only(w, st, op, ex, "upload", true);
+    return;
+  case MD_FILL:
+    write_only(w, st, op, ex, "fill", true);
+    return;
+  case MD_LAUNCH:
+    launch(w, st, op, ex);
+    return;
+  case MD_COPY:
+    copy(w, st, op, ex);
+    return;
+  case MD_DOWNLOAD:
+    download(w, st, op, ex);
+    return;
+  case MD_SYNC:
+    ex->rcmask = md_bit(MD_OK);
+    for (int i = 0; i < st->nfail; i++)
+      if (st->fail[i].stream == op->stream)
+        st->fail[i].known = true;
+    return;
+  case MD_SYNC_ALL:
+    ex->rcmask = md_bit(MD_OK);
+    md_all_known(st);
+    return;
+  case MD_SYNC_CHECK:
+    md_all_known(st);
+    for (int i = 0; i < op->len; i++) {
+      int b = op->b[i], rc = resolve(st, b);
+      if (rc) {
+        ex->bad[ex->nbad++] = rc;
+        continue;
+      }
+      if (st->buf[b].failure == MD_CLEAN)
+        continue;
+      int f = materialize(st, b);
+      bool dup = false;
+      for (int j = 0; j < ex->nf; j++)
+        dup |= ex->fail[j] == f;
+      if (!dup)
+        ex->fail[ex->nf++] = f;
+    }
+    ex->rcmask = md_bit(ex->nf || ex->nbad ? MD_ETAINTED : MD_OK);
+    return;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Text                                                                */
+/* ------------------------------------------------------------------ */
+
+void md_op_text(const struct md_op *op, char *out, size_t cap) {
+  char name[MD_NAME];
+  switch (op->kind) {
+  case MD_ALLOC:
+    snprintf(out, cap, "alloc b%d on s%d, %d elements", op->b[0], op->stream, op->elems);
+    break;
+  case MD_FREE:
+    snprintf(out, cap, "free b%d", op->b[0]);
+    break;
+  case MD_UPLOAD:
+  case MD_UPLOAD_ASYNC:
+    snprintf(out, cap, "upload%s b%d[%d..%d) on s%d, seed %#x",
+             op->kind == MD_UPLOAD_ASYNC ? "_async" : "", op->b[0], op->off, op->off + op->len,
+             op->stream, op->value);
+    break;
+  case MD_FILL:
+    snprintf(out, cap, "fill b%d[%d..%d) on s%d, pattern %#x/%d", op->b[0], op->off,
+             op->off + op->len, op->stream, op->value, op->psize);
+    break;
+  case MD_LAUNCH: {
+    md_kernel_name(op->kernel, op->stream, name);
+    int n = md_kernel_nbuf[op->kernel];
+    size_t len = (size_t)snprintf(out, cap, "launch %s(", name);
+    for (int i = 0; i < n && len < cap; i++)
+      len += (size_t)snprintf(out + len, cap - len, "%s%s b%d", i ? ", " : "",
+                              md_kernel_access[op->kernel][i] == MD_R   ? "in"
+                              : md_kernel_access[op->kernel][i] == MD_W ? "out"
+                                                                        : "inout",
+                              op->b[i]);
+    if (len < cap)
+      snprintf(out + len, cap - len, "%s%.0u) on s%d",
+               op->kernel == MD_K_SET || op->kernel == MD_K_AXPY ? ", " : "",
+               op->kernel == MD_K_SET || op->kernel == MD_K_AXPY ? op->value : 0u, op->stream);
+    break;
+  }
+  case MD_COPY:
+    snprintf(out, cap, "copy b%d[%d..%d) -> b%d[%d..) on s%d", op->b[0], op->off,
+             op->off + op->len, op->b[1], op->off2, op->stream);
+    break;
+  case MD_DOWNLOAD:
+    snprintf(out, cap, "download b%d[%d..%d) on s%d", op->b[0], op->off, op->off + op->len,
+             op->stream);
+    break;
+  case MD_SYNC:
+    snprintf(out, cap, "sync s%d", op->stream);
+    break;
+  case MD_SYNC_ALL:
+    snprintf(out, cap, "sync all");
+    break;
+  case MD_SYNC_CHECK: {
+    size_t len = (size_t)snprintf(out, cap, "sync all; check");
+    for (int i = 0; i < op->len && len < cap; i++)
+      len += (size_t)snprintf(out + len, cap - len, " b%d", op->b[i]);
+    break;
+  }
+  default:
+    snprintf(out, cap, "op %d", op->kind);
+  }
+}
+
+static const char *status_text(int st, char *buf, size_t cap) {
+  switch (st) {
+  case -5:
+    return "CL_OUT_OF_RESOURCES";
+  case -4:
+    return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+  case -6:
+    return "CL_OUT_OF_HOST_MEMORY";
+  case -30:
+    return "CL_INVALID_VALUE";
+  default:
+    snprintf(buf, cap, "%d", st);
+    return buf;
+  }
+}
+
+void md_spec_text(const struct md_world *w, char *out, size_t cap) {
+  static const char *const when[] = {"enqueue", "complete", "alloc"};
+  size_t len = 0;
+  out[0] = '\0';
+  for (int i = 0; i < w->nclauses && len < cap; i++) {
+    const struct md_clause *c = &w->cl[i];
+    char num[16];
+    len += (size_t)snprintf(out + len, cap - len, "%s%s:status=%s", i ? ";" : "",
+                            when[c->when], status_text(c->status, num, sizeof num));
+    if (c->kernel[0] && len < cap)
+      len += (size_t)snprintf(out + len, cap - len, ",kernel=%s", c->kernel);
+    if (c->op && len < cap)
+      len += (size_t)snprintf(out + len, cap - len, ",op=%s", c->op);
+    if (c->stream >= 0 && len < cap)
+      len += (size_t)snprintf(out + len, cap - len, ",stream=%d", c->stream);
+    if (c->nth && len < cap)
+      len += (size_t)snprintf(out + len, cap - len, ",nth=%llu", (unsigned long long)c->nth);
+    if (c->times && len < cap)
+      len += (size_t)snprintf(out + len, cap - len, ",times=%llu",
+                              (unsigned long long)c->times);
+  }
+}

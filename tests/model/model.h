@@ -1,0 +1,202 @@
+/* A reference model of clstream's failure rules (DESIGN.md F1-F10) at
+ * buffer granularity, in plain C: no OpenCL, no clstream.
+ *
+ * The model runs the same operations a random program runs through
+ * clstream and says what each must return: which return codes are allowed,
+ * which bytes a download must give (where they are known), and which
+ * failures (root cause and skip chain) a read must report.
+ *
+ * Semantics are the contract's, not the implementation's: a failure found
+ * after the enqueue (F8) is treated as if it had been known at the enqueue.
+ * Where timing legitimately changes what clstream can say at a given call
+ * (a launch on input whose failure has not been found yet runs, and is
+ * recorded as "ran on untrusted input" later, instead of being skipped),
+ * the expectation allows both answers; what a read finally reports does
+ * not depend on timing.
+ *
+ * The fault grammar is modelled exactly (src/fault.c: clause order, seen
+ * and fired counters), so a program's faults fire on the same commands in
+ * the model and in clstream. */
+#ifndef CLS_TESTS_MODEL_H
+#define CLS_TESTS_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MD_S 3          /* streams a program uses */
+#define MD_B 6          /* buffer slots of a program */
+#define MD_N 16         /* elements a launch covers; every buffer has more */
+#define MD_MAXE (3 * MD_N)
+#define MD_MAX_OPS 64
+#define MD_MAX_FAIL 160 /* failure records of one program */
+#define MD_MAX_CHAIN 64
+#define MD_MAX_CLAUSES 4
+#define MD_NAME 16
+
+/* clstream's codes, repeated so the model needs no clstream header. */
+enum {
+  MD_OK = 0,
+  MD_EINVAL = -1,
+  MD_ECL = -4,
+  MD_ESTALE = -5,
+  MD_ENULL = -7,
+  MD_ERANGE = -8,
+  MD_ELAUNCH = -16,
+  MD_ESKIPPED = -17,
+  MD_ETAINTED = -18,
+  MD_EALLOC = -19
+};
+
+enum md_kernel { MD_K_SET, MD_K_ADD, MD_K_AXPY, MD_K_INC, MD_NKERNELS };
+enum md_access { MD_R = 1, MD_W = 2, MD_RW = 3 };
+
+/* The kernels, once per stream (set_s0, add_s1 ...), so that a fault
+ * counting one kernel's launches counts them in program order under every
+ * driver (drivers may reorder the enqueues of different streams).
+ *   set(out W, v)             out[i] = v + i
+ *   add(a R, b R, c R, out W) out[i] = a[i] + b[i] + c[i]
+ *   axpy(x R, y RW, k)        y[i] = y[i] + k * x[i]
+ *   inc(x RW)                 x[i] = x[i] + 1 */
+extern const char *const md_kernel_base[MD_NKERNELS];
+extern const int md_kernel_nbuf[MD_NKERNELS];
+extern const int md_kernel_access[MD_NKERNELS][4];
+void md_kernel_name(int kernel, int stream, char out[MD_NAME]);
+/* OpenCL C source of every kernel for `streams` streams (static buffer). */
+const char *md_kernel_source(int streams);
+
+enum md_op_kind {
+  MD_ALLOC = 1,
+  MD_FREE,
+  MD_UPLOAD,
+  MD_UPLOAD_ASYNC,
+  MD_LAUNCH,
+  MD_COPY,
+  MD_FILL,
+  MD_DOWNLOAD,
+  MD_SYNC,        /* cls_stream_sync(stream) */
+  MD_SYNC_ALL,    /* cls_sync */
+  MD_SYNC_CHECK   /* cls_sync, then cls_check over b[0..len) */
+};
+
+struct md_op {
+  int kind;
+  int stream;
+  int b[4];        /* buffer slots: launch arguments in order; copy src, dst */
+  int kernel;      /* launches */
+  uint32_t value;  /* upload data seed, fill pattern, launch scalar */
+  int off, len;    /* elements; len is also cls_check's buffer count */
+  int off2;        /* copy: destination offset */
+  int elems;       /* alloc */
+  int psize;       /* fill pattern size in bytes: 1, 2, 4, 8 */
+};
+
+/* A fault clause (src/fault.c). */
+enum md_when { MD_W_ENQUEUE, MD_W_COMPLETE, MD_W_ALLOC };
+struct md_clause {
+  int when;
+  char kernel[MD_NAME]; /* "" any */
+  const char *op;       /* NULL any */
+  int stream;           /* -1 any */
+  uint64_t nth, times;
+  int status;           /* OpenCL status */
+  uint64_t seen, fired;
+};
+
+/* What persists across the programs of one context. */
+struct md_world {
+  bool deferred;               /* scheduler driver: launches, copies, fills and
+                                  non-blocking uploads are enqueued later */
+  int nclauses;
+  struct md_clause cl[MD_MAX_CLAUSES];
+  /* Each stream's "issued" count (report positions): a range, because a
+   * download of data whose failure may not have been found yet is refused
+   * (no position) or runs (one position) depending on timing. */
+  uint64_t issued_lo[MD_S], issued_hi[MD_S];
+  uint64_t imm_fail[MD_S];     /* enqueues that failed in the call (kept by
+                                  the runner, from imm_rc) */
+  bool created[MD_S];          /* streams clstream has created */
+  /* Planted bug for the harness's self-test: add computes a+b+c+1. */
+  bool planted_bug;
+};
+
+struct md_chain {
+  char kernel[MD_NAME];
+  int stream;
+  uint64_t pos_lo, pos_hi;
+};
+
+struct md_failure {
+  int status, cl_status;
+  const char *op;
+  char kernel[MD_NAME];
+  int stream;
+  uint64_t pos_lo, pos_hi;
+  bool async;   /* found after the enqueue */
+  bool known;   /* certainly found by clstream by now */
+  int nchain;
+  struct md_chain chain[MD_MAX_CHAIN];
+  int nlost;    /* chain entries past MD_MAX_CHAIN */
+};
+
+enum md_buf_state { MD_NONE = 0, MD_LIVE, MD_FREED };
+#define MD_CLEAN (-1)
+#define MD_NEVER (-2)
+
+struct md_buf {
+  int state;       /* NONE: never allocated or the allocation failed (the
+                      handle is CLS_BUFFER_NULL) */
+  int stream, elems;
+  int failure;     /* MD_CLEAN, MD_NEVER (never written), or a record */
+  uint32_t val[MD_MAXE];
+  uint8_t known[MD_MAXE];
+};
+
+struct md_state {
+  struct md_buf buf[MD_B];
+  int nfail;
+  struct md_failure fail[MD_MAX_FAIL];
+};
+
+/* What one operation must do. */
+struct md_expect {
+  uint32_t rcmask;        /* bit -rc: rc allowed (bit 0: success) */
+  bool ambiguous;         /* the contract leaves this op's outcome open:
+                             the generator does not emit it */
+  int imm_rc;             /* the return code that means "the enqueue failed
+                             in the call" (the command took a position but
+                             counts neither as enqueued nor as skipped) */
+  /* Download (when it succeeds): the bytes, where known. */
+  bool bytes;
+  int n;
+  uint32_t val[MD_MAXE];
+  uint8_t known[MD_MAXE];
+  /* Download refused (CLS_ETAINTED) and sync+check: the report. */
+  int nf;
+  int fail[MD_B];         /* failure records, in report order */
+  int nbad;
+  int bad[MD_B];          /* MD_ENULL / MD_ESTALE, in order */
+};
+
+static inline uint32_t md_bit(int rc) { return 1u << (rc <= 0 ? -rc : 31); }
+
+void md_world_init(struct md_world *w, bool deferred);
+void md_state_init(struct md_state *st);
+/* Whether the contract leaves the op's outcome open (see model.c,
+ * mixed()): the generator does not emit such ops. */
+bool md_ambiguous(const struct md_state *st, const struct md_op *op);
+/* Runs one operation through the model, filling *ex. */
+void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
+             struct md_expect *ex);
+/* Marks every failure found (after cls_sync). */
+void md_all_known(struct md_state *st);
+/* The bytes an upload writes at element i of the upload. */
+uint32_t md_upload_value(uint32_t seed, int i);
+/* The element values a fill pattern gives, for an element at index i. */
+uint32_t md_fill_value(uint32_t pattern, int psize, int i);
+/* One op as text, for failure messages. */
+void md_op_text(const struct md_op *op, char *out, size_t cap);
+/* The clauses as a CLS_FAULT spec; "" when there are none. */
+void md_spec_text(const struct md_world *w, char *out, size_t cap);
+
+#endif /* CLS_TESTS_MODEL_H */

@@ -1,0 +1,1019 @@
+/* Model-based random testing: random programs over MD_S streams and MD_B
+ * buffers — allocate, free, upload, launch, copy, fill, download, sync,
+ * check — with faults injected at enqueue, at completion and at
+ * allocation through the CLS_FAULT grammar, run through clstream (on the
+ * test ICD, under the driver CLS_SCHEDULER names) and through the
+ * reference model of tests/model/model.c.  Every return code, every
+ * downloaded byte the model knows, and every report (root cause, skip
+ * chain) must agree.
+ *
+ * Programs are grouped by context: a context gets a fault spec and runs
+ * 20-60 programs, so the fault counters, stream positions, memory pools and
+ * in-flight logs carry over from program to program, as in a long-running
+ * application.  Each program starts with fresh buffers and ends with a sync
+ * and a free of everything; the number of live failure records must then be
+ * back where it was (F1: nothing leaks).
+ *
+ * Reproducible by seed: CLS_MODEL_SEED=S (default fixed) seeds the first
+ * context; context k+1's seed follows from context k's.  A mismatch prints
+ * the context's seed, the spec, the program's index, and the program
+ * shortened by delta debugging to ops that still fail.
+ * CLS_MODEL_PROGRAMS=N (default 2000) runs N programs; CLS_MODEL_TRACE=1
+ * prints every op with its return code.  Shortening reruns each candidate
+ * up to 3 times (a race shows only sometimes), alone in a fresh context
+ * when it fails so, else after the context's earlier programs.
+ *
+ * What timing may change (and the comparison allows): whether a command
+ * reading data whose failure was found after the enqueue (F8) was skipped or
+ * "ran on untrusted input" — its return code and the kind of its chain
+ * entry — and, for a download of such data, whether it took a position on
+ * its stream. */
+#include "../common.h"
+#include "failure.h" /* cls__failures_alive() */
+#include "model.h"
+
+#include <clstream/stream.h>
+
+#include <stdarg.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ */
+/* Random numbers                                                      */
+/* ------------------------------------------------------------------ */
+
+static uint64_t splitmix(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static int rnd(uint64_t *r, int n) { return (int)(splitmix(r) % (uint64_t)n); }
+static bool chance(uint64_t *r, int percent) { return rnd(r, 100) < percent; }
+
+static uint64_t next_seed(uint64_t s) {
+  uint64_t x = s;
+  return splitmix(&x);
+}
+
+/* ------------------------------------------------------------------ */
+/* Generation                                                          */
+/* ------------------------------------------------------------------ */
+
+struct context_plan {
+  uint64_t seed;
+  int nprograms;
+  bool no_async_upload;       /* counted upload faults need program order */
+  struct md_world world;      /* clauses only (counters at zero) */
+};
+
+static const int statuses[] = {-5, -5, -5, -4, -6, -30, -9999};
+
+static void clause(struct md_clause *c, int when, uint64_t *r) {
+  memset(c, 0, sizeof *c);
+  c->when = when;
+  c->stream = -1;
+  c->status = statuses[rnd(r, (int)(sizeof statuses / sizeof *statuses))];
+  if (when == MD_W_ALLOC && rnd(r, 2))
+    c->status = -4;
+}
+
+static void counted(struct md_clause *c, uint64_t *r, int maxnth) {
+  c->nth = 1 + (uint64_t)rnd(r, maxnth);
+  c->times = 1 + (uint64_t)rnd(r, 4);
+}
+
+/* A context's fault spec.  Clauses that count ("nth") only count events
+ * whose order and occurrence do not depend on timing: allocations, and
+ * launches of the source kernel set_sN (no inputs: never skipped), which
+ * the generator keeps on one stream per name.  Clauses that fire on every
+ * match may name anything. */
+static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
+  uint64_t r = seed;
+  memset(p, 0, sizeof *p);
+  p->seed = seed;
+  p->nprograms = 20 + rnd(&r, 41);
+  if (p->nprograms > nmax)
+    p->nprograms = nmax;
+  struct md_world *w = &p->world;
+  int n = chance(&r, 15) ? 0 : 1 + rnd(&r, 3);
+  bool only_alloc = true;
+  for (int i = 0; i < n; i++) {
+    struct md_clause *c = &w->cl[w->nclauses];
+    int pick = rnd(&r, 100);
+    char name[MD_NAME];
+    if (pick < 22) { /* every launch of one kernel fails */
+      clause(c, chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
+      md_kernel_name(1 + rnd(&r, MD_NKERNELS - 1), rnd(&r, MD_S), name);
+      snprintf(c->kernel, sizeof c->kernel, "%s", name);
+      only_alloc = false;
+    } else if (pick < 50) { /* the nth launches of a source kernel */
+      clause(c, chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
+      md_kernel_name(MD_K_SET, rnd(&r, MD_S), name);
+      snprintf(c->kernel, sizeof c->kernel, "%s", name);
+      counted(c, &r, 60);
+      only_alloc = false;
+    } else if (pick < 70) { /* the nth allocations */
+      clause(c, MD_W_ALLOC, &r);
+      counted(c, &r, 150);
+      if (chance(&r, 30))
+        c->stream = rnd(&r, MD_S);
+    } else if (pick < 82) { /* every copy, fill or upload */
+      static const char *const ops[] = {"copy", "fill", "upload"};
+      clause(c, chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
+      c->op = ops[rnd(&r, 3)];
+      if (chance(&r, 40))
+        c->stream = rnd(&r, MD_S);
+      only_alloc = false;
+    } else if (pick < 92) { /* the nth uploads (programs keep uploads in order) */
+      clause(c, chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
+      c->op = "upload";
+      counted(c, &r, 80);
+      p->no_async_upload = true;
+      only_alloc = false;
+    } else { /* kernel and stream: every launch of it there */
+      clause(c, chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
+      md_kernel_name(rnd(&r, MD_NKERNELS), rnd(&r, MD_S), name);
+      snprintf(c->kernel, sizeof c->kernel, "%s", name);
+      c->stream = rnd(&r, MD_S);
+      only_alloc = false;
+    }
+    w->nclauses++;
+  }
+  /* A counted download fault is only exact when nothing else can fail
+   * asynchronously (a download of data whose failure is not found yet is
+   * enqueued, and counts, or is refused, and does not). */
+  if (only_alloc && w->nclauses < MD_MAX_CLAUSES && chance(&r, 40)) {
+    struct md_clause *c = &w->cl[w->nclauses++];
+    clause(c, chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
+    c->op = "download";
+    counted(c, &r, 60);
+  }
+}
+
+static int pick_live(const struct md_state *st, uint64_t *r) {
+  int live[MD_B], n = 0;
+  for (int b = 0; b < MD_B; b++)
+    if (st->buf[b].state == MD_LIVE)
+      live[n++] = b;
+  if (n == 0 || chance(r, 3))
+    return rnd(r, MD_B); /* any slot: freed, never allocated, or live */
+  return live[rnd(r, n)];
+}
+
+static int elems_of(const struct md_state *st, int b) {
+  return st->buf[b].state == MD_LIVE ? st->buf[b].elems : MD_N;
+}
+
+/* A random sub-range [off, off+len) of n elements; mostly the whole. */
+static void range(uint64_t *r, int n, int *off, int *len) {
+  if (chance(r, 55)) {
+    *off = 0;
+    *len = n;
+    return;
+  }
+  *off = rnd(r, n);
+  *len = 1 + rnd(r, n - *off);
+}
+
+static void gen_op(uint64_t *r, const struct md_state *st, const struct context_plan *p,
+                   struct md_op *op) {
+  memset(op, 0, sizeof *op);
+  op->stream = rnd(r, MD_S);
+  int w = rnd(r, 100);
+  int free_slot = -1;
+  for (int b = 0; b < MD_B; b++)
+    if (st->buf[b].state != MD_LIVE && (free_slot < 0 || chance(r, 50)))
+      free_slot = b;
+  if (w < 8 && free_slot >= 0) {
+    op->kind = MD_ALLOC;
+    op->b[0] = free_slot;
+    op->elems = chance(r, 50) ? MD_N : MD_N + rnd(r, MD_MAXE - MD_N + 1);
+  } else if (w < 12) {
+    op->kind = MD_FREE;
+    op->b[0] = pick_live(st, r);
+  } else if (w < 24) {
+    op->kind = !p->no_async_upload && chance(r, 25) ? MD_UPLOAD_ASYNC : MD_UPLOAD;
+    op->b[0] = pick_live(st, r);
+    range(r, elems_of(st, op->b[0]), &op->off, &op->len);
+    op->value = (uint32_t)splitmix(r);
+  } else if (w < 56) {
+    op->kind = MD_LAUNCH;
+    op->kernel = rnd(r, MD_NKERNELS);
+    for (int i = 0; i < md_kernel_nbuf[op->kernel]; i++)
+      op->b[i] = pick_live(st, r);
+    op->value = (uint32_t)rnd(r, 7);
+  } else if (w < 64) {
+    op->kind = MD_COPY;
+    op->b[0] = pick_live(st, r);
+    op->b[1] = chance(r, 15) ? op->b[0] : pick_live(st, r);
+    int ns = elems_of(st, op->b[0]), nd = elems_of(st, op->b[1]);
+    int m = ns < nd ? ns : nd;
+    op->len = chance(r, 50) ? m : 1 + rnd(r, m);
+    op->off = rnd(r, ns - op->len + 1);
+    op->off2 = rnd(r, nd - op->len + 1);
+  } else if (w < 72) {
+    static const int psizes[] = {1, 2, 4, 4, 8};
+    op->kind = MD_FILL;
+    op->b[0] = pick_live(st, r);
+    op->psize = psizes[rnd(r, 5)];
+    range(r, elems_of(st, op->b[0]), &op->off, &op->len);
+    if (op->psize == 8) { /* offset and size multiples of 8 bytes */
+      op->off &= ~1;
+      op->len &= ~1;
+      if (op->len == 0)
+        op->len = 2;
+      if (op->off + op->len > elems_of(st, op->b[0]))
+        op->off = 0;
+    }
+    op->value = (uint32_t)splitmix(r);
+  } else if (w < 90) {
+    op->kind = MD_DOWNLOAD;
+    op->b[0] = pick_live(st, r);
+    range(r, elems_of(st, op->b[0]), &op->off, &op->len);
+  } else if (w < 94) {
+    op->kind = MD_SYNC;
+  } else if (w < 96) {
+    op->kind = MD_SYNC_ALL;
+  } else {
+    op->kind = MD_SYNC_CHECK;
+    op->len = 1 + rnd(r, 4);
+    for (int i = 0; i < op->len; i++)
+      op->b[i] = chance(r, 80) ? pick_live(st, r) : rnd(r, MD_B);
+  }
+}
+
+/* Writes all of buffer b: an upload, a fill or a launch of set. */
+static void init_op(uint64_t *r, const struct md_state *st, int b, struct md_op *op) {
+  memset(op, 0, sizeof *op);
+  op->stream = rnd(r, MD_S);
+  op->b[0] = b;
+  op->len = elems_of(st, b);
+  op->value = (uint32_t)splitmix(r);
+  switch (rnd(r, 3)) {
+  case 0:
+    op->kind = MD_UPLOAD;
+    break;
+  case 1:
+    op->kind = MD_FILL;
+    op->psize = 4;
+    break;
+  default:
+    op->kind = MD_LAUNCH;
+    op->kernel = MD_K_SET;
+    op->len = 0;
+    op->value &= 0xffff;
+    if (op->len < elems_of(st, b) && elems_of(st, b) > MD_N) {
+      /* set writes MD_N elements: the rest is written by an upload */
+      op->kind = MD_UPLOAD;
+      op->len = elems_of(st, b);
+    }
+  }
+}
+
+/* A program for a world in state *w (copied: generation runs the model to
+ * steer clear of ops whose outcome the contract leaves open). */
+static int gen_program(uint64_t seed, const struct md_world *w0, const struct context_plan *p,
+                       struct md_op *ops, struct md_state *st) {
+  uint64_t r = seed;
+  struct md_world w = *w0;
+  md_state_init(st);
+  int want = 6 + rnd(&r, 30), n = 0;
+  int nalloc = 2 + rnd(&r, 3);
+  for (int i = 0; i < nalloc; i++) {
+    struct md_op *op = &ops[n++];
+    memset(op, 0, sizeof *op);
+    op->kind = MD_ALLOC;
+    op->b[0] = i;
+    op->stream = rnd(&r, MD_S);
+    op->elems = chance(&r, 60) ? MD_N : MD_N + rnd(&r, MD_MAXE - MD_N + 1);
+    struct md_expect ex;
+    md_step(&w, st, op, &ex);
+  }
+  /* Most buffers are written whole before anything reads them (a read of
+   * a never-written buffer only shows the "never written" failure). */
+  for (int b = 0; b < nalloc && n < MD_MAX_OPS; b++) {
+    if (chance(&r, 20))
+      continue;
+    struct md_op *op = &ops[n++];
+    init_op(&r, st, b, op);
+    struct md_expect ex;
+    md_step(&w, st, op, &ex);
+  }
+  want += n;
+  while (n < want && n < MD_MAX_OPS) {
+    struct md_op op;
+    int tries = 0;
+    do
+      gen_op(&r, st, p, &op);
+    while (md_ambiguous(st, &op) && ++tries < 8);
+    if (tries == 8)
+      continue;
+    struct md_expect ex;
+    md_step(&w, st, &op, &ex);
+    ops[n++] = op;
+    /* A fresh buffer is usually written next. */
+    if (op.kind == MD_ALLOC && n < MD_MAX_OPS && chance(&r, 70)) {
+      struct md_op *iop = &ops[n++];
+      init_op(&r, st, op.b[0], iop);
+      md_step(&w, st, iop, &ex);
+    }
+  }
+  return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running                                                             */
+/* ------------------------------------------------------------------ */
+
+struct rt {
+  cls_context *ctx;
+  cls_kernel *k[MD_NKERNELS][MD_S];
+  cls_buffer h[MD_B];
+  uint32_t async_src[MD_MAX_OPS][MD_MAXE]; /* non-blocking uploads' sources */
+  size_t alive_base;
+  char msg[8192];
+  size_t len;
+  uint64_t nops;
+  bool inconclusive;
+};
+
+static void say(struct rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct rt *rt, const char *fmt, ...) {
+  if (rt->len >= sizeof rt->msg)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(rt->msg + rt->len, sizeof rt->msg - rt->len, fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    rt->len += (size_t)n;
+}
+
+static int rt_open(struct rt *rt, const struct md_world *w, struct md_world *live) {
+  char spec[512];
+  md_spec_text(w, spec, sizeof spec);
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .fault = spec[0] ? spec : ""};
+  memset(rt->h, 0, sizeof rt->h);
+  rt->len = 0;
+  rt->msg[0] = '\0';
+  int rc = cls_context_create(&rt->ctx, &o);
+  if (rc != 0) {
+    say(rt, "cls_context_create(fault '%s'): %s: %s", spec, cls_err_name(rc),
+        cls_last_error_detail());
+    return -1;
+  }
+  cls_program *prog = NULL;
+  rc = cls_program_build(rt->ctx, md_kernel_source(MD_S), NULL, &prog);
+  if (rc != 0) {
+    say(rt, "build: %s: %s", cls_err_name(rc), cls_last_error_detail());
+    return -1;
+  }
+  for (int k = 0; k < MD_NKERNELS; k++)
+    for (int s = 0; s < MD_S; s++) {
+      char name[MD_NAME];
+      md_kernel_name(k, s, name);
+      if ((rc = cls_kernel_get(rt->ctx, prog, name, &rt->k[k][s])) != 0) {
+        say(rt, "kernel %s: %s", name, cls_err_name(rc));
+        return -1;
+      }
+    }
+  *live = *w;
+  live->deferred = strcmp(cls_context_driver(rt->ctx), "event") != 0;
+  rt->alive_base = cls__failures_alive();
+  return 0;
+}
+
+static void rt_close(struct rt *rt) {
+  cls_context_destroy(rt->ctx);
+  rt->ctx = NULL;
+}
+
+static const char *rc_set(uint32_t mask, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < 32 && len < cap; i++)
+    if (mask & (1u << i))
+      len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? " or " : "", cls_err_name(-i));
+  return buf;
+}
+
+/* One failure of a report against the model's record. */
+static bool same_failure(struct rt *rt, const struct md_failure *mf, const cls_report *r,
+                         size_t i) {
+  struct cls_failure_info fi;
+  if (cls_report_failure(r, i, &fi) != 0) {
+    say(rt, "report: no failure %zu", i);
+    return false;
+  }
+  bool ok = fi.status == mf->status && fi.cl_status == mf->cl_status &&
+            strcmp(fi.operation, mf->op) == 0 && strcmp(fi.kernel, mf->kernel) == 0 &&
+            fi.stream == mf->stream && fi.position >= mf->pos_lo &&
+            fi.position <= mf->pos_hi && (fi.async != 0) == mf->async;
+  /* The chain, one item per launch: entries repeat a launch `count` times
+   * (consecutive skips of one kernel on one stream); only an entry's first
+   * launch has its position.  The kind is not compared (timing). */
+  uint64_t want = (uint64_t)(mf->nchain + mf->nlost);
+  if (fi.skipped != want)
+    ok = false;
+  size_t item = 0;
+  for (size_t e = 0; ok && e < fi.nskips; e++) {
+    struct cls_skip_info si;
+    if (cls_report_skip(r, i, e, &si) != 0) {
+      ok = false;
+      break;
+    }
+    for (uint64_t c = 0; c < si.count && ok; c++, item++) {
+      if (item >= (size_t)mf->nchain)
+        break;
+      const struct md_chain *mc = &mf->chain[item];
+      if (strcmp(si.kernel, mc->kernel) != 0 || si.stream != mc->stream ||
+          (c == 0 && (si.position < mc->pos_lo || si.position > mc->pos_hi)))
+        ok = false;
+    }
+  }
+  if (ok)
+    return true;
+  say(rt, "  expected failure: %s (cl %d) in %s '%s' on s%d at %llu..%llu%s, chain of %llu:",
+      cls_err_name(mf->status), mf->cl_status, mf->op, mf->kernel, mf->stream,
+      (unsigned long long)mf->pos_lo, (unsigned long long)mf->pos_hi,
+      mf->async ? " (found after the call)" : "", (unsigned long long)want);
+  for (int c = 0; c < mf->nchain; c++)
+    say(rt, " %s/s%d@%llu", mf->chain[c].kernel, mf->chain[c].stream,
+        (unsigned long long)mf->chain[c].pos_lo);
+  say(rt, "\n  got: %s", cls_report_text((cls_report *)r));
+  return false;
+}
+
+static bool same_report(struct rt *rt, const struct md_state *st, const struct md_expect *ex,
+                        cls_report *r) {
+  if (!r) {
+    say(rt, "  no report\n");
+    return false;
+  }
+  bool ok = true;
+  if (cls_report_failures(r) != (size_t)ex->nf || cls_report_bad_handles(r) != (size_t)ex->nbad) {
+    say(rt, "  expected %d failures and %d bad handles\n  got: %s", ex->nf, ex->nbad,
+        cls_report_text(r));
+    return false;
+  }
+  for (int i = 0; ok && i < ex->nf; i++)
+    ok = same_failure(rt, &st->fail[ex->fail[i]], r, (size_t)i);
+  for (int i = 0; ok && i < ex->nbad; i++) {
+    int why = 0;
+    cls_report_bad_handle(r, (size_t)i, NULL, &why);
+    if (why != ex->bad[i]) {
+      say(rt, "  bad handle %d: expected %s, got %s\n", i, cls_err_name(ex->bad[i]),
+          cls_err_name(why));
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+/* CLS_MODEL_TRACE=1: every op, its return code and report on stderr. */
+static bool trace;
+
+/* Runs one op through clstream and compares.  false: mismatch (in rt->msg). */
+static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const struct md_op *op,
+                   int index) {
+  struct md_expect ex;
+  cls_context *ctx = rt->ctx;
+  /* A shortened program may allocate over a live buffer: free it first
+   * (the generator never does this). */
+  if (op->kind == MD_ALLOC && st->buf[op->b[0]].state == MD_LIVE)
+    cls_free(ctx, rt->h[op->b[0]]);
+  md_step(w, st, op, &ex);
+  int s = op->stream, rc = 0;
+  cls_report *rep = NULL;
+  uint32_t got[MD_MAXE];
+  const size_t E = sizeof(uint32_t);
+  rt->nops++;
+  switch (op->kind) {
+  case MD_ALLOC:
+    rc = cls_alloc(ctx, s, (size_t)op->elems * E, &rt->h[op->b[0]]);
+    break;
+  case MD_FREE:
+    rc = cls_free(ctx, rt->h[op->b[0]]);
+    break;
+  case MD_UPLOAD:
+  case MD_UPLOAD_ASYNC: {
+    uint32_t *src = op->kind == MD_UPLOAD ? got : rt->async_src[index];
+    for (int i = 0; i < op->len; i++)
+      src[i] = md_upload_value(op->value, i);
+    rc = (op->kind == MD_UPLOAD ? cls_upload : cls_upload_async)(
+        ctx, s, rt->h[op->b[0]], (size_t)op->off * E, src, (size_t)op->len * E);
+    break;
+  }
+  case MD_FILL: {
+    uint32_t pat[2] = {op->value, ~op->value};
+    rc = cls_fill(ctx, s, rt->h[op->b[0]], (size_t)op->off * E, (size_t)op->len * E, pat,
+                  (size_t)op->psize);
+    break;
+  }
+  case MD_COPY:
+    rc = cls_copy(ctx, s, rt->h[op->b[0]], (size_t)op->off * E, rt->h[op->b[1]],
+                  (size_t)op->off2 * E, (size_t)op->len * E);
+    break;
+  case MD_LAUNCH: {
+    cls_arg a[4];
+    int k = op->kernel;
+    const cls_buffer *h = rt->h;
+    switch (k) {
+    case MD_K_SET:
+      a[0] = CLS_OUT(h[op->b[0]]);
+      a[1] = CLS_SCALAR(op->value);
+      break;
+    case MD_K_ADD:
+      a[0] = CLS_IN(h[op->b[0]]);
+      a[1] = CLS_IN(h[op->b[1]]);
+      a[2] = CLS_IN(h[op->b[2]]);
+      a[3] = CLS_OUT(h[op->b[3]]);
+      break;
+    case MD_K_AXPY:
+      a[0] = CLS_IN(h[op->b[0]]);
+      a[1] = CLS_INOUT(h[op->b[1]]);
+      a[2] = CLS_SCALAR(op->value);
+      break;
+    default:
+      a[0] = CLS_INOUT(h[op->b[0]]);
+    }
+    size_t g[1] = {MD_N}, nargs = k == MD_K_ADD ? 4 : k == MD_K_AXPY ? 3 : k == MD_K_INC ? 1 : 2;
+    rc = cls_launch(ctx, s, rt->k[k][s], 1, g, NULL, nargs, a);
+    break;
+  }
+  case MD_DOWNLOAD:
+    memset(got, 0xa5, sizeof got);
+    rc = cls_download(ctx, s, rt->h[op->b[0]], (size_t)op->off * E, got, (size_t)op->len * E,
+                      &rep);
+    break;
+  case MD_SYNC:
+    rc = cls_stream_sync(ctx, s, NULL);
+    break;
+  case MD_SYNC_ALL:
+    rc = cls_sync(ctx, NULL);
+    break;
+  case MD_SYNC_CHECK: {
+    rc = cls_sync(ctx, NULL);
+    if (rc != 0)
+      break;
+    cls_buffer hs[4];
+    for (int i = 0; i < op->len; i++)
+      hs[i] = rt->h[op->b[i]];
+    rc = cls_check(ctx, (size_t)op->len, hs, &rep);
+    break;
+  }
+  }
+  bool ok = true;
+  char text[160], set[256];
+  md_op_text(op, text, sizeof text);
+  if (ex.ambiguous) {
+    /* Only a shortened program gets here: from here on the contract
+     * leaves the outcome open, so the rest is not compared. */
+    rt->inconclusive = true;
+    goto done;
+  }
+  if (trace) {
+    char t2[160], s2[256];
+    md_op_text(op, t2, sizeof t2);
+    fprintf(stderr, "%3d %-52s %s (model: %s)\n%s", index, t2, cls_err_name(rc),
+            rc_set(ex.rcmask, s2, sizeof s2), rep ? cls_report_text(rep) : "");
+  }
+  if (rc != 0 && rc == ex.imm_rc)
+    w->imm_fail[s]++;
+  if (rc > 0 || !(ex.rcmask & md_bit(rc))) {
+    say(rt, "op %d (%s): returned %s (%s), the model says %s\n", index, text, cls_err_name(rc),
+        rc ? cls_last_error_detail() : "", rc_set(ex.rcmask, set, sizeof set));
+    ok = false;
+    goto done;
+  }
+  if (rc == CLS_ETAINTED && (op->kind == MD_DOWNLOAD || op->kind == MD_SYNC_CHECK)) {
+    if (!same_report(rt, st, &ex, rep)) {
+      say(rt, "\nop %d (%s): the report differs from the model's (above)\n", index, text);
+      ok = false;
+    }
+  } else if (rc == 0 && ex.bytes) {
+    for (int i = 0; i < ex.n; i++)
+      if (ex.known[i] && got[i] != ex.val[i]) {
+        say(rt, "op %d (%s): element %d is %#x, the model says %#x\n", index, text,
+            op->off + i, got[i], ex.val[i]);
+        ok = false;
+        break;
+      }
+  }
+done:
+  if (!ok && trace)
+    fprintf(stderr, "MISMATCH %s\n", rt->msg);
+  cls_report_free(rep);
+  return ok;
+}
+
+/* Each stream's position count, which the model tracks as a range. */
+static bool sync_positions(struct rt *rt, struct md_world *w) {
+  for (int s = 0; s < MD_S; s++) {
+    struct cls_stream_stats ss;
+    if (cls_stream_stats(rt->ctx, s, &ss) != 0) {
+      say(rt, "cls_stream_stats(%d) failed\n", s);
+      return false;
+    }
+    uint64_t issued = ss.enqueues + ss.skips + w->imm_fail[s];
+    if (issued < w->issued_lo[s] || issued > w->issued_hi[s]) {
+      say(rt, "stream %d issued %llu commands, the model says %llu..%llu\n", s,
+          (unsigned long long)issued, (unsigned long long)w->issued_lo[s],
+          (unsigned long long)w->issued_hi[s]);
+      return false;
+    }
+    w->issued_lo[s] = w->issued_hi[s] = issued;
+  }
+  return true;
+}
+
+/* Runs a program; false on the first mismatch.  The end: sync, free every
+ * live buffer, no failure record left behind. */
+static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *ops, int n,
+                        struct md_state *st) {
+  md_state_init(st);
+  memset(rt->h, 0, sizeof rt->h);
+  if (!sync_positions(rt, w))
+    return false;
+  rt->inconclusive = false;
+  for (int i = 0; i < n; i++) {
+    if (!run_op(rt, w, st, &ops[i], i))
+      return false;
+    if (rt->inconclusive)
+      return true;
+  }
+  struct md_op end = {.kind = MD_SYNC_ALL};
+  if (!run_op(rt, w, st, &end, n))
+    return false;
+  for (int b = 0; b < MD_B; b++)
+    if (st->buf[b].state == MD_LIVE) {
+      struct md_op f = {.kind = MD_FREE, .b = {b}};
+      if (!run_op(rt, w, st, &f, n))
+        return false;
+    }
+  size_t alive = cls__failures_alive();
+  if (alive > rt->alive_base + 1) {
+    say(rt, "after the program, %zu failure records are alive (at most %zu expected)\n", alive,
+        rt->alive_base + 1);
+    return false;
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* A context: its programs, and shortening a failing one               */
+/* ------------------------------------------------------------------ */
+
+struct program {
+  int n;
+  struct md_op ops[MD_MAX_OPS];
+};
+
+static struct md_state model_state; /* large: one, reused */
+
+/* Runs `prefix` programs unchanged, then `cand`; true when a mismatch
+ * occurs (the candidate still fails). */
+static bool fails_once(const struct md_world *plan, const struct program *prefix, int nprefix,
+                       const struct program *cand) {
+  static struct rt rt;
+  struct md_world w;
+  if (rt_open(&rt, plan, &w) != 0) {
+    rt_close(&rt);
+    return false;
+  }
+  bool fails = false;
+  for (int i = 0; i < nprefix && !fails; i++)
+    fails = !run_program(&rt, &w, prefix[i].ops, prefix[i].n, &model_state);
+  if (!fails)
+    fails = !run_program(&rt, &w, cand->ops, cand->n, &model_state);
+  rt_close(&rt);
+  return fails;
+}
+
+/* A race shows only sometimes: a candidate fails when any of 3 runs does. */
+static bool still_fails(const struct md_world *plan, const struct program *prefix, int nprefix,
+                        const struct program *cand) {
+  for (int i = 0; i < 3; i++)
+    if (fails_once(plan, prefix, nprefix, cand))
+      return true;
+  return false;
+}
+
+/* Delta debugging over the ops of the failing program (ddmin, bounded). */
+static void shorten(const struct md_world *plan, const struct program *prefix, int nprefix,
+                    struct program *p) {
+  /* Alone, in a fresh context, if it still fails so: faster to shorten. */
+  int np = still_fails(plan, prefix, 0, p) ? 0 : nprefix;
+  int chunk = p->n / 2, trials = 0;
+  while (chunk >= 1 && trials < 400) {
+    bool removed = false;
+    for (int start = 0; start < p->n && trials < 400; start += chunk) {
+      struct program c;
+      c.n = 0;
+      for (int i = 0; i < p->n; i++)
+        if (i < start || i >= start + chunk)
+          c.ops[c.n++] = p->ops[i];
+      trials++;
+      if (c.n < p->n && still_fails(plan, prefix, np, &c)) {
+        *p = c;
+        removed = true;
+        start -= chunk;
+      }
+    }
+    if (!removed)
+      chunk /= 2;
+  }
+}
+
+struct totals {
+  uint64_t programs, ops, contexts;
+};
+
+/* Runs one context's programs.  On a mismatch: fails the test with the
+ * seed, the spec and the shortened program. */
+static void run_context(uint64_t seed, int nmax, struct totals *t) {
+  static struct rt rt;
+  static struct program progs[64];
+  struct context_plan plan;
+  plan_context(seed, nmax, &plan);
+  struct md_world w;
+  int rc = rt_open(&rt, &plan.world, &w);
+  ck_assert_msg(rc == 0, "context %#llx: %s", (unsigned long long)seed, rt.msg);
+  plan.world.deferred = w.deferred;
+  uint64_t pseed = seed;
+  for (int i = 0; i < plan.nprograms; i++) {
+    pseed = next_seed(pseed ^ 0x5a5a5a5aull);
+    struct program *p = &progs[i];
+    p->n = gen_program(pseed, &w, &plan, p->ops, &model_state);
+    if (run_program(&rt, &w, p->ops, p->n, &model_state)) {
+      t->programs++;
+      continue;
+    }
+    /* Mismatch. */
+    char first[8192];
+    snprintf(first, sizeof first, "%s", rt.msg);
+    rt_close(&rt);
+    struct program small = *p;
+    shorten(&plan.world, progs, i, &small);
+    static struct rt again;
+    struct md_world w2;
+    char spec[512];
+    md_spec_text(&plan.world, spec, sizeof spec);
+    fprintf(stderr,
+            "model mismatch under %s: context seed CLS_MODEL_SEED=%#llx (fault '%s'), "
+            "program %d of the context:\n%s\n",
+            getenv("CLS_SCHEDULER") ? getenv("CLS_SCHEDULER") : cls_default_driver(),
+            (unsigned long long)seed, spec, i, first);
+    fprintf(stderr, "shortened to %d ops (%s):\n", small.n,
+            still_fails(&plan.world, progs, 0, &small) ? "fails alone in a fresh context"
+                                                       : "after the context's earlier programs");
+    for (int k = 0; k < small.n; k++) {
+      char text[160];
+      md_op_text(&small.ops[k], text, sizeof text);
+      fprintf(stderr, "  %2d  %s\n", k, text);
+    }
+    /* The shortened program's own mismatch, for the message. */
+    if (rt_open(&again, &plan.world, &w2) == 0)
+      run_program(&again, &w2, small.ops, small.n, &model_state);
+    fprintf(stderr, "its mismatch:\n%s\n", again.msg);
+    rt_close(&again);
+    ck_abort_msg("model mismatch: CLS_MODEL_SEED=%#llx program %d: %s",
+                 (unsigned long long)seed, i, first);
+  }
+  t->ops += rt.nops;
+  rt.nops = 0;
+  t->contexts++;
+  rt_close(&rt);
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt) {
+  const char *v = getenv(name);
+  if (!v || !*v)
+    return dflt;
+  return strtoull(v, NULL, 0);
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#define DEFAULT_SEED 0xc15c15c15ull
+#define DEFAULT_PROGRAMS 2000
+
+START_TEST(random_programs_agree_with_the_model) {
+  uint64_t seed = env_u64("CLS_MODEL_SEED", DEFAULT_SEED);
+  uint64_t want = env_u64("CLS_MODEL_PROGRAMS", DEFAULT_PROGRAMS);
+  struct totals t = {0};
+  double t0 = now();
+  while (t.programs < want) {
+    uint64_t left = want - t.programs;
+    run_context(seed, left > 60 ? 60 : (int)left, &t);
+    seed = next_seed(seed);
+  }
+  double dt = now() - t0;
+  printf("model: %llu programs (%llu ops, %llu contexts) under %s in %.1f s: %.0f programs/s\n",
+         (unsigned long long)t.programs, (unsigned long long)t.ops,
+         (unsigned long long)t.contexts,
+         getenv("CLS_SCHEDULER") ? getenv("CLS_SCHEDULER") : cls_default_driver(), dt,
+         (double)t.programs / dt);
+  fflush(stdout);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Regressions: the shortened programs of the bugs this harness found  */
+/* ------------------------------------------------------------------ */
+
+#define OP(...) ((struct md_op){__VA_ARGS__})
+#define ALLOC(b_, s_, n_) OP(.kind = MD_ALLOC, .b = {b_}, .stream = s_, .elems = n_)
+#define FREE(b_) OP(.kind = MD_FREE, .b = {b_})
+#define UPLOAD(b_, s_, n_) OP(.kind = MD_UPLOAD, .b = {b_}, .stream = s_, .len = n_, .value = 7)
+#define FILL(b_, s_, n_) OP(.kind = MD_FILL, .b = {b_}, .stream = s_, .len = n_, .psize = 4, .value = 3)
+#define SET(b_, s_, v_) OP(.kind = MD_LAUNCH, .kernel = MD_K_SET, .b = {b_}, .stream = s_, .value = v_)
+#define INC(b_, s_) OP(.kind = MD_LAUNCH, .kernel = MD_K_INC, .b = {b_}, .stream = s_)
+#define AXPY(x_, y_, s_) OP(.kind = MD_LAUNCH, .kernel = MD_K_AXPY, .b = {x_, y_}, .stream = s_, .value = 2)
+#define COPY(a_, b_, s_, n_) OP(.kind = MD_COPY, .b = {a_, b_}, .stream = s_, .len = n_)
+#define DOWN(b_, s_, n_) OP(.kind = MD_DOWNLOAD, .b = {b_}, .stream = s_, .len = n_)
+
+static struct md_clause fault_clause(int when, const char *kernel, const char *op, int stream) {
+  struct md_clause c = {.when = when, .op = op, .stream = stream, .status = -5};
+  snprintf(c.kernel, sizeof c.kernel, "%s", kernel ? kernel : "");
+  return c;
+}
+
+/* Runs a fixed program `rounds` times in one context with the given fault
+ * clauses (fault counters carry over) under the current driver. */
+static void run_fixed(const struct md_clause *cl, int ncl, const struct md_op *ops, int n,
+                      int rounds) {
+  static struct rt rt;
+  struct md_world plan, w;
+  md_world_init(&plan, false);
+  for (int i = 0; i < ncl; i++)
+    plan.cl[plan.nclauses++] = cl[i];
+  ck_assert_msg(rt_open(&rt, &plan, &w) == 0, "%s", rt.msg);
+  for (int r = 0; r < rounds; r++)
+    if (!run_program(&rt, &w, ops, n, &model_state)) {
+      char spec[256];
+      md_spec_text(&plan, spec, sizeof spec);
+      rt_close(&rt);
+      ck_abort_msg("fault '%s', round %d: %s", spec, r, rt.msg);
+    }
+  rt_close(&rt);
+}
+
+/* F8: a launch that ran on the output of a failure found later keeps that
+ * failure even when its own failure is found after it (it counts as
+ * skipped: the root is the first launch, the second is in its chain). */
+START_TEST(F8_a_failure_of_a_launch_on_untrusted_input_does_not_replace_its_root) {
+  struct md_clause c = fault_clause(MD_W_COMPLETE, "inc_s0", NULL, -1);
+  struct md_op ops[] = {ALLOC(0, 0, MD_N), UPLOAD(0, 0, MD_N), INC(0, 0), INC(0, 0),
+                        DOWN(0, 0, MD_N)};
+  run_fixed(&c, 1, ops, 5, 10);
+  /* Across streams: the second launch's failure may be found first. */
+  struct md_clause c2[] = {fault_clause(MD_W_COMPLETE, "inc_s0", NULL, -1),
+                           fault_clause(MD_W_COMPLETE, "axpy_s1", NULL, -1)};
+  struct md_op ops2[] = {ALLOC(0, 0, MD_N), ALLOC(1, 0, MD_N), SET(1, 2, 4), UPLOAD(0, 1, MD_N),
+                         INC(0, 0), AXPY(1, 0, 1), DOWN(0, 0, MD_N)};
+  run_fixed(c2, 2, ops2, 7, 10);
+}
+END_TEST
+
+/* F8: a buffer freed before the failure is found still taints what read
+ * it while it lived. */
+START_TEST(F8_a_freed_input_still_taints_what_read_it) {
+  struct md_clause c = fault_clause(MD_W_COMPLETE, "inc_s0", NULL, -1);
+  struct md_op ops[] = {ALLOC(0, 0, MD_N), ALLOC(3, 2, MD_N), SET(0, 2, 1), SET(3, 1, 2),
+                        INC(3, 0), AXPY(3, 0, 1), FREE(3), DOWN(0, 0, MD_N)};
+  run_fixed(&c, 1, ops, 8, 10);
+}
+END_TEST
+
+/* F8: an enqueue that fails (now, or deferred by the scheduler) on input
+ * whose producer fails later counts as skipped on that failure. */
+START_TEST(F8_an_enqueue_failure_on_input_that_fails_later_is_a_skip) {
+  struct md_clause c[] = {fault_clause(MD_W_COMPLETE, "inc_s0", NULL, -1),
+                          fault_clause(MD_W_ENQUEUE, NULL, "copy", -1)};
+  struct md_op ops[] = {ALLOC(0, 1, MD_N), ALLOC(3, 0, MD_N), FILL(3, 2, MD_N), INC(3, 0),
+                        COPY(3, 0, 0, MD_N - 1), DOWN(0, 0, MD_N)};
+  run_fixed(c, 2, ops, 6, 10);
+  struct md_clause c2[] = {fault_clause(MD_W_COMPLETE, NULL, "fill", 1),
+                           fault_clause(MD_W_ENQUEUE, NULL, "copy", -1)};
+  struct md_op ops2[] = {ALLOC(2, 2, MD_N), FILL(2, 1, MD_N),
+                         OP(.kind = MD_COPY, .b = {2, 2}, .stream = 0, .off = 1, .off2 = 11,
+                            .len = 4),
+                         DOWN(2, 1, MD_N)};
+  run_fixed(c2, 2, ops2, 4, 10);
+}
+END_TEST
+
+/* Ordering: a stream that waited on another is ordered after what that
+ * one waited on only once the wait is in a queue (scheduler: pending
+ * tasks are not in the marker) or finished; and a wait taken for a command
+ * whose enqueue then failed still holds for the stream's next commands. */
+START_TEST(ordering_claims_hold_only_for_waits_that_were_made) {
+  struct md_op ops[] = {ALLOC(0, 0, MD_N),  ALLOC(1, 1, MD_N), ALLOC(2, 2, MD_N),
+                        UPLOAD(0, 2, MD_N), SET(1, 2, 3),      UPLOAD(2, 2, MD_N),
+                        FILL(1, 0, MD_N),   UPLOAD(2, 0, MD_N),
+                        OP(.kind = MD_SYNC, .stream = 0), ALLOC(5, 1, MD_N),
+                        FILL(5, 1, MD_N),
+                        OP(.kind = MD_LAUNCH, .kernel = MD_K_ADD, .b = {5, 0, 1, 0}, .stream = 0),
+                        COPY(0, 2, 0, MD_N),
+                        OP(.kind = MD_LAUNCH, .kernel = MD_K_ADD, .b = {2, 1, 2, 0}, .stream = 1),
+                        FILL(2, 1, MD_N),   DOWN(5, 2, MD_N), DOWN(0, 2, MD_N)};
+  run_fixed(NULL, 0, ops, (int)(sizeof ops / sizeof *ops), 40);
+  struct md_clause c = fault_clause(MD_W_ENQUEUE, "inc_s2", NULL, -1);
+  struct md_op ops2[] = {ALLOC(1, 2, MD_N), ALLOC(2, 0, MD_N), SET(2, 1, 6), FILL(1, 0, MD_N),
+                         INC(2, 2),         FILL(2, 2, MD_N),  AXPY(2, 1, 2), DOWN(1, 0, MD_N)};
+  run_fixed(&c, 1, ops2, 8, 40);
+}
+END_TEST
+
+/* A freed buffer's memory object outlives tasks a driver has not enqueued
+ * yet (scheduler: use after free in clSetKernelArg, found under valgrind
+ * and as wrong bytes). */
+START_TEST(free_with_deferred_uses_keeps_the_memory_object) {
+  struct md_op ops[] = {ALLOC(0, 0, MD_N), UPLOAD(0, 0, MD_N), INC(0, 0), INC(0, 0),
+                        INC(0, 0),         FREE(0),            ALLOC(1, 0, MD_N),
+                        UPLOAD(1, 0, MD_N), DOWN(1, 0, MD_N)};
+  run_fixed(NULL, 0, ops, 9, 30);
+}
+END_TEST
+
+/* The fault grammar's stream=N names the logical stream under every
+ * driver (the scheduler shares backend queues between streams). */
+START_TEST(fault_stream_key_names_logical_streams) {
+  struct md_clause c = fault_clause(MD_W_ENQUEUE, NULL, "fill", 1);
+  struct md_op ops[] = {ALLOC(0, 0, MD_N), FILL(0, 0, MD_N), DOWN(0, 0, MD_N), FILL(0, 1, MD_N),
+                        DOWN(0, 0, MD_N)};
+  run_fixed(&c, 1, ops, 5, 3);
+}
+END_TEST
+
+/* The harness can fail: with a bug planted in the model (add computes
+ * a + b + c + 1), some program disagrees, and the shortened program that
+ * still fails is small. */
+START_TEST(a_planted_model_bug_is_found_and_shortened) {
+  uint64_t seed = DEFAULT_SEED;
+  for (int c = 0; c < 20; c++, seed = next_seed(seed)) {
+    struct context_plan plan;
+    plan_context(seed, 20, &plan);
+    plan.world.nclauses = 0; /* no faults: the bug shows in the bytes */
+    static struct rt rt;
+    struct md_world w;
+    ck_assert_int_eq(rt_open(&rt, &plan.world, &w), 0);
+    plan.world.deferred = w.deferred;
+    w.planted_bug = plan.world.planted_bug = true;
+    uint64_t pseed = seed;
+    for (int i = 0; i < plan.nprograms; i++) {
+      pseed = next_seed(pseed ^ 0x5a5a5a5aull);
+      struct program p;
+      p.n = gen_program(pseed, &w, &plan, p.ops, &model_state);
+      if (run_program(&rt, &w, p.ops, p.n, &model_state))
+        continue;
+      ck_assert_msg(strstr(rt.msg, "the model says") != NULL, "%s", rt.msg);
+      rt_close(&rt);
+      struct program small = p;
+      shorten(&plan.world, NULL, 0, &small);
+      ck_assert_msg(still_fails(&plan.world, NULL, 0, &small), "the shortened program passes");
+      /* The least failing program: one add on written inputs, a download
+       * (allocs and writes around it). */
+      ck_assert_msg(small.n <= 8 && small.n < p.n, "shortened from %d to %d ops", p.n, small.n);
+      bool has_add = false;
+      for (int k = 0; k < small.n; k++)
+        has_add |= small.ops[k].kind == MD_LAUNCH && small.ops[k].kernel == MD_K_ADD;
+      ck_assert_msg(has_add, "the shortened program has no add");
+      return;
+    }
+    rt_close(&rt);
+  }
+  ck_abort_msg("no program met the planted bug");
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  trace = getenv("CLS_MODEL_TRACE") && *getenv("CLS_MODEL_TRACE");
+  unsetenv("CLS_FAULT");
+  Suite *s = suite_create("model");
+  TCase *tc = tcase_create("random_programs_agree_with_the_model");
+  /* About 2,000 programs take 10-40 s; leave room for slow machines and
+   * for larger CLS_MODEL_PROGRAMS (CK_TIMEOUT_MULTIPLIER scales it). */
+  uint64_t want = env_u64("CLS_MODEL_PROGRAMS", DEFAULT_PROGRAMS);
+  tcase_set_timeout(tc, (double)(120 + want / 20));
+  tcase_add_test(tc, random_programs_agree_with_the_model);
+  suite_add_tcase(s, tc);
+  tc = ct_tcase("a_planted_model_bug_is_found_and_shortened");
+  tcase_add_test(tc, a_planted_model_bug_is_found_and_shortened);
+  suite_add_tcase(s, tc);
+  CT_ADD(s, F8_a_failure_of_a_launch_on_untrusted_input_does_not_replace_its_root);
+  CT_ADD(s, F8_a_freed_input_still_taints_what_read_it);
+  CT_ADD(s, F8_an_enqueue_failure_on_input_that_fails_later_is_a_skip);
+  CT_ADD(s, ordering_claims_hold_only_for_waits_that_were_made);
+  CT_ADD(s, free_with_deferred_uses_keeps_the_memory_object);
+  CT_ADD(s, fault_stream_key_names_logical_streams);
+  return ct_run(s);
+}
