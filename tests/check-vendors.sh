@@ -70,6 +70,7 @@ now() { date +%s; }
 # installed ICD: the .icd file exists and, when it names a file by its
 # path, that file exists.
 installed() {
+  lib=
   test -f "$1" || return 1
   lib=$(head -n 1 "$1")
   case $lib in
@@ -127,10 +128,10 @@ for v in $vendors; do
   esac
   if ! installed "$icd"; then
     if [ -n "${CLS_VENDORS_REQUIRED:-}" ]; then
-      echo "$v: FAIL: not installed ($icd), and CLS_VENDORS_REQUIRED is set"
+      echo "$v: FAIL: not installed ($icd${lib:+, which names $lib}), and CLS_VENDORS_REQUIRED is set"
       failed=$((failed + 1))
     else
-      echo "$v: SKIP: not installed ($icd)"
+      echo "$v: SKIP: not installed ($icd${lib:+, which names $lib})"
       skipped=$((skipped + 1))
     fi
     continue
