@@ -24,6 +24,7 @@ struct ocl_stream {
    * ring is full, outside poll). */
   struct failed { uint64_t seq; cl_int status; } *failed;
   size_t nfailed, capfailed;
+  bool saw_failure; /* a command of this queue failed */
 };
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
@@ -90,8 +91,10 @@ static void drain(struct ocl_stream *s) {
     }
     if (st > CL_COMPLETE)
       break; /* in-order queue: nothing after it has finished */
-    if (st < 0)
+    if (st < 0) {
       note_failed(s, e->seq, st);
+      s->saw_failure = true;
+    }
     s->completed = e->seq;
     clReleaseEvent(e->ev);
     s->head = (s->head + 1) % s->cap;
@@ -105,16 +108,19 @@ static void drain(struct ocl_stream *s) {
  * yet handed to its worker; a sync then read bytes not yet copied (the
  * "39 where 40" of a flushed ping-pong).  The last command's event does
  * complete after everything before it (in-order queue), on every vendor.
- * A failed last command is finished too: that wait's error is no error. */
+ * A failed command is no failure of the wait: poll() reports it from its
+ * event.  NVIDIA's clFinish returns such a command's status
+ * (CL_OUT_OF_RESOURCES), so its error counts only while the last event
+ * has not finished, or when no command this queue has seen failed. */
 static cl_int finish(struct ocl_stream *s) {
   cl_int rc = clFinish(s->q);
-  if (rc == CL_SUCCESS && s->len) {
-    cl_event last = s->ring[(s->head + s->len - 1) % s->cap].ev;
-    cl_int w = clWaitForEvents(1, &last);
-    if (w != CL_SUCCESS && w != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-      rc = w;
-  }
-  return rc;
+  if (!s->len)
+    return rc == CL_SUCCESS || s->saw_failure ? CL_SUCCESS : rc;
+  cl_event last = s->ring[(s->head + s->len - 1) % s->cap].ev;
+  cl_int w = clWaitForEvents(1, &last);
+  if (status_of(last) <= CL_COMPLETE)
+    return CL_SUCCESS; /* finished, failed or not */
+  return rc != CL_SUCCESS ? rc : w;
 }
 
 static void ocl_destroy(void *stream) {

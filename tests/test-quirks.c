@@ -6,6 +6,7 @@
  * Run by `make check` on PoCL and by `make check-vendors` on rusticl and
  * oclgrind too: the vendor is told by the platform name. */
 #include "common.h"
+#include "gate.h"
 
 #include "quirks.h"
 
@@ -238,84 +239,22 @@ END_TEST
 /* A real failure: a launch queued behind a user event the test fails  */
 /* ------------------------------------------------------------------ */
 
-/* A stream factory over the OpenCL one that queues launches of gated_k
- * behind a user event.  The test fails the event after the launch is in
- * and before anything is flushed: the order that cannot hang (PoCL keeps a
- * command enqueued on an already-failed event queued forever; oclgrind
- * runs a queue inside clFlush). */
-struct gate {
-  cl_event ev;
-};
-static struct gate gate;
-static const struct cls_stream_factory *inner(void) { return cls_opencl_stream_factory(); }
-
-static cl_int g_create(void *fd, const struct cls_backend *be, int id, void **out) {
-  (void)fd;
-  if (!gate.ev) {
-    cl_int rc;
-    gate.ev = clCreateUserEvent(be->context, &rc);
-    if (rc != CL_SUCCESS)
-      return rc;
-  }
-  return inner()->create(NULL, be, id, out);
-}
-static void g_destroy(void *s) { inner()->destroy(s); }
-static cl_int g_flush(void *s) { return inner()->flush(s); }
-static cl_int g_launch(void *s, const struct cls_kernel_cmd *c, uint64_t seq, cl_uint nwait,
-                       const cl_event *wait) {
-  if (strcmp(c->name, "gated_k") != 0)
-    return inner()->launch(s, c, seq, nwait, wait);
-  cl_event w[CLS_MAX_STREAMS + 1];
-  for (cl_uint i = 0; i < nwait; i++)
-    w[i] = wait[i];
-  w[nwait] = gate.ev;
-  return inner()->launch(s, c, seq, nwait + 1, w);
-}
-static cl_int g_write(void *s, cl_mem m, size_t o, size_t n, const void *p, int b, uint64_t q,
-                      cl_uint nw, const cl_event *w) {
-  return inner()->write(s, m, o, n, p, b, q, nw, w);
-}
-static cl_int g_read(void *s, cl_mem m, size_t o, size_t n, void *p, int b, uint64_t q,
-                     cl_uint nw, const cl_event *w) {
-  return inner()->read(s, m, o, n, p, b, q, nw, w);
-}
-static cl_int g_copy(void *s, cl_mem a, size_t ao, cl_mem b, size_t bo, size_t n, uint64_t q,
-                     cl_uint nw, const cl_event *w) {
-  return inner()->copy(s, a, ao, b, bo, n, q, nw, w);
-}
-static cl_int g_fill(void *s, cl_mem m, size_t o, size_t n, const void *p, size_t ps,
-                     uint64_t q, cl_uint nw, const cl_event *w) {
-  return inner()->fill(s, m, o, n, p, ps, q, nw, w);
-}
-static cl_int g_marker(void *s, cl_event *out) { return inner()->marker(s, out); }
-static cl_int g_poll(void *s, int wait, cls_failed_fn fn, void *arg, uint64_t *done) {
-  return inner()->poll(s, wait, fn, arg, done);
-}
-
-static const struct cls_stream_factory gate_factory = {
-    .version = CLS_STREAM_FACTORY_VERSION,
-    .name = "gate",
-    .description = "test: launches of gated_k wait on a user event",
-    .create = g_create,
-    .destroy = g_destroy,
-    .flush = g_flush,
-    .launch = g_launch,
-    .write = g_write,
-    .read = g_read,
-    .copy = g_copy,
-    .fill = g_fill,
-    .marker = g_marker,
-    .poll = g_poll,
-};
+/* Launches of gated_k wait on the gate's user event (tests/gate.h).  The
+ * test fails the event after the launch is in and before anything is
+ * flushed: the order that cannot hang (PoCL keeps a command enqueued on an
+ * already-failed event queued forever; oclgrind runs a queue inside
+ * clFlush). */
 
 /* What a real failure after the enqueue reads like: the same report on
  * every vendor, except that a vendor which fails a dependent command with
  * a status of its own (PoCL: CL_DEVICE_NOT_FOUND) gets the quirk named. */
 START_TEST(real_failure_report_names_the_quirk_where_it_shaped_it) {
   enum { N = 64 };
+  struct gate gate = {.gated = "gated_k"};
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .scheduler = "event",
-                                  .factory = &gate_factory};
+                                  .factory = &gate_factory,
+                                  .factory_data = &gate};
   cls_context *ctx = ct_context_opts(&o);
   struct cls_quirks q = quirks_of(ctx);
   cls_kernel *k = ct_kernel(ctx,
@@ -330,7 +269,7 @@ START_TEST(real_failure_report_names_the_quirk_where_it_shaped_it) {
   ct_upload_ints(ctx, 0, a, host, N);
   ct_launch1(ctx, 0, k, N, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
   ck_assert_ptr_nonnull(gate.ev);
-  ck_assert_int_eq(clSetUserEventStatus(gate.ev, CLS__QUIRK_PROBE_STATUS), CL_SUCCESS);
+  gate_set(&gate, CLS__QUIRK_PROBE_STATUS);
   CT_OK(cls_sync(ctx, NULL));
 
   cls_report *r = NULL;
@@ -354,8 +293,7 @@ START_TEST(real_failure_report_names_the_quirk_where_it_shaped_it) {
   ct_download_ints(ctx, 0, a, got, N);
   CT_EXPECT_INTS(got, (size_t)N, i, (int)i);
   cls_context_destroy(ctx);
-  clReleaseEvent(gate.ev);
-  gate.ev = NULL;
+  gate_release(&gate);
 }
 END_TEST
 

@@ -2,6 +2,9 @@
  * cross-stream waits counted once; write-after-read and freed memory kept
  * safe across streams; the per-stream counters. */
 #include "common.h"
+#include "gate.h"
+
+#include <pthread.h>
 
 /* Streams on one backend queue are ordered by the queue: the interleave
  * strategy of the scheduler driver puts every stream on one queue, so it
@@ -15,8 +18,17 @@ static cls_context *ctx;
 static cls_program *prog;
 static cls_kernel *fill_k, *copy_k, *add_k, *inc_k, *slow_k;
 
+/* Launches of slow_k are held by the gate until the test opens it: "still
+ * running" must not depend on the device's speed (an H200 finishes the
+ * slow kernel before the host's next call). */
+static struct gate gate;
+
 static void setup(void) {
-  ctx = ct_context();
+  gate = (struct gate){.gated = "slow_k"};
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .factory = &gate_factory,
+                                  .factory_data = &gate};
+  ctx = ct_context_opts(&o);
   prog = ct_build(ctx, CT_ALL_SRC, NULL);
   fill_k = ct_get_kernel(ctx, prog, "fill_k");
   copy_k = ct_get_kernel(ctx, prog, "copy_k");
@@ -25,9 +37,38 @@ static void setup(void) {
   slow_k = ct_get_kernel(ctx, prog, "slow_k");
 }
 static void teardown(void) {
+  gate_open(&gate); /* a failed check must not leave work held */
   cls_context_destroy(ctx);
   ctx = NULL;
+  gate_release(&gate);
 }
+
+/* Opens the gate from another thread after a while: for a blocking call
+ * that must wait for the held reader. */
+static void *open_later(void *arg) {
+  struct timespec ts = {0, 100 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  clSetUserEventStatus(((struct gate *)arg)->ev, CL_COMPLETE);
+  return NULL;
+}
+
+/* Runs a call that blocks until the held reader has run; the gate opens
+ * from another thread meanwhile.  Had the call not been ordered after the
+ * reader, it would have finished before the reader started. */
+#define WHILE_HELD(call)                                                      \
+  do {                                                                        \
+    pthread_t opener_;                                                        \
+    bool held_ = gate.ev && !gate.opened;                                     \
+    if (held_)                                                                \
+      ck_assert_int_eq(pthread_create(&opener_, NULL, open_later, &gate), 0); \
+    else                                                                      \
+      gate.opened = true;                                                     \
+    call;                                                                     \
+    if (held_) {                                                              \
+      pthread_join(opener_, NULL);                                            \
+      gate.opened = true;                                                     \
+    }                                                                         \
+  } while (0)
 
 static void launch_fill(int stream, cls_buffer b, size_t n, int v) {
   cls_arg a[] = {CLS_OUT(b), CLS_SCALAR(v)};
@@ -107,8 +148,9 @@ START_TEST(alternating_producer_and_consumer_200_times) {
 END_TEST
 
 /* A producer on `stream` that is still running when the next few calls are
- * made: a stream ordered after a command that already finished needs no
- * wait, so the wait counts below are only defined against running work.
+ * made (held by the gate until the test opens it): a stream ordered after a
+ * command that already finished needs no wait, so the wait counts below are
+ * only defined against running work.
  * Writes A[i] = ct_slow_expect(i, SLOW_ITERS, x[i]) from X. */
 static void slow_produce(int stream, cls_buffer X, cls_buffer A) {
   int iters = SLOW_ITERS;
@@ -163,6 +205,7 @@ START_TEST(cross_stream_read_adds_one_wait_and_flushes_producer) {
   ck_assert_uint_eq(stats(1).waits, waits_expected(1));
   ck_assert_uint_eq(stats(0).waits, 0);
 
+  gate_open(&gate);
   assert_slow_result(1, B, x, "B");
   assert_slow_result(1, C, x, "C");
   assert_slow_result(1, E, x, "E");
@@ -189,6 +232,7 @@ START_TEST(new_producer_write_needs_a_new_wait) {
   slow_produce(0, Y, A); /* a new state of A, after stream 1's read */
   launch_copy(1, A, B, SLOW_N);
   ck_assert_uint_eq(stats(1).waits, waits_expected(2));
+  gate_open(&gate);
   assert_slow_result(1, B, y, "B");
 }
 END_TEST
@@ -208,6 +252,7 @@ START_TEST(write_after_read_across_streams_keeps_old_data) {
   launch_fill(0, A, SLOW_N, -5);
   const int pat = -6;
   CT_OK(cls_fill(ctx, 0, A, 0, sizeof a, &pat, sizeof pat));
+  WHILE_HELD(CT_OK(cls_stream_sync(ctx, 0, NULL)));
   ct_download_ints(ctx, 1, B, got, SLOW_N);
   for (int i = 0; i < SLOW_N; i++) {
     int want = ct_slow_expect((uint32_t)i, SLOW_ITERS, a[i]);
@@ -230,7 +275,7 @@ START_TEST(write_after_read_by_upload_keeps_old_data) {
   int iters = SLOW_ITERS;
   cls_arg r[] = {CLS_IN(A), CLS_OUT(B), CLS_SCALAR(iters)};
   ct_launch1(ctx, 1, slow_k, SLOW_N, 3, r);
-  CT_OK(cls_upload(ctx, 0, A, 0, b, sizeof b));
+  WHILE_HELD(CT_OK(cls_upload(ctx, 0, A, 0, b, sizeof b)));
   ct_download_ints(ctx, 1, B, got, SLOW_N);
   for (int i = 0; i < SLOW_N; i++) {
     int want = ct_slow_expect((uint32_t)i, SLOW_ITERS, a[i]);
@@ -264,6 +309,7 @@ START_TEST(freed_memory_is_not_reused_under_a_reader) {
     CT_OK(cls_fill(ctx, 0, z, 0, bytes, &pat, sizeof pat));
     CT_OK(cls_free(ctx, z));
   }
+  WHILE_HELD(CT_OK(cls_stream_sync(ctx, 0, NULL)));
   ct_download_ints(ctx, 1, Y, got, SLOW_N);
   for (int i = 0; i < SLOW_N; i++) {
     int want = ct_slow_expect((uint32_t)i, SLOW_ITERS, x[i]);
