@@ -100,6 +100,11 @@ struct cls_driver_ops {
   /* Waits until everything submitted on s has completed (s NULL: every
    * stream).  Failures found are handled through cls__stream_poll. */
   int (*sync)(struct cls__driver *d, struct cls__stream *s);
+  /* Hands every command of s up to its command `upto` to s's backend
+   * queue: memory they use is about to be released (cls_free), and only an
+   * enqueued command holds its memory objects.  Optional: NULL for a
+   * driver that enqueues at submit(). */
+  void (*settle)(struct cls__driver *d, struct cls__stream *s, uint64_t upto);
 };
 
 /* Ordering (order.c).  The streams cmd's stream must be ordered after: bit

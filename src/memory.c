@@ -12,6 +12,7 @@
  *     it waits for that point first (see the event driver's order()). */
 #include "core.h"
 #include "failure.h"
+#include "driver.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,16 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
       pf.need[t] = slot->read_seq[t];
       pf.mask |= 1ull << t;
     }
+  }
+  /* A driver that defers enqueues hands those uses to their queues now:
+   * the cl_mem may be released below, before they would have been. */
+  const struct cls_driver_ops *dops = ctx->driver_ops;
+  if (dops->settle) {
+    if (pf.own_seq)
+      dops->settle(ctx->driver, s, pf.own_seq);
+    for (int t = 0; t < CLS_MAX_STREAMS; t++)
+      if (pf.mask & (1ull << t))
+        dops->settle(ctx->driver, cls__stream_peek(ctx, t), pf.need[t]);
   }
   for (int t = 0; t < CLS_MAX_STREAMS; t++) {
     struct cls__stream *st;

@@ -54,9 +54,8 @@ struct task {
   size_t pattern_off, psize; /* fill pattern, in the byte arena */
   /* waits, in the list's event arena; owned until the enqueue */
   size_t wait0, nwait;
-  /* memory objects, in the list's mem arena, retained until the enqueue:
-   * a buffer freed while the task waits must not take its cl_mem along */
-  size_t mem0, nmem;
+  /* The memory objects are not retained: a buffer freed while a task of
+   * it waits has the task's list submitted first (sc_settle). */
 };
 
 struct list {
@@ -68,8 +67,6 @@ struct list {
   size_t nbytes, capbytes;
   cl_event *waits;
   size_t nwaits, capwaits;
-  cl_mem *mems;
-  size_t nmems, capmems;
   int queue;
 };
 
@@ -249,8 +246,6 @@ static void submit_task(struct sched_driver *d, int id, size_t i) {
     cls__order_unsent((cl_uint)t->nwait, l->waits + t->wait0);
   for (size_t w = 0; w < t->nwait; w++)
     clReleaseEvent(l->waits[t->wait0 + w]);
-  for (size_t m = 0; m < t->nmem; m++)
-    clReleaseMemObject(l->mems[t->mem0 + m]);
   if (rc == CL_SUCCESS) {
     q->seq++;
     map_push(q, q->seq, id, t->seq, true);
@@ -274,7 +269,7 @@ static void submit_task(struct sched_driver *d, int id, size_t i) {
 }
 
 static void list_reset(struct list *l) {
-  l->n = l->nargs = l->nbytes = l->nwaits = l->nmems = 0;
+  l->n = l->nargs = l->nbytes = l->nwaits = 0;
 }
 
 static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
@@ -348,9 +343,6 @@ static int sc_create(cls_context *ctx, const char *params, const struct cls_stre
 static void free_list(struct list *l) {
   for (size_t i = 0; i < l->nwaits; i++)
     clReleaseEvent(l->waits[i]);
-  for (size_t i = 0; i < l->nmems; i++)
-    clReleaseMemObject(l->mems[i]);
-  free(l->mems);
   free(l->tasks);
   free(l->args);
   free(l->bytes);
@@ -465,6 +457,13 @@ static uint64_t sc_enqueued(struct cls__driver *base, struct cls__stream *p) {
   return p->submitted - sd(base)->lists[p->id].n;
 }
 
+/* Memory s's tasks use is about to be released: they go to the queue
+ * first (the enqueued command then holds its memory objects). */
+static void sc_settle(struct cls__driver *base, struct cls__stream *s, uint64_t upto) {
+  if (sc_enqueued(base, s) < upto)
+    submit_list(sd(base), s->id);
+}
+
 static const struct cls__orderer sc_orderer = {
     .prepare = sc_prepare, .queue_of = sc_queue_of, .enqueued = sc_enqueued};
 
@@ -553,17 +552,6 @@ static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) 
     t->psize = cmd->pattern_size;
     break;
   }
-  /* The task holds its memory objects until it is enqueued (then the
-   * command holds them): cls_free may release the buffer's cl_mem before. */
-  if (!reserve((void **)&l->mems, &l->capmems, l->nmems + cmd->nbind, sizeof *l->mems))
-    return false;
-  t->mem0 = l->nmems;
-  t->nmem = cmd->nbind;
-  for (size_t i = 0; i < cmd->nbind; i++) {
-    l->mems[l->nmems + i] = cmd->bind[i].slot->mem;
-    clRetainMemObject(cmd->bind[i].slot->mem);
-  }
-  l->nmems += cmd->nbind;
   t->wait0 = l->nwaits;
   t->nwait = cmd->nwait;
   if (cmd->nwait) {
@@ -649,4 +637,5 @@ const struct cls_driver_ops cls__scheduler_driver = {
     .submit = sc_submit,
     .cancel = sc_cancel,
     .sync = sc_sync,
+    .settle = sc_settle,
 };

@@ -932,9 +932,9 @@ START_TEST(ordering_claims_hold_only_for_waits_that_were_made) {
 }
 END_TEST
 
-/* A freed buffer's memory object outlives tasks a driver has not enqueued
- * yet (scheduler: use after free in clSetKernelArg, found under valgrind
- * and as wrong bytes). */
+/* A freed buffer's memory object is not released under tasks a driver has
+ * not enqueued yet: they are enqueued first (scheduler: use after free in
+ * clSetKernelArg, found under valgrind and as wrong bytes). */
 START_TEST(free_with_deferred_uses_keeps_the_memory_object) {
   struct md_op ops[] = {ALLOC(0, 0, MD_N), UPLOAD(0, 0, MD_N), INC(0, 0), INC(0, 0),
                         INC(0, 0),         FREE(0),            ALLOC(1, 0, MD_N),
