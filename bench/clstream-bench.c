@@ -15,7 +15,10 @@
  *               all four; 500 times
  *   skip-chain  a failed launch, then 10,000 launches depending on it: cost
  *               per skipped launch and OpenCL calls made for them (no raw
- *               counterpart) */
+ *               counterpart)
+ * Then a calibration, raw OpenCL only: tiny-chain against itself with one
+ * thing a layer adds (an argument set per launch, an event per launch,
+ * events kept until polled), to say what those cost on the device. */
 #include <clstream.h>
 #include <clstream/stream.h>
 
@@ -164,6 +167,59 @@ static double raw_tiny(struct raw *r) {
   for (int i = 0; i < TINY_N; i++)
     CL(clEnqueueNDRangeKernel(r->q[0], r->tiny, 1, NULL, &small_g, NULL, 0, NULL, NULL));
   CL(clFinish(r->q[0]));
+  return bench_now() - t;
+}
+
+/* Calibration variants of tiny-chain, raw OpenCL only: what each thing a
+ * layer may add costs on this device by itself. */
+static double raw_tiny_setarg(struct raw *r) {
+  double t = bench_now();
+  for (int i = 0; i < TINY_N; i++) {
+    CL(clSetKernelArg(r->tiny, 0, sizeof(cl_mem), &r->tiny_buf));
+    CL(clEnqueueNDRangeKernel(r->q[0], r->tiny, 1, NULL, &small_g, NULL, 0, NULL, NULL));
+  }
+  CL(clFinish(r->q[0]));
+  return bench_now() - t;
+}
+
+static double raw_tiny_event(struct raw *r) {
+  double t = bench_now();
+  for (int i = 0; i < TINY_N; i++) {
+    cl_event e;
+    CL(clEnqueueNDRangeKernel(r->q[0], r->tiny, 1, NULL, &small_g, NULL, 0, NULL, &e));
+    clReleaseEvent(e);
+  }
+  CL(clFinish(r->q[0]));
+  return bench_now() - t;
+}
+
+/* An event per launch kept in a ring of 256 until its status is read (as
+ * clstream's OpenCL stream factory does, to find failures after the
+ * enqueue): a full ring releases the finished head. */
+static double raw_tiny_ring(struct raw *r) {
+  enum { RING = 256 };
+  cl_event ring[RING];
+  size_t head = 0, len = 0;
+  double t = bench_now();
+  for (int i = 0; i < TINY_N; i++) {
+    while (len == RING) {
+      cl_int st;
+      CL(clGetEventInfo(ring[head], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+      if (st > CL_COMPLETE) {
+        CL(clWaitForEvents(1, &ring[head])); /* nothing finished: wait for the oldest */
+        continue;
+      }
+      clReleaseEvent(ring[head]);
+      head = (head + 1) % RING;
+      len--;
+    }
+    CL(clEnqueueNDRangeKernel(r->q[0], r->tiny, 1, NULL, &small_g, NULL, 0, NULL,
+                              &ring[(head + len) % RING]));
+    len++;
+  }
+  CL(clFinish(r->q[0]));
+  for (; len; len--, head = (head + 1) % RING)
+    clReleaseEvent(ring[head]);
   return bench_now() - t;
 }
 
@@ -433,6 +489,27 @@ static void compare(const char *name, const char *driver, struct raw *r, raw_fn 
   fflush(stdout);
 }
 
+/* Raw tiny-chain against a raw variant of it, alternately. */
+static void calibrate(const char *name, struct raw *r, raw_fn variant, const char *what) {
+  double tr[64], tv[64];
+  raw_tiny(r);
+  variant(r);
+  for (int i = 0; i < reps; i++) {
+    tr[i] = raw_tiny(r);
+    tv[i] = variant(r);
+  }
+  struct row *row = &rows[nrows++];
+  row->workload = name;
+  row->driver = "raw only";
+  row->raw = bench_median(tr, reps);
+  row->lib = bench_median(tv, reps);
+  row->ratio = row->lib / row->raw;
+  snprintf(row->note, sizeof row->note, "%s", what);
+  printf("%-11s %-22s %10.2f %12.2f %8.3f  %s\n", name, row->driver, row->raw * 1e3,
+         row->lib * 1e3, row->ratio, what);
+  fflush(stdout);
+}
+
 static void skip_chain(const char *driver) {
   struct lib l;
   lib_init(&l, driver, "enqueue:kernel=failk");
@@ -559,6 +636,12 @@ int main(int argc, char **argv) {
     cls_context_destroy(l.ctx);
     skip_chain(d);
   }
+  printf("\ncalibration: raw tiny-chain against raw variants of it (second column: the "
+         "variant)\n");
+  calibrate("tiny+arg", &r, raw_tiny_setarg, "clSetKernelArg before every launch");
+  calibrate("tiny+event", &r, raw_tiny_event, "an event per launch, released at once");
+  calibrate("tiny+ring", &r, raw_tiny_ring,
+            "an event per launch, kept until its status is read (the opencl factory's way)");
   if (json)
     write_json(json, &dev);
   return 0;
