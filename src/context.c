@@ -46,8 +46,8 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   cls_context *ctx = calloc(1, sizeof *ctx);
   if (!ctx)
     return cls__error(CLS_ENOMEM, 0, "out of host memory");
-  if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
-    rc = cls__error(CLS_ENOMEM, 0, "pthread_mutex_init failed");
+  if (cls__lock_init(&ctx->lock) != 0) {
+    rc = cls__error(CLS_ENOMEM, 0, "creating the context lock failed");
     goto fail_lock;
   }
   cls__logger_init(&ctx->log);
@@ -119,7 +119,7 @@ fail_device:
 fail_driver_name:
   cls__fault_config_free(ctx->faults);
 fail_config:
-  pthread_mutex_destroy(&ctx->lock);
+  cls__lock_fini(&ctx->lock);
 fail_lock:
   free(ctx);
   return rc;
@@ -147,7 +147,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   clReleaseContext(ctx->clctx);
   cls__fault_config_free(ctx->faults);
   cls__unlock(ctx);
-  pthread_mutex_destroy(&ctx->lock);
+  cls__lock_fini(&ctx->lock);
   free(ctx);
 }
 

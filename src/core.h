@@ -9,6 +9,8 @@
 
 #include "config.h"
 
+#include "lock.h"
+
 #include <clstream.h>
 #include <clstream/stream.h>
 
@@ -192,7 +194,7 @@ static inline bool cls__kernel_valid(cls_context *ctx, const cls_kernel *k) {
 /* ------------------------------------------------------------------ */
 
 struct cls_context {
-  pthread_mutex_t lock;
+  struct cls__lock lock;
   unsigned tag;            /* 12 bits, never 0: stamps buffer handles */
   struct cls_device_info info;
   cl_platform_id platform;
@@ -231,8 +233,8 @@ struct cls_context {
   size_t taint_cap;
 };
 
-static inline void cls__lock(cls_context *ctx) { pthread_mutex_lock(&ctx->lock); }
-static inline void cls__unlock(cls_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
+static inline void cls__lock(cls_context *ctx) { cls__lock_take(&ctx->lock); }
+static inline void cls__unlock(cls_context *ctx) { cls__lock_give(&ctx->lock); }
 
 /* The driver's stream pool (its accessor, see driver.h, is asked once when
  * the driver is created). */
