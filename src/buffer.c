@@ -26,8 +26,8 @@ static int check_range(const char *fn, size_t have, size_t offset, size_t size) 
 }
 
 static struct cls__slot *resolve(cls_context *ctx, const char *fn, cls_buffer h, int *rc) {
-  int err;
-  struct cls__slot *s = cls__resolve(ctx, h, &err);
+  struct cls__slot *s = cls__resolve(ctx, h);
+  int err = s ? CLS_OK : cls__resolve_error(ctx, h);
   if (!s)
     *rc = cls__error(err, 0, "%s: buffer %#llx: %s", fn, (unsigned long long)h.bits,
                      cls_strerror(err));

@@ -284,12 +284,9 @@ static inline int cls__handle_stream(cls_buffer h) {
  * CLS_EFOREIGN or CLS_ESTALE otherwise.  Never touches memory a bad handle
  * names beyond bounds-checked slot lookups.  Inline: every binding of
  * every command takes it. */
-static inline struct cls__slot *cls__resolve(cls_context *ctx, cls_buffer h, int *err) {
-  if ((unsigned)(h.bits >> CLS__TAG_SHIFT) != ctx->tag) {
-    *err = h.bits == 0 ? CLS_ENULL : CLS_EFOREIGN; /* the tag is never 0 */
+static inline struct cls__slot *cls__resolve(cls_context *ctx, cls_buffer h) {
+  if ((unsigned)(h.bits >> CLS__TAG_SHIFT) != ctx->tag)
     return NULL;
-  }
-  *err = CLS_ESTALE;
   /* A stream never created has no slots: the bound check covers it. */
   const struct cls__stream *s = &ctx->pool->streams[cls__handle_stream(h)];
   size_t index = h.bits & ((1u << CLS__INDEX_BITS) - 1);
@@ -299,8 +296,13 @@ static inline struct cls__slot *cls__resolve(cls_context *ctx, cls_buffer h, int
   struct cls__slot *slot = &s->mem.slots[index];
   if (!slot->live || slot->gen != gen)
     return NULL;
-  *err = CLS_OK;
   return slot;
+}
+/* Why cls__resolve(h) returned NULL: CLS_ENULL, CLS_EFOREIGN or CLS_ESTALE. */
+static inline int cls__resolve_error(cls_context *ctx, cls_buffer h) {
+  if ((unsigned)(h.bits >> CLS__TAG_SHIFT) != ctx->tag)
+    return h.bits == 0 ? CLS_ENULL : CLS_EFOREIGN; /* the tag is never 0 */
+  return CLS_ESTALE;
 }
 cls_buffer cls__handle_make(cls_context *ctx, int stream, int index, uint32_t gen);
 

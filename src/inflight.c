@@ -248,8 +248,7 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
     n = writes_join(ctx, n, e, tainted);
   }
   for (size_t i = 0; i < n; i++) {
-    int err;
-    struct cls__slot *slot = cls__resolve(ctx, ctx->taint_set[i].handle, &err);
+    struct cls__slot *slot = cls__resolve(ctx, ctx->taint_set[i].handle);
     if (slot && slot->write_stamp == ctx->taint_set[i].stamp) /* freed: nobody reads it */
       cls__slot_set_failure(slot, f);
   }

@@ -42,6 +42,37 @@ static const char *kind_name(int q) {
   return q == CLS__ARGQ_GLOBAL ? "a buffer" : q == CLS__ARGQ_LOCAL ? "local memory" : "a scalar";
 }
 
+/* A scalar or local-memory argument (buffers take the fast path below). */
+static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
+                           const cls_arg *a) {
+  int want;
+  switch (a->kind) {
+  case CLS_ARG_SCALAR:
+    if (!a->value || a->size == 0)
+      return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: scalar without a value",
+                        k->name, i);
+    if (k->argsize && k->argsize[i] && k->argsize[i] != a->size)
+      return cls__error(CLS_EARGKIND, 0,
+                        "kernel '%s' argument %zu: a scalar of %zu bytes given, %zu expected",
+                        k->name, i, a->size, k->argsize[i]);
+    want = CLS__ARGQ_PRIVATE;
+    break;
+  case CLS_ARG_LOCAL:
+    if (a->size == 0)
+      return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: local size 0", k->name, i);
+    want = CLS__ARGQ_LOCAL;
+    break;
+  default:
+    return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: kind %d", k->name, i, a->kind);
+  }
+  if (k->argq && k->argq[i] != want)
+    return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
+                      k->name, i, kind_name(want), kind_name(k->argq[i]));
+  cmd->kargs[i].size = a->size;
+  cmd->kargs[i].value = a->kind == CLS_ARG_SCALAR ? a->value : NULL;
+  return CLS_OK;
+}
+
 static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *k,
                       size_t nargs, const cls_arg *args) {
   if (k->nargs != CLS__NARGS_UNKNOWN && nargs != k->nargs)
@@ -52,57 +83,35 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
                       CLS_MAX_ARGS);
   if (nargs && !args)
     return cls__error(CLS_EINVAL, 0, "kernel '%s': NULL arguments", k->name);
-  size_t nb = 0;
+  const unsigned char *argq = k->argq;
+  struct cls__binding *b = cmd->bind;
   for (size_t i = 0; i < nargs; i++) {
     const cls_arg *a = &args[i];
-    int want;
-    switch (a->kind) {
-    case CLS_ARG_BUFFER: {
-      if (a->access < CLS_READ || a->access > CLS_READ_WRITE)
-        return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i,
-                          a->access);
-      int err;
-      struct cls__slot *s = cls__resolve(ctx, a->buffer, &err);
-      if (!s)
-        return cls__error(err, 0, "kernel '%s' argument %zu: %s", k->name, i,
-                          cls_strerror(err));
-      cmd->kargs[i].size = sizeof(cl_mem);
-      cmd->kargs[i].value = &s->mem; /* slots stay put for the call */
-      struct cls__binding *b = &cmd->bind[nb++];
-      b->handle = a->buffer;
-      b->slot = s;
-      b->access = a->access;
-      want = CLS__ARGQ_GLOBAL;
-      break;
-    }
-    case CLS_ARG_SCALAR:
-      if (!a->value || a->size == 0)
-        return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: scalar without a value",
-                          k->name, i);
-      if (k->argsize && k->argsize[i] && k->argsize[i] != a->size)
-        return cls__error(CLS_EARGKIND, 0,
-                          "kernel '%s' argument %zu: a scalar of %zu bytes given, %zu expected",
-                          k->name, i, a->size, k->argsize[i]);
-      want = CLS__ARGQ_PRIVATE;
-      break;
-    case CLS_ARG_LOCAL:
-      if (a->size == 0)
-        return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: local size 0", k->name, i);
-      want = CLS__ARGQ_LOCAL;
-      break;
-    default:
-      return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: kind %d", k->name, i,
-                        a->kind);
-    }
     if (a->kind != CLS_ARG_BUFFER) {
-      cmd->kargs[i].size = a->size;
-      cmd->kargs[i].value = a->kind == CLS_ARG_SCALAR ? a->value : NULL;
+      int rc = check_value_arg(k, cmd, i, a);
+      if (rc < 0)
+        return rc;
+      continue;
     }
-    if (k->argq && k->argq[i] != want)
+    if ((unsigned)a->access - CLS_READ > (unsigned)(CLS_READ_WRITE - CLS_READ))
+      return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i,
+                        a->access);
+    struct cls__slot *s = cls__resolve(ctx, a->buffer);
+    if (!s) {
+      int err = cls__resolve_error(ctx, a->buffer);
+      return cls__error(err, 0, "kernel '%s' argument %zu: %s", k->name, i, cls_strerror(err));
+    }
+    if (argq && argq[i] != CLS__ARGQ_GLOBAL)
       return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
-                        k->name, i, kind_name(want), kind_name(k->argq[i]));
+                        k->name, i, kind_name(CLS__ARGQ_GLOBAL), kind_name(argq[i]));
+    cmd->kargs[i].size = sizeof(cl_mem);
+    cmd->kargs[i].value = &s->mem; /* slots stay put for the call */
+    b->handle = a->buffer;
+    b->slot = s;
+    b->access = a->access;
+    b++;
   }
-  cmd->nbind = nb;
+  cmd->nbind = (size_t)(b - cmd->bind);
   return CLS_OK;
 }
 

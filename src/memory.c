@@ -306,10 +306,11 @@ fail_place:
 }
 
 int cls__memory_free(cls_context *ctx, cls_buffer h) {
-  int err;
-  struct cls__slot *slot = cls__resolve(ctx, h, &err);
-  if (!slot)
+  struct cls__slot *slot = cls__resolve(ctx, h);
+  if (!slot) {
+    int err = cls__resolve_error(ctx, h);
     return cls__error(err, 0, "cls_free: %s", cls_strerror(err));
+  }
   int owner = cls__handle_stream(h);
   struct cls__stream *s = cls__stream_peek(ctx, owner);
   struct cls__memory *m = &s->mem;

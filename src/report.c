@@ -69,8 +69,7 @@ int cls__report_from(struct cls__failure *const *fs, size_t n, cls_report **out)
 int cls__read_report(cls_context *ctx, const cls_buffer *handles, size_t n, cls_report **out) {
   size_t nf = 0, nbad = 0;
   for (size_t i = 0; i < n; i++) {
-    int err;
-    struct cls__slot *s = cls__resolve(ctx, handles[i], &err);
+    struct cls__slot *s = cls__resolve(ctx, handles[i]);
     if (!s)
       nbad++;
     else if (s->failure)
@@ -86,12 +85,11 @@ int cls__read_report(cls_context *ctx, const cls_buffer *handles, size_t n, cls_
   if (!r)
     return cls__error(CLS_ENOMEM, 0, "out of memory building a report");
   for (size_t i = 0; i < n; i++) {
-    int err;
     struct cls__binding b = {.handle = handles[i], .access = CLS_READ};
-    b.slot = cls__resolve(ctx, handles[i], &err);
+    b.slot = cls__resolve(ctx, handles[i]);
     if (!b.slot) {
       r->bad[r->nbad].handle = handles[i];
-      r->bad[r->nbad].why = err;
+      r->bad[r->nbad].why = cls__resolve_error(ctx, handles[i]);
       r->nbad++;
     } else if (b.slot->failure) {
       struct cls__failure *f = cls__read_failure(ctx, -1, &b, 1);
