@@ -30,12 +30,6 @@
 
 enum strategy { SEQUENTIAL, INTERLEAVE };
 
-struct task_arg {
-  bool local;
-  size_t size;
-  size_t off; /* in the list's byte arena: a cl_mem or a scalar's bytes */
-};
-
 struct task {
   int kind;
   uint64_t seq;
@@ -61,7 +55,9 @@ struct task {
 struct list {
   struct task *tasks;
   size_t n, cap;
-  struct task_arg *args;
+  /* Kernel arguments as the stream takes them; values point into `bytes`
+   * (a cl_mem or a scalar's bytes), NULL for local memory. */
+  struct cls_kernel_arg *args;
   size_t nargs, capargs;
   unsigned char *bytes;
   size_t nbytes, capbytes;
@@ -190,13 +186,13 @@ static bool map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq, b
     if (!n)
       return false;
     for (size_t i = 0; i < q->len; i++)
-      n[i] = q->map[(q->head + i) % q->cap];
+      n[i] = q->map[(q->head + i) & (q->cap - 1)];
     free(q->map);
     q->map = n;
     q->cap = ncap;
     q->head = 0;
   }
-  q->map[(q->head + q->len) % q->cap] = (struct qmap){bseq, stream, seq, real, CL_SUCCESS};
+  q->map[(q->head + q->len) & (q->cap - 1)] = (struct qmap){bseq, stream, seq, real, CL_SUCCESS};
   q->len++;
   return true;
 }
@@ -207,14 +203,9 @@ static cl_int enqueue(const struct cls_stream_factory *f, struct queue *q, const
   cl_uint nw = (cl_uint)t->nwait;
   switch (t->kind) {
   case CLS__CMD_LAUNCH: {
-    struct cls_kernel_arg args[CLS_MAX_ARGS];
-    for (size_t i = 0; i < t->nargs; i++) {
-      const struct task_arg *a = &l->args[t->arg0 + i];
-      args[i].size = a->size;
-      args[i].value = a->local ? NULL : l->bytes + a->off;
-    }
     struct cls_kernel_cmd kc = {t->kernel, t->name, t->dims, t->global,
-                                t->has_local ? t->local : NULL, (cl_uint)t->nargs, args};
+                                t->has_local ? t->local : NULL, (cl_uint)t->nargs,
+                                l->args + t->arg0};
     return f->launch(q->stream, &kc, bseq, nw, w);
   }
   case CLS__CMD_WRITE:
@@ -258,7 +249,7 @@ static void submit_task(struct sched_driver *d, int id, size_t i) {
     cls__stream_failed(ctx, s, t->seq, rc, true); /* out of memory: now */
     return;
   }
-  q->map[(q->head + q->len - 1) % q->cap].status = rc;
+  q->map[(q->head + q->len - 1) & (q->cap - 1)].status = rc;
   /* An error path: wait for what the queue has, and report now. */
   cl_event ev = NULL;
   if (d->pool.factory->marker(q->stream, &ev) == CL_SUCCESS) {
@@ -408,7 +399,7 @@ static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
    * the queue has finished what came before it. */
   size_t f = 0;
   for (size_t i = 0; i < q->len; i++) {
-    struct qmap *m = &q->map[(q->head + i) % q->cap];
+    struct qmap *m = &q->map[(q->head + i) & (q->cap - 1)];
     if (!m->real) {
       if (m->bseq <= done)
         cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, m->status, true);
@@ -427,7 +418,7 @@ static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
     struct cls__stream *t = cls__stream_peek(ctx, m->stream);
     if (m->seq > t->completed)
       t->completed = m->seq;
-    q->head = (q->head + 1) % q->cap;
+    q->head = (q->head + 1) & (q->cap - 1);
     q->len--;
   }
   if (rc != CL_SUCCESS)
@@ -487,6 +478,26 @@ static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
   return rc;
 }
 
+/* Grows the list's byte arena to hold `need`; the argument values already
+ * in it move along.  False: out of memory (nothing changed). */
+static bool bytes_grow(struct list *l, size_t need) {
+  size_t ncap = l->capbytes ? l->capbytes : 256;
+  while (ncap < need)
+    ncap *= 2;
+  unsigned char *n = malloc(ncap);
+  if (!n)
+    return false;
+  if (l->nbytes)
+    memcpy(n, l->bytes, l->nbytes);
+  for (size_t i = 0; i < l->nargs; i++)
+    if (l->args[i].value)
+      l->args[i].value = n + ((const unsigned char *)l->args[i].value - l->bytes);
+  free(l->bytes);
+  l->bytes = n;
+  l->capbytes = ncap;
+  return true;
+}
+
 /* Copies what the enqueue will need into the list; false: out of memory. */
 static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) {
   t->kind = cmd->kind;
@@ -501,23 +512,28 @@ static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) 
       t->local[i] = t->has_local ? cmd->kcmd.local[i] : 0;
     }
     const struct cls_kernel_arg *ka = cmd->kcmd.args;
-    size_t n = cmd->kcmd.nargs, bytes = 0;
-    for (size_t i = 0; i < n; i++)
-      bytes += ka[i].value ? (ka[i].size + 7) & ~(size_t)7 : 0;
-    if (!reserve((void **)&l->args, &l->capargs, l->nargs + n, sizeof *l->args) ||
-        !reserve((void **)&l->bytes, &l->capbytes, l->nbytes + bytes, 1))
+    size_t n = cmd->kcmd.nargs;
+    if (!reserve((void **)&l->args, &l->capargs, l->nargs + n, sizeof *l->args))
       return false;
     t->arg0 = l->nargs;
     t->nargs = n;
     for (size_t i = 0; i < n; i++) {
-      struct task_arg *ta = &l->args[l->nargs++];
-      ta->size = ka[i].size;
-      ta->local = ka[i].value == NULL;
-      ta->off = l->nbytes;
-      if (!ta->local) {
-        memcpy(l->bytes + l->nbytes, ka[i].value, ka[i].size);
-        l->nbytes += (ka[i].size + 7) & ~(size_t)7;
-      }
+      struct cls_kernel_arg *ta = &l->args[l->nargs++];
+      size_t size = ka[i].size;
+      ta->size = size;
+      ta->value = NULL;
+      if (!ka[i].value)
+        continue; /* local memory */
+      size_t span = (size + 7) & ~(size_t)7;
+      if (l->nbytes + span > l->capbytes && !bytes_grow(l, l->nbytes + span))
+        return false;
+      unsigned char *dst = l->bytes + l->nbytes;
+      if (size == sizeof(cl_mem))
+        memcpy(dst, ka[i].value, sizeof(cl_mem)); /* buffers: a move, not a call */
+      else
+        memcpy(dst, ka[i].value, size);
+      ta->value = dst;
+      l->nbytes += span;
     }
     break;
   }
@@ -544,7 +560,7 @@ static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) 
     t->dst = cmd->dst->mem;
     t->dst_off = cmd->dst_offset;
     t->size = cmd->size;
-    if (!reserve((void **)&l->bytes, &l->capbytes, l->nbytes + 128, 1))
+    if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128))
       return false;
     t->pattern_off = l->nbytes;
     memcpy(l->bytes + l->nbytes, cmd->pattern, cmd->pattern_size);
