@@ -29,6 +29,11 @@ static void setup(void) {
                                   .factory = &gate_factory,
                                   .factory_data = &gate};
   ctx = ct_context_opts(&o);
+  /* oclgrind runs a queue inside clFlush: a held command would make the
+   * flush for the next cross-stream wait wait forever.  It starts no work
+   * before that flush, so its producers are still "running" unheld. */
+  if (ct_icontains(ct_context_info(ctx).platform_name, "oclgrind"))
+    gate.gated = NULL;
   prog = ct_build(ctx, CT_ALL_SRC, NULL);
   fill_k = ct_get_kernel(ctx, prog, "fill_k");
   copy_k = ct_get_kernel(ctx, prog, "copy_k");
