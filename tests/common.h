@@ -190,6 +190,17 @@ static inline cls_context *ct_context_opts(const struct cls_context_options *opt
 
 static inline cls_context *ct_context(void) { return ct_context_opts(NULL); }
 
+/* A context with a fault spec and a stream factory (NULL: the defaults). */
+static inline cls_context *ct_context_with(const char *fault,
+                                           const struct cls_stream_factory *factory,
+                                           void *factory_data) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .fault = fault,
+                                  .factory = factory,
+                                  .factory_data = factory_data};
+  return ct_context_opts(&o);
+}
+
 static inline struct cls_device_info ct_context_info(cls_context *ctx) {
   struct cls_device_info info;
   memset(&info, 0, sizeof info);
@@ -329,6 +340,15 @@ static inline TCase *ct_tcase(const char *name) {
 #define CT_ADD(suite, fn)                                                     \
   do {                                                                        \
     TCase *ct_tc_ = ct_tcase(#fn);                                            \
+    tcase_add_test(ct_tc_, fn);                                               \
+    suite_add_tcase((suite), ct_tc_);                                         \
+  } while (0)
+
+/* The same, with a checked fixture run around the test (in its process). */
+#define CT_ADD_FIXTURE(suite, fn, setup, teardown)                            \
+  do {                                                                        \
+    TCase *ct_tc_ = ct_tcase(#fn);                                            \
+    tcase_add_checked_fixture(ct_tc_, (setup), (teardown));                   \
     tcase_add_test(ct_tc_, fn);                                               \
     suite_add_tcase((suite), ct_tc_);                                         \
   } while (0)

@@ -33,11 +33,7 @@ static cls_program *prog;
 /* ------------------------------------------------------------------ */
 
 static void open_ctx(const char *fault, const struct cls_stream_factory *f, void *fdata) {
-  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
-                                  .fault = fault,
-                                  .factory = f,
-                                  .factory_data = fdata};
-  ctx = ct_context_opts(&o);
+  ctx = ct_context_with(fault, f, fdata);
   prog = ct_build(ctx, SRC, NULL);
 }
 

@@ -522,14 +522,7 @@ END_TEST
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("buffer");
-  TCase *tc;
-#define ADD(fn)                                                                \
-  do {                                                                         \
-    tc = ct_tcase(#fn);                                                        \
-    tcase_add_checked_fixture(tc, setup, teardown);                            \
-    tcase_add_test(tc, fn);                                                    \
-    suite_add_tcase(s, tc);                                                    \
-  } while (0)
+#define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(alloc_and_free);
   ADD(buffer_size_is_the_requested_size);
   ADD(upload_download_round_trip_sizes);

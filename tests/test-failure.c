@@ -7,72 +7,12 @@
  * read back right and new work on the streams that saw a fault succeeds. */
 #include "common.h"
 #include "gate.h"
+#include "heap.h"
 
 #include "failure.h"
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
-
-/* ------------------------------------------------------------------ */
-/* Heap interposition (F10)                                            */
-/* ------------------------------------------------------------------ */
-
-/* Every malloc, calloc and realloc of the process comes through here and
- * goes on to glibc's allocator; only the ones made by the test's own thread
- * while `alloc_watch` is set are counted (PoCL's worker threads are not the
- * skip path). */
-/* Under AddressSanitizer or ThreadSanitizer the allocator is theirs:
- * count through their allocation hooks instead of replacing malloc. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CT_SANITIZED 1
-#endif
-#endif
-#ifdef CT_SANITIZED
-int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
-                                              void (*)(const volatile void *));
-#endif
-
-static _Thread_local int alloc_watch;
-static atomic_ulong alloc_count;
-
-#ifdef CT_SANITIZED
-static void on_malloc(const volatile void *p, size_t n) {
-  (void)p;
-  (void)n;
-  if (alloc_watch)
-    atomic_fetch_add(&alloc_count, 1);
-}
-
-__attribute__((constructor)) static void count_allocations(void) {
-  __sanitizer_install_malloc_and_free_hooks(on_malloc, NULL);
-}
-#else
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t m);
-extern void *__libc_realloc(void *p, size_t n);
-
-void *malloc(size_t n) {
-  if (alloc_watch)
-    atomic_fetch_add(&alloc_count, 1);
-  return __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t m) {
-  if (alloc_watch)
-    atomic_fetch_add(&alloc_count, 1);
-  return __libc_calloc(n, m);
-}
-
-void *realloc(void *p, size_t n) {
-  if (alloc_watch)
-    atomic_fetch_add(&alloc_count, 1);
-  return __libc_realloc(p, n);
-}
-#endif
 
 /* ------------------------------------------------------------------ */
 /* Kernels, contexts, helpers                                          */
@@ -112,11 +52,7 @@ static cls_context *ctx;
 static cls_program *prog;
 
 static void open_ctx(const char *fault, const struct cls_stream_factory *f, void *fdata) {
-  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
-                                  .fault = fault,
-                                  .factory = f,
-                                  .factory_data = fdata};
-  ctx = ct_context_opts(&o);
+  ctx = ct_context_with(fault, f, fdata);
   prog = ct_build(ctx, SRC, NULL);
 }
 
@@ -895,8 +831,7 @@ START_TEST(F10_ten_thousand_skips_allocate_nothing) {
     CT_ERR(cls_launch(ctx, 0, k, 1, g, NULL, 2, args), CLS_ESKIPPED);
 
   int wrong = 0, last = 0;
-  atomic_store(&alloc_count, 0);
-  alloc_watch = 1;
+  ct_heap_start();
   double t0 = now_ns();
   for (int i = 0; i < SKIPS; i++) {
     int rc = cls_launch(ctx, 0, k, 1, g, NULL, 2, args);
@@ -906,8 +841,8 @@ START_TEST(F10_ten_thousand_skips_allocate_nothing) {
     }
   }
   double t1 = now_ns();
-  alloc_watch = 0;
-  unsigned long allocs = atomic_load(&alloc_count);
+  ct_heap_stop();
+  unsigned long allocs = ct_heap_allocs;
   printf("F10: %.1f ns per skipped launch (%d skips)\n", (t1 - t0) / SKIPS, SKIPS);
   fflush(stdout);
   ck_assert_msg(wrong == 0, "%d launches were not skipped (last: %s)", wrong,

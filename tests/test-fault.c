@@ -6,86 +6,11 @@
  *   when  := enqueue | complete | alloc
  *   key   := kernel | op | stream | nth | times | status */
 #include "common.h"
+#include "heap.h"
 
 #include <clstream/stream.h>
 
-#include <stdatomic.h>
 #include <stdbool.h>
-
-/* ------------------------------------------------------------------ */
-/* Heap accounting: a rejected configuration leaves nothing behind     */
-/* ------------------------------------------------------------------ */
-
-/* Under AddressSanitizer or ThreadSanitizer the allocator is theirs:
- * count through their allocation hooks instead of replacing malloc. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CT_SANITIZED 1
-#endif
-#endif
-#ifdef CT_SANITIZED
-int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
-                                              void (*)(const volatile void *));
-#endif
-
-/* Blocks held, counted on the test's own thread while watched. */
-static _Thread_local int heap_watch;
-static _Thread_local long heap_net;
-
-#ifdef CT_SANITIZED
-static void on_malloc(const volatile void *p, size_t n) {
-  (void)n;
-  if (heap_watch && p)
-    heap_net++;
-}
-
-static void on_free(const volatile void *p) {
-  if (heap_watch && p)
-    heap_net--;
-}
-
-__attribute__((constructor)) static void count_blocks(void) {
-  __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
-}
-#else
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t m);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
-
-void *malloc(size_t n) {
-  void *p = __libc_malloc(n);
-  if (heap_watch && p)
-    heap_net++;
-  return p;
-}
-
-void *calloc(size_t n, size_t m) {
-  void *p = __libc_calloc(n, m);
-  if (heap_watch && p)
-    heap_net++;
-  return p;
-}
-
-void *realloc(void *old, size_t n) {
-  void *p = __libc_realloc(old, n);
-  if (heap_watch) {
-    if (!old && p)
-      heap_net++;
-    else if (old && n == 0 && !p)
-      heap_net--;
-  }
-  return p;
-}
-
-void free(void *p) {
-  if (heap_watch && p)
-    heap_net--;
-  __libc_free(p);
-}
-#endif
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -259,10 +184,9 @@ START_TEST(malformed_specs_are_econfig_and_leave_nothing) {
   for (size_t i = 0; i < sizeof malformed / sizeof *malformed; i++) {
     struct cls_context_options o = opts_with(malformed[i].spec);
     cls_context *c = (cls_context *)&o; /* must come back NULL */
-    heap_net = 0;
-    heap_watch = 1;
+    ct_heap_start(); /* a rejected configuration leaves nothing behind */
     int rc = cls_context_create(&c, &o);
-    heap_watch = 0;
+    ct_heap_stop();
     const char *detail = cls_last_error_detail();
     ck_assert_msg(rc == CLS_ECONFIG, "'%s': expected CLS_ECONFIG, got %s (%d): %s",
                   malformed[i].spec, cls_err_name(rc), rc, detail);
@@ -270,8 +194,8 @@ START_TEST(malformed_specs_are_econfig_and_leave_nothing) {
     ck_assert_msg(ct_icontains(detail, malformed[i].names),
                   "'%s': the detail should name '%s': \"%s\"", malformed[i].spec,
                   malformed[i].names, detail);
-    ck_assert_msg(heap_net == 0, "'%s': %ld heap blocks left behind", malformed[i].spec,
-                  heap_net);
+    ck_assert_msg(ct_heap_net == 0, "'%s': %ld heap blocks left behind", malformed[i].spec,
+                  ct_heap_net);
   }
   /* "key" words for the two specs without any KEY=VALUE. */
   for (size_t i = 0; i < 2; i++) {

@@ -385,14 +385,7 @@ END_TEST
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("launch");
-  TCase *tc;
-#define ADD(fn)                                                                \
-  do {                                                                         \
-    tc = ct_tcase(#fn);                                                        \
-    tcase_add_checked_fixture(tc, setup, teardown);                            \
-    tcase_add_test(tc, fn);                                                    \
-    suite_add_tcase(s, tc);                                                    \
-  } while (0)
+#define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(wrong_argument_count_is_eargcount);
   ADD(buffer_where_scalar_expected_is_eargkind);
   ADD(scalar_where_buffer_expected_is_eargkind);

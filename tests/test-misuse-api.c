@@ -525,14 +525,7 @@ int main(void) {
   unsetenv("CLS_SCHEDULER");
   unsetenv("CLS_FAULT");
   Suite *s = suite_create("misuse-api");
-  TCase *tc;
-#define ADD(fn)                                                                \
-  do {                                                                         \
-    tc = ct_tcase(#fn);                                                        \
-    tcase_add_checked_fixture(tc, setup, teardown);                            \
-    tcase_add_test(tc, fn);                                                    \
-    suite_add_tcase(s, tc);                                                    \
-  } while (0)
+#define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(error_strings_exist_for_every_int);
   ADD(device_calls_reject_bad_arguments);
   ADD(context_options_are_checked);

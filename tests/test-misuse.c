@@ -448,14 +448,7 @@ int main(void) {
   unsetenv("CLS_SCHEDULER");
   unsetenv("CLS_FAULT");
   Suite *s = suite_create("misuse");
-  TCase *tc;
-#define ADD(fn)                                                                \
-  do {                                                                         \
-    tc = ct_tcase(#fn);                                                        \
-    tcase_add_checked_fixture(tc, setup, teardown);                            \
-    tcase_add_test(tc, fn);                                                    \
-    suite_add_tcase(s, tc);                                                    \
-  } while (0)
+#define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(null_context_is_einval);
   ADD(null_out_pointers_are_einval);
   ADD(null_program_and_kernel_arguments_are_einval);

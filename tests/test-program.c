@@ -243,14 +243,7 @@ END_TEST
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("program");
-  TCase *tc;
-#define ADD(fn)                                                                \
-  do {                                                                         \
-    tc = ct_tcase(#fn);                                                        \
-    tcase_add_checked_fixture(tc, setup, teardown);                            \
-    tcase_add_test(tc, fn);                                                    \
-    suite_add_tcase(s, tc);                                                    \
-  } while (0)
+#define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(build_succeeds_and_gives_kernels);
   ADD(kernel_name_and_arg_count);
   ADD(same_source_and_options_hit_the_cache);

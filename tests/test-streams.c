@@ -25,10 +25,7 @@ static struct gate gate;
 
 static void setup(void) {
   gate = (struct gate){.gated = "slow_k"};
-  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
-                                  .factory = &gate_factory,
-                                  .factory_data = &gate};
-  ctx = ct_context_opts(&o);
+  ctx = ct_context_with(NULL, &gate_factory, &gate);
   /* oclgrind runs a queue inside clFlush: a held command would make the
    * flush for the next cross-stream wait wait forever.  It starts no work
    * before that flush, so its producers are still "running" unheld. */
@@ -409,14 +406,7 @@ int main(void) {
   ct_require_device();
   SLOW_ITERS = ct_scale(SLOW_ITERS, 200);
   Suite *s = suite_create("streams");
-  TCase *tc;
-#define ADD(fn)                                                                \
-  do {                                                                         \
-    tc = ct_tcase(#fn);                                                        \
-    tcase_add_checked_fixture(tc, setup, teardown);                            \
-    tcase_add_test(tc, fn);                                                    \
-    suite_add_tcase(s, tc);                                                    \
-  } while (0)
+#define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(consumer_on_other_stream_sees_producer_output);
   ADD(alternating_producer_and_consumer_200_times);
   ADD(cross_stream_read_adds_one_wait_and_flushes_producer);
