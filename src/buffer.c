@@ -75,15 +75,12 @@ static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
   struct cls__cmd cmd = {.kind = CLS__CMD_WRITE, .op = "upload", .nbind = 1};
   if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto out;
-  if (!(cmd.dst = resolve(ctx, "cls_upload", dst, &rc)))
+  struct cls__slot *d = resolve(ctx, "cls_upload", dst, &rc);
+  if (!d || (rc = check_range("cls_upload", d->size, offset, size)) < 0)
     goto out;
-  if ((rc = check_range("cls_upload", cmd.dst->size, offset, size)) < 0)
-    goto out;
-  cmd.bind[0] = (struct cls__binding){dst, cmd.dst, CLS_WRITE};
-  cmd.dst_offset = offset;
-  cmd.size = size;
-  cmd.host_src = src;
-  cmd.blocking = blocking;
+  cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
+  cmd.x = (struct cls__xfer){
+      .dst = d->mem, .dst_offset = offset, .size = size, .host_src = src, .blocking = blocking};
   rc = cls__run(ctx, &cmd, 0, NULL, NULL, NULL);
 out:
   cls__unlock(ctx);
@@ -112,15 +109,12 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
   struct cls__cmd cmd = {.kind = CLS__CMD_READ, .op = "download", .nbind = 1};
   if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto out;
-  if (!(cmd.src = resolve(ctx, "cls_download", src, &rc)))
+  struct cls__slot *s = resolve(ctx, "cls_download", src, &rc);
+  if (!s || (rc = check_range("cls_download", s->size, offset, size)) < 0)
     goto out;
-  if ((rc = check_range("cls_download", cmd.src->size, offset, size)) < 0)
-    goto out;
-  cmd.bind[0] = (struct cls__binding){src, cmd.src, CLS_READ};
-  cmd.src_offset = offset;
-  cmd.size = size;
-  cmd.host_dst = dst;
-  cmd.blocking = blocking;
+  cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
+  cmd.x = (struct cls__xfer){
+      .src = s->mem, .src_offset = offset, .size = size, .host_dst = dst, .blocking = blocking};
   if (!blocking) {
     pending = calloc(1, sizeof *pending);
     if (!pending) {
@@ -177,21 +171,23 @@ CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_of
   struct cls__cmd cmd = {.kind = CLS__CMD_COPY, .op = "copy", .nbind = 2};
   if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto out;
-  if (!(cmd.src = resolve(ctx, "cls_copy", src, &rc)) ||
-      !(cmd.dst = resolve(ctx, "cls_copy", dst, &rc)))
+  struct cls__slot *s, *d;
+  if (!(s = resolve(ctx, "cls_copy", src, &rc)) || !(d = resolve(ctx, "cls_copy", dst, &rc)))
     goto out;
-  if ((rc = check_range("cls_copy (source)", cmd.src->size, src_offset, size)) < 0 ||
-      (rc = check_range("cls_copy (destination)", cmd.dst->size, dst_offset, size)) < 0)
+  if ((rc = check_range("cls_copy (source)", s->size, src_offset, size)) < 0 ||
+      (rc = check_range("cls_copy (destination)", d->size, dst_offset, size)) < 0)
     goto out;
-  if (cmd.src == cmd.dst && src_offset < dst_offset + size && dst_offset < src_offset + size) {
+  if (s == d && src_offset < dst_offset + size && dst_offset < src_offset + size) {
     rc = cls__error(CLS_EINVAL, 0, "cls_copy: source and destination ranges overlap");
     goto out;
   }
-  cmd.bind[0] = (struct cls__binding){src, cmd.src, CLS_READ};
-  cmd.bind[1] = (struct cls__binding){dst, cmd.dst, CLS_WRITE};
-  cmd.src_offset = src_offset;
-  cmd.dst_offset = dst_offset;
-  cmd.size = size;
+  cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
+  cmd.bind[1] = (struct cls__binding){dst, d, CLS_WRITE};
+  cmd.x = (struct cls__xfer){.src = s->mem,
+                             .dst = d->mem,
+                             .src_offset = src_offset,
+                             .dst_offset = dst_offset,
+                             .size = size};
   rc = cls__run(ctx, &cmd, 0, NULL, NULL, NULL);
 out:
   cls__unlock(ctx);
@@ -215,15 +211,15 @@ CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst, size_t offset
   struct cls__cmd cmd = {.kind = CLS__CMD_FILL, .op = "fill", .nbind = 1};
   if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto out;
-  if (!(cmd.dst = resolve(ctx, "cls_fill", dst, &rc)))
+  struct cls__slot *d = resolve(ctx, "cls_fill", dst, &rc);
+  if (!d || (rc = check_range("cls_fill", d->size, offset, size)) < 0)
     goto out;
-  if ((rc = check_range("cls_fill", cmd.dst->size, offset, size)) < 0)
-    goto out;
-  cmd.bind[0] = (struct cls__binding){dst, cmd.dst, CLS_WRITE};
-  cmd.dst_offset = offset;
-  cmd.size = size;
-  cmd.pattern = pattern;
-  cmd.pattern_size = pattern_size;
+  cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
+  cmd.x = (struct cls__xfer){.dst = d->mem,
+                             .dst_offset = offset,
+                             .size = size,
+                             .pattern = pattern,
+                             .pattern_size = pattern_size};
   rc = cls__run(ctx, &cmd, 0, NULL, NULL, NULL);
 out:
   cls__unlock(ctx);

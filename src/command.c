@@ -143,7 +143,7 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
   cls__exit_write(ctx, prov, cmd->bind, cmd->nbind, NULL);
   uint64_t stamp = ++ctx->stamp;
   note_uses(cmd, stamp);
-  if (cmd->kind == CLS__CMD_READ && cmd->blocking)
+  if (cmd->kind == CLS__CMD_READ && cmd->x.blocking)
     return CLS_OK; /* finished already: the caller checks what it read */
   rc = cls__inflight_add(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, s->id, cmd->seq, pos,
                          stamp, cmd->op, name, cmd->bind, cmd->nbind, pending);

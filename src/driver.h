@@ -22,6 +22,20 @@ enum cls__cmd_kind {
   CLS__CMD_FILL
 };
 
+/* What a stream factory call needs of a transfer, by memory object (a slot
+ * may move; its cl_mem does not).  Kept as is by a driver that defers the
+ * enqueue, with `host_src`/`host_dst`/`pattern` valid as long as the user
+ * keeps them (async transfers) or as the driver keeps a copy (patterns). */
+struct cls__xfer {
+  cl_mem src, dst;
+  size_t src_offset, dst_offset, size;
+  const void *host_src;
+  void *host_dst;
+  const void *pattern;
+  size_t pattern_size;
+  int blocking;
+};
+
 /* One command, described once by the core and handed to the driver.  Lives
  * on the caller's stack for one call: nothing here is kept. */
 struct cls__cmd {
@@ -37,14 +51,7 @@ struct cls__cmd {
   struct cls_kernel_arg kargs[CLS_MAX_ARGS]; /* as the stream sets them
                                    (kcmd.args points here; a driver that
                                    defers the enqueue keeps a copy) */
-  /* transfers */
-  struct cls__slot *src, *dst;
-  size_t src_offset, dst_offset, size;
-  const void *host_src;
-  void *host_dst;
-  int blocking;
-  const void *pattern;
-  size_t pattern_size;
+  struct cls__xfer x;           /* transfers; x.blocking for every command */
   /* filled by the driver */
   cl_uint nwait;
   cl_event wait[CLS_MAX_STREAMS];
@@ -141,6 +148,30 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
 void cls__order_unsent(cl_uint nwait, const cl_event *wait);
 /* Releases the events of cmd's wait list. */
 void cls__order_release(struct cls__cmd *cmd);
+
+/* Hands one command to a stream factory: the one place a command kind
+ * becomes a factory call, for every driver. */
+static inline cl_int cls__enqueue(const struct cls_stream_factory *f, void *stream, int kind,
+                                  const struct cls_kernel_cmd *k, const struct cls__xfer *x,
+                                  uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  switch (kind) {
+  case CLS__CMD_LAUNCH:
+    return f->launch(stream, k, seq, nwait, wait);
+  case CLS__CMD_WRITE:
+    return f->write(stream, x->dst, x->dst_offset, x->size, x->host_src, x->blocking, seq,
+                    nwait, wait);
+  case CLS__CMD_READ:
+    return f->read(stream, x->src, x->src_offset, x->size, x->host_dst, x->blocking, seq, nwait,
+                   wait);
+  case CLS__CMD_COPY:
+    return f->copy(stream, x->src, x->src_offset, x->dst, x->dst_offset, x->size, seq, nwait,
+                   wait);
+  case CLS__CMD_FILL:
+    return f->fill(stream, x->dst, x->dst_offset, x->size, x->pattern, x->pattern_size, seq,
+                   nwait, wait);
+  }
+  return CL_INVALID_OPERATION;
+}
 
 /* F8 entry point for drivers: command `seq` of s failed after its enqueue. */
 /* deferred: the failure is the enqueue itself, made later than the call by a

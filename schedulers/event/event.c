@@ -100,30 +100,7 @@ static cl_int ev_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   const struct cls_stream_factory *f = ed(base)->pool.factory;
   uint64_t seq = s->submitted + 1;
   const cl_event *w = cmd->nwait ? cmd->wait : NULL;
-  cl_int rc;
-  switch (cmd->kind) {
-  case CLS__CMD_LAUNCH:
-    rc = f->launch(s->backend, &cmd->kcmd, seq, cmd->nwait, w);
-    break;
-  case CLS__CMD_WRITE:
-    rc = f->write(s->backend, cmd->dst->mem, cmd->dst_offset, cmd->size, cmd->host_src,
-                  cmd->blocking, seq, cmd->nwait, w);
-    break;
-  case CLS__CMD_READ:
-    rc = f->read(s->backend, cmd->src->mem, cmd->src_offset, cmd->size, cmd->host_dst,
-                 cmd->blocking, seq, cmd->nwait, w);
-    break;
-  case CLS__CMD_COPY:
-    rc = f->copy(s->backend, cmd->src->mem, cmd->src_offset, cmd->dst->mem, cmd->dst_offset,
-                 cmd->size, seq, cmd->nwait, w);
-    break;
-  case CLS__CMD_FILL:
-    rc = f->fill(s->backend, cmd->dst->mem, cmd->dst_offset, cmd->size, cmd->pattern,
-                 cmd->pattern_size, seq, cmd->nwait, w);
-    break;
-  default:
-    rc = CL_INVALID_OPERATION;
-  }
+  cl_int rc = cls__enqueue(f, s->backend, cmd->kind, &cmd->kcmd, &cmd->x, seq, cmd->nwait, w);
   if (rc != CL_SUCCESS)
     cls__order_unsent(cmd->nwait, cmd->wait);
   cls__order_release(cmd);

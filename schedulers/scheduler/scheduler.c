@@ -40,12 +40,10 @@ struct task {
   size_t global[3], local[3];
   bool has_local;
   size_t arg0, nargs;
-  /* transfers */
-  cl_mem src, dst;
-  size_t src_off, dst_off, size;
-  const void *host_src;
-  void *host_dst;
-  size_t pattern_off, psize; /* fill pattern, in the byte arena */
+  /* transfers, never blocking here; a fill's pattern is copied into the
+   * byte arena (x.pattern is set at the enqueue: the arena may move) */
+  struct cls__xfer x;
+  size_t pattern_off;
   /* waits, in the list's event arena; owned until the enqueue */
   size_t wait0, nwait;
   /* The memory objects are not retained: a buffer freed while a task of
@@ -201,24 +199,16 @@ static cl_int enqueue(const struct cls_stream_factory *f, struct queue *q, const
                       const struct task *t, uint64_t bseq) {
   const cl_event *w = t->nwait ? l->waits + t->wait0 : NULL;
   cl_uint nw = (cl_uint)t->nwait;
-  switch (t->kind) {
-  case CLS__CMD_LAUNCH: {
+  if (t->kind == CLS__CMD_LAUNCH) {
     struct cls_kernel_cmd kc = {t->kernel, t->name, t->dims, t->global,
                                 t->has_local ? t->local : NULL, (cl_uint)t->nargs,
                                 l->args + t->arg0};
-    return f->launch(q->stream, &kc, bseq, nw, w);
+    return cls__enqueue(f, q->stream, t->kind, &kc, NULL, bseq, nw, w);
   }
-  case CLS__CMD_WRITE:
-    return f->write(q->stream, t->dst, t->dst_off, t->size, t->host_src, 0, bseq, nw, w);
-  case CLS__CMD_READ:
-    return f->read(q->stream, t->src, t->src_off, t->size, t->host_dst, 0, bseq, nw, w);
-  case CLS__CMD_COPY:
-    return f->copy(q->stream, t->src, t->src_off, t->dst, t->dst_off, t->size, bseq, nw, w);
-  case CLS__CMD_FILL:
-    return f->fill(q->stream, t->dst, t->dst_off, t->size, l->bytes + t->pattern_off, t->psize,
-                   bseq, nw, w);
-  }
-  return CL_INVALID_OPERATION;
+  struct cls__xfer x = t->x;
+  if (t->kind == CLS__CMD_FILL)
+    x.pattern = l->bytes + t->pattern_off;
+  return cls__enqueue(f, q->stream, t->kind, NULL, &x, bseq, nw, w);
 }
 
 static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait);
@@ -467,7 +457,7 @@ static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
    * against it before it enters its write scope.  A full list goes now; so
    * does the list before a blocking transfer (the caller waits for it). */
   if (d->lists[s->id].n >= d->max_tasks ||
-      (cmd->blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)))
+      (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)))
     submit_list(d, s->id);
   int rc = cls__order_after(base, cmd, &sc_orderer);
   if (rc == CLS_OK && d->failures.minted != minted) {
@@ -537,35 +527,16 @@ static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) 
     }
     break;
   }
-  case CLS__CMD_WRITE:
-    t->dst = cmd->dst->mem;
-    t->dst_off = cmd->dst_offset;
-    t->size = cmd->size;
-    t->host_src = cmd->host_src;
-    break;
-  case CLS__CMD_READ:
-    t->src = cmd->src->mem;
-    t->src_off = cmd->src_offset;
-    t->size = cmd->size;
-    t->host_dst = cmd->host_dst;
-    break;
-  case CLS__CMD_COPY:
-    t->src = cmd->src->mem;
-    t->dst = cmd->dst->mem;
-    t->src_off = cmd->src_offset;
-    t->dst_off = cmd->dst_offset;
-    t->size = cmd->size;
-    break;
   case CLS__CMD_FILL:
-    t->dst = cmd->dst->mem;
-    t->dst_off = cmd->dst_offset;
-    t->size = cmd->size;
     if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128))
       return false;
     t->pattern_off = l->nbytes;
-    memcpy(l->bytes + l->nbytes, cmd->pattern, cmd->pattern_size);
+    memcpy(l->bytes + l->nbytes, cmd->x.pattern, cmd->x.pattern_size);
     l->nbytes += 128;
-    t->psize = cmd->pattern_size;
+    /* fall through */
+  default:
+    t->x = cmd->x;
+    t->x.blocking = 0;
     break;
   }
   t->wait0 = l->nwaits;
@@ -584,17 +555,13 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   struct cls__stream *s = cmd->stream;
   struct list *l = &d->lists[s->id];
   uint64_t seq = s->submitted + 1;
-  if (cmd->blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)) {
+  if (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)) {
     /* The caller waits for it; order() submitted the list before it. */
     struct queue *q = &d->queues[l->queue];
     const struct cls_stream_factory *f = d->pool.factory;
     const cl_event *w = cmd->nwait ? cmd->wait : NULL;
     base->ctx->fault_data.stream = s->id;
-    cl_int rc = cmd->kind == CLS__CMD_WRITE
-                    ? f->write(q->stream, cmd->dst->mem, cmd->dst_offset, cmd->size,
-                               cmd->host_src, 1, q->seq + 1, cmd->nwait, w)
-                    : f->read(q->stream, cmd->src->mem, cmd->src_offset, cmd->size,
-                              cmd->host_dst, 1, q->seq + 1, cmd->nwait, w);
+    cl_int rc = cls__enqueue(f, q->stream, cmd->kind, NULL, &cmd->x, q->seq + 1, cmd->nwait, w);
     base->ctx->fault_data.stream = -1;
     if (rc != CL_SUCCESS)
       cls__order_unsent(cmd->nwait, cmd->wait);
