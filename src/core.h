@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 struct cls__driver;
 struct cls_driver_ops;
@@ -232,6 +233,23 @@ struct cls_context {
   struct cls__taint { cls_buffer handle; uint64_t stamp; } *taint_set;
   size_t taint_cap;
 };
+
+/* Makes room for `need` elements of `size` bytes in the growing array *p of
+ * capacity *cap (doubled, from `first`).  False when out of memory, the
+ * array unchanged.  The core's arrays are reused, never shrunk. */
+static inline bool cls__grow(void **p, size_t *cap, size_t need, size_t size, size_t first) {
+  if (need <= *cap)
+    return true;
+  size_t ncap = *cap ? *cap : first;
+  while (ncap < need)
+    ncap *= 2;
+  void *n = realloc(*p, ncap * size);
+  if (!n)
+    return false;
+  *p = n;
+  *cap = ncap;
+  return true;
+}
 
 static inline void cls__lock(cls_context *ctx) { cls__lock_take(&ctx->lock); }
 static inline void cls__unlock(cls_context *ctx) { cls__lock_give(&ctx->lock); }

@@ -245,14 +245,8 @@ struct fault_stream {
 };
 
 static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_int st) {
-  if (*n == *cap) {
-    size_t ncap = *cap ? *cap * 2 : 8;
-    struct doomed *p = realloc(*arr, ncap * sizeof *p);
-    if (!p)
-      return false;
-    *arr = p;
-    *cap = ncap;
-  }
+  if (!cls__grow((void **)arr, cap, *n + 1, sizeof **arr, 8))
+    return false;
   (*arr)[*n].seq = seq;
   (*arr)[*n].status = st;
   (*n)++;

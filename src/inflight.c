@@ -102,14 +102,8 @@ static size_t set_add(cls_context *ctx, size_t n, cls_buffer h, uint64_t stamp) 
       ctx->taint_set[i].stamp = stamp;
       return n;
     }
-  if (n == ctx->taint_cap) {
-    size_t ncap = ctx->taint_cap ? ctx->taint_cap * 2 : 64;
-    struct cls__taint *p = realloc(ctx->taint_set, ncap * sizeof *p);
-    if (!p)
-      return n; /* out of memory: this buffer keeps its state */
-    ctx->taint_set = p;
-    ctx->taint_cap = ncap;
-  }
+  if (!cls__grow((void **)&ctx->taint_set, &ctx->taint_cap, n + 1, sizeof *ctx->taint_set, 64))
+    return n; /* out of memory: this buffer keeps its state */
   ctx->taint_set[n].handle = h;
   ctx->taint_set[n].stamp = stamp;
   return n + 1;

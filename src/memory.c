@@ -39,14 +39,8 @@ static int page_new(cls_context *ctx, struct cls__stream *s, size_t size, bool d
                       "allocating %zu bytes would exceed the device's %llu bytes of global "
                       "memory (%llu in use)",
                       size, ctx->info.global_mem_size, ctx->page_bytes);
-  if (m->npages == m->cappages) {
-    size_t ncap = m->cappages ? m->cappages * 2 : 8;
-    struct cls__page **np = realloc(m->pages, ncap * sizeof *np);
-    if (!np)
-      return cls__error(CLS_ENOMEM, 0, "out of host memory");
-    m->pages = np;
-    m->cappages = ncap;
-  }
+  if (!cls__grow((void **)&m->pages, &m->cappages, m->npages + 1, sizeof *m->pages, 8))
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
   struct cls__page *p = calloc(1, sizeof *p);
   if (!p)
     return cls__error(CLS_ENOMEM, 0, "out of host memory");
@@ -131,13 +125,8 @@ static void release_extent(struct cls__page *p, size_t offset, size_t span, uint
     p->free[i].offset = offset;
     p->free[i].size += span;
   } else {
-    if (p->nfree == p->capfree) {
-      struct cls__extent *n = realloc(p->free, 2 * p->capfree * sizeof *n);
-      if (!n)
-        return;
-      p->free = n;
-      p->capfree *= 2;
-    }
+    if (!cls__grow((void **)&p->free, &p->capfree, p->nfree + 1, sizeof *p->free, 4))
+      return;
     memmove(&p->free[i + 1], &p->free[i], (p->nfree - i) * sizeof *p->free);
     p->free[i].offset = offset;
     p->free[i].size = span;
@@ -200,14 +189,8 @@ static int take_slot(struct cls__memory *m, int *index) {
   }
   if (m->nslots == ((size_t)1 << CLS__INDEX_BITS))
     return cls__error(CLS_EALLOC, 0, "too many buffers on one stream");
-  if (m->nslots == m->capslots) {
-    size_t ncap = m->capslots ? m->capslots * 2 : 64;
-    struct cls__slot *n = realloc(m->slots, ncap * sizeof *n);
-    if (!n)
-      return cls__error(CLS_ENOMEM, 0, "out of host memory");
-    m->slots = n;
-    m->capslots = ncap;
-  }
+  if (!cls__grow((void **)&m->slots, &m->capslots, m->nslots + 1, sizeof *m->slots, 64))
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
   memset(&m->slots[m->nslots], 0, sizeof m->slots[0]);
   m->slots[m->nslots].gen = 1;
   *index = (int)m->nslots++;
@@ -354,14 +337,9 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
     if ((pf.mask & (1ull << t)) && (st = cls__stream_peek(ctx, t)) && st->completed >= pf.need[t])
       pf.mask &= ~(1ull << t);
   }
-  if (pf.mask && m->npending == m->cappending) {
-    size_t ncap = m->cappending ? m->cappending * 2 : 8;
-    struct cls__pending_free *n = realloc(m->pending, ncap * sizeof *n);
-    if (!n)
-      return cls__error(CLS_ENOMEM, 0, "out of host memory");
-    m->pending = n;
-    m->cappending = ncap;
-  }
+  if (pf.mask &&
+      !cls__grow((void **)&m->pending, &m->cappending, m->npending + 1, sizeof *m->pending, 8))
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
 
   cls__slot_set_failure(slot, NULL);
   slot->live = false;

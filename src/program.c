@@ -278,34 +278,23 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
       *out = k;
       goto done;
     }
-  if (prog->build_failure) {
-    /* A stand-in: its launches carry the build failure downstream. */
-    struct cls_kernel *k = calloc(1, sizeof *k);
-    if (!k || !(k->name = dupstr(name, strlen(name)))) {
-      free(k);
-      rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+  /* A program that failed to build gives stand-ins (no cl_kernel): their
+   * launches carry the build failure downstream. */
+  cl_kernel kern = NULL;
+  if (!prog->build_failure) {
+    cl_int crc;
+    kern = clCreateKernel(prog->program, name, &crc);
+    if (crc != CL_SUCCESS) {
+      rc = cls__error(crc == CL_INVALID_KERNEL_NAME ? CLS_ENOKERNEL : CLS_ECL, crc,
+                      "kernel '%s': %s", name, cls_cl_status_name(crc));
       goto done;
     }
-    k->magic = CLS__KERNEL_MAGIC;
-    k->ctx = ctx;
-    k->prog = prog;
-    k->nargs = CLS__NARGS_UNKNOWN;
-    k->next = prog->kernels;
-    prog->kernels = k;
-    *out = k;
-    goto done;
-  }
-  cl_int crc;
-  cl_kernel kern = clCreateKernel(prog->program, name, &crc);
-  if (crc != CL_SUCCESS) {
-    rc = cls__error(crc == CL_INVALID_KERNEL_NAME ? CLS_ENOKERNEL : CLS_ECL, crc,
-                    "kernel '%s': %s", name, cls_cl_status_name(crc));
-    goto done;
   }
   struct cls_kernel *k = calloc(1, sizeof *k);
   if (!k || !(k->name = dupstr(name, strlen(name)))) {
     free(k);
-    clReleaseKernel(kern);
+    if (kern)
+      clReleaseKernel(kern);
     rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
     goto done;
   }
@@ -313,10 +302,13 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
   k->magic = CLS__KERNEL_MAGIC;
   k->ctx = ctx;
   k->prog = prog;
-  clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
-  clGetKernelWorkGroupInfo(kern, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->max_wg,
-                           &k->max_wg, NULL);
-  arg_info(ctx, k);
+  k->nargs = CLS__NARGS_UNKNOWN;
+  if (kern) {
+    clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
+    clGetKernelWorkGroupInfo(kern, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->max_wg,
+                             &k->max_wg, NULL);
+    arg_info(ctx, k);
+  }
   k->next = prog->kernels;
   prog->kernels = k;
   *out = k;

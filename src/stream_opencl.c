@@ -53,14 +53,8 @@ fail_ring:
 }
 
 static void note_failed(struct ocl_stream *s, uint64_t seq, cl_int st) {
-  if (s->nfailed == s->capfailed) {
-    size_t ncap = s->capfailed ? 2 * s->capfailed : 8;
-    struct failed *n = realloc(s->failed, ncap * sizeof *n);
-    if (!n)
-      return; /* the command stays counted as finished; nothing else to do */
-    s->failed = n;
-    s->capfailed = ncap;
-  }
+  if (!cls__grow((void **)&s->failed, &s->capfailed, s->nfailed + 1, sizeof *s->failed, 8))
+    return; /* the command stays counted as finished; nothing else to do */
   s->failed[s->nfailed].seq = seq;
   s->failed[s->nfailed].status = st;
   s->nfailed++;

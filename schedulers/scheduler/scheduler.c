@@ -102,24 +102,6 @@ struct sched_driver {
 
 static struct sched_driver *sd(struct cls__driver *d) { return (struct sched_driver *)d; }
 
-/* Grows *p (of *cap elements of `size`) to hold `need`; false when out of
- * memory.  Growth only: arenas are reused after every submission. */
-static bool grow(void **p, size_t *cap, size_t need, size_t size) {
-  size_t ncap = *cap ? *cap : 16;
-  while (ncap < need)
-    ncap *= 2;
-  void *n = realloc(*p, ncap * size);
-  if (!n)
-    return false;
-  *p = n;
-  *cap = ncap;
-  return true;
-}
-
-static inline bool reserve(void **p, size_t *cap, size_t need, size_t size) {
-  return need <= *cap || grow(p, cap, need, size);
-}
-
 /* ------------------------------------------------------------------ */
 /* Parameters                                                          */
 /* ------------------------------------------------------------------ */
@@ -371,7 +353,7 @@ static void sc_close(struct cls__driver *base, struct cls__stream *s) {
 
 static void collect(void *arg, uint64_t bseq, cl_int status) {
   struct queue *q = arg;
-  if (reserve((void **)&q->fails, &q->capfails, q->nfails + 1, sizeof *q->fails))
+  if (cls__grow((void **)&q->fails, &q->capfails, q->nfails + 1, sizeof *q->fails, 16))
     q->fails[q->nfails++] = (struct qfail){bseq, status};
 }
 
@@ -503,7 +485,7 @@ static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) 
     }
     const struct cls_kernel_arg *ka = cmd->kcmd.args;
     size_t n = cmd->kcmd.nargs;
-    if (!reserve((void **)&l->args, &l->capargs, l->nargs + n, sizeof *l->args))
+    if (!cls__grow((void **)&l->args, &l->capargs, l->nargs + n, sizeof *l->args, 16))
       return false;
     t->arg0 = l->nargs;
     t->nargs = n;
@@ -542,7 +524,7 @@ static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) 
   t->wait0 = l->nwaits;
   t->nwait = cmd->nwait;
   if (cmd->nwait) {
-    if (!reserve((void **)&l->waits, &l->capwaits, l->nwaits + cmd->nwait, sizeof *l->waits))
+    if (!cls__grow((void **)&l->waits, &l->capwaits, l->nwaits + cmd->nwait, sizeof *l->waits, 16))
       return false;
     memcpy(l->waits + l->nwaits, cmd->wait, cmd->nwait * sizeof *cmd->wait);
     l->nwaits += cmd->nwait;
@@ -576,7 +558,7 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
     s->stats.submissions++;
     return CL_SUCCESS;
   }
-  if (!reserve((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks))
+  if (!cls__grow((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks, 16))
     return CL_OUT_OF_HOST_MEMORY;
   struct task *t = &l->tasks[l->n];
   if (!capture(l, t, cmd))
