@@ -288,6 +288,30 @@ static inline void ct_launch1(cls_context *ctx, int stream, cls_kernel *k, size_
                 cls_last_error_detail());
 }
 
+/* A buffer of n ints on `stream`, filled with v. */
+static inline cls_buffer ct_written(cls_context *ctx, int stream, size_t n, int v) {
+  cls_buffer b = ct_alloc(ctx, stream, n * sizeof(int));
+  int rc = cls_fill(ctx, stream, b, 0, n * sizeof(int), &v, sizeof v);
+  ck_assert_msg(rc == 0, "cls_fill returned %s (%d): %s", cls_err_name(rc), rc,
+                cls_last_error_detail());
+  return b;
+}
+
+/* A correct round trip still works on ctx (after a misuse): fill_k (from
+ * CT_FILL_SRC) on `stream` into a new buffer, read back on stream 0, freed.
+ * Each call writes another value. */
+static inline void ct_assert_context_works(cls_context *ctx, cls_kernel *fill_k, int stream) {
+  static int round;
+  int v = 1000 + ++round;
+  cls_buffer o = ct_alloc(ctx, stream, 32 * sizeof(int));
+  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
+  ct_launch1(ctx, stream, fill_k, 32, 2, a);
+  int got[32];
+  ct_download_ints(ctx, 0, o, got, 32);
+  CT_EXPECT_INTS(got, (size_t)32, i, v);
+  ck_assert_int_eq(cls_free(ctx, o), 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Process                                                             */
 /* ------------------------------------------------------------------ */

@@ -31,24 +31,7 @@ static void teardown(void) {
   ctx = NULL;
 }
 
-/* A correct round trip on ctx after the mistakes. */
-static void assert_context_works(void) {
-  static int round;
-  int v = 7 + ++round;
-  cls_buffer o = ct_alloc(ctx, 1, 16 * sizeof(int));
-  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
-  ct_launch1(ctx, 1, fill_k, 16, 2, a);
-  int got[16];
-  ct_download_ints(ctx, 0, o, got, 16);
-  CT_EXPECT_INTS(got, (size_t)16, i, v);
-  CT_OK(cls_free(ctx, o));
-}
-
-static cls_buffer written(int stream, size_t n, int v) {
-  cls_buffer b = ct_alloc(ctx, stream, n * sizeof(int));
-  CT_OK(cls_fill(ctx, stream, b, 0, n * sizeof(int), &v, sizeof v));
-  return b;
-}
+static void assert_context_works(void) { ct_assert_context_works(ctx, fill_k, 1); }
 
 static void expect_value(cls_buffer b, size_t n, int v) {
   int got[64];
@@ -295,7 +278,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 START_TEST(zero_sizes_and_size_max_are_rejected) {
-  cls_buffer b = written(0, 16, 3), c = written(1, 16, 4), x = CLS_BUFFER_NULL;
+  cls_buffer b = ct_written(ctx, 0, 16, 3), c = ct_written(ctx, 1, 16, 4), x = CLS_BUFFER_NULL;
   int host[16] = {0};
   const int pat = 9;
   CT_ERR(cls_alloc(ctx, 0, 0, &x), CLS_EINVAL);
@@ -326,7 +309,7 @@ START_TEST(zero_sizes_and_size_max_are_rejected) {
 END_TEST
 
 START_TEST(bad_fill_patterns_are_einval) {
-  cls_buffer b = written(0, 16, 5);
+  cls_buffer b = ct_written(ctx, 0, 16, 5);
   unsigned char pat[256] = {0};
   const size_t sizes[] = {0, 3, 5, 6, 7, 12, 256, SIZE_MAX};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
@@ -349,7 +332,7 @@ START_TEST(bad_fill_patterns_are_einval) {
 END_TEST
 
 START_TEST(check_takes_any_mix_of_handles) {
-  cls_buffer good = written(0, 16, 1), stale = written(0, 16, 2);
+  cls_buffer good = ct_written(ctx, 0, 16, 1), stale = ct_written(ctx, 0, 16, 2);
   CT_OK(cls_free(ctx, stale));
   cls_report *r = (cls_report *)&r;
   CT_OK(cls_check(ctx, 0, NULL, &r)); /* nothing to check */
@@ -376,7 +359,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 START_TEST(launch_mistakes_get_their_codes_and_change_nothing) {
-  cls_buffer a = written(0, 16, 11), b = written(0, 16, 12);
+  cls_buffer a = ct_written(ctx, 0, 16, 11), b = ct_written(ctx, 0, 16, 12);
   int v = 5;
   long long wide = 5;
   char narrow = 5;

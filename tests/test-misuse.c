@@ -20,24 +20,7 @@ static void teardown(void) {
   ctx = NULL;
 }
 
-/* A correct round trip on ctx: alloc, launch, download, free. */
-static void assert_context_works(void) {
-  static int round = 0;
-  int v = ++round * 3;
-  cls_buffer o = ct_alloc(ctx, 0, 16 * sizeof(int));
-  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
-  ct_launch1(ctx, 0, fill_k, 16, 2, a);
-  int got[16];
-  ct_download_ints(ctx, 0, o, got, 16);
-  CT_EXPECT_INTS(got, (size_t)16, i, v);
-  CT_OK(cls_free(ctx, o));
-}
-
-static cls_buffer written(int stream, size_t n, int v) {
-  cls_buffer b = ct_alloc(ctx, stream, n * sizeof(int));
-  CT_OK(cls_fill(ctx, stream, b, 0, n * sizeof(int), &v, sizeof v));
-  return b;
-}
+static void assert_context_works(void) { ct_assert_context_works(ctx, fill_k, 0); }
 
 /* Every operation taking a buffer, given `bad`, returns `want` (or, when
  * want2 is nonzero, one of want and want2).  `good` is a live buffer of 16
@@ -86,7 +69,7 @@ static void assert_every_buffer_op_rejects(cls_buffer bad, cls_buffer good, int 
 /* ------------------------------------------------------------------ */
 
 START_TEST(null_context_is_einval) {
-  cls_buffer b = CLS_BUFFER_NULL, good = written(0, 16, 1);
+  cls_buffer b = CLS_BUFFER_NULL, good = ct_written(ctx, 0, 16, 1);
   int host[16];
   size_t sz, g[1] = {16};
   const int pat = 0;
@@ -123,7 +106,7 @@ START_TEST(null_context_is_einval) {
 END_TEST
 
 START_TEST(null_out_pointers_are_einval) {
-  cls_buffer good = written(0, 16, 1);
+  cls_buffer good = ct_written(ctx, 0, 16, 1);
   const int pat = 0;
   CT_ERR(cls_alloc(ctx, 0, 16, NULL), CLS_EINVAL);
   CT_ERR(cls_buffer_size(ctx, good, NULL), CLS_EINVAL);
@@ -156,7 +139,7 @@ START_TEST(null_program_and_kernel_arguments_are_einval) {
   CT_ERR(cls_kernel_get(ctx, prog, NULL, &k), CLS_EINVAL);
   CT_ERR(cls_kernel_get(ctx, prog, "fill_k", NULL), CLS_EINVAL);
   CT_ERR(cls_kernel_num_args(NULL), CLS_EINVAL);
-  cls_buffer o = written(0, 16, 0);
+  cls_buffer o = ct_written(ctx, 0, 16, 0);
   int v = 1;
   size_t g[1] = {16};
   cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
@@ -179,7 +162,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 START_TEST(null_handle_is_enull) {
-  cls_buffer good = written(0, 16, 77);
+  cls_buffer good = ct_written(ctx, 0, 16, 77);
   assert_every_buffer_op_rejects(CLS_BUFFER_NULL, good, CLS_ENULL, 0);
   cls_report *r = NULL;
   CT_ERR(cls_check(ctx, 1, &CLS_BUFFER_NULL, &r), CLS_ETAINTED);
@@ -194,8 +177,8 @@ START_TEST(null_handle_is_enull) {
 END_TEST
 
 START_TEST(freed_handle_is_estale) {
-  cls_buffer good = written(0, 16, 77);
-  cls_buffer b = written(0, 16, 5);
+  cls_buffer good = ct_written(ctx, 0, 16, 77);
+  cls_buffer b = ct_written(ctx, 0, 16, 5);
   CT_OK(cls_free(ctx, b));
   assert_every_buffer_op_rejects(b, good, CLS_ESTALE, 0);
   /* Double free, explicitly. */
@@ -204,13 +187,13 @@ START_TEST(freed_handle_is_estale) {
 END_TEST
 
 START_TEST(freed_handle_stays_stale_after_its_slot_is_reused) {
-  cls_buffer good = written(0, 16, 77);
-  cls_buffer b = written(0, 16, 5);
+  cls_buffer good = ct_written(ctx, 0, 16, 77);
+  cls_buffer b = ct_written(ctx, 0, 16, 5);
   CT_OK(cls_free(ctx, b));
   /* New buffers, likely in b's slot. */
   cls_buffer n[8];
   for (int i = 0; i < 8; i++) {
-    n[i] = written(0, 16, 100 + i);
+    n[i] = ct_written(ctx, 0, 16, 100 + i);
     ck_assert_msg(n[i].bits != b.bits, "a new buffer got the freed handle's bits");
   }
   assert_every_buffer_op_rejects(b, good, CLS_ESTALE, 0);
@@ -238,7 +221,7 @@ START_TEST(handle_of_another_context_is_eforeign) {
   cls_buffer theirs = ct_alloc(other, 0, 16 * sizeof(int));
   const int v = 9;
   CT_OK(cls_fill(other, 0, theirs, 0, 16 * sizeof(int), &v, sizeof v));
-  cls_buffer good = written(0, 16, 77);
+  cls_buffer good = ct_written(ctx, 0, 16, 77);
   assert_every_buffer_op_rejects(theirs, good, CLS_EFOREIGN, 0);
   /* The other context's buffer is untouched, and ours is foreign there. */
   int got[16];
@@ -257,13 +240,13 @@ START_TEST(handle_of_a_destroyed_context_is_rejected) {
   cls_context *other = ct_context();
   cls_buffer theirs = ct_alloc(other, 0, 64);
   cls_context_destroy(other);
-  cls_buffer good = written(0, 16, 77);
+  cls_buffer good = ct_written(ctx, 0, 16, 77);
   assert_every_buffer_op_rejects(theirs, good, CLS_EFOREIGN, CLS_ESTALE);
 }
 END_TEST
 
 START_TEST(garbage_handle_bits_are_rejected) {
-  cls_buffer good = written(0, 16, 77);
+  cls_buffer good = ct_written(ctx, 0, 16, 77);
   cls_buffer g1 = {0xdeadbeefcafef00dull};
   assert_every_buffer_op_rejects(g1, good, CLS_ESTALE, CLS_EFOREIGN);
   /* More patterns, some built from a live handle: any rejection, no crash. */
@@ -307,7 +290,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 START_TEST(bad_stream_ids_are_estream) {
-  cls_buffer good = written(0, 16, 77), other = written(0, 16, 1);
+  cls_buffer good = ct_written(ctx, 0, 16, 77), other = ct_written(ctx, 0, 16, 1);
   int host[16] = {0};
   const int pat = 2;
   size_t g[1] = {16};
@@ -337,7 +320,7 @@ START_TEST(bad_stream_ids_are_estream) {
 END_TEST
 
 START_TEST(bad_ranges_and_sizes_are_rejected) {
-  cls_buffer b = written(0, 16, 4), c = written(0, 16, 5);
+  cls_buffer b = ct_written(ctx, 0, 16, 4), c = ct_written(ctx, 0, 16, 5);
   int host[32] = {0};
   const int pat = 6;
   cls_buffer x = CLS_BUFFER_NULL;
