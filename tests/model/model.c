@@ -203,6 +203,48 @@ bool md_ambiguous(const struct md_state *st, const struct md_op *op) {
   return first >= 0 && mixed(st, op->b, md_kernel_access[op->kernel], n, first);
 }
 
+/* A launch or copy whose input carries failure f is skipped (F2): its
+ * outputs were tainted by the caller; the chain gets the skip, and the call
+ * answers rc_skip.  Where f is not known yet (F8), the command runs and is
+ * found untrusted later; its own enqueue fault may still fire (rc_fail). */
+static void skipped(struct md_world *w, struct md_state *st, struct md_expect *ex, int f,
+                    const char *op, const char *kernel, const char *chain, int s, int rc_skip,
+                    int rc_fail) {
+  uint64_t lo, hi;
+  issue(w, s, &lo, &hi);
+  chain_add(st, f, chain, s, lo, hi);
+  ex->rcmask = md_bit(rc_skip);
+  if (unknown_async(st, f)) {
+    ex->rcmask |= md_bit(MD_OK);
+    if (!w->deferred && fires(w, MD_W_ENQUEUE, op, kernel, s, true)) {
+      ex->rcmask |= md_bit(rc_fail);
+      ex->imm_rc = rc_fail;
+    }
+  }
+}
+
+/* A launch or copy on clean input is issued: the fault that fails it, if
+ * any (0: none), with *async set when the failure is found after the call
+ * (a completion fault, or an enqueue fault a driver meets when it submits);
+ * the call answers rc_fail for an immediate one. */
+static int issued(struct md_world *w, struct md_expect *ex, const char *op, const char *kernel,
+                  int s, int rc_fail, uint64_t *lo, uint64_t *hi, bool *async) {
+  issue(w, s, lo, hi);
+  int status = fires(w, MD_W_ENQUEUE, op, kernel, s, false);
+  *async = false;
+  if (status) {
+    *async = w->deferred;
+    ex->rcmask = md_bit(*async ? MD_OK : rc_fail);
+    if (!*async)
+      ex->imm_rc = rc_fail;
+  } else {
+    ex->rcmask = md_bit(MD_OK);
+    status = fires(w, MD_W_COMPLETE, op, kernel, s, false);
+    *async = true; /* found at completion */
+  }
+  return status;
+}
+
 static void launch(struct md_world *w, struct md_state *st, const struct md_op *op,
                    struct md_expect *ex) {
   int k = op->kernel, s = op->stream, n = md_kernel_nbuf[k];
@@ -222,35 +264,14 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   if (first >= 0) {
     ex->ambiguous = mixed(st, op->b, acc, n, first);
     int f = materialize(st, op->b[first]);
-    issue(w, s, &lo, &hi);
     for (int i = 0; i < n; i++)
       if (acc[i] & MD_W)
         taint(st, op->b[i], f);
-    chain_add(st, f, name, s, lo, hi);
-    ex->rcmask = md_bit(MD_ESKIPPED);
-    if (unknown_async(st, f)) {
-      /* Not found yet: the launch runs, and is found untrusted later. */
-      ex->rcmask |= md_bit(MD_OK);
-      if (!w->deferred && fires(w, MD_W_ENQUEUE, "launch", name, s, true)) {
-        ex->rcmask |= md_bit(MD_ELAUNCH);
-        ex->imm_rc = MD_ELAUNCH;
-      }
-    }
+    skipped(w, st, ex, f, "launch", name, name, s, MD_ESKIPPED, MD_ELAUNCH);
     return;
   }
-  issue(w, s, &lo, &hi);
-  int status = fires(w, MD_W_ENQUEUE, "launch", name, s, false);
-  bool async = false;
-  if (status) {
-    async = w->deferred;
-    ex->rcmask = md_bit(async ? MD_OK : MD_ELAUNCH);
-    if (!async)
-      ex->imm_rc = MD_ELAUNCH;
-  } else {
-    ex->rcmask = md_bit(MD_OK);
-    status = fires(w, MD_W_COMPLETE, "launch", name, s, false);
-    async = true;
-  }
+  bool async;
+  int status = issued(w, ex, "launch", name, s, MD_ELAUNCH, &lo, &hi, &async);
   if (status) {
     int f = fail_new(st, MD_ELAUNCH, status, "launch", name, s, lo, hi, async);
     for (int i = 0; i < n; i++)
@@ -359,32 +380,12 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   uint64_t lo, hi;
   if (src->failure != MD_CLEAN) {
     int f = materialize(st, op->b[0]);
-    issue(w, s, &lo, &hi);
     taint(st, op->b[1], f);
-    chain_add(st, f, "copy", s, lo, hi);
-    ex->rcmask = md_bit(MD_ETAINTED);
-    if (unknown_async(st, f)) {
-      ex->rcmask |= md_bit(MD_OK);
-      if (!w->deferred && fires(w, MD_W_ENQUEUE, "copy", NULL, s, true)) {
-        ex->rcmask |= md_bit(MD_ECL);
-        ex->imm_rc = MD_ECL;
-      }
-    }
+    skipped(w, st, ex, f, "copy", NULL, "copy", s, MD_ETAINTED, MD_ECL);
     return;
   }
-  issue(w, s, &lo, &hi);
-  int status = fires(w, MD_W_ENQUEUE, "copy", NULL, s, false);
-  bool async = false;
-  if (status) {
-    async = w->deferred;
-    ex->rcmask = md_bit(async ? MD_OK : MD_ECL);
-    if (!async)
-      ex->imm_rc = MD_ECL;
-  } else {
-    ex->rcmask = md_bit(MD_OK);
-    status = fires(w, MD_W_COMPLETE, "copy", NULL, s, false);
-    async = true;
-  }
+  bool async;
+  int status = issued(w, ex, "copy", NULL, s, MD_ECL, &lo, &hi, &async);
   if (status) {
     taint(st, op->b[1], fail_new(st, MD_ECL, status, "copy", "", s, lo, hi, async));
     return;
