@@ -274,9 +274,5 @@ int main(void) {
   tcase_add_test(tc, streams_sharing_a_queue_need_no_event);
   tcase_add_test(tc, deferred_enqueue_failure_reaches_the_read);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return ct_run(s);
 }
