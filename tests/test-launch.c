@@ -33,18 +33,12 @@ static void assert_untouched(cls_buffer b, int v, size_t n) {
   CT_EXPECT_INTS(got, n, i, v);
 }
 
-static cls_buffer filled(size_t n, int v) {
-  cls_buffer b = ct_alloc(ctx, 0, n * sizeof(int));
-  CT_OK(cls_fill(ctx, 0, b, 0, n * sizeof(int), &v, sizeof v));
-  return b;
-}
-
 /* ------------------------------------------------------------------ */
 /* Validation                                                          */
 /* ------------------------------------------------------------------ */
 
 START_TEST(wrong_argument_count_is_eargcount) {
-  cls_buffer a = filled(16, 1), b = filled(16, 2), c = filled(16, 3);
+  cls_buffer a = ct_written(ctx, 0, 16, 1), b = ct_written(ctx, 0, 16, 2), c = ct_written(ctx, 0, 16, 3);
   size_t g[1] = {16};
   cls_arg two[] = {CLS_IN(a), CLS_IN(b)};
   CT_ERR(cls_launch(ctx, 0, add_k, 1, g, NULL, 2, two), CLS_EARGCOUNT);
@@ -59,7 +53,7 @@ START_TEST(wrong_argument_count_is_eargcount) {
 END_TEST
 
 START_TEST(buffer_where_scalar_expected_is_eargkind) {
-  cls_buffer o = filled(16, 4), x = filled(16, 5);
+  cls_buffer o = ct_written(ctx, 0, 16, 4), x = ct_written(ctx, 0, 16, 5);
   size_t g[1] = {16};
   cls_arg args[] = {CLS_OUT(o), CLS_IN(x)};
   CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, args), CLS_EARGKIND);
@@ -71,7 +65,7 @@ END_TEST
 /* fill_k takes an int: an 8-byte scalar is caught before OpenCL (whose
  * code for it differs by vendor), and nothing is touched. */
 START_TEST(scalar_of_the_wrong_size_is_eargkind) {
-  cls_buffer o = filled(16, 4);
+  cls_buffer o = ct_written(ctx, 0, 16, 4);
   size_t g[1] = {16};
   long long wide = 7;
   short narrow = 7;
@@ -85,7 +79,7 @@ START_TEST(scalar_of_the_wrong_size_is_eargkind) {
 END_TEST
 
 START_TEST(scalar_where_buffer_expected_is_eargkind) {
-  cls_buffer o = filled(16, 6);
+  cls_buffer o = ct_written(ctx, 0, 16, 6);
   size_t g[1] = {16};
   int v = 1;
   long long big = 2;
@@ -97,7 +91,7 @@ START_TEST(scalar_where_buffer_expected_is_eargkind) {
 END_TEST
 
 START_TEST(local_where_buffer_expected_is_eargkind) {
-  cls_buffer in = filled(16, 7), out = filled(16, 8);
+  cls_buffer in = ct_written(ctx, 0, 16, 7), out = ct_written(ctx, 0, 16, 8);
   size_t g[1] = {16}, l[1] = {16};
   int v = 1;
   cls_arg a1[] = {CLS_LOCAL(64), CLS_SCALAR(v)};
@@ -116,7 +110,7 @@ START_TEST(local_where_buffer_expected_is_eargkind) {
 END_TEST
 
 START_TEST(dims_outside_1_to_3_are_eworksize) {
-  cls_buffer o = filled(16, 9);
+  cls_buffer o = ct_written(ctx, 0, 16, 9);
   size_t g[4] = {16, 1, 1, 1};
   int v = 1;
   cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
@@ -129,7 +123,7 @@ START_TEST(dims_outside_1_to_3_are_eworksize) {
 END_TEST
 
 START_TEST(zero_global_size_is_eworksize) {
-  cls_buffer o = filled(16, 10);
+  cls_buffer o = ct_written(ctx, 0, 16, 10);
   int v = 1;
   cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
   size_t g1[1] = {0};
@@ -143,7 +137,7 @@ START_TEST(zero_global_size_is_eworksize) {
 END_TEST
 
 START_TEST(local_not_dividing_global_is_eworksize) {
-  cls_buffer o = filled(64, 11);
+  cls_buffer o = ct_written(ctx, 0, 64, 11);
   int v = 1;
   cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
   size_t g[1] = {60}, l[1] = {8};
@@ -164,7 +158,7 @@ START_TEST(local_above_device_limit_is_eworksize) {
   struct cls_device_info info = ct_context_info(ctx);
   size_t wg = info.max_work_group_size;
   ck_assert_uint_gt(wg, 0);
-  cls_buffer o = filled(64, 12);
+  cls_buffer o = ct_written(ctx, 0, 64, 12);
   int v = 1;
   cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
   /* The global size is a multiple: only the group size is wrong.  The
@@ -183,7 +177,7 @@ START_TEST(local_above_device_limit_is_eworksize) {
 END_TEST
 
 START_TEST(null_kernel_and_bad_access_are_einval) {
-  cls_buffer o = filled(16, 13);
+  cls_buffer o = ct_written(ctx, 0, 16, 13);
   size_t g[1] = {16};
   int v = 1;
   cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(v)};
@@ -209,7 +203,7 @@ END_TEST
 START_TEST(invalid_launch_leaves_outputs_as_they_were) {
   /* A rejected launch mints no failure: its would-be outputs stay
    * readable and hold their bytes. */
-  cls_buffer a = filled(16, 1), b = filled(16, 2), c = filled(16, 30);
+  cls_buffer a = ct_written(ctx, 0, 16, 1), b = ct_written(ctx, 0, 16, 2), c = ct_written(ctx, 0, 16, 30);
   size_t g[1] = {16}, l[1] = {5};
   cls_arg args[] = {CLS_IN(a), CLS_IN(b), CLS_OUT(c)};
   CT_ERR(cls_launch(ctx, 0, add_k, 1, g, l, 3, args), CLS_EWORKSIZE);
@@ -361,7 +355,7 @@ START_TEST(launch_reading_a_fresh_buffer_is_skipped) {
   /* A read of a buffer nothing wrote: the launch does not run and its
    * output carries the failure. */
   enum { N = 16 };
-  cls_buffer fresh = ct_alloc(ctx, 0, N * sizeof(int)), out = filled(N, 1);
+  cls_buffer fresh = ct_alloc(ctx, 0, N * sizeof(int)), out = ct_written(ctx, 0, N, 1);
   cls_arg args[] = {CLS_IN(fresh), CLS_OUT(out)};
   size_t g[1] = {N};
   CT_ERR(cls_launch(ctx, 0, copy_k, 1, g, NULL, 2, args), CLS_ESKIPPED);
