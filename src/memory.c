@@ -58,13 +58,11 @@ static int page_new(cls_context *ctx, struct cls__stream *s, size_t size, bool d
   p->size = size;
   p->dedicated = dedicated;
   if (!dedicated) {
-    p->free = malloc(4 * sizeof *p->free);
-    if (!p->free) {
+    if (!cls__grow((void **)&p->free, &p->capfree, 1, sizeof *p->free, 4)) {
       clReleaseMemObject(p->mem);
       free(p);
       return cls__error(CLS_ENOMEM, 0, "out of host memory");
     }
-    p->capfree = 4;
     p->nfree = 1;
     p->free[0].offset = 0;
     p->free[0].size = size;
