@@ -81,7 +81,7 @@ static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
   cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
   cmd.x = (struct cls__xfer){
       .dst = d->mem, .dst_offset = offset, .size = size, .host_src = src, .blocking = blocking};
-  rc = cls__run(ctx, &cmd, 0, NULL, NULL, NULL);
+  rc = cls__run(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);
   return rc;
@@ -124,7 +124,7 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
     pending->stream = stream;
     pending->handle = src;
   }
-  rc = cls__run(ctx, &cmd, 0, NULL, pending, report);
+  rc = cls__run(ctx, &cmd, pending, report);
   if (rc < 0) {
     if (pending)
       cls__inflight_forget_read(ctx, pending);
@@ -188,7 +188,7 @@ CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_of
                              .src_offset = src_offset,
                              .dst_offset = dst_offset,
                              .size = size};
-  rc = cls__run(ctx, &cmd, 0, NULL, NULL, NULL);
+  rc = cls__run(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);
   return rc;
@@ -220,7 +220,7 @@ CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst, size_t offset
                              .size = size,
                              .pattern = pattern,
                              .pattern_size = pattern_size};
-  rc = cls__run(ctx, &cmd, 0, NULL, NULL, NULL);
+  rc = cls__run(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);
   return rc;

@@ -37,8 +37,8 @@ static void note_uses(struct cls__cmd *cmd, uint64_t stamp) {
 
 /* F2: the command does not run; its outputs take f, the skip is on f's
  * chain.  No OpenCL call, no allocation (F10). */
-static void skip(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *f,
-                 const char *name) {
+static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct cls__cmd *cmd,
+                                                      struct cls__failure *f, const char *name) {
   struct cls__stream *s = cmd->stream;
   uint64_t pos = ++s->issued;
   cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
@@ -72,22 +72,24 @@ static struct cls__failure *late_input_failure(cls_context *ctx, struct cls__cmd
   return NULL;
 }
 
-int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg *args,
-             struct cls__pending_read *pending, cls_report **report) {
+/* Step 1 found `found` on the inputs: a download reports it, anything else
+ * is skipped. */
+int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
+                cls_report **report) {
+  if (cmd->kind == CLS__CMD_READ)
+    return cls__read_report(ctx, &cmd->bind[0].handle, 1, report);
+  skip(ctx, cmd, found, cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op);
+  return cls__error_code(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED);
+}
+
+/* Steps 2-6; step 1 is cls__run (driver.h), inline in every command. */
+int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
+                   cls_report **report) {
   struct cls__stream *s = cmd->stream;
   const struct cls_driver_ops *d = ctx->driver_ops;
-  cmd->nargs = nargs;
-  cmd->args = args;
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
   int rc;
   for (;;) {
-    struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
-    if (found) {
-      if (cmd->kind == CLS__CMD_READ)
-        return cls__read_report(ctx, &cmd->bind[0].handle, 1, report);
-      skip(ctx, cmd, found, name);
-      return cls__error_code(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED);
-    }
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
       /* Its program never built: the launch cannot run, and its outputs
        * carry the build failure (with the log) to whoever reads them. */
@@ -96,11 +98,13 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
                         "kernel '%s' comes from a program that failed to build", name);
     }
     rc = d->order(ctx->driver, cmd);
-    if (rc == CLS__RETRY)
-      continue;
     if (rc < 0)
       return rc;
-    break;
+    if (rc != CLS__RETRY)
+      break;
+    struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
+    if (found)
+      return cls__refuse(ctx, cmd, found, report);
   }
   struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
   uint64_t pos = ++s->issued;
@@ -149,3 +153,4 @@ int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg
                          stamp, cmd->op, name, cmd->bind, cmd->nbind, pending);
   return rc < 0 ? rc : CLS_OK;
 }
+

@@ -77,7 +77,8 @@ struct cls__page {
  * allocated on; the handle names (stream, index, generation). */
 struct cls__slot {
   uint32_t gen;            /* bumped on free: older handles are stale */
-  bool live;
+  uint32_t live_gen;       /* gen while allocated, CLS__SLOT_FREE otherwise:
+                              one compare resolves a handle */
   size_t size;             /* as requested */
   size_t span;             /* as carved (aligned) */
   struct cls__page *page;
@@ -149,6 +150,8 @@ struct cls__stream_pool {
 /* Programs (program.c)                                                */
 /* ------------------------------------------------------------------ */
 
+/* Ordered so that one compare, argq > CLS__ARGQ_GLOBAL, tells a buffer
+ * argument it is in the wrong place. */
 enum { CLS__ARGQ_UNKNOWN = 0, CLS__ARGQ_GLOBAL, CLS__ARGQ_LOCAL, CLS__ARGQ_PRIVATE };
 /* nargs of a kernel taken from a failed build: not checked. */
 #define CLS__NARGS_UNKNOWN ((cl_uint)-1)
@@ -160,7 +163,8 @@ struct cls_kernel {
   cl_kernel kernel;
   char *name;
   cl_uint nargs;
-  unsigned char *argq;     /* address qualifier per arg, or NULL if unknown */
+  unsigned char argq[CLS_MAX_ARGS]; /* address qualifier per arg, UNKNOWN
+                              where the platform gives no argument info */
   size_t *argsize;         /* scalars: size of the type, 0 if unknown */
   size_t max_wg;           /* CL_KERNEL_WORK_GROUP_SIZE */
   struct cls_kernel *next;
@@ -293,6 +297,8 @@ void cls__pool_fini(cls_context *ctx, struct cls__stream_pool *pool);
 #define CLS__INDEX_BITS 24
 #define CLS__STREAM_BITS 6
 #define CLS__TAG_SHIFT (CLS__INDEX_BITS + CLS__GEN_BITS + CLS__STREAM_BITS)
+/* No handle carries this generation (it has more than CLS__GEN_BITS). */
+#define CLS__SLOT_FREE UINT32_MAX
 
 static inline int cls__handle_stream(cls_buffer h) {
   return (int)((h.bits >> (CLS__INDEX_BITS + CLS__GEN_BITS)) & ((1u << CLS__STREAM_BITS) - 1));
@@ -312,7 +318,7 @@ static inline struct cls__slot *cls__resolve(cls_context *ctx, cls_buffer h) {
   if (index >= s->mem.nslots)
     return NULL;
   struct cls__slot *slot = &s->mem.slots[index];
-  if (!slot->live || slot->gen != gen)
+  if (slot->live_gen != gen)
     return NULL;
   return slot;
 }

@@ -46,8 +46,6 @@ struct cls__cmd {
   struct cls_kernel_cmd kcmd;   /* launches */
   size_t nbind;
   struct cls__binding bind[CLS_MAX_ARGS]; /* argument order */
-  size_t nargs;                 /* launches: the arguments as given */
-  const cls_arg *args;
   struct cls_kernel_arg kargs[CLS_MAX_ARGS]; /* as the stream sets them
                                    (kcmd.args points here; a driver that
                                    defers the enqueue keeps a copy) */
@@ -180,11 +178,21 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
                         bool deferred);
 
 /* Runs a command through the failure rules and the driver (command.c).
- * `args` are the launch's arguments (launches only); `pending` the record
- * of a non-blocking download; `report` receives the report of a download
- * refused because its data is tainted. */
-int cls__run(cls_context *ctx, struct cls__cmd *cmd, size_t nargs, const cls_arg *args,
-             struct cls__pending_read *pending, cls_report **report);
+ * `pending` is the record of a non-blocking download; `report` receives
+ * the report of a download refused because its data is tainted.
+ * Inline up to the F2 check, so a skip (the hot path of a failed pipeline,
+ * F10) costs that check and cls__refuse, not the enqueue path's frame. */
+int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
+                cls_report **report);
+int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
+                   cls_report **report);
+static inline int cls__run(cls_context *ctx, struct cls__cmd *cmd,
+                           struct cls__pending_read *pending, cls_report **report) {
+  struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
+  if (found)
+    return cls__refuse(ctx, cmd, found, report);
+  return cls__run_clean(ctx, cmd, pending, report);
+}
 
 /* The registry: drivers built into this library, and selection by name
  * ("event", "help" lists them).  `spec` NULL: $CLS_SCHEDULER, then the

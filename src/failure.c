@@ -45,9 +45,7 @@ void cls__failure_unref(struct cls__failure *f) {
   }
 }
 
-void cls__slot_set_failure(struct cls__slot *slot, struct cls__failure *f) {
-  if (slot->failure == f)
-    return;
+void cls__slot_set_failure_slow(struct cls__slot *slot, struct cls__failure *f) {
   cls__failure_ref(f);
   cls__failure_unref(slot->failure);
   slot->failure = f;
@@ -115,14 +113,14 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_s
   return f;
 }
 
-static inline void add_skip(struct cls__failure *f, int kind, const char *kernel, int stream,
-                            uint64_t position) {
-  f->skipped++;
+/* A skip that does not extend the chain's last entry by pointer (see
+ * cls__failure_add_skip in failure.h): compare by name, else a new entry. */
+void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *kernel, int stream,
+                                uint64_t position) {
   if (f->nskips) {
     struct cls__skip *last = &f->skips[f->nskips - 1];
     if (last->kind == kind && last->stream == stream &&
-        (last->key == kernel ||
-         strncmp(last->kernel, kernel ? kernel : "", CLS__NAME_MAX - 1) == 0)) {
+        strncmp(last->kernel, kernel ? kernel : "", CLS__NAME_MAX - 1) == 0) {
       last->count++;
       return;
     }
@@ -160,22 +158,6 @@ struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, 
     log_failure(ctx, f);
   }
   return f;
-}
-
-void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind, const char *kernel,
-                    int stream, uint64_t position, const struct cls__binding *b, size_t n) {
-  uint64_t stamp = ++ctx->stamp;
-  for (size_t i = 0; i < n; i++)
-    if (b[i].access & CLS_WRITE) {
-      cls__slot_set_failure(b[i].slot, found);
-      b[i].slot->write_stamp = stamp;
-    }
-  add_skip(found, kind, kernel, stream, position);
-}
-
-void cls__failure_add_skip(struct cls__failure *f, int kind, const char *kernel, int stream,
-                           uint64_t position) {
-  add_skip(f, kind, kernel, stream, position);
 }
 
 uint64_t cls__stamp_writes(cls_context *ctx, const struct cls__binding *b, size_t n) {

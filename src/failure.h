@@ -82,11 +82,26 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status,
     __attribute__((format(printf, 9, 10)));
 
 /* Points a slot at f (or at nothing), moving the references. */
-void cls__slot_set_failure(struct cls__slot *slot, struct cls__failure *f);
+void cls__slot_set_failure_slow(struct cls__slot *slot, struct cls__failure *f);
+static inline void cls__slot_set_failure(struct cls__slot *slot, struct cls__failure *f) {
+  if (slot->failure != f)
+    cls__slot_set_failure_slow(slot, f);
+}
 
-/* Appends a skip to f's chain (F2, F8).  Never allocates. */
-void cls__failure_add_skip(struct cls__failure *f, int kind,
-                           const char *kernel, int stream, uint64_t position);
+/* Appends a skip to f's chain (F2, F8).  Never allocates.  Inline for the
+ * common case, a run of skips of one kernel on one stream (same name
+ * pointer): the last entry counts one more. */
+void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *kernel,
+                                int stream, uint64_t position);
+static inline void cls__failure_add_skip(struct cls__failure *f, int kind, const char *kernel,
+                                         int stream, uint64_t position) {
+  f->skipped++;
+  struct cls__skip *last = &f->skips[f->nskips ? f->nskips - 1 : 0];
+  if (f->nskips && last->key == kernel && last->kind == kind && last->stream == stream)
+    last->count++;
+  else
+    cls__failure_add_skip_slow(f, kind, kernel, stream, position);
+}
 
 /* A binding as the store sees it: a resolved slot and its access. */
 struct cls__binding {
@@ -115,9 +130,17 @@ static inline struct cls__failure *cls__read_failure(cls_context *ctx, int strea
 
 /* F2: a skipped launch.  Every write binding takes `found` (the root, not a
  * new record) and the skip is appended to its chain.  No allocation. */
-void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind,
-                    const char *kernel, int stream, uint64_t position,
-                    const struct cls__binding *b, size_t n);
+static inline void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind,
+                                  const char *kernel, int stream, uint64_t position,
+                                  const struct cls__binding *b, size_t n) {
+  uint64_t stamp = ++ctx->stamp;
+  for (size_t i = 0; i < n; i++)
+    if (b[i].access & CLS_WRITE) {
+      cls__slot_set_failure(b[i].slot, found);
+      b[i].slot->write_stamp = stamp;
+    }
+  cls__failure_add_skip(found, kind, kernel, stream, position);
+}
 /* Stamps every write binding with a new context-wide write stamp and
  * returns it (the F8 replay tells later writes from earlier ones by it). */
 uint64_t cls__stamp_writes(cls_context *ctx, const struct cls__binding *b, size_t n);

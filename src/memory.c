@@ -191,6 +191,7 @@ static int take_slot(struct cls__memory *m, int *index) {
     return cls__error(CLS_ENOMEM, 0, "out of host memory");
   memset(&m->slots[m->nslots], 0, sizeof m->slots[0]);
   m->slots[m->nslots].gen = 1;
+  m->slots[m->nslots].live_gen = CLS__SLOT_FREE;
   *index = (int)m->nslots++;
   return CLS_OK;
 }
@@ -263,7 +264,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
     }
   }
   struct cls__slot *slot = &m->slots[index];
-  slot->live = true;
+  slot->live_gen = slot->gen;
   slot->size = size;
   slot->span = span;
   slot->page = page;
@@ -340,7 +341,7 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
     return cls__error(CLS_ENOMEM, 0, "out of host memory");
 
   cls__slot_set_failure(slot, NULL);
-  slot->live = false;
+  slot->live_gen = CLS__SLOT_FREE;
   slot->gen = (slot->gen + 1) & ((1u << CLS__GEN_BITS) - 1);
   if (slot->gen == 0)
     slot->gen = 1;
@@ -356,7 +357,7 @@ void cls__memory_fini(cls_context *ctx, struct cls__stream *s) {
   struct cls__memory *m = &s->mem;
   for (size_t i = 0; i < m->nslots; i++) {
     struct cls__slot *slot = &m->slots[i];
-    if (!slot->live)
+    if (slot->live_gen == CLS__SLOT_FREE)
       continue;
     cls__slot_set_failure(slot, NULL);
     if (!slot->page->dedicated)

@@ -96,7 +96,6 @@ static void program_free(struct cls_program *p) {
     struct cls_kernel *next = k->next;
     if (k->kernel)
       clReleaseKernel(k->kernel);
-    free(k->argq);
     free(k->argsize);
     free(k->name);
     k->magic = 0;
@@ -233,10 +232,11 @@ static size_t type_size(const char *t) {
 static void arg_info(cls_context *ctx, struct cls_kernel *k) {
   if (ctx->info.cl_version < 120 || k->nargs == 0)
     return;
-  k->argq = calloc(k->nargs, 1);
+  if (k->nargs > CLS_MAX_ARGS)
+    return; /* no launch can give it its arguments (CLS_EINVAL) */
   k->argsize = calloc(k->nargs, sizeof *k->argsize);
-  if (!k->argq || !k->argsize)
-    goto unknown;
+  if (!k->argsize)
+    return;
   for (cl_uint i = 0; i < k->nargs; i++) {
     cl_kernel_arg_address_qualifier q;
     if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL) !=
@@ -256,9 +256,8 @@ static void arg_info(cls_context *ctx, struct cls_kernel *k) {
   }
   return;
 unknown:
-  free(k->argq);
+  memset(k->argq, CLS__ARGQ_UNKNOWN, sizeof k->argq);
   free(k->argsize);
-  k->argq = NULL;
   k->argsize = NULL;
 }
 
