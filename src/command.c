@@ -9,7 +9,8 @@
  *   3. F3: enter the write scope (provisional failure on the write set).
  *   4. The driver submits; 5. the scope ends: released on success (F4), the
  *      real error swapped in on failure.
- *   6. The command is logged until it completes, for F8. */
+ *   6. The command is logged until it completes, for F8 (5 and 6 walk the
+ *      bindings once, in commit()). */
 #include "core.h"
 #include "driver.h"
 #include "failure.h"
@@ -17,13 +18,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ordering facts for the next command on any stream, and the write stamp
- * of the F8 replay. */
-static void note_uses(struct cls__cmd *cmd, uint64_t stamp) {
+/* After the enqueue, in one walk over the bindings: F4 (the write scope's
+ * record leaves the write set), the ordering facts for later commands on
+ * any stream, the F8 write stamp, and the bindings of the command's F8 log
+ * entry `e` (NULL: not logged). */
+static void commit(struct cls__cmd *cmd, struct cls__failure *prov, uint64_t stamp,
+                   struct cls__log_entry *e) {
   int s = cmd->stream->id;
   for (size_t i = 0; i < cmd->nbind; i++) {
-    struct cls__slot *slot = cmd->bind[i].slot;
-    if (cmd->bind[i].access & CLS_WRITE) {
+    const struct cls__binding *b = &cmd->bind[i];
+    struct cls__slot *slot = b->slot;
+    if (b->access & CLS_WRITE) {
+      cls__exit_write_one(slot, prov, NULL);
       slot->writer = s;
       slot->write_seq = cmd->seq;
       slot->write_stamp = stamp;
@@ -32,7 +38,14 @@ static void note_uses(struct cls__cmd *cmd, uint64_t stamp) {
       slot->read_mask |= 1ull << s;
       slot->read_seq[s] = cmd->seq;
     }
+    if (e) {
+      e->bind[i].handle = b->handle;
+      e->bind[i].access = b->access;
+      e->bind[i].slot = NULL; /* slots move when a stream's table grows */
+    }
   }
+  if (e)
+    e->nbind = cmd->nbind;
 }
 
 /* F2: the command does not run; its outputs take f, the skip is on f's
@@ -134,7 +147,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
         ctx, status, crc, cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : "", s->id, pos, false,
         "enqueue of %s failed: %s", name, cls_cl_status_name(crc));
     if (f) /* out of memory: the provisional record stays, reads still fail */
-      cls__exit_write(ctx, prov, cmd->bind, cmd->nbind, f);
+      cls__exit_write(prov, cmd->bind, cmd->nbind, f);
     cls__failure_unref(f);
     /* An earlier failure found later may turn out to have been its input. */
     uint64_t stamp = cls__stamp_writes(ctx, cmd->bind, cmd->nbind);
@@ -144,13 +157,18 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     return cls__error(status, crc, "%s on stream %d: enqueue failed: %s", name, s->id,
                       cls_cl_status_name(crc));
   }
-  cls__exit_write(ctx, prov, cmd->bind, cmd->nbind, NULL);
   uint64_t stamp = ++ctx->stamp;
-  note_uses(cmd, stamp);
-  if (cmd->kind == CLS__CMD_READ && cmd->x.blocking)
-    return CLS_OK; /* finished already: the caller checks what it read */
-  rc = cls__inflight_add(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, s->id, cmd->seq, pos,
-                         stamp, cmd->op, name, cmd->bind, cmd->nbind, pending);
-  return rc < 0 ? rc : CLS_OK;
+  if (cmd->kind == CLS__CMD_READ && cmd->x.blocking) {
+    commit(cmd, prov, stamp, NULL); /* finished already: the caller checks what it read */
+    return CLS_OK;
+  }
+  struct cls__log_entry *e =
+      cls__inflight_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, s->id, cmd->seq, pos,
+                            stamp, cmd->op, name, pending);
+  commit(cmd, prov, stamp, e);
+  if (!e)
+    return CLS_ENOMEM; /* the log could not grow; the command runs */
+  cls__inflight_commit(ctx);
+  return CLS_OK;
 }
 

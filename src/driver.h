@@ -112,11 +112,7 @@ struct cls_driver_ops {
   void (*settle)(struct cls__driver *d, struct cls__stream *s, uint64_t upto);
 };
 
-/* Ordering (order.c).  The streams cmd's stream must be ordered after: bit
- * t of the result is set when command need[t] of stream t (or later) must
- * come first.  Only streams not already ordered that far are named. */
-uint64_t cls__order_needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS]);
-/* s is now ordered after p up to p's command `upto`, and after everything p
+/* Ordering (order.c).  s is now ordered after p up to p's command `upto`, and after everything p
  * was ordered after. */
 void cls__order_synced(struct cls__stream *s, const struct cls__stream *p, uint64_t upto);
 

@@ -168,40 +168,40 @@ uint64_t cls__stamp_writes(cls_context *ctx, const struct cls__binding *b, size_
   return stamp;
 }
 
-struct cls__failure *cls__enter_write(cls_context *ctx, const struct cls__binding *b, size_t n) {
-  size_t writes = 0;
-  for (size_t i = 0; i < n; i++)
-    writes += (b[i].access & CLS_WRITE) != 0;
-  if (!writes)
-    return NULL;
+/* The write scope's record: the pooled spare while no buffer a scope left
+ * behind still holds it, else a new one.  NULL: out of host memory. */
+static struct cls__failure *scope_record(cls_context *ctx) {
   struct cls__failures *ft = table(ctx);
   struct cls__failure *p = ft->spare;
-  if (!p || p->refs != 1) {
-    /* The spare is still held by buffers a scope left behind (or there is
-     * none yet): those buffers keep it; take a new one. */
-    if (p && p->scope_name && !p->kernel[0])
-      copy_name(p->kernel, p->scope_name);
-    cls__failure_unref(p);
-    p = failure_new();
-    ft->spare = p;
-    if (!p)
-      return NULL;
-    p->status = CLS_ELAUNCH;
-    p->operation = "write scope";
-    p->provisional = true;
-    snprintf(p->message, sizeof p->message,
-             "the work that was to write this buffer never finished its enqueue");
+  if (p && p->refs == 1) {
+    p->logged = false;
+    return p;
   }
-  p->logged = false;
-  for (size_t i = 0; i < n; i++)
-    if (b[i].access & CLS_WRITE)
-      cls__slot_set_failure(b[i].slot, p);
+  /* The spare is still held by buffers a scope left behind (or there is
+   * none yet): those buffers keep it; take a new one. */
+  if (p && p->scope_name && !p->kernel[0])
+    copy_name(p->kernel, p->scope_name);
+  cls__failure_unref(p);
+  p = failure_new();
+  ft->spare = p;
+  if (!p)
+    return NULL;
+  p->status = CLS_ELAUNCH;
+  p->operation = "write scope";
+  p->provisional = true;
+  snprintf(p->message, sizeof p->message,
+           "the work that was to write this buffer never finished its enqueue");
   return p;
 }
 
-void cls__exit_write(cls_context *ctx, struct cls__failure *provisional,
-                     const struct cls__binding *b, size_t n, struct cls__failure *error) {
+struct cls__failure *cls__enter_write(cls_context *ctx, const struct cls__binding *b, size_t n) {
+  struct cls__failure *p = NULL;
   for (size_t i = 0; i < n; i++)
-    if ((b[i].access & CLS_WRITE) && b[i].slot->failure == provisional)
-      cls__slot_set_failure(b[i].slot, error);
+    if (b[i].access & CLS_WRITE) {
+      if (!p && !(p = scope_record(ctx)))
+        return NULL;
+      cls__slot_set_failure(b[i].slot, p);
+    }
+  return p;
 }
+

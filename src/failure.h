@@ -151,10 +151,19 @@ struct cls__failure *cls__enter_write(cls_context *ctx,
                                       const struct cls__binding *b, size_t n);
 /* F3/F4: leave the scope.  error == NULL: the work was enqueued, the write
  * set is released (writing clears).  Otherwise the provisional record is
- * replaced by `error` on every buffer that still holds it. */
-void cls__exit_write(cls_context *ctx, struct cls__failure *provisional,
-                     const struct cls__binding *b, size_t n,
-                     struct cls__failure *error);
+ * replaced by `error` on every buffer that still holds it.  Per binding
+ * too, for a caller that walks its bindings once for several rules. */
+static inline void cls__exit_write_one(struct cls__slot *slot, struct cls__failure *provisional,
+                                       struct cls__failure *error) {
+  if (slot->failure == provisional) /* else a replay changed it since */
+    cls__slot_set_failure(slot, error);
+}
+static inline void cls__exit_write(struct cls__failure *provisional, const struct cls__binding *b,
+                                   size_t n, struct cls__failure *error) {
+  for (size_t i = 0; i < n; i++)
+    if (b[i].access & CLS_WRITE)
+      cls__exit_write_one(b[i].slot, provisional, error);
+}
 
 /* F5: builds the report of a read over `handles`: every distinct failure
  * once, every bad handle.  Returns CLS_OK when there is nothing to report
@@ -201,6 +210,15 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
                       uint64_t position, uint64_t stamp, const char *op, const char *kernel,
                       const struct cls__binding *b, size_t n,
                       struct cls__pending_read *read);
+/* The same in two steps, for a caller that walks its bindings anyway:
+ * reserve fills in all but the bindings (NULL with the error recorded
+ * when out of memory); the caller sets e->bind[] and e->nbind, then
+ * commits.  Nothing may touch the log in between. */
+struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int kind, int stream,
+                                             uint64_t seq, uint64_t position, uint64_t stamp,
+                                             const char *op, const char *kernel,
+                                             struct cls__pending_read *read);
+void cls__inflight_commit(cls_context *ctx);
 /* Drops the entries known complete (head first). */
 void cls__inflight_prune(cls_context *ctx);
 /* F8: command `seq` of `stream` failed with `cl_status` after its enqueue. */

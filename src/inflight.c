@@ -18,7 +18,7 @@
 #include <string.h>
 
 static struct cls__log_entry *at(cls_context *ctx, size_t i) {
-  return &ctx->inflight[(ctx->inflight_head + i) % ctx->inflight_cap];
+  return &ctx->inflight[(ctx->inflight_head + i) & (ctx->inflight_cap - 1)];
 }
 
 static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
@@ -30,11 +30,12 @@ static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
 
 void cls__inflight_prune(cls_context *ctx) {
   while (ctx->inflight_len && entry_done(ctx, at(ctx, 0))) {
-    ctx->inflight_head = (ctx->inflight_head + 1) % ctx->inflight_cap;
+    ctx->inflight_head = (ctx->inflight_head + 1) & (ctx->inflight_cap - 1);
     ctx->inflight_len--;
   }
 }
 
+/* The capacity stays a power of two: positions wrap with a mask. */
 static int grow(cls_context *ctx) {
   size_t ncap = ctx->inflight_cap ? ctx->inflight_cap * 2 : 256;
   struct cls__log_entry *n = malloc(ncap * sizeof *n);
@@ -49,17 +50,14 @@ static int grow(cls_context *ctx) {
   return CLS_OK;
 }
 
-int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint64_t position,
-                      uint64_t stamp, const char *op,
-                      const char *kernel, const struct cls__binding *b, size_t n,
-                      struct cls__pending_read *read) {
+struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int kind, int stream,
+                                             uint64_t seq, uint64_t position, uint64_t stamp,
+                                             const char *op, const char *kernel,
+                                             struct cls__pending_read *read) {
   if (ctx->inflight_len == ctx->inflight_cap) {
     cls__inflight_prune(ctx);
-    if (ctx->inflight_len == ctx->inflight_cap) {
-      int rc = grow(ctx);
-      if (rc < 0)
-        return rc;
-    }
+    if (ctx->inflight_len == ctx->inflight_cap && grow(ctx) < 0)
+      return NULL;
   }
   struct cls__log_entry *e = at(ctx, ctx->inflight_len);
   e->kind = kind;
@@ -71,18 +69,32 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
   e->read = read;
   e->untrusted = false;
   e->kernel = kernel ? kernel : "";
-  e->nbind = n;
-  for (size_t i = 0; i < n; i++) {
-    e->bind[i].handle = b[i].handle;
-    e->bind[i].access = b[i].access;
-    e->bind[i].slot = NULL; /* slots move when a stream's table grows */
-  }
+  return e;
+}
+
+void cls__inflight_commit(cls_context *ctx) {
   ctx->inflight_len++;
   /* Full: learn what finished, so a long chain on one stream does not grow
    * the log.  Only after the entry is in: the poll may report this very
    * command failed. */
   if (ctx->inflight_len == ctx->inflight_cap)
     cls__poll_all(ctx, false);
+}
+
+int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint64_t position,
+                      uint64_t stamp, const char *op, const char *kernel,
+                      const struct cls__binding *b, size_t n, struct cls__pending_read *read) {
+  struct cls__log_entry *e =
+      cls__inflight_reserve(ctx, kind, stream, seq, position, stamp, op, kernel, read);
+  if (!e)
+    return CLS_ENOMEM;
+  e->nbind = n;
+  for (size_t i = 0; i < n; i++) {
+    e->bind[i].handle = b[i].handle;
+    e->bind[i].access = b[i].access;
+    e->bind[i].slot = NULL; /* slots move when a stream's table grows */
+  }
+  cls__inflight_commit(ctx);
   return CLS_OK;
 }
 

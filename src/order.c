@@ -4,7 +4,10 @@
 #include "driver.h"
 #include "failure.h"
 
-uint64_t cls__order_needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS]) {
+/* The streams cmd's stream must be ordered after: bit t of the result is
+ * set when command need[t] of stream t (or later) must come first.  Only
+ * streams not already ordered that far are named. */
+static uint64_t needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS]) {
   const struct cls__stream *s = cmd->stream;
   uint64_t mask = 0;
   for (size_t i = 0; i < cmd->nbind; i++) {
@@ -104,7 +107,7 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
   struct cls__stream *s = cmd->stream;
   uint64_t need[CLS_MAX_STREAMS];
   cmd->nwait = 0;
-  uint64_t mask = cls__order_needs(cmd, need);
+  uint64_t mask = needs(cmd, need);
   if (!mask)
     return CLS_OK;
   /* Learn of failures before waiting on anything (F7). */
