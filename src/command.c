@@ -22,8 +22,9 @@
  * record leaves the write set), the ordering facts for later commands on
  * any stream, the F8 write stamp, and the bindings of the command's F8 log
  * entry `e` (NULL: not logged). */
-static void commit(struct cls__cmd *cmd, struct cls__failure *prov, uint64_t stamp,
-                   struct cls__log_entry *e) {
+static inline __attribute__((always_inline)) void commit(struct cls__cmd *cmd,
+                                                        struct cls__failure *prov,
+                                                        uint64_t stamp, struct cls__log_entry *e) {
   int s = cmd->stream->id;
   for (size_t i = 0; i < cmd->nbind; i++) {
     const struct cls__binding *b = &cmd->bind[i];

@@ -140,8 +140,13 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
  * stream is after those producers) must still hold for the stream's next
  * commands, so the waits happen on the host. */
 void cls__order_unsent(cl_uint nwait, const cl_event *wait);
-/* Releases the events of cmd's wait list. */
-void cls__order_release(struct cls__cmd *cmd);
+/* Releases the events of cmd's wait list (inline: most commands have
+ * none). */
+void cls__order_release_waits(struct cls__cmd *cmd);
+static inline void cls__order_release(struct cls__cmd *cmd) {
+  if (cmd->nwait)
+    cls__order_release_waits(cmd);
+}
 
 /* Hands one command to a stream factory: the one place a command kind
  * becomes a factory call, for every driver. */

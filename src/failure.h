@@ -214,11 +214,35 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
  * reserve fills in all but the bindings (NULL with the error recorded
  * when out of memory); the caller sets e->bind[] and e->nbind, then
  * commits.  Nothing may touch the log in between. */
-struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int kind, int stream,
-                                             uint64_t seq, uint64_t position, uint64_t stamp,
-                                             const char *op, const char *kernel,
-                                             struct cls__pending_read *read);
-void cls__inflight_commit(cls_context *ctx);
+bool cls__inflight_make_room(cls_context *ctx);
+static inline struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int kind, int stream,
+                                                           uint64_t seq, uint64_t position,
+                                                           uint64_t stamp, const char *op,
+                                                           const char *kernel,
+                                                           struct cls__pending_read *read) {
+  if (ctx->inflight_len == ctx->inflight_cap && !cls__inflight_make_room(ctx))
+    return NULL;
+  /* The capacity is a power of two. */
+  struct cls__log_entry *e =
+      &ctx->inflight[(ctx->inflight_head + ctx->inflight_len) & (ctx->inflight_cap - 1)];
+  e->kind = kind;
+  e->stream = stream;
+  e->seq = seq;
+  e->position = position;
+  e->stamp = stamp;
+  e->op = op;
+  e->read = read;
+  e->untrusted = false;
+  e->kernel = kernel ? kernel : "";
+  return e;
+}
+static inline void cls__inflight_commit(cls_context *ctx) {
+  /* Full: learn what finished, so a long chain on one stream does not grow
+   * the log.  Only after the entry is in: the poll may report this very
+   * command failed. */
+  if (++ctx->inflight_len == ctx->inflight_cap)
+    cls__poll_all(ctx, false);
+}
 /* Drops the entries known complete (head first). */
 void cls__inflight_prune(cls_context *ctx);
 /* F8: command `seq` of `stream` failed with `cl_status` after its enqueue. */

@@ -50,35 +50,11 @@ static int grow(cls_context *ctx) {
   return CLS_OK;
 }
 
-struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int kind, int stream,
-                                             uint64_t seq, uint64_t position, uint64_t stamp,
-                                             const char *op, const char *kernel,
-                                             struct cls__pending_read *read) {
-  if (ctx->inflight_len == ctx->inflight_cap) {
-    cls__inflight_prune(ctx);
-    if (ctx->inflight_len == ctx->inflight_cap && grow(ctx) < 0)
-      return NULL;
-  }
-  struct cls__log_entry *e = at(ctx, ctx->inflight_len);
-  e->kind = kind;
-  e->stream = stream;
-  e->seq = seq;
-  e->position = position;
-  e->stamp = stamp;
-  e->op = op;
-  e->read = read;
-  e->untrusted = false;
-  e->kernel = kernel ? kernel : "";
-  return e;
-}
-
-void cls__inflight_commit(cls_context *ctx) {
-  ctx->inflight_len++;
-  /* Full: learn what finished, so a long chain on one stream does not grow
-   * the log.  Only after the entry is in: the poll may report this very
-   * command failed. */
-  if (ctx->inflight_len == ctx->inflight_cap)
-    cls__poll_all(ctx, false);
+/* The log is full: drop what finished, else grow.  False: out of memory
+ * (the error is recorded). */
+bool cls__inflight_make_room(cls_context *ctx) {
+  cls__inflight_prune(ctx);
+  return ctx->inflight_len < ctx->inflight_cap || grow(ctx) == CLS_OK;
 }
 
 int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint64_t position,

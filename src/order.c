@@ -52,7 +52,7 @@ void cls__order_unsent(cl_uint nwait, const cl_event *wait) {
     clWaitForEvents(nwait, wait); /* an error status ends the wait too */
 }
 
-void cls__order_release(struct cls__cmd *cmd) {
+void cls__order_release_waits(struct cls__cmd *cmd) {
   for (cl_uint i = 0; i < cmd->nwait; i++)
     clReleaseEvent(cmd->wait[i]);
   cmd->nwait = 0;
