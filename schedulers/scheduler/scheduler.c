@@ -237,13 +237,12 @@ static void list_reset(struct list *l) {
 
 static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
   cl_int rc = d->pool.factory->flush(d->queues[queue].stream);
-  for (int id = 0; id < CLS_MAX_STREAMS; id++)
-    if (streams & (1ull << id)) {
-      struct cls__stream *s = cls__stream_peek(d->base.ctx, id);
-      s->stats.submissions++;
-      s->stats.flushes++;
-      s->flushed = s->submitted;
-    }
+  for (uint64_t m = streams; m; m &= m - 1) {
+    struct cls__stream *s = cls__stream_peek(d->base.ctx, __builtin_ctzll(m));
+    s->stats.submissions++;
+    s->stats.flushes++;
+    s->flushed = s->submitted;
+  }
   if (rc != CL_SUCCESS)
     cls__log(&d->base.ctx->log, CLS_LOG_ERRORS, "flushing backend queue %d failed: %s", queue,
              cls_cl_status_name(rc));
