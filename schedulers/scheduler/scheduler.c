@@ -33,19 +33,25 @@ enum strategy { SEQUENTIAL, INTERLEAVE };
 struct task {
   int kind;
   uint64_t seq;
-  /* launch */
-  cl_kernel kernel;
-  const char *name;
-  cl_uint dims;
-  size_t global[3], local[3];
-  bool has_local;
-  size_t arg0, nargs;
-  /* transfers, never blocking here; a fill's pattern is copied into the
-   * byte arena (x.pattern is set at the enqueue: the arena may move) */
-  struct cls__xfer x;
-  size_t pattern_off;
   /* waits, in the list's event arena; owned until the enqueue */
   size_t wait0, nwait;
+  union {
+    /* A launch, as the factory takes it: kc.global and kc.local point
+     * into the task, kc.args into the list's argument array (arg0 on);
+     * list_reserve moves them along when either array moves, so the
+     * enqueue passes &kc as is. */
+    struct {
+      struct cls_kernel_cmd kc;
+      size_t arg0;
+      size_t global[3], local[3];
+    } k;
+    /* Transfers, never blocking here; a fill's pattern is copied into the
+     * byte arena (x.pattern is set at the enqueue: the arena may move). */
+    struct {
+      struct cls__xfer x;
+      size_t pattern_off;
+    } t;
+  } u;
   /* The memory objects are not retained: a buffer freed while a task of
    * it waits has the task's list submitted first (sc_settle). */
 };
@@ -177,58 +183,63 @@ static bool map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq, b
   return true;
 }
 
-static cl_int enqueue(const struct cls_stream_factory *f, struct queue *q, const struct list *l,
-                      const struct task *t, uint64_t bseq) {
-  const cl_event *w = t->nwait ? l->waits + t->wait0 : NULL;
-  cl_uint nw = (cl_uint)t->nwait;
-  if (t->kind == CLS__CMD_LAUNCH) {
-    struct cls_kernel_cmd kc = {t->kernel, t->name, t->dims, t->global,
-                                t->has_local ? t->local : NULL, (cl_uint)t->nargs,
-                                l->args + t->arg0};
-    return cls__enqueue(f, q->stream, t->kind, &kc, NULL, bseq, nw, w);
-  }
-  struct cls__xfer x = t->x;
+/* A transfer task (launches take the fast path in submit_task). */
+static cl_int enqueue_xfer(const struct cls_stream_factory *f, void *stream, const struct list *l,
+                           const struct task *t, uint64_t bseq, cl_uint nw, const cl_event *w) {
+  struct cls__xfer x = t->u.t.x;
   if (t->kind == CLS__CMD_FILL)
-    x.pattern = l->bytes + t->pattern_off;
-  return cls__enqueue(f, q->stream, t->kind, NULL, &x, bseq, nw, w);
+    x.pattern = l->bytes + t->u.t.pattern_off;
+  return cls__enqueue(f, stream, t->kind, NULL, &x, bseq, nw, w);
 }
 
 static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait);
 
-/* Enqueues task i of stream id's list onto its queue. */
-static void submit_task(struct sched_driver *d, int id, size_t i) {
+/* Task `seq` of stream id could not be enqueued (rc): an error path. */
+static void task_failed(struct sched_driver *d, struct queue *q, int id, uint64_t seq,
+                        cl_int rc) {
   cls_context *ctx = d->base.ctx;
-  struct list *l = &d->lists[id];
-  struct queue *q = &d->queues[l->queue];
-  const struct task *t = &l->tasks[i];
   struct cls__stream *s = cls__stream_peek(ctx, id);
-  ctx->fault_data.stream = id; /* "stream=N" faults name logical streams */
-  cl_int rc = enqueue(d->pool.factory, q, l, t, q->seq + 1);
-  ctx->fault_data.stream = -1;
-  if (rc != CL_SUCCESS && t->nwait)
-    cls__order_unsent((cl_uint)t->nwait, l->waits + t->wait0);
-  for (size_t w = 0; w < t->nwait; w++)
-    clReleaseEvent(l->waits[t->wait0 + w]);
-  if (rc == CL_SUCCESS) {
-    q->seq++;
-    map_push(q, q->seq, id, t->seq, true);
-    return;
-  }
   /* Completes with the queue's last command; the failure is reported
    * then, in queue order (sc_poll): a failure of an earlier command, which
    * this one may have read, comes first, as F8 requires. */
-  if (!map_push(q, q->seq, id, t->seq, false)) {
-    cls__stream_failed(ctx, s, t->seq, rc, true); /* out of memory: now */
+  if (!map_push(q, q->seq, id, seq, false)) {
+    cls__stream_failed(ctx, s, seq, rc, true); /* out of memory: now */
     return;
   }
   q->map[(q->head + q->len - 1) & (q->cap - 1)].status = rc;
-  /* An error path: wait for what the queue has, and report now. */
+  /* Wait for what the queue has, and report now. */
   cl_event ev = NULL;
   if (d->pool.factory->marker(q->stream, &ev) == CL_SUCCESS) {
     clWaitForEvents(1, &ev);
     clReleaseEvent(ev);
   }
   sc_poll(&d->base, s, false);
+}
+
+/* Enqueues task t of stream id's list onto queue q.  The caller has set
+ * ctx->fault_data.stream to id ("stream=N" faults name logical streams);
+ * it is -1 again when this returns. */
+static void submit_task(struct sched_driver *d, struct queue *q, const struct list *l, int id,
+                        const struct task *t) {
+  const struct cls_stream_factory *f = d->pool.factory;
+  size_t nw = t->nwait;
+  const cl_event *w = nw ? l->waits + t->wait0 : NULL;
+  cl_int rc = t->kind == CLS__CMD_LAUNCH
+                  ? f->launch(q->stream, &t->u.k.kc, q->seq + 1, (cl_uint)nw, w)
+                  : enqueue_xfer(f, q->stream, l, t, q->seq + 1, (cl_uint)nw, w);
+  d->base.ctx->fault_data.stream = -1;
+  if (nw) {
+    if (rc != CL_SUCCESS)
+      cls__order_unsent((cl_uint)nw, w);
+    for (size_t i = 0; i < nw; i++)
+      clReleaseEvent(w[i]);
+  }
+  if (rc == CL_SUCCESS) {
+    q->seq++;
+    map_push(q, q->seq, id, t->seq, true);
+    return;
+  }
+  task_failed(d, q, id, t->seq, rc);
 }
 
 static void list_reset(struct list *l) {
@@ -255,8 +266,12 @@ static void submit_list(struct sched_driver *d, int id) {
     struct list *l = &d->lists[id];
     if (!l->n)
       return;
-    for (size_t i = 0; i < l->n; i++)
-      submit_task(d, id, i);
+    struct queue *q = &d->queues[l->queue];
+    cls_context *ctx = d->base.ctx;
+    for (size_t i = 0; i < l->n; i++) {
+      ctx->fault_data.stream = id;
+      submit_task(d, q, l, id, &l->tasks[i]);
+    }
     list_reset(l);
     d->pending &= ~(1ull << id);
     queue_flush(d, l->queue, 1ull << id);
@@ -268,9 +283,10 @@ static void submit_list(struct sched_driver *d, int id) {
   for (size_t round = 0; left; round++)
     for (uint64_t m = left; m; m &= m - 1) {
       int s = __builtin_ctzll(m);
-      if (round < d->lists[s].n)
-        submit_task(d, s, round);
-      else
+      if (round < d->lists[s].n) {
+        d->base.ctx->fault_data.stream = s;
+        submit_task(d, &d->queues[0], &d->lists[s], s, &d->lists[s].tasks[round]);
+      } else
         left &= ~(1ull << s);
     }
   for (uint64_t m = involved; m; m &= m - 1)
@@ -469,108 +485,213 @@ static bool bytes_grow(struct list *l, size_t need) {
   return true;
 }
 
-/* Copies what the enqueue will need into the list; false: out of memory. */
-static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) {
-  t->kind = cmd->kind;
-  switch (cmd->kind) {
-  case CLS__CMD_LAUNCH: {
-    t->kernel = cmd->kcmd.kernel;
-    t->name = cmd->kcmd.name;
-    t->dims = cmd->kcmd.dims;
-    t->has_local = cmd->kcmd.local != NULL;
-    for (cl_uint i = 0; i < t->dims; i++) {
-      t->global[i] = cmd->kcmd.global[i];
-      t->local[i] = t->has_local ? cmd->kcmd.local[i] : 0;
-    }
-    const struct cls_kernel_arg *ka = cmd->kcmd.args;
-    size_t n = cmd->kcmd.nargs;
-    if (!cls__grow((void **)&l->args, &l->capargs, l->nargs + n, sizeof *l->args, 16))
+/* Makes room for one more task with `nargs` arguments of 8 bytes or less
+ * (larger scalars grow the byte arena one by one, capture_args_slow).
+ * Moves the pointers launch tasks keep into the arrays along.  Off the
+ * per-launch path: once grown, nothing is allocated.  False: out of
+ * memory (the arrays are valid, some maybe larger). */
+static __attribute__((noinline)) bool list_reserve(struct list *l, size_t nargs) {
+  if (l->n == l->cap) {
+    size_t ncap = l->cap ? l->cap * 2 : 16;
+    struct task *n = malloc(ncap * sizeof *n);
+    if (!n)
       return false;
-    t->arg0 = l->nargs;
-    t->nargs = n;
-    for (size_t i = 0; i < n; i++) {
-      struct cls_kernel_arg *ta = &l->args[l->nargs++];
-      size_t size = ka[i].size;
-      ta->size = size;
-      ta->value = NULL;
-      if (!ka[i].value)
-        continue; /* local memory */
-      size_t span = (size + 7) & ~(size_t)7;
-      if (l->nbytes + span > l->capbytes && !bytes_grow(l, l->nbytes + span))
-        return false;
-      unsigned char *dst = l->bytes + l->nbytes;
-      if (size == sizeof(cl_mem))
-        memcpy(dst, ka[i].value, sizeof(cl_mem)); /* buffers: a move, not a call */
-      else
-        memcpy(dst, ka[i].value, size);
-      ta->value = dst;
-      l->nbytes += span;
-    }
-    break;
+    if (l->n)
+      memcpy(n, l->tasks, l->n * sizeof *n);
+    for (size_t i = 0; i < l->n; i++)
+      if (n[i].kind == CLS__CMD_LAUNCH) {
+        n[i].u.k.kc.global = n[i].u.k.global;
+        if (n[i].u.k.kc.local)
+          n[i].u.k.kc.local = n[i].u.k.local;
+      }
+    free(l->tasks);
+    l->tasks = n;
+    l->cap = ncap;
   }
-  case CLS__CMD_FILL:
-    if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128))
+  if (l->nargs + nargs > l->capargs) {
+    size_t ncap = l->capargs ? l->capargs : 16;
+    while (ncap < l->nargs + nargs)
+      ncap *= 2;
+    struct cls_kernel_arg *n = realloc(l->args, ncap * sizeof *n);
+    if (!n)
       return false;
-    t->pattern_off = l->nbytes;
-    memcpy(l->bytes + l->nbytes, cmd->x.pattern, cmd->x.pattern_size);
-    l->nbytes += 128;
-    /* fall through */
-  default:
-    t->x = cmd->x;
-    t->x.blocking = 0;
-    break;
+    l->args = n;
+    l->capargs = ncap;
+    for (size_t i = 0; i < l->n; i++)
+      if (l->tasks[i].kind == CLS__CMD_LAUNCH)
+        l->tasks[i].u.k.kc.args = n + l->tasks[i].u.k.arg0;
   }
-  t->wait0 = l->nwaits;
-  t->nwait = cmd->nwait;
-  if (cmd->nwait) {
-    if (!cls__grow((void **)&l->waits, &l->capwaits, l->nwaits + cmd->nwait, sizeof *l->waits, 16))
+  if (l->nbytes + 8 * nargs > l->capbytes && !bytes_grow(l, l->nbytes + 8 * nargs))
+    return false;
+  return true;
+}
+
+/* capture_args for arguments over 8 bytes: each value grows the arena as
+ * needed.  Starts again from the launch's first argument. */
+static __attribute__((noinline)) bool capture_args_slow(struct list *l,
+                                                        const struct cls_kernel_arg *ka,
+                                                        size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    struct cls_kernel_arg *ta = &l->args[l->nargs++];
+    size_t size = ka[i].size;
+    ta->size = size;
+    ta->value = NULL;
+    if (!ka[i].value)
+      continue; /* local memory */
+    size_t span = (size + 7) & ~(size_t)7;
+    if (l->nbytes + span > l->capbytes && !bytes_grow(l, l->nbytes + span))
       return false;
-    memcpy(l->waits + l->nwaits, cmd->wait, cmd->nwait * sizeof *cmd->wait);
-    l->nwaits += cmd->nwait;
+    unsigned char *dst = l->bytes + l->nbytes;
+    memcpy(dst, ka[i].value, size);
+    ta->value = dst;
+    l->nbytes += span;
   }
   return true;
+}
+
+/* Copies a launch's arguments into the list (room for them at 8 bytes a
+ * value was reserved): buffers' cl_mem values point into slot storage that
+ * may move, scalars into the caller's memory.  One pass, values in 8-byte
+ * cells of the byte arena.  False: out of memory. */
+static inline bool capture_args(struct list *l, const struct cls_kernel_arg *ka, size_t n) {
+  struct cls_kernel_arg *ta = l->args + l->nargs;
+  unsigned char *b = l->bytes + l->nbytes;
+  for (size_t i = 0; i < n; i++) {
+    size_t size = ka[i].size;
+    const void *v = ka[i].value;
+    ta[i].size = size;
+    ta[i].value = v ? b : NULL; /* NULL: local memory */
+    if (!v)
+      continue;
+    if (size == sizeof(cl_mem))
+      memcpy(b, v, sizeof(cl_mem)); /* buffers: a move, not a call */
+    else if (size <= 8)
+      memcpy(b, v, size);
+    else
+      return capture_args_slow(l, ka, n);
+    b += 8;
+  }
+  l->nargs += n;
+  l->nbytes = (size_t)(b - l->bytes);
+  return true;
+}
+
+/* Copies what the enqueue of a launch will need into task t. */
+static inline bool capture_launch(struct list *l, struct task *t, const struct cls__cmd *cmd) {
+  const struct cls_kernel_cmd *kc = &cmd->kcmd;
+  size_t arg0 = l->nargs;
+  if (!capture_args(l, kc->args, kc->nargs))
+    return false;
+  t->u.k.kc.kernel = kc->kernel;
+  t->u.k.kc.name = kc->name;
+  t->u.k.kc.dims = kc->dims;
+  t->u.k.kc.nargs = kc->nargs;
+  t->u.k.kc.args = l->args + arg0;
+  t->u.k.arg0 = arg0;
+  /* dims is 1..3 (checked by the core); the sizes are the caller's */
+  const size_t *g = kc->global, *lo = kc->local;
+  size_t *tg = t->u.k.global;
+  switch (kc->dims) {
+  case 3:
+    tg[2] = g[2];
+    /* fall through */
+  case 2:
+    tg[1] = g[1];
+    /* fall through */
+  default:
+    tg[0] = g[0];
+  }
+  t->u.k.kc.global = tg;
+  t->u.k.kc.local = NULL;
+  if (lo) {
+    size_t *tl = t->u.k.local;
+    for (cl_uint i = 0; i < kc->dims; i++)
+      tl[i] = lo[i];
+    t->u.k.kc.local = tl;
+  }
+  return true;
+}
+
+/* Copies what the enqueue of a transfer will need into task t. */
+static bool capture_xfer(struct list *l, struct task *t, const struct cls__cmd *cmd) {
+  if (cmd->kind == CLS__CMD_FILL) {
+    if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128))
+      return false;
+    t->u.t.pattern_off = l->nbytes;
+    memcpy(l->bytes + l->nbytes, cmd->x.pattern, cmd->x.pattern_size);
+    l->nbytes += 128;
+  }
+  t->u.t.x = cmd->x;
+  t->u.t.x.blocking = 0;
+  return true;
+}
+
+/* A blocking transfer: enqueued now (the caller waits for it); order()
+ * submitted the list before it. */
+static cl_int submit_blocking(struct sched_driver *d, struct cls__cmd *cmd) {
+  struct cls__stream *s = cmd->stream;
+  uint64_t seq = s->submitted + 1;
+  struct queue *q = &d->queues[d->lists[s->id].queue];
+  const struct cls_stream_factory *f = d->pool.factory;
+  const cl_event *w = cmd->nwait ? cmd->wait : NULL;
+  d->base.ctx->fault_data.stream = s->id;
+  cl_int rc = cls__enqueue(f, q->stream, cmd->kind, NULL, &cmd->x, q->seq + 1, cmd->nwait, w);
+  d->base.ctx->fault_data.stream = -1;
+  if (rc != CL_SUCCESS)
+    cls__order_unsent(cmd->nwait, cmd->wait);
+  cls__order_release(cmd);
+  if (rc != CL_SUCCESS)
+    return rc;
+  q->seq++;
+  map_push(q, q->seq, s->id, seq, true);
+  s->submitted = seq;
+  cmd->seq = seq;
+  s->stats.enqueues++;
+  s->stats.submissions++;
+  return CL_SUCCESS;
+}
+
+/* The task could not be added: the command is not submitted, its waits
+ * are dropped as order() expects of a failed enqueue. */
+static cl_int submit_oom(struct cls__cmd *cmd) {
+  cls__order_unsent(cmd->nwait, cmd->wait);
+  cls__order_release(cmd);
+  return CL_OUT_OF_HOST_MEMORY;
 }
 
 static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   struct sched_driver *d = sd(base);
   struct cls__stream *s = cmd->stream;
+  if (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ))
+    return submit_blocking(d, cmd);
   struct list *l = &d->lists[s->id];
-  uint64_t seq = s->submitted + 1;
-  if (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)) {
-    /* The caller waits for it; order() submitted the list before it. */
-    struct queue *q = &d->queues[l->queue];
-    const struct cls_stream_factory *f = d->pool.factory;
-    const cl_event *w = cmd->nwait ? cmd->wait : NULL;
-    base->ctx->fault_data.stream = s->id;
-    cl_int rc = cls__enqueue(f, q->stream, cmd->kind, NULL, &cmd->x, q->seq + 1, cmd->nwait, w);
-    base->ctx->fault_data.stream = -1;
-    if (rc != CL_SUCCESS)
-      cls__order_unsent(cmd->nwait, cmd->wait);
-    cls__order_release(cmd);
-    if (rc != CL_SUCCESS)
-      return rc;
-    q->seq++;
-    map_push(q, q->seq, s->id, seq, true);
-    s->submitted = seq;
-    cmd->seq = seq;
-    s->stats.enqueues++;
-    s->stats.submissions++;
-    return CL_SUCCESS;
-  }
-  if (!cls__grow((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks, 16))
-    return CL_OUT_OF_HOST_MEMORY;
+  bool launch = cmd->kind == CLS__CMD_LAUNCH;
+  size_t nargs = launch ? cmd->kcmd.nargs : 0;
+  if ((l->n == l->cap || l->nargs + nargs > l->capargs || l->nbytes + 8 * nargs > l->capbytes) &&
+      !list_reserve(l, nargs))
+    return submit_oom(cmd);
   struct task *t = &l->tasks[l->n];
-  if (!capture(l, t, cmd))
-    return CL_OUT_OF_HOST_MEMORY;
-  cmd->nwait = 0; /* the task owns the events now */
+  if (!(launch ? capture_launch(l, t, cmd) : capture_xfer(l, t, cmd)))
+    return submit_oom(cmd);
+  size_t nw = cmd->nwait;
+  t->nwait = nw;
+  if (nw) {
+    if (!cls__grow((void **)&l->waits, &l->capwaits, l->nwaits + nw, sizeof *l->waits, 16))
+      return submit_oom(cmd);
+    t->wait0 = l->nwaits;
+    memcpy(l->waits + l->nwaits, cmd->wait, nw * sizeof *cmd->wait);
+    l->nwaits += nw;
+    cmd->nwait = 0; /* the task owns the events now */
+  }
+  t->kind = cmd->kind;
+  uint64_t seq = s->submitted + 1;
   t->seq = seq;
   l->n++;
   d->pending |= 1ull << s->id;
   s->submitted = seq;
   cmd->seq = seq;
   s->stats.enqueues++;
-  if (cmd->kind == CLS__CMD_LAUNCH)
-    s->stats.launches++;
+  s->stats.launches += launch;
   return CL_SUCCESS;
 }
 
