@@ -70,14 +70,18 @@ struct list {
   int queue;
 };
 
-/* A backend queue: enqueued commands not yet known complete, by backend
- * seq, with the logical command each one is. */
+/* A backend queue: enqueued commands not yet known complete, in queue
+ * order, as runs: `count` commands of one logical stream with consecutive
+ * backend seqs from bseq and logical seqs from seq (a stream's commands on
+ * its queue usually are, so recording one is usually an increment).
+ * count 0: an enqueue that failed, with its error; it completes with
+ * bseq, the queue's command before it. */
 struct qmap {
   uint64_t bseq;
-  int stream;
   uint64_t seq;
-  bool real; /* false: an enqueue that failed, completes with bseq */
-  cl_int status; /* !real: the enqueue's error, reported at that completion */
+  uint64_t count;
+  int stream;
+  cl_int status;
 };
 
 struct queue {
@@ -86,6 +90,7 @@ struct queue {
   uint64_t seq;
   struct qmap *map;
   size_t head, len, cap;
+  size_t unreal; /* entries with count 0 */
   /* poll scratch: failures of one poll */
   struct qfail {
     uint64_t bseq;
@@ -165,48 +170,98 @@ static int parse_params(struct sched_driver *d, const char *params) {
 /* Submission                                                          */
 /* ------------------------------------------------------------------ */
 
-static bool map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq, bool real) {
-  if (q->len == q->cap) {
-    size_t ncap = q->cap ? q->cap * 2 : 64;
-    struct qmap *n = malloc(ncap * sizeof *n);
-    if (!n)
-      return false;
-    for (size_t i = 0; i < q->len; i++)
-      n[i] = q->map[(q->head + i) & (q->cap - 1)];
-    free(q->map);
-    q->map = n;
-    q->cap = ncap;
-    q->head = 0;
-  }
-  q->map[(q->head + q->len) & (q->cap - 1)] = (struct qmap){bseq, stream, seq, real, CL_SUCCESS};
+/* Makes room for one more entry; false: out of memory. */
+static __attribute__((noinline)) bool map_grow(struct queue *q) {
+  size_t ncap = q->cap ? q->cap * 2 : 64;
+  struct qmap *n = malloc(ncap * sizeof *n);
+  if (!n)
+    return false;
+  for (size_t i = 0; i < q->len; i++)
+    n[i] = q->map[(q->head + i) & (q->cap - 1)];
+  free(q->map);
+  q->map = n;
+  q->cap = ncap;
+  q->head = 0;
+  return true;
+}
+
+/* Appends an entry; false: out of memory (nothing changed). */
+static inline bool map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq,
+                            uint64_t count, cl_int status) {
+  if (q->len == q->cap && !map_grow(q))
+    return false;
+  q->map[(q->head + q->len) & (q->cap - 1)] = (struct qmap){bseq, seq, count, stream, status};
   q->len++;
   return true;
 }
 
-/* A transfer task (launches take the fast path in submit_task). */
-static cl_int enqueue_xfer(const struct cls_stream_factory *f, void *stream, const struct list *l,
-                           const struct task *t, uint64_t bseq, cl_uint nw, const cl_event *w) {
+/* Records `count` commands of stream id from its command seq, just
+ * enqueued as the queue's last (up to q->seq): the last run grows when
+ * they continue it.  Out of memory: they are not tracked (their stream's
+ * later commands complete them). */
+static inline void map_add(struct queue *q, int id, uint64_t seq, uint64_t count) {
+  uint64_t bseq = q->seq - count + 1;
+  if (q->len) {
+    struct qmap *m = &q->map[(q->head + q->len - 1) & (q->cap - 1)];
+    if (m->count && m->stream == id && m->seq + m->count == seq && m->bseq + m->count == bseq) {
+      m->count += count;
+      return;
+    }
+  }
+  map_push(q, bseq, id, seq, count, CL_SUCCESS);
+}
+
+/* A transfer task (launches take the fast path in enqueue_task). */
+static __attribute__((noinline)) cl_int enqueue_xfer(const struct cls_stream_factory *f,
+                                                     void *stream, const struct list *l,
+                                                     const struct task *t, uint64_t bseq,
+                                                     cl_uint nw, const cl_event *w) {
   struct cls__xfer x = t->u.t.x;
   if (t->kind == CLS__CMD_FILL)
     x.pattern = l->bytes + t->u.t.pattern_off;
   return cls__enqueue(f, stream, t->kind, NULL, &x, bseq, nw, w);
 }
 
+/* Drops a task's waits after its enqueue (rc). */
+static __attribute__((noinline)) void release_waits(const cl_event *w, size_t nw, cl_int rc) {
+  if (rc != CL_SUCCESS)
+    cls__order_unsent((cl_uint)nw, w);
+  for (size_t i = 0; i < nw; i++)
+    clReleaseEvent(w[i]);
+}
+
+/* Enqueues task t of a list onto queue q as backend command q->seq + 1,
+ * and drops its waits.  The caller sets ctx->fault_data.stream around it
+ * ("stream=N" faults name logical streams). */
+static inline cl_int enqueue_task(const struct cls_stream_factory *f, const struct queue *q,
+                                  const struct list *l, const struct task *t) {
+  size_t nw = t->nwait;
+  const cl_event *w = nw ? l->waits + t->wait0 : NULL;
+  cl_int rc = t->kind == CLS__CMD_LAUNCH
+                  ? f->launch(q->stream, &t->u.k.kc, q->seq + 1, (cl_uint)nw, w)
+                  : enqueue_xfer(f, q->stream, l, t, q->seq + 1, (cl_uint)nw, w);
+  if (nw)
+    release_waits(w, nw, rc);
+  return rc;
+}
+
 static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait);
 
-/* Task `seq` of stream id could not be enqueued (rc): an error path. */
-static void task_failed(struct sched_driver *d, struct queue *q, int id, uint64_t seq,
-                        cl_int rc) {
+/* Task `seq` of stream id could not be enqueued (rc): an error path.
+ * Called with ctx->fault_data.stream -1 and what was enqueued before it in
+ * the map. */
+static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct queue *q, int id,
+                                                  uint64_t seq, cl_int rc) {
   cls_context *ctx = d->base.ctx;
   struct cls__stream *s = cls__stream_peek(ctx, id);
   /* Completes with the queue's last command; the failure is reported
    * then, in queue order (sc_poll): a failure of an earlier command, which
    * this one may have read, comes first, as F8 requires. */
-  if (!map_push(q, q->seq, id, seq, false)) {
+  if (!map_push(q, q->seq, id, seq, 0, rc)) {
     cls__stream_failed(ctx, s, seq, rc, true); /* out of memory: now */
     return;
   }
-  q->map[(q->head + q->len - 1) & (q->cap - 1)].status = rc;
+  q->unreal++;
   /* Wait for what the queue has, and report now. */
   cl_event ev = NULL;
   if (d->pool.factory->marker(q->stream, &ev) == CL_SUCCESS) {
@@ -214,32 +269,6 @@ static void task_failed(struct sched_driver *d, struct queue *q, int id, uint64_
     clReleaseEvent(ev);
   }
   sc_poll(&d->base, s, false);
-}
-
-/* Enqueues task t of stream id's list onto queue q.  The caller has set
- * ctx->fault_data.stream to id ("stream=N" faults name logical streams);
- * it is -1 again when this returns. */
-static void submit_task(struct sched_driver *d, struct queue *q, const struct list *l, int id,
-                        const struct task *t) {
-  const struct cls_stream_factory *f = d->pool.factory;
-  size_t nw = t->nwait;
-  const cl_event *w = nw ? l->waits + t->wait0 : NULL;
-  cl_int rc = t->kind == CLS__CMD_LAUNCH
-                  ? f->launch(q->stream, &t->u.k.kc, q->seq + 1, (cl_uint)nw, w)
-                  : enqueue_xfer(f, q->stream, l, t, q->seq + 1, (cl_uint)nw, w);
-  d->base.ctx->fault_data.stream = -1;
-  if (nw) {
-    if (rc != CL_SUCCESS)
-      cls__order_unsent((cl_uint)nw, w);
-    for (size_t i = 0; i < nw; i++)
-      clReleaseEvent(w[i]);
-  }
-  if (rc == CL_SUCCESS) {
-    q->seq++;
-    map_push(q, q->seq, id, t->seq, true);
-    return;
-  }
-  task_failed(d, q, id, t->seq, rc);
 }
 
 static void list_reset(struct list *l) {
@@ -259,40 +288,80 @@ static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
              cls_cl_status_name(rc));
 }
 
-/* Submits stream id's pending tasks (interleave: every stream's, round
- * robin). */
-static void submit_list(struct sched_driver *d, int id) {
-  if (d->strategy == SEQUENTIAL) {
-    struct list *l = &d->lists[id];
-    if (!l->n)
-      return;
-    struct queue *q = &d->queues[l->queue];
-    cls_context *ctx = d->base.ctx;
-    for (size_t i = 0; i < l->n; i++) {
-      ctx->fault_data.stream = id;
-      submit_task(d, q, l, id, &l->tasks[i]);
+/* Sequential: stream id's tasks, in order, onto its queue.  Its commands
+ * there are consecutive, so the map records them as one run (flushed
+ * before a failure is handled, which polls the map). */
+static void submit_sequential(struct sched_driver *d, int id) {
+  cls_context *ctx = d->base.ctx;
+  const struct cls_stream_factory *f = d->pool.factory;
+  struct list *l = &d->lists[id];
+  struct queue *q = &d->queues[l->queue];
+  uint64_t run = 0, run_seq = 0;
+  ctx->fault_data.stream = id;
+  for (size_t i = 0; i < l->n; i++) {
+    const struct task *t = &l->tasks[i];
+    cl_int rc = enqueue_task(f, q, l, t);
+    if (rc == CL_SUCCESS) {
+      q->seq++;
+      if (!run++)
+        run_seq = t->seq;
+      continue;
     }
-    list_reset(l);
-    d->pending &= ~(1ull << id);
-    queue_flush(d, l->queue, 1ull << id);
-    return;
+    ctx->fault_data.stream = -1;
+    if (run)
+      map_add(q, id, run_seq, run);
+    run = 0;
+    task_failed(d, q, id, t->seq, rc);
+    ctx->fault_data.stream = id;
   }
+  ctx->fault_data.stream = -1;
+  if (run)
+    map_add(q, id, run_seq, run);
+  list_reset(l);
+  d->pending &= ~(1ull << id);
+  queue_flush(d, l->queue, 1ull << id);
+}
+
+/* Interleave: the pending tasks of every stream, round robin, onto the one
+ * queue. */
+static void submit_interleave(struct sched_driver *d) {
+  cls_context *ctx = d->base.ctx;
+  const struct cls_stream_factory *f = d->pool.factory;
+  struct queue *q = &d->queues[0];
   uint64_t involved = d->pending, left = involved;
-  if (!involved)
-    return;
   for (size_t round = 0; left; round++)
     for (uint64_t m = left; m; m &= m - 1) {
-      int s = __builtin_ctzll(m);
-      if (round < d->lists[s].n) {
-        d->base.ctx->fault_data.stream = s;
-        submit_task(d, &d->queues[0], &d->lists[s], s, &d->lists[s].tasks[round]);
-      } else
-        left &= ~(1ull << s);
+      int id = __builtin_ctzll(m);
+      const struct list *l = &d->lists[id];
+      if (round >= l->n) {
+        left &= ~(1ull << id);
+        continue;
+      }
+      const struct task *t = &l->tasks[round];
+      ctx->fault_data.stream = id;
+      cl_int rc = enqueue_task(f, q, l, t);
+      ctx->fault_data.stream = -1;
+      if (rc == CL_SUCCESS) {
+        q->seq++;
+        map_add(q, id, t->seq, 1);
+      } else {
+        task_failed(d, q, id, t->seq, rc);
+      }
     }
   for (uint64_t m = involved; m; m &= m - 1)
     list_reset(&d->lists[__builtin_ctzll(m)]);
   d->pending = 0;
   queue_flush(d, 0, involved);
+}
+
+/* Submits stream id's pending tasks (interleave: every stream's). */
+static void submit_list(struct sched_driver *d, int id) {
+  if (d->strategy == SEQUENTIAL) {
+    if (d->lists[id].n)
+      submit_sequential(d, id);
+  } else if (d->pending) {
+    submit_interleave(d);
+  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -383,28 +452,50 @@ static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
   cl_int rc = d->pool.factory->poll(q->stream, wait, collect, q, &done);
   /* Failures first (their commands are still in the map), then
    * completions, in queue order; an enqueue that failed is reported when
-   * the queue has finished what came before it. */
-  size_t f = 0;
-  for (size_t i = 0; i < q->len; i++) {
-    struct qmap *m = &q->map[(q->head + i) & (q->cap - 1)];
-    if (!m->real) {
-      if (m->bseq <= done)
-        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, m->status, true);
-      continue;
+   * the queue has finished what came before it.  Nothing to report: the
+   * usual case, no walk. */
+  if (q->nfails || q->unreal) {
+    size_t f = 0, nf = q->nfails;
+    for (size_t i = 0; i < q->len; i++) {
+      struct qmap *m = &q->map[(q->head + i) & (q->cap - 1)];
+      if (!m->count) {
+        if (m->bseq <= done)
+          cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, m->status, true);
+        continue;
+      }
+      while (f < nf && q->fails[f].bseq < m->bseq)
+        f++;
+      while (f < nf && q->fails[f].bseq - m->bseq < m->count) {
+        uint64_t b = q->fails[f].bseq;
+        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq + (b - m->bseq),
+                           q->fails[f].status, false);
+        while (f < nf && q->fails[f].bseq == b) /* once per command */
+          f++;
+      }
     }
-    while (f < q->nfails && q->fails[f].bseq < m->bseq)
-      f++;
-    if (f < q->nfails && q->fails[f].bseq == m->bseq)
-      cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, q->fails[f].status,
-                         false);
   }
   while (q->len) {
     struct qmap *m = &q->map[q->head];
     if (m->bseq > done)
       break;
     struct cls__stream *t = cls__stream_peek(ctx, m->stream);
-    if (m->seq > t->completed)
-      t->completed = m->seq;
+    uint64_t last = m->seq;
+    if (m->count) {
+      uint64_t k = done - m->bseq + 1; /* of the run, done */
+      if (k < m->count) {
+        m->bseq += k;
+        m->seq += k;
+        m->count -= k;
+        if (m->seq - 1 > t->completed)
+          t->completed = m->seq - 1;
+        break;
+      }
+      last += m->count - 1;
+    } else {
+      q->unreal--;
+    }
+    if (last > t->completed)
+      t->completed = last;
     q->head = (q->head + 1) & (q->cap - 1);
     q->len--;
   }
@@ -643,7 +734,7 @@ static cl_int submit_blocking(struct sched_driver *d, struct cls__cmd *cmd) {
   if (rc != CL_SUCCESS)
     return rc;
   q->seq++;
-  map_push(q, q->seq, s->id, seq, true);
+  map_add(q, s->id, seq, 1);
   s->submitted = seq;
   cmd->seq = seq;
   s->stats.enqueues++;
