@@ -260,6 +260,42 @@ START_TEST(deferred_enqueue_failure_reaches_the_read) {
 }
 END_TEST
 
+/* The scheduler records a stream's consecutive commands on a queue as one
+ * run: a command failing at completion in the middle of a run is still
+ * reported as itself (its stream, kernel and position), and the stream
+ * sharing the queue is untouched.  Sequential (long runs) and interleave
+ * (runs of one command, alternating streams). */
+START_TEST(a_failure_inside_a_run_names_its_command) {
+  const char *drivers[] = {"scheduler:sequential,queues=1,max_tasks=1000",
+                           "scheduler:interleave,max_tasks=1000"};
+  for (int d = 0; d < 2; d++) {
+    cls_context *ctx = open_with(drivers[d], "complete:kernel=inc,stream=0,nth=3");
+    cls_kernel *inc = kernel(ctx, "inc");
+    cls_buffer a = zeros(ctx, 0), c = zeros(ctx, 1);
+    size_t g = N;
+    for (int i = 0; i < 5; i++) {
+      CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+      if (i < 2)
+        CT_OK(cls_launch(ctx, 1, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(c)}));
+    }
+    cls_sync(ctx, NULL);
+    expect_all(ctx, 1, c, 2);
+    int host[N];
+    cls_report *r = NULL;
+    CT_ERR(cls_download(ctx, 0, a, 0, host, sizeof host, &r), CLS_ETAINTED);
+    ck_assert_uint_eq(cls_report_failures(r), 1);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    ck_assert_str_eq(fi.kernel, "inc");
+    ck_assert_int_eq(fi.stream, 0);
+    ck_assert_uint_eq(fi.position, 4); /* the fill, then the third inc */
+    ck_assert_int_eq(fi.async, 1);
+    cls_report_free(r);
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("scheduler");
@@ -273,6 +309,7 @@ int main(void) {
   tcase_add_test(tc, a_consumer_submits_the_producers_pending_tasks_first);
   tcase_add_test(tc, streams_sharing_a_queue_need_no_event);
   tcase_add_test(tc, deferred_enqueue_failure_reaches_the_read);
+  tcase_add_test(tc, a_failure_inside_a_run_names_its_command);
   suite_add_tcase(s, tc);
   return ct_run(s);
 }
