@@ -7,7 +7,12 @@
 static const char *src =
     "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }\n"
     "kernel void cp(global const int *a, global int *b) {\n"
-    "  size_t i = get_global_id(0); b[i] = a[i]; }\n";
+    "  size_t i = get_global_id(0); b[i] = a[i]; }\n"
+    "kernel void mixed(global int *o, char c, short sh, long lo, int4 v, local int *t, int k) {\n"
+    "  size_t i = get_global_id(0) + get_global_size(0) * get_global_id(1);\n"
+    "  t[get_local_id(0)] = c + sh + (int)lo + v.x + v.y + v.z + v.w + k;\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  o[i] += t[get_local_id(0)]; }\n";
 
 #define N 64
 
@@ -296,6 +301,38 @@ START_TEST(a_failure_inside_a_run_names_its_command) {
 }
 END_TEST
 
+/* A task keeps copies of its arguments until its list is submitted: every
+ * scalar size (1, 2, 8 and 16 bytes here), local memory, local sizes and
+ * two dimensions, over 40 launches pending at once (the list's arrays grow
+ * and move while they wait). */
+START_TEST(pending_launches_keep_every_kind_of_argument) {
+  const char *drivers[] = {"scheduler:sequential,max_tasks=1000",
+                           "scheduler:interleave,max_tasks=1000"};
+  for (int d = 0; d < 2; d++) {
+    cls_context *ctx = open_with(drivers[d], NULL);
+    cls_kernel *mixed = kernel(ctx, "mixed");
+    cls_buffer o = zeros(ctx, 0);
+    size_t g[2] = {8, N / 8}, lsz[2] = {8, 1};
+    int expect = 0;
+    for (int j = 0; j < 40; j++) {
+      int8_t c = (int8_t)j;
+      int16_t sh = (int16_t)(100 * j);
+      int64_t lo = 10000 * j;
+      struct {
+        int32_t x, y, z, w;
+      } v = {1, 2, 3, j}; /* int4 */
+      int32_t k = j;
+      cls_arg args[] = {CLS_INOUT(o),     CLS_SCALAR(c), CLS_SCALAR(sh), CLS_SCALAR(lo),
+                        CLS_SCALAR(v),    CLS_LOCAL(8 * sizeof(int32_t)),  CLS_SCALAR(k)};
+      CT_OK(cls_launch(ctx, 0, mixed, 2, g, lsz, 7, args));
+      expect += j + 100 * j + 10000 * j + 6 + j + j;
+    }
+    expect_all(ctx, 0, o, expect);
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("scheduler");
@@ -310,6 +347,7 @@ int main(void) {
   tcase_add_test(tc, streams_sharing_a_queue_need_no_event);
   tcase_add_test(tc, deferred_enqueue_failure_reaches_the_read);
   tcase_add_test(tc, a_failure_inside_a_run_names_its_command);
+  tcase_add_test(tc, pending_launches_keep_every_kind_of_argument);
   suite_add_tcase(s, tc);
   return ct_run(s);
 }
