@@ -289,31 +289,47 @@ static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
 }
 
 /* Sequential: stream id's tasks, in order, onto its queue.  Its commands
- * there are consecutive, so the map records them as one run (flushed
- * before a failure is handled, which polls the map). */
+ * there are consecutive, so the map records them as one run (recorded
+ * before a failure is handled, which polls the map).  The factory calls
+ * nothing of ours, so the list and queue are read once, and again after
+ * a failure (its handling may). */
 static void submit_sequential(struct sched_driver *d, int id) {
   cls_context *ctx = d->base.ctx;
   const struct cls_stream_factory *f = d->pool.factory;
   struct list *l = &d->lists[id];
   struct queue *q = &d->queues[l->queue];
-  uint64_t run = 0, run_seq = 0;
+  const struct task *t = l->tasks, *end = t + l->n;
+  void *qs = q->stream;
+  uint64_t bseq = q->seq, run = 0, run_seq = 0;
   ctx->fault_data.stream = id;
-  for (size_t i = 0; i < l->n; i++) {
-    const struct task *t = &l->tasks[i];
-    cl_int rc = enqueue_task(f, q, l, t);
+  for (; t < end; t++) {
+    size_t nw = t->nwait;
+    const cl_event *w = nw ? l->waits + t->wait0 : NULL;
+    cl_int rc = t->kind == CLS__CMD_LAUNCH
+                    ? f->launch(qs, &t->u.k.kc, bseq + 1, (cl_uint)nw, w)
+                    : enqueue_xfer(f, qs, l, t, bseq + 1, (cl_uint)nw, w);
+    if (nw)
+      release_waits(w, nw, rc);
     if (rc == CL_SUCCESS) {
-      q->seq++;
+      bseq++;
       if (!run++)
         run_seq = t->seq;
       continue;
     }
+    q->seq = bseq;
     ctx->fault_data.stream = -1;
     if (run)
       map_add(q, id, run_seq, run);
     run = 0;
+    size_t i = (size_t)(t - l->tasks);
     task_failed(d, q, id, t->seq, rc);
     ctx->fault_data.stream = id;
+    t = l->tasks + i;
+    end = l->tasks + l->n;
+    qs = q->stream;
+    bseq = q->seq;
   }
+  q->seq = bseq;
   ctx->fault_data.stream = -1;
   if (run)
     map_add(q, id, run_seq, run);
@@ -536,24 +552,34 @@ static void sc_settle(struct cls__driver *base, struct cls__stream *s, uint64_t 
 static const struct cls__orderer sc_orderer = {
     .prepare = sc_prepare, .queue_of = sc_queue_of, .enqueued = sc_enqueued};
 
-static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
-  struct sched_driver *d = sd(base);
-  struct cls__stream *s = cmd->stream;
+/* order() after submitting s's list (full, or before a blocking
+ * transfer). */
+static __attribute__((noinline)) int order_submitted(struct sched_driver *d,
+                                                     struct cls__cmd *cmd) {
   uint64_t minted = d->failures.minted;
-  /* Submissions happen here, never in submit(): a deferred enqueue that
-   * fails is an F8 failure, and the command being ordered must be checked
-   * against it before it enters its write scope.  A full list goes now; so
-   * does the list before a blocking transfer (the caller waits for it). */
-  if (d->lists[s->id].n >= d->max_tasks ||
-      (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)))
-    submit_list(d, s->id);
-  int rc = cls__order_after(base, cmd, &sc_orderer);
+  submit_list(d, cmd->stream->id);
+  int rc = cls__order_after(&d->base, cmd, &sc_orderer);
   if (rc == CLS_OK && d->failures.minted != minted) {
     cls__order_unsent(cmd->nwait, cmd->wait); /* synced[] counts on them */
     cls__order_release(cmd);
     return CLS__RETRY;
   }
   return rc;
+}
+
+static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
+  struct sched_driver *d = sd(base);
+  struct cls__stream *s = cmd->stream;
+  /* Submissions happen here, never in submit(): a deferred enqueue that
+   * fails is an F8 failure, and the command being ordered must be checked
+   * against it before it enters its write scope.  A full list goes now; so
+   * does the list before a blocking transfer (the caller waits for it). */
+  if (d->lists[s->id].n >= d->max_tasks ||
+      (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)))
+    return order_submitted(d, cmd);
+  /* Nothing submitted: cls__order_after itself answers CLS__RETRY for a
+   * failure learnt while it orders. */
+  return cls__order_after(base, cmd, &sc_orderer);
 }
 
 /* Grows the list's byte arena to hold `need`; the argument values already
