@@ -211,7 +211,8 @@ static inline void map_add(struct queue *q, int id, uint64_t seq, uint64_t count
   map_push(q, bseq, id, seq, count, CL_SUCCESS);
 }
 
-/* A transfer task (launches take the fast path in enqueue_task). */
+/* A transfer task (launches call the factory directly: enqueue_task,
+ * submit_sequential). */
 static __attribute__((noinline)) cl_int enqueue_xfer(const struct cls_stream_factory *f,
                                                      void *stream, const struct list *l,
                                                      const struct task *t, uint64_t bseq,
