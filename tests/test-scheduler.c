@@ -7,7 +7,12 @@
 static const char *src =
     "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }\n"
     "kernel void cp(global const int *a, global int *b) {\n"
-    "  size_t i = get_global_id(0); b[i] = a[i]; }\n";
+    "  size_t i = get_global_id(0); b[i] = a[i]; }\n"
+    "kernel void mixed(global int *o, char c, short sh, long lo, int4 v, local int *t, int k) {\n"
+    "  size_t i = get_global_id(0) + get_global_size(0) * get_global_id(1);\n"
+    "  t[get_local_id(0)] = c + sh + (int)lo + v.x + v.y + v.z + v.w + k;\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  o[i] += t[get_local_id(0)]; }\n";
 
 #define N 64
 
@@ -260,6 +265,74 @@ START_TEST(deferred_enqueue_failure_reaches_the_read) {
 }
 END_TEST
 
+/* The scheduler records a stream's consecutive commands on a queue as one
+ * run: a command failing at completion in the middle of a run is still
+ * reported as itself (its stream, kernel and position), and the stream
+ * sharing the queue is untouched.  Sequential (long runs) and interleave
+ * (runs of one command, alternating streams). */
+START_TEST(a_failure_inside_a_run_names_its_command) {
+  const char *drivers[] = {"scheduler:sequential,queues=1,max_tasks=1000",
+                           "scheduler:interleave,max_tasks=1000"};
+  for (int d = 0; d < 2; d++) {
+    cls_context *ctx = open_with(drivers[d], "complete:kernel=inc,stream=0,nth=3");
+    cls_kernel *inc = kernel(ctx, "inc");
+    cls_buffer a = zeros(ctx, 0), c = zeros(ctx, 1);
+    size_t g = N;
+    for (int i = 0; i < 5; i++) {
+      CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+      if (i < 2)
+        CT_OK(cls_launch(ctx, 1, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(c)}));
+    }
+    cls_sync(ctx, NULL);
+    expect_all(ctx, 1, c, 2);
+    int host[N];
+    cls_report *r = NULL;
+    CT_ERR(cls_download(ctx, 0, a, 0, host, sizeof host, &r), CLS_ETAINTED);
+    ck_assert_uint_eq(cls_report_failures(r), 1);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    ck_assert_str_eq(fi.kernel, "inc");
+    ck_assert_int_eq(fi.stream, 0);
+    ck_assert_uint_eq(fi.position, 4); /* the fill, then the third inc */
+    ck_assert_int_eq(fi.async, 1);
+    cls_report_free(r);
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
+/* A task keeps copies of its arguments until its list is submitted: every
+ * scalar size (1, 2, 8 and 16 bytes here), local memory, local sizes and
+ * two dimensions, over 40 launches pending at once (the list's arrays grow
+ * and move while they wait). */
+START_TEST(pending_launches_keep_every_kind_of_argument) {
+  const char *drivers[] = {"scheduler:sequential,max_tasks=1000",
+                           "scheduler:interleave,max_tasks=1000"};
+  for (int d = 0; d < 2; d++) {
+    cls_context *ctx = open_with(drivers[d], NULL);
+    cls_kernel *mixed = kernel(ctx, "mixed");
+    cls_buffer o = zeros(ctx, 0);
+    size_t g[2] = {8, N / 8}, lsz[2] = {8, 1};
+    int expect = 0;
+    for (int j = 0; j < 40; j++) {
+      int8_t c = (int8_t)j;
+      int16_t sh = (int16_t)(100 * j);
+      int64_t lo = 10000 * j;
+      struct {
+        int32_t x, y, z, w;
+      } v = {1, 2, 3, j}; /* int4 */
+      int32_t k = j;
+      cls_arg args[] = {CLS_INOUT(o),     CLS_SCALAR(c), CLS_SCALAR(sh), CLS_SCALAR(lo),
+                        CLS_SCALAR(v),    CLS_LOCAL(8 * sizeof(int32_t)),  CLS_SCALAR(k)};
+      CT_OK(cls_launch(ctx, 0, mixed, 2, g, lsz, 7, args));
+      expect += j + 100 * j + 10000 * j + 6 + j + j;
+    }
+    expect_all(ctx, 0, o, expect);
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("scheduler");
@@ -273,6 +346,8 @@ int main(void) {
   tcase_add_test(tc, a_consumer_submits_the_producers_pending_tasks_first);
   tcase_add_test(tc, streams_sharing_a_queue_need_no_event);
   tcase_add_test(tc, deferred_enqueue_failure_reaches_the_read);
+  tcase_add_test(tc, a_failure_inside_a_run_names_its_command);
+  tcase_add_test(tc, pending_launches_keep_every_kind_of_argument);
   suite_add_tcase(s, tc);
   return ct_run(s);
 }

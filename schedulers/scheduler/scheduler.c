@@ -33,19 +33,25 @@ enum strategy { SEQUENTIAL, INTERLEAVE };
 struct task {
   int kind;
   uint64_t seq;
-  /* launch */
-  cl_kernel kernel;
-  const char *name;
-  cl_uint dims;
-  size_t global[3], local[3];
-  bool has_local;
-  size_t arg0, nargs;
-  /* transfers, never blocking here; a fill's pattern is copied into the
-   * byte arena (x.pattern is set at the enqueue: the arena may move) */
-  struct cls__xfer x;
-  size_t pattern_off;
   /* waits, in the list's event arena; owned until the enqueue */
   size_t wait0, nwait;
+  union {
+    /* A launch, as the factory takes it: kc.global and kc.local point
+     * into the task, kc.args into the list's argument array (arg0 on);
+     * list_reserve moves them along when either array moves, so the
+     * enqueue passes &kc as is. */
+    struct {
+      struct cls_kernel_cmd kc;
+      size_t arg0;
+      size_t global[3], local[3];
+    } k;
+    /* Transfers, never blocking here; a fill's pattern is copied into the
+     * byte arena (x.pattern is set at the enqueue: the arena may move). */
+    struct {
+      struct cls__xfer x;
+      size_t pattern_off;
+    } t;
+  } u;
   /* The memory objects are not retained: a buffer freed while a task of
    * it waits has the task's list submitted first (sc_settle). */
 };
@@ -64,14 +70,18 @@ struct list {
   int queue;
 };
 
-/* A backend queue: enqueued commands not yet known complete, by backend
- * seq, with the logical command each one is. */
+/* A backend queue: enqueued commands not yet known complete, in queue
+ * order, as runs: `count` commands of one logical stream with consecutive
+ * backend seqs from bseq and logical seqs from seq (a stream's commands on
+ * its queue usually are, so recording one is usually an increment).
+ * count 0: an enqueue that failed, with its error; it completes with
+ * bseq, the queue's command before it. */
 struct qmap {
   uint64_t bseq;
-  int stream;
   uint64_t seq;
-  bool real; /* false: an enqueue that failed, completes with bseq */
-  cl_int status; /* !real: the enqueue's error, reported at that completion */
+  uint64_t count;
+  int stream;
+  cl_int status;
 };
 
 struct queue {
@@ -80,6 +90,7 @@ struct queue {
   uint64_t seq;
   struct qmap *map;
   size_t head, len, cap;
+  size_t unreal; /* entries with count 0 */
   /* poll scratch: failures of one poll */
   struct qfail {
     uint64_t bseq;
@@ -159,70 +170,100 @@ static int parse_params(struct sched_driver *d, const char *params) {
 /* Submission                                                          */
 /* ------------------------------------------------------------------ */
 
-static bool map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq, bool real) {
-  if (q->len == q->cap) {
-    size_t ncap = q->cap ? q->cap * 2 : 64;
-    struct qmap *n = malloc(ncap * sizeof *n);
-    if (!n)
-      return false;
-    for (size_t i = 0; i < q->len; i++)
-      n[i] = q->map[(q->head + i) & (q->cap - 1)];
-    free(q->map);
-    q->map = n;
-    q->cap = ncap;
-    q->head = 0;
-  }
-  q->map[(q->head + q->len) & (q->cap - 1)] = (struct qmap){bseq, stream, seq, real, CL_SUCCESS};
+/* Makes room for one more entry; false: out of memory. */
+static __attribute__((noinline)) bool map_grow(struct queue *q) {
+  size_t ncap = q->cap ? q->cap * 2 : 64;
+  struct qmap *n = malloc(ncap * sizeof *n);
+  if (!n)
+    return false;
+  for (size_t i = 0; i < q->len; i++)
+    n[i] = q->map[(q->head + i) & (q->cap - 1)];
+  free(q->map);
+  q->map = n;
+  q->cap = ncap;
+  q->head = 0;
+  return true;
+}
+
+/* Appends an entry; false: out of memory (nothing changed). */
+static inline bool map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq,
+                            uint64_t count, cl_int status) {
+  if (q->len == q->cap && !map_grow(q))
+    return false;
+  q->map[(q->head + q->len) & (q->cap - 1)] = (struct qmap){bseq, seq, count, stream, status};
   q->len++;
   return true;
 }
 
-static cl_int enqueue(const struct cls_stream_factory *f, struct queue *q, const struct list *l,
-                      const struct task *t, uint64_t bseq) {
-  const cl_event *w = t->nwait ? l->waits + t->wait0 : NULL;
-  cl_uint nw = (cl_uint)t->nwait;
-  if (t->kind == CLS__CMD_LAUNCH) {
-    struct cls_kernel_cmd kc = {t->kernel, t->name, t->dims, t->global,
-                                t->has_local ? t->local : NULL, (cl_uint)t->nargs,
-                                l->args + t->arg0};
-    return cls__enqueue(f, q->stream, t->kind, &kc, NULL, bseq, nw, w);
+/* Records `count` commands of stream id from its command seq, just
+ * enqueued as the queue's last (up to q->seq): the last run grows when
+ * they continue it.  Out of memory: they are not tracked (their stream's
+ * later commands complete them). */
+static inline void map_add(struct queue *q, int id, uint64_t seq, uint64_t count) {
+  uint64_t bseq = q->seq - count + 1;
+  if (q->len) {
+    struct qmap *m = &q->map[(q->head + q->len - 1) & (q->cap - 1)];
+    if (m->count && m->stream == id && m->seq + m->count == seq && m->bseq + m->count == bseq) {
+      m->count += count;
+      return;
+    }
   }
-  struct cls__xfer x = t->x;
+  map_push(q, bseq, id, seq, count, CL_SUCCESS);
+}
+
+/* A transfer task (launches call the factory directly: enqueue_task,
+ * submit_sequential). */
+static __attribute__((noinline)) cl_int enqueue_xfer(const struct cls_stream_factory *f,
+                                                     void *stream, const struct list *l,
+                                                     const struct task *t, uint64_t bseq,
+                                                     cl_uint nw, const cl_event *w) {
+  struct cls__xfer x = t->u.t.x;
   if (t->kind == CLS__CMD_FILL)
-    x.pattern = l->bytes + t->pattern_off;
-  return cls__enqueue(f, q->stream, t->kind, NULL, &x, bseq, nw, w);
+    x.pattern = l->bytes + t->u.t.pattern_off;
+  return cls__enqueue(f, stream, t->kind, NULL, &x, bseq, nw, w);
+}
+
+/* Drops a task's waits after its enqueue (rc). */
+static __attribute__((noinline)) void release_waits(const cl_event *w, size_t nw, cl_int rc) {
+  if (rc != CL_SUCCESS)
+    cls__order_unsent((cl_uint)nw, w);
+  for (size_t i = 0; i < nw; i++)
+    clReleaseEvent(w[i]);
+}
+
+/* Enqueues task t of a list onto queue q as backend command q->seq + 1,
+ * and drops its waits.  The caller sets ctx->fault_data.stream around it
+ * ("stream=N" faults name logical streams). */
+static inline cl_int enqueue_task(const struct cls_stream_factory *f, const struct queue *q,
+                                  const struct list *l, const struct task *t) {
+  size_t nw = t->nwait;
+  const cl_event *w = nw ? l->waits + t->wait0 : NULL;
+  cl_int rc = t->kind == CLS__CMD_LAUNCH
+                  ? f->launch(q->stream, &t->u.k.kc, q->seq + 1, (cl_uint)nw, w)
+                  : enqueue_xfer(f, q->stream, l, t, q->seq + 1, (cl_uint)nw, w);
+  if (nw)
+    release_waits(w, nw, rc);
+  return rc;
 }
 
 static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait);
 
-/* Enqueues task i of stream id's list onto its queue. */
-static void submit_task(struct sched_driver *d, int id, size_t i) {
+/* Task `seq` of stream id could not be enqueued (rc): an error path.
+ * Called with ctx->fault_data.stream -1 and what was enqueued before it in
+ * the map. */
+static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct queue *q, int id,
+                                                  uint64_t seq, cl_int rc) {
   cls_context *ctx = d->base.ctx;
-  struct list *l = &d->lists[id];
-  struct queue *q = &d->queues[l->queue];
-  const struct task *t = &l->tasks[i];
   struct cls__stream *s = cls__stream_peek(ctx, id);
-  ctx->fault_data.stream = id; /* "stream=N" faults name logical streams */
-  cl_int rc = enqueue(d->pool.factory, q, l, t, q->seq + 1);
-  ctx->fault_data.stream = -1;
-  if (rc != CL_SUCCESS && t->nwait)
-    cls__order_unsent((cl_uint)t->nwait, l->waits + t->wait0);
-  for (size_t w = 0; w < t->nwait; w++)
-    clReleaseEvent(l->waits[t->wait0 + w]);
-  if (rc == CL_SUCCESS) {
-    q->seq++;
-    map_push(q, q->seq, id, t->seq, true);
-    return;
-  }
   /* Completes with the queue's last command; the failure is reported
    * then, in queue order (sc_poll): a failure of an earlier command, which
    * this one may have read, comes first, as F8 requires. */
-  if (!map_push(q, q->seq, id, t->seq, false)) {
-    cls__stream_failed(ctx, s, t->seq, rc, true); /* out of memory: now */
+  if (!map_push(q, q->seq, id, seq, 0, rc)) {
+    cls__stream_failed(ctx, s, seq, rc, true); /* out of memory: now */
     return;
   }
-  q->map[(q->head + q->len - 1) & (q->cap - 1)].status = rc;
-  /* An error path: wait for what the queue has, and report now. */
+  q->unreal++;
+  /* Wait for what the queue has, and report now. */
   cl_event ev = NULL;
   if (d->pool.factory->marker(q->stream, &ev) == CL_SUCCESS) {
     clWaitForEvents(1, &ev);
@@ -237,47 +278,107 @@ static void list_reset(struct list *l) {
 
 static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
   cl_int rc = d->pool.factory->flush(d->queues[queue].stream);
-  for (int id = 0; id < CLS_MAX_STREAMS; id++)
-    if (streams & (1ull << id)) {
-      struct cls__stream *s = cls__stream_peek(d->base.ctx, id);
-      s->stats.submissions++;
-      s->stats.flushes++;
-      s->flushed = s->submitted;
-    }
+  for (uint64_t m = streams; m; m &= m - 1) {
+    struct cls__stream *s = cls__stream_peek(d->base.ctx, __builtin_ctzll(m));
+    s->stats.submissions++;
+    s->stats.flushes++;
+    s->flushed = s->submitted;
+  }
   if (rc != CL_SUCCESS)
     cls__log(&d->base.ctx->log, CLS_LOG_ERRORS, "flushing backend queue %d failed: %s", queue,
              cls_cl_status_name(rc));
 }
 
-/* Submits stream id's pending tasks (interleave: every stream's, round
- * robin). */
-static void submit_list(struct sched_driver *d, int id) {
-  if (d->strategy == SEQUENTIAL) {
-    struct list *l = &d->lists[id];
-    if (!l->n)
-      return;
-    for (size_t i = 0; i < l->n; i++)
-      submit_task(d, id, i);
-    list_reset(l);
-    d->pending &= ~(1ull << id);
-    queue_flush(d, l->queue, 1ull << id);
-    return;
+/* Sequential: stream id's tasks, in order, onto its queue.  Its commands
+ * there are consecutive, so the map records them as one run (recorded
+ * before a failure is handled, which polls the map).  The factory calls
+ * nothing of ours, so the list and queue are read once, and again after
+ * a failure (its handling may). */
+static void submit_sequential(struct sched_driver *d, int id) {
+  cls_context *ctx = d->base.ctx;
+  const struct cls_stream_factory *f = d->pool.factory;
+  struct list *l = &d->lists[id];
+  struct queue *q = &d->queues[l->queue];
+  const struct task *t = l->tasks, *end = t + l->n;
+  void *qs = q->stream;
+  uint64_t bseq = q->seq, run = 0, run_seq = 0;
+  ctx->fault_data.stream = id;
+  for (; t < end; t++) {
+    size_t nw = t->nwait;
+    const cl_event *w = nw ? l->waits + t->wait0 : NULL;
+    cl_int rc = t->kind == CLS__CMD_LAUNCH
+                    ? f->launch(qs, &t->u.k.kc, bseq + 1, (cl_uint)nw, w)
+                    : enqueue_xfer(f, qs, l, t, bseq + 1, (cl_uint)nw, w);
+    if (nw)
+      release_waits(w, nw, rc);
+    if (rc == CL_SUCCESS) {
+      bseq++;
+      if (!run++)
+        run_seq = t->seq;
+      continue;
+    }
+    q->seq = bseq;
+    ctx->fault_data.stream = -1;
+    if (run)
+      map_add(q, id, run_seq, run);
+    run = 0;
+    size_t i = (size_t)(t - l->tasks);
+    task_failed(d, q, id, t->seq, rc);
+    ctx->fault_data.stream = id;
+    t = l->tasks + i;
+    end = l->tasks + l->n;
+    qs = q->stream;
+    bseq = q->seq;
   }
+  q->seq = bseq;
+  ctx->fault_data.stream = -1;
+  if (run)
+    map_add(q, id, run_seq, run);
+  list_reset(l);
+  d->pending &= ~(1ull << id);
+  queue_flush(d, l->queue, 1ull << id);
+}
+
+/* Interleave: the pending tasks of every stream, round robin, onto the one
+ * queue. */
+static void submit_interleave(struct sched_driver *d) {
+  cls_context *ctx = d->base.ctx;
+  const struct cls_stream_factory *f = d->pool.factory;
+  struct queue *q = &d->queues[0];
   uint64_t involved = d->pending, left = involved;
-  if (!involved)
-    return;
   for (size_t round = 0; left; round++)
     for (uint64_t m = left; m; m &= m - 1) {
-      int s = __builtin_ctzll(m);
-      if (round < d->lists[s].n)
-        submit_task(d, s, round);
-      else
-        left &= ~(1ull << s);
+      int id = __builtin_ctzll(m);
+      const struct list *l = &d->lists[id];
+      if (round >= l->n) {
+        left &= ~(1ull << id);
+        continue;
+      }
+      const struct task *t = &l->tasks[round];
+      ctx->fault_data.stream = id;
+      cl_int rc = enqueue_task(f, q, l, t);
+      ctx->fault_data.stream = -1;
+      if (rc == CL_SUCCESS) {
+        q->seq++;
+        map_add(q, id, t->seq, 1);
+      } else {
+        task_failed(d, q, id, t->seq, rc);
+      }
     }
   for (uint64_t m = involved; m; m &= m - 1)
     list_reset(&d->lists[__builtin_ctzll(m)]);
   d->pending = 0;
   queue_flush(d, 0, involved);
+}
+
+/* Submits stream id's pending tasks (interleave: every stream's). */
+static void submit_list(struct sched_driver *d, int id) {
+  if (d->strategy == SEQUENTIAL) {
+    if (d->lists[id].n)
+      submit_sequential(d, id);
+  } else if (d->pending) {
+    submit_interleave(d);
+  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -368,28 +469,50 @@ static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
   cl_int rc = d->pool.factory->poll(q->stream, wait, collect, q, &done);
   /* Failures first (their commands are still in the map), then
    * completions, in queue order; an enqueue that failed is reported when
-   * the queue has finished what came before it. */
-  size_t f = 0;
-  for (size_t i = 0; i < q->len; i++) {
-    struct qmap *m = &q->map[(q->head + i) & (q->cap - 1)];
-    if (!m->real) {
-      if (m->bseq <= done)
-        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, m->status, true);
-      continue;
+   * the queue has finished what came before it.  Nothing to report: the
+   * usual case, no walk. */
+  if (q->nfails || q->unreal) {
+    size_t f = 0, nf = q->nfails;
+    for (size_t i = 0; i < q->len; i++) {
+      struct qmap *m = &q->map[(q->head + i) & (q->cap - 1)];
+      if (!m->count) {
+        if (m->bseq <= done)
+          cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, m->status, true);
+        continue;
+      }
+      while (f < nf && q->fails[f].bseq < m->bseq)
+        f++;
+      while (f < nf && q->fails[f].bseq - m->bseq < m->count) {
+        uint64_t b = q->fails[f].bseq;
+        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq + (b - m->bseq),
+                           q->fails[f].status, false);
+        while (f < nf && q->fails[f].bseq == b) /* once per command */
+          f++;
+      }
     }
-    while (f < q->nfails && q->fails[f].bseq < m->bseq)
-      f++;
-    if (f < q->nfails && q->fails[f].bseq == m->bseq)
-      cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, q->fails[f].status,
-                         false);
   }
   while (q->len) {
     struct qmap *m = &q->map[q->head];
     if (m->bseq > done)
       break;
     struct cls__stream *t = cls__stream_peek(ctx, m->stream);
-    if (m->seq > t->completed)
-      t->completed = m->seq;
+    uint64_t last = m->seq;
+    if (m->count) {
+      uint64_t k = done - m->bseq + 1; /* of the run, done */
+      if (k < m->count) {
+        m->bseq += k;
+        m->seq += k;
+        m->count -= k;
+        if (m->seq - 1 > t->completed)
+          t->completed = m->seq - 1;
+        break;
+      }
+      last += m->count - 1;
+    } else {
+      q->unreal--;
+    }
+    if (last > t->completed)
+      t->completed = last;
     q->head = (q->head + 1) & (q->cap - 1);
     q->len--;
   }
@@ -430,24 +553,34 @@ static void sc_settle(struct cls__driver *base, struct cls__stream *s, uint64_t 
 static const struct cls__orderer sc_orderer = {
     .prepare = sc_prepare, .queue_of = sc_queue_of, .enqueued = sc_enqueued};
 
-static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
-  struct sched_driver *d = sd(base);
-  struct cls__stream *s = cmd->stream;
+/* order() after submitting s's list (full, or before a blocking
+ * transfer). */
+static __attribute__((noinline)) int order_submitted(struct sched_driver *d,
+                                                     struct cls__cmd *cmd) {
   uint64_t minted = d->failures.minted;
-  /* Submissions happen here, never in submit(): a deferred enqueue that
-   * fails is an F8 failure, and the command being ordered must be checked
-   * against it before it enters its write scope.  A full list goes now; so
-   * does the list before a blocking transfer (the caller waits for it). */
-  if (d->lists[s->id].n >= d->max_tasks ||
-      (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)))
-    submit_list(d, s->id);
-  int rc = cls__order_after(base, cmd, &sc_orderer);
+  submit_list(d, cmd->stream->id);
+  int rc = cls__order_after(&d->base, cmd, &sc_orderer);
   if (rc == CLS_OK && d->failures.minted != minted) {
     cls__order_unsent(cmd->nwait, cmd->wait); /* synced[] counts on them */
     cls__order_release(cmd);
     return CLS__RETRY;
   }
   return rc;
+}
+
+static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
+  struct sched_driver *d = sd(base);
+  struct cls__stream *s = cmd->stream;
+  /* Submissions happen here, never in submit(): a deferred enqueue that
+   * fails is an F8 failure, and the command being ordered must be checked
+   * against it before it enters its write scope.  A full list goes now; so
+   * does the list before a blocking transfer (the caller waits for it). */
+  if (d->lists[s->id].n >= d->max_tasks ||
+      (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)))
+    return order_submitted(d, cmd);
+  /* Nothing submitted: cls__order_after itself answers CLS__RETRY for a
+   * failure learnt while it orders. */
+  return cls__order_after(base, cmd, &sc_orderer);
 }
 
 /* Grows the list's byte arena to hold `need`; the argument values already
@@ -470,108 +603,273 @@ static bool bytes_grow(struct list *l, size_t need) {
   return true;
 }
 
-/* Copies what the enqueue will need into the list; false: out of memory. */
-static bool capture(struct list *l, struct task *t, const struct cls__cmd *cmd) {
-  t->kind = cmd->kind;
-  switch (cmd->kind) {
-  case CLS__CMD_LAUNCH: {
-    t->kernel = cmd->kcmd.kernel;
-    t->name = cmd->kcmd.name;
-    t->dims = cmd->kcmd.dims;
-    t->has_local = cmd->kcmd.local != NULL;
-    for (cl_uint i = 0; i < t->dims; i++) {
-      t->global[i] = cmd->kcmd.global[i];
-      t->local[i] = t->has_local ? cmd->kcmd.local[i] : 0;
-    }
-    const struct cls_kernel_arg *ka = cmd->kcmd.args;
-    size_t n = cmd->kcmd.nargs;
-    if (!cls__grow((void **)&l->args, &l->capargs, l->nargs + n, sizeof *l->args, 16))
+/* Makes room for one more task with `nargs` arguments of 8 bytes or less
+ * (larger scalars grow the byte arena one by one, capture_args_slow).
+ * Moves the pointers launch tasks keep into the arrays along.  Off the
+ * per-launch path: once grown, nothing is allocated.  False: out of
+ * memory (the arrays are valid, some maybe larger). */
+static __attribute__((noinline)) bool list_reserve(struct list *l, size_t nargs) {
+  if (l->n == l->cap) {
+    size_t ncap = l->cap ? l->cap * 2 : 16;
+    struct task *n = malloc(ncap * sizeof *n);
+    if (!n)
       return false;
-    t->arg0 = l->nargs;
-    t->nargs = n;
-    for (size_t i = 0; i < n; i++) {
-      struct cls_kernel_arg *ta = &l->args[l->nargs++];
-      size_t size = ka[i].size;
-      ta->size = size;
-      ta->value = NULL;
-      if (!ka[i].value)
-        continue; /* local memory */
-      size_t span = (size + 7) & ~(size_t)7;
-      if (l->nbytes + span > l->capbytes && !bytes_grow(l, l->nbytes + span))
-        return false;
-      unsigned char *dst = l->bytes + l->nbytes;
-      if (size == sizeof(cl_mem))
-        memcpy(dst, ka[i].value, sizeof(cl_mem)); /* buffers: a move, not a call */
-      else
-        memcpy(dst, ka[i].value, size);
-      ta->value = dst;
-      l->nbytes += span;
-    }
-    break;
+    if (l->n)
+      memcpy(n, l->tasks, l->n * sizeof *n);
+    for (size_t i = 0; i < l->n; i++)
+      if (n[i].kind == CLS__CMD_LAUNCH) {
+        n[i].u.k.kc.global = n[i].u.k.global;
+        if (n[i].u.k.kc.local)
+          n[i].u.k.kc.local = n[i].u.k.local;
+      }
+    free(l->tasks);
+    l->tasks = n;
+    l->cap = ncap;
   }
-  case CLS__CMD_FILL:
-    if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128))
+  if (l->nargs + nargs > l->capargs) {
+    size_t ncap = l->capargs ? l->capargs : 16;
+    while (ncap < l->nargs + nargs)
+      ncap *= 2;
+    struct cls_kernel_arg *n = realloc(l->args, ncap * sizeof *n);
+    if (!n)
       return false;
-    t->pattern_off = l->nbytes;
-    memcpy(l->bytes + l->nbytes, cmd->x.pattern, cmd->x.pattern_size);
-    l->nbytes += 128;
-    /* fall through */
-  default:
-    t->x = cmd->x;
-    t->x.blocking = 0;
-    break;
+    l->args = n;
+    l->capargs = ncap;
+    for (size_t i = 0; i < l->n; i++)
+      if (l->tasks[i].kind == CLS__CMD_LAUNCH)
+        l->tasks[i].u.k.kc.args = n + l->tasks[i].u.k.arg0;
   }
-  t->wait0 = l->nwaits;
-  t->nwait = cmd->nwait;
-  if (cmd->nwait) {
-    if (!cls__grow((void **)&l->waits, &l->capwaits, l->nwaits + cmd->nwait, sizeof *l->waits, 16))
+  if (l->nbytes + 8 * nargs > l->capbytes && !bytes_grow(l, l->nbytes + 8 * nargs))
+    return false;
+  return true;
+}
+
+/* capture_args for arguments over 8 bytes: each value grows the arena as
+ * needed.  Starts again from the launch's first argument. */
+static __attribute__((noinline)) bool capture_args_slow(struct list *l,
+                                                        const struct cls_kernel_arg *ka,
+                                                        size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    struct cls_kernel_arg *ta = &l->args[l->nargs++];
+    size_t size = ka[i].size;
+    ta->size = size;
+    ta->value = NULL;
+    if (!ka[i].value)
+      continue; /* local memory */
+    size_t span = (size + 7) & ~(size_t)7;
+    if (l->nbytes + span > l->capbytes && !bytes_grow(l, l->nbytes + span))
       return false;
-    memcpy(l->waits + l->nwaits, cmd->wait, cmd->nwait * sizeof *cmd->wait);
-    l->nwaits += cmd->nwait;
+    unsigned char *dst = l->bytes + l->nbytes;
+    memcpy(dst, ka[i].value, size);
+    ta->value = dst;
+    l->nbytes += span;
   }
   return true;
 }
 
-static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
-  struct sched_driver *d = sd(base);
-  struct cls__stream *s = cmd->stream;
-  struct list *l = &d->lists[s->id];
-  uint64_t seq = s->submitted + 1;
-  if (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)) {
-    /* The caller waits for it; order() submitted the list before it. */
-    struct queue *q = &d->queues[l->queue];
-    const struct cls_stream_factory *f = d->pool.factory;
-    const cl_event *w = cmd->nwait ? cmd->wait : NULL;
-    base->ctx->fault_data.stream = s->id;
-    cl_int rc = cls__enqueue(f, q->stream, cmd->kind, NULL, &cmd->x, q->seq + 1, cmd->nwait, w);
-    base->ctx->fault_data.stream = -1;
-    if (rc != CL_SUCCESS)
-      cls__order_unsent(cmd->nwait, cmd->wait);
-    cls__order_release(cmd);
-    if (rc != CL_SUCCESS)
-      return rc;
-    q->seq++;
-    map_push(q, q->seq, s->id, seq, true);
-    s->submitted = seq;
-    cmd->seq = seq;
-    s->stats.enqueues++;
-    s->stats.submissions++;
-    return CL_SUCCESS;
+/* Copies a launch's arguments into the list (room for them at 8 bytes a
+ * value was reserved): buffers' cl_mem values point into slot storage that
+ * may move, scalars into the caller's memory.  One pass, values in 8-byte
+ * cells of the byte arena.  False: out of memory. */
+static inline bool capture_args(struct list *l, const struct cls_kernel_arg *ka, size_t n) {
+  struct cls_kernel_arg *ta = l->args + l->nargs;
+  unsigned char *b = l->bytes + l->nbytes;
+  for (size_t i = 0; i < n; i++) {
+    size_t size = ka[i].size;
+    const void *v = ka[i].value;
+    ta[i].size = size;
+    ta[i].value = v ? b : NULL; /* NULL: local memory */
+    if (!v)
+      continue;
+    if (size == sizeof(cl_mem))
+      memcpy(b, v, sizeof(cl_mem)); /* buffers: a move, not a call */
+    else if (size <= 8)
+      memcpy(b, v, size);
+    else
+      return capture_args_slow(l, ka, n);
+    b += 8;
   }
-  if (!cls__grow((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks, 16))
-    return CL_OUT_OF_HOST_MEMORY;
+  l->nargs += n;
+  l->nbytes = (size_t)(b - l->bytes);
+  return true;
+}
+
+/* Copies a launch's work sizes into task t and points its command at
+ * them.  dims is 1..3 (checked by the core); the arrays are the caller's,
+ * dims long. */
+static inline void capture_sizes(struct task *t, const struct cls_kernel_cmd *kc) {
+  const size_t *g = kc->global, *lo = kc->local;
+  size_t *tg = t->u.k.global;
+  switch (kc->dims) {
+  case 3:
+    tg[2] = g[2];
+    /* fall through */
+  case 2:
+    tg[1] = g[1];
+    /* fall through */
+  default:
+    tg[0] = g[0];
+  }
+  t->u.k.kc.global = tg;
+  t->u.k.kc.local = NULL;
+  if (lo) {
+    size_t *tl = t->u.k.local;
+    for (cl_uint i = 0; i < kc->dims; i++)
+      tl[i] = lo[i];
+    t->u.k.kc.local = tl;
+  }
+}
+
+/* Copies what the enqueue of a launch will need into task t. */
+static inline bool capture_launch(struct list *l, struct task *t, const struct cls__cmd *cmd) {
+  const struct cls_kernel_cmd *kc = &cmd->kcmd;
+  size_t arg0 = l->nargs;
+  if (!capture_args(l, kc->args, kc->nargs))
+    return false;
+  t->u.k.kc.kernel = kc->kernel;
+  t->u.k.kc.name = kc->name;
+  t->u.k.kc.dims = kc->dims;
+  t->u.k.kc.nargs = kc->nargs;
+  t->u.k.kc.args = l->args + arg0;
+  t->u.k.arg0 = arg0;
+  capture_sizes(t, kc);
+  return true;
+}
+
+/* Copies what the enqueue of a transfer will need into task t. */
+static bool capture_xfer(struct list *l, struct task *t, const struct cls__cmd *cmd) {
+  if (cmd->kind == CLS__CMD_FILL) {
+    if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128))
+      return false;
+    t->u.t.pattern_off = l->nbytes;
+    memcpy(l->bytes + l->nbytes, cmd->x.pattern, cmd->x.pattern_size);
+    l->nbytes += 128;
+  }
+  t->u.t.x = cmd->x;
+  t->u.t.x.blocking = 0;
+  return true;
+}
+
+/* A blocking transfer: enqueued now (the caller waits for it); order()
+ * submitted the list before it. */
+static cl_int submit_blocking(struct sched_driver *d, struct cls__cmd *cmd) {
+  struct cls__stream *s = cmd->stream;
+  uint64_t seq = s->submitted + 1;
+  struct queue *q = &d->queues[d->lists[s->id].queue];
+  const struct cls_stream_factory *f = d->pool.factory;
+  const cl_event *w = cmd->nwait ? cmd->wait : NULL;
+  d->base.ctx->fault_data.stream = s->id;
+  cl_int rc = cls__enqueue(f, q->stream, cmd->kind, NULL, &cmd->x, q->seq + 1, cmd->nwait, w);
+  d->base.ctx->fault_data.stream = -1;
+  if (rc != CL_SUCCESS)
+    cls__order_unsent(cmd->nwait, cmd->wait);
+  cls__order_release(cmd);
+  if (rc != CL_SUCCESS)
+    return rc;
+  q->seq++;
+  map_add(q, s->id, seq, 1);
+  s->submitted = seq;
+  cmd->seq = seq;
+  s->stats.enqueues++;
+  s->stats.submissions++;
+  return CL_SUCCESS;
+}
+
+/* The task could not be added: the command is not submitted, its waits
+ * are dropped as order() expects of a failed enqueue. */
+static cl_int submit_oom(struct cls__cmd *cmd) {
+  cls__order_unsent(cmd->nwait, cmd->wait);
+  cls__order_release(cmd);
+  return CL_OUT_OF_HOST_MEMORY;
+}
+
+/* submit() for any command: see sc_submit. */
+static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
+                                                   struct cls__cmd *cmd) {
+  struct cls__stream *s = cmd->stream;
+  if (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ))
+    return submit_blocking(d, cmd);
+  struct list *l = &d->lists[s->id];
+  bool launch = cmd->kind == CLS__CMD_LAUNCH;
+  size_t nargs = launch ? cmd->kcmd.nargs : 0;
+  if ((l->n == l->cap || l->nargs + nargs > l->capargs || l->nbytes + 8 * nargs > l->capbytes) &&
+      !list_reserve(l, nargs))
+    return submit_oom(cmd);
   struct task *t = &l->tasks[l->n];
-  if (!capture(l, t, cmd))
-    return CL_OUT_OF_HOST_MEMORY;
-  cmd->nwait = 0; /* the task owns the events now */
+  if (!(launch ? capture_launch(l, t, cmd) : capture_xfer(l, t, cmd)))
+    return submit_oom(cmd);
+  size_t nw = cmd->nwait;
+  t->nwait = nw;
+  if (nw) {
+    if (!cls__grow((void **)&l->waits, &l->capwaits, l->nwaits + nw, sizeof *l->waits, 16))
+      return submit_oom(cmd);
+    t->wait0 = l->nwaits;
+    memcpy(l->waits + l->nwaits, cmd->wait, nw * sizeof *cmd->wait);
+    l->nwaits += nw;
+    cmd->nwait = 0; /* the task owns the events now */
+  }
+  t->kind = cmd->kind;
+  uint64_t seq = s->submitted + 1;
   t->seq = seq;
   l->n++;
   d->pending |= 1ull << s->id;
   s->submitted = seq;
   cmd->seq = seq;
   s->stats.enqueues++;
-  if (cmd->kind == CLS__CMD_LAUNCH)
+  if (launch)
     s->stats.launches++;
+  return CL_SUCCESS;
+}
+
+/* The common launch takes a straight path: no waits, room in the list
+ * already, values of 8 bytes or less.  It commits nothing before it knows
+ * that, and anything else goes to submit_any. */
+static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
+  struct sched_driver *d = sd(base);
+  if (cmd->kind != CLS__CMD_LAUNCH || cmd->nwait)
+    return submit_any(d, cmd);
+  struct cls__stream *s = cmd->stream;
+  struct list *l = &d->lists[s->id];
+  size_t nt = l->n, na = l->nargs, nb = l->nbytes, n = cmd->kcmd.nargs;
+  if (nt == l->cap || na + n > l->capargs || nb + 8 * n > l->capbytes)
+    return submit_any(d, cmd);
+  struct cls_kernel_arg *ta = l->args + na;
+  unsigned char *b = l->bytes + nb;
+  /* No call in this loop (so nothing is spilled around it): values of 8
+   * and 4 bytes are moves, other sizes take submit_any. */
+  for (const struct cls_kernel_arg *ka = cmd->kcmd.args, *end = ka + n; ka < end; ka++, ta++) {
+    size_t size = ka->size;
+    const void *v = ka->value;
+    ta->size = size;
+    ta->value = v ? b : NULL; /* NULL: local memory */
+    if (!v)
+      continue;
+    if (size == 8)
+      memcpy(b, v, 8); /* buffers' cl_mem, 64-bit scalars */
+    else if (size == 4)
+      memcpy(b, v, 4);
+    else
+      return submit_any(d, cmd); /* nothing counted yet */
+    b += 8;
+  }
+  ta -= n;
+  struct task *t = &l->tasks[nt];
+  t->u.k.kc = cmd->kcmd;
+  t->u.k.kc.args = ta;
+  t->u.k.arg0 = na;
+  capture_sizes(t, &cmd->kcmd);
+  t->kind = CLS__CMD_LAUNCH;
+  t->nwait = 0;
+  uint64_t seq = s->submitted + 1;
+  t->seq = seq;
+  l->n = nt + 1;
+  l->nargs = na + n;
+  l->nbytes = (size_t)(b - l->bytes);
+  d->pending |= 1ull << s->id;
+  s->submitted = seq;
+  cmd->seq = seq;
+  s->stats.enqueues++;
+  s->stats.launches++;
   return CL_SUCCESS;
 }
 
