@@ -110,6 +110,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   if ((rc = ctx->driver_ops->create(ctx, params, factory, fdata, &ctx->driver)) < 0)
     goto fail_driver;
   ctx->pool = ctx->driver_ops->pool(ctx->driver);
+  ctx->failures = ctx->driver_ops->failures(ctx->driver);
   *out = ctx;
   return CLS_OK;
 

@@ -22,6 +22,7 @@
 struct cls__driver;
 struct cls_driver_ops;
 struct cls__failure;
+struct cls__failures;
 struct cls__log_entry;
 
 /* ------------------------------------------------------------------ */
@@ -224,6 +225,7 @@ struct cls_context {
   const struct cls_driver_ops *driver_ops;
   struct cls__driver *driver;
   struct cls__stream_pool *pool; /* driver_ops->pool(driver), asked once */
+  struct cls__failures *failures; /* driver_ops->failures(driver), asked once */
   struct cls_program *programs;
   /* F8: launches and reads still in flight, in submission order. */
   struct cls__log_entry *inflight;

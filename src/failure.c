@@ -30,33 +30,21 @@ static struct cls__failure *failure_new(void) {
   return f;
 }
 
-static void failure_free(struct cls__failure *f) {
+void cls__failure_free(struct cls__failure *f) {
   free(f->build_log);
   free(f);
   atomic_fetch_sub(&alive, 1);
 }
 
-/* The reference moves, inline in this file's hot paths (a buffer's
- * record changes twice per launch: the write scope's, then none). */
-static inline bool counted(const struct cls__failure *f) {
-  return f && f != &cls__never_written;
-}
-static inline void ref(struct cls__failure *f) {
-  if (counted(f))
+void cls__failure_ref(struct cls__failure *f) {
+  if (f && f != &cls__never_written)
     atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
 }
-static inline void unref(struct cls__failure *f) {
-  if (counted(f) && atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
-    failure_free(f);
-}
 
-void cls__failure_ref(struct cls__failure *f) { ref(f); }
-void cls__failure_unref(struct cls__failure *f) { unref(f); }
-
-void cls__slot_set_failure_slow(struct cls__slot *slot, struct cls__failure *f) {
-  ref(f);
-  unref(slot->failure);
-  slot->failure = f;
+void cls__failure_unref(struct cls__failure *f) {
+  if (f && f != &cls__never_written &&
+      atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+    cls__failure_free(f);
 }
 
 static void copy_name(char *dst, const char *src) {
@@ -81,7 +69,7 @@ void cls__failures_fini(struct cls__failures *ft) {
 }
 
 static struct cls__failures *table(cls_context *ctx) {
-  return ctx->driver_ops->failures(ctx->driver);
+  return ctx->failures;
 }
 
 /* F9: one log line per failure, the backstop for a failure nobody reads. */

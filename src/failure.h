@@ -81,11 +81,20 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status,
                                        const char *fmt, ...)
     __attribute__((format(printf, 9, 10)));
 
-/* Points a slot at f (or at nothing), moving the references. */
-void cls__slot_set_failure_slow(struct cls__slot *slot, struct cls__failure *f);
+/* Points a slot at f (or at nothing), moving the references.  Inline: a
+ * launch moves two (its write scope's record on, then off each output). */
+extern struct cls__failure cls__never_written;
+void cls__failure_free(struct cls__failure *f);
 static inline void cls__slot_set_failure(struct cls__slot *slot, struct cls__failure *f) {
-  if (slot->failure != f)
-    cls__slot_set_failure_slow(slot, f);
+  struct cls__failure *old = slot->failure;
+  if (old == f)
+    return;
+  if (f && f != &cls__never_written)
+    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+  slot->failure = f;
+  if (old && old != &cls__never_written &&
+      atomic_fetch_sub_explicit(&old->refs, 1, memory_order_acq_rel) == 1)
+    cls__failure_free(old);
 }
 
 /* Appends a skip to f's chain (F2, F8).  Never allocates.  Inline for the
@@ -113,7 +122,6 @@ struct cls__binding {
 /* F2: the failure carried by the first read binding (argument order) that
  * carries one, or NULL.  A "never written" slot gets its record minted
  * here, the one slow path of the check. */
-extern struct cls__failure cls__never_written;
 struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, cls_buffer h);
 static inline struct cls__failure *cls__read_failure(cls_context *ctx, int stream,
                                                      const struct cls__binding *b, size_t n) {

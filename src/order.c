@@ -59,7 +59,7 @@ void cls__order_release_waits(struct cls__cmd *cmd) {
 }
 
 static uint64_t minted(cls_context *ctx) {
-  return ctx->driver_ops->failures(ctx->driver)->minted;
+  return ctx->failures->minted;
 }
 
 /* Makes cmd wait for everything queue q (stream p's backend) has: the
