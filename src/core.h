@@ -133,8 +133,10 @@ struct cls__stream {
   cl_int failed_status;
   uint64_t completed;      /* all commands <= this have finished */
   uint64_t flushed;        /* submitted, as of the last flush of its queue */
-  /* synced[t]: highest seq of stream t this stream is ordered after. */
+  /* synced[t]: highest seq of stream t this stream is ordered after;
+   * bit t of synced_mask is set once synced[t] is. */
   uint64_t synced[CLS_MAX_STREAMS];
+  uint64_t synced_mask;
   struct cls_stream_stats stats;
   struct cls__memory mem;
 };

@@ -22,8 +22,9 @@ static uint64_t needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS]
     /* Writing: also after the reads since that write. */
     if (!(cmd->bind[i].access & CLS_WRITE) || !slot->read_mask)
       continue;
-    for (int r = 0; r < CLS_MAX_STREAMS; r++) {
-      if (r == s->id || !(slot->read_mask & (1ull << r)) || slot->read_seq[r] <= s->synced[r])
+    for (uint64_t m = slot->read_mask & ~(1ull << s->id); m; m &= m - 1) {
+      int r = __builtin_ctzll(m);
+      if (slot->read_seq[r] <= s->synced[r])
         continue;
       if (!(mask & (1ull << r)) || slot->read_seq[r] > need[r])
         need[r] = slot->read_seq[r];
@@ -34,17 +35,22 @@ static uint64_t needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS]
 }
 
 void cls__order_synced(struct cls__stream *s, const struct cls__stream *p, uint64_t upto) {
-  if (upto > s->synced[p->id])
+  if (upto > s->synced[p->id]) {
     s->synced[p->id] = upto;
+    s->synced_mask |= 1ull << p->id;
+  }
   /* What p was ordered after, s now is too -- only when s is after all of
    * p's commands: p's waits may sit on a later command than `upto` (one
    * finished up to `upto` only, or a driver that has not handed the rest
    * to the queue yet). */
   if (upto < p->submitted)
     return;
-  for (int u = 0; u < CLS_MAX_STREAMS; u++)
-    if (u != s->id && p->synced[u] > s->synced[u])
+  for (uint64_t m = p->synced_mask & ~(1ull << s->id); m; m &= m - 1) {
+    int u = __builtin_ctzll(m);
+    if (p->synced[u] > s->synced[u])
       s->synced[u] = p->synced[u];
+  }
+  s->synced_mask |= p->synced_mask & ~(1ull << s->id);
 }
 
 void cls__order_unsent(cl_uint nwait, const cl_event *wait) {
@@ -112,9 +118,8 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
     return CLS_OK;
   /* Learn of failures before waiting on anything (F7). */
   uint64_t before = minted(ctx);
-  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
-    if (!(mask & (1ull << t)))
-      continue;
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int t = __builtin_ctzll(m);
     struct cls__stream *p = cls__stream_peek(ctx, t);
     if (o->prepare)
       o->prepare(d, p, need[t]);
@@ -124,9 +129,8 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
   }
   if (minted(ctx) != before)
     return CLS__RETRY;
-  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
-    if (!(mask & (1ull << t)))
-      continue;
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int t = __builtin_ctzll(m);
     struct cls__stream *p = cls__stream_peek(ctx, t);
     if (p->completed >= need[t]) {
       cls__order_synced(s, p, p->completed); /* finished: no event needed */
