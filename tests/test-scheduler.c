@@ -234,6 +234,22 @@ START_TEST(streams_sharing_a_queue_need_no_event) {
 }
 END_TEST
 
+/* Downloads b on `stream`, which must fail with one failure: kernel "inc"
+ * on stream 0, found after its enqueue (F8).  *r keeps the report. */
+static struct cls_failure_info async_inc_failure(cls_context *ctx, int stream, cls_buffer b,
+                                                 cls_report **r) {
+  int host[N];
+  *r = NULL;
+  CT_ERR(cls_download(ctx, stream, b, 0, host, sizeof host, r), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(*r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(*r, 0, &fi));
+  ck_assert_str_eq(fi.kernel, "inc");
+  ck_assert_int_eq(fi.stream, 0);
+  ck_assert_int_eq(fi.async, 1);
+  return fi;
+}
+
 /* The scheduler enqueues later than cls_launch returns: an enqueue that
  * fails then is a failure found after the launch (F8), and reaches the
  * reads exactly like one found at completion. */
@@ -246,16 +262,9 @@ START_TEST(deferred_enqueue_failure_reaches_the_read) {
   int rc = cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
   /* Ordering submitted stream 0's list first: the failure is known now. */
   CT_ERR(rc, CLS_ESKIPPED);
-  int host[N];
-  cls_report *r = NULL;
-  CT_ERR(cls_download(ctx, 1, b, 0, host, sizeof host, &r), CLS_ETAINTED);
-  ck_assert_uint_eq(cls_report_failures(r), 1);
-  struct cls_failure_info fi;
-  CT_OK(cls_report_failure(r, 0, &fi));
-  ck_assert_str_eq(fi.kernel, "inc");
-  ck_assert_int_eq(fi.stream, 0);
+  cls_report *r;
+  struct cls_failure_info fi = async_inc_failure(ctx, 1, b, &r);
   ck_assert_str_eq(fi.cl_name, "CL_OUT_OF_RESOURCES");
-  ck_assert_int_eq(fi.async, 1);
   struct cls_skip_info si;
   CT_OK(cls_report_skip(r, 0, 0, &si));
   ck_assert_str_eq(si.kernel, "cp");
@@ -285,16 +294,9 @@ START_TEST(a_failure_inside_a_run_names_its_command) {
     }
     cls_sync(ctx, NULL);
     expect_all(ctx, 1, c, 2);
-    int host[N];
-    cls_report *r = NULL;
-    CT_ERR(cls_download(ctx, 0, a, 0, host, sizeof host, &r), CLS_ETAINTED);
-    ck_assert_uint_eq(cls_report_failures(r), 1);
-    struct cls_failure_info fi;
-    CT_OK(cls_report_failure(r, 0, &fi));
-    ck_assert_str_eq(fi.kernel, "inc");
-    ck_assert_int_eq(fi.stream, 0);
+    cls_report *r;
+    struct cls_failure_info fi = async_inc_failure(ctx, 0, a, &r);
     ck_assert_uint_eq(fi.position, 4); /* the fill, then the third inc */
-    ck_assert_int_eq(fi.async, 1);
     cls_report_free(r);
     cls_context_destroy(ctx);
   }
