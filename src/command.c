@@ -2,7 +2,8 @@
  * and fills.
  *
  *   1. F2: check the read set; a tainted input skips the command before any
- *      OpenCL call is made for it.
+ *      OpenCL call is made for it (cls__run, inline in driver.h, then
+ *      cls__refuse; steps 2-6 are cls__run_clean).
  *   2. The driver orders the stream after what the bindings depend on; a
  *      poll there may find a failure (F8), and then step 1 runs again, so a
  *      command never waits on an event known to have failed (F7).

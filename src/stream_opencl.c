@@ -18,7 +18,7 @@ struct ev_entry {
 struct ocl_stream {
   cl_command_queue q;
   struct ev_entry *ring;
-  size_t head, len, cap;
+  size_t head, len, cap; /* cap: a power of two, positions wrap by mask */
   uint64_t completed;
   /* Failures drained but not reported yet (a drain also happens when the
    * ring is full, outside poll). */
@@ -78,7 +78,7 @@ static void drain(struct ocl_stream *s) {
     struct ev_entry *e = &s->ring[s->head];
     cl_int st = status_of(e->ev);
     if (st > CL_COMPLETE && tail_done < 0)
-      tail_done = status_of(s->ring[(s->head + s->len - 1) % s->cap].ev) <= CL_COMPLETE;
+      tail_done = status_of(s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev) <= CL_COMPLETE;
     if (st > CL_COMPLETE && tail_done == 1) {
       clWaitForEvents(1, &e->ev);
       st = status_of(e->ev);
@@ -91,7 +91,7 @@ static void drain(struct ocl_stream *s) {
     }
     s->completed = e->seq;
     clReleaseEvent(e->ev);
-    s->head = (s->head + 1) % s->cap;
+    s->head = (s->head + 1) & (s->cap - 1);
     s->len--;
   }
 }
@@ -110,7 +110,7 @@ static cl_int finish(struct ocl_stream *s) {
   cl_int rc = clFinish(s->q);
   if (!s->len)
     return rc == CL_SUCCESS || s->saw_failure ? CL_SUCCESS : rc;
-  cl_event last = s->ring[(s->head + s->len - 1) % s->cap].ev;
+  cl_event last = s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev;
   cl_int w = clWaitForEvents(1, &last);
   if (status_of(last) <= CL_COMPLETE)
     return CL_SUCCESS; /* finished, failed or not */
@@ -139,17 +139,17 @@ static cl_event *slot_for(struct ocl_stream *s) {
     if (!n)
       return NULL;
     for (size_t i = 0; i < s->len; i++)
-      n[i] = s->ring[(s->head + i) % s->cap];
+      n[i] = s->ring[(s->head + i) & (s->cap - 1)];
     free(s->ring);
     s->ring = n;
     s->cap = ncap;
     s->head = 0;
   }
-  return &s->ring[(s->head + s->len) % s->cap].ev;
+  return &s->ring[(s->head + s->len) & (s->cap - 1)].ev;
 }
 
 static void push(struct ocl_stream *s, uint64_t seq) {
-  s->ring[(s->head + s->len) % s->cap].seq = seq;
+  s->ring[(s->head + s->len) & (s->cap - 1)].seq = seq;
   s->len++;
 }
 
@@ -210,7 +210,7 @@ static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const 
 static cl_int ocl_marker(void *stream, cl_event *out) {
   struct ocl_stream *s = stream;
   if (s->len) {
-    cl_event last = s->ring[(s->head + s->len - 1) % s->cap].ev;
+    cl_event last = s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev;
     cl_int rc = clRetainEvent(last);
     if (rc == CL_SUCCESS)
       *out = last;
