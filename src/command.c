@@ -40,11 +40,8 @@ static inline __attribute__((always_inline)) void commit(struct cls__cmd *cmd,
       slot->read_mask |= 1ull << s;
       slot->read_seq[s] = cmd->seq;
     }
-    if (e) {
-      e->bind[i].handle = b->handle;
-      e->bind[i].access = b->access;
-      e->bind[i].slot = NULL; /* slots move when a stream's table grows */
-    }
+    if (e)
+      cls__log_bind(e, i, b);
   }
   if (e)
     e->nbind = cmd->nbind;

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct cls__driver;
 struct cls_driver_ops;
@@ -256,6 +257,28 @@ static inline bool cls__grow(void **p, size_t *cap, size_t need, size_t size, si
     return false;
   *p = n;
   *cap = ncap;
+  return true;
+}
+
+/* Doubles the ring *p (`len` elements of `size` bytes from *head; capacity
+ * *cap, a power of two, or 0 and then `first`), unwrapped to start at 0.
+ * False when out of memory, the ring unchanged.  Off the hot paths: rings
+ * grow only when more is in flight than ever before. */
+static inline bool cls__ring_grow(void **p, size_t *cap, size_t *head, size_t len, size_t size,
+                                  size_t first) {
+  size_t ncap = *cap ? *cap * 2 : first;
+  unsigned char *n = malloc(ncap * size);
+  if (!n)
+    return false;
+  if (len) {
+    size_t upper = *cap - *head < len ? *cap - *head : len; /* before the wrap */
+    memcpy(n, (unsigned char *)*p + *head * size, upper * size);
+    memcpy(n + upper * size, *p, (len - upper) * size);
+  }
+  free(*p);
+  *p = n;
+  *cap = ncap;
+  *head = 0;
   return true;
 }
 

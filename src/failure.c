@@ -36,17 +36,6 @@ void cls__failure_free(struct cls__failure *f) {
   atomic_fetch_sub(&alive, 1);
 }
 
-void cls__failure_ref(struct cls__failure *f) {
-  if (f && f != &cls__never_written)
-    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
-}
-
-void cls__failure_unref(struct cls__failure *f) {
-  if (f && f != &cls__never_written &&
-      atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
-    cls__failure_free(f);
-}
-
 static void copy_name(char *dst, const char *src) {
   if (!src)
     src = "";

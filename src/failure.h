@@ -66,9 +66,20 @@ struct cls__failures {
 void cls__failures_init(struct cls__failures *ft, const struct cls__logger *log);
 void cls__failures_fini(struct cls__failures *ft);
 
-/* Reference counting.  unref frees at zero. */
-void cls__failure_ref(struct cls__failure *f);
-void cls__failure_unref(struct cls__failure *f);
+/* Reference counting, inline: a launch moves two references (its write
+ * scope's record onto each output, then off).  unref frees at zero;
+ * the never-written sentinel is not counted. */
+extern struct cls__failure cls__never_written;
+void cls__failure_free(struct cls__failure *f);
+static inline void cls__failure_ref(struct cls__failure *f) {
+  if (f && f != &cls__never_written)
+    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+}
+static inline void cls__failure_unref(struct cls__failure *f) {
+  if (f && f != &cls__never_written &&
+      atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+    cls__failure_free(f);
+}
 /* Number of failure records alive in the process (tests: F1). */
 size_t cls__failures_alive(void);
 
@@ -81,20 +92,14 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status,
                                        const char *fmt, ...)
     __attribute__((format(printf, 9, 10)));
 
-/* Points a slot at f (or at nothing), moving the references.  Inline: a
- * launch moves two (its write scope's record on, then off each output). */
-extern struct cls__failure cls__never_written;
-void cls__failure_free(struct cls__failure *f);
+/* Points a slot at f (or at nothing), moving the references. */
 static inline void cls__slot_set_failure(struct cls__slot *slot, struct cls__failure *f) {
   struct cls__failure *old = slot->failure;
   if (old == f)
     return;
-  if (f && f != &cls__never_written)
-    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+  cls__failure_ref(f);
   slot->failure = f;
-  if (old && old != &cls__never_written &&
-      atomic_fetch_sub_explicit(&old->refs, 1, memory_order_acq_rel) == 1)
-    cls__failure_free(old);
+  cls__failure_unref(old);
 }
 
 /* Appends a skip to f's chain (F2, F8).  Never allocates.  Inline for the
@@ -218,6 +223,11 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
                       uint64_t position, uint64_t stamp, const char *op, const char *kernel,
                       const struct cls__binding *b, size_t n,
                       struct cls__pending_read *read);
+/* Binding i of entry e as the replay keeps it: handle and access (slots
+ * move when a stream's table grows). */
+static inline void cls__log_bind(struct cls__log_entry *e, size_t i, const struct cls__binding *b) {
+  e->bind[i] = (struct cls__binding){.handle = b->handle, .slot = NULL, .access = b->access};
+}
 /* The same in two steps, for a caller that walks its bindings anyway:
  * reserve fills in all but the bindings (NULL with the error recorded
  * when out of memory); the caller sets e->bind[] and e->nbind, then

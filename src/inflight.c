@@ -37,16 +37,9 @@ void cls__inflight_prune(cls_context *ctx) {
 
 /* The capacity stays a power of two: positions wrap with a mask. */
 static int grow(cls_context *ctx) {
-  size_t ncap = ctx->inflight_cap ? ctx->inflight_cap * 2 : 256;
-  struct cls__log_entry *n = malloc(ncap * sizeof *n);
-  if (!n)
+  if (!cls__ring_grow((void **)&ctx->inflight, &ctx->inflight_cap, &ctx->inflight_head,
+                      ctx->inflight_len, sizeof *ctx->inflight, 256))
     return cls__error(CLS_ENOMEM, 0, "out of memory growing the in-flight log");
-  for (size_t i = 0; i < ctx->inflight_len; i++)
-    memcpy(&n[i], at(ctx, i), sizeof n[i]);
-  free(ctx->inflight);
-  ctx->inflight = n;
-  ctx->inflight_cap = ncap;
-  ctx->inflight_head = 0;
   return CLS_OK;
 }
 
@@ -65,11 +58,8 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
   if (!e)
     return CLS_ENOMEM;
   e->nbind = n;
-  for (size_t i = 0; i < n; i++) {
-    e->bind[i].handle = b[i].handle;
-    e->bind[i].access = b[i].access;
-    e->bind[i].slot = NULL; /* slots move when a stream's table grows */
-  }
+  for (size_t i = 0; i < n; i++)
+    cls__log_bind(e, i, &b[i]);
   cls__inflight_commit(ctx);
   return CLS_OK;
 }

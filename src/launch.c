@@ -137,22 +137,15 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
     goto out;
   if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto out;
-  cmd.kcmd.name = kernel->name;
-  /* cls__run's F2 step, taken here so a skip (F10's hot path) does not fill
-   * in what only an enqueue reads. */
-  struct cls__failure *found = cls__read_failure(ctx, cmd.stream->id, cmd.bind, cmd.nbind);
-  if (found) {
-    rc = cls__refuse(ctx, &cmd, found, NULL);
-    goto out;
-  }
   cmd.kernel = kernel;
   cmd.kcmd.kernel = kernel->kernel;
+  cmd.kcmd.name = kernel->name;
   cmd.kcmd.dims = dims;
   cmd.kcmd.global = global;
   cmd.kcmd.local = local;
   cmd.kcmd.nargs = (cl_uint)nargs;
   cmd.kcmd.args = cmd.kargs;
-  rc = cls__run_clean(ctx, &cmd, NULL, NULL);
+  rc = cls__run(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);
   return rc;

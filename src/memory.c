@@ -310,9 +310,8 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
       pf.mask |= 1ull << slot->writer;
     }
   }
-  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
-    if (!(slot->read_mask & (1ull << t)))
-      continue;
+  for (uint64_t rm = slot->read_mask; rm; rm &= rm - 1) {
+    int t = __builtin_ctzll(rm);
     if (t == owner) {
       if (slot->read_seq[t] > pf.own_seq)
         pf.own_seq = slot->read_seq[t];
@@ -324,16 +323,14 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
   /* A driver that defers enqueues hands those uses to their queues now:
    * the cl_mem may be released below, before they would have been. */
   const struct cls_driver_ops *dops = ctx->driver_ops;
-  if (dops->settle) {
-    if (pf.own_seq)
-      dops->settle(ctx->driver, s, pf.own_seq);
-    for (int t = 0; t < CLS_MAX_STREAMS; t++)
-      if (pf.mask & (1ull << t))
-        dops->settle(ctx->driver, cls__stream_peek(ctx, t), pf.need[t]);
-  }
-  for (int t = 0; t < CLS_MAX_STREAMS; t++) {
-    struct cls__stream *st;
-    if ((pf.mask & (1ull << t)) && (st = cls__stream_peek(ctx, t)) && st->completed >= pf.need[t])
+  if (dops->settle && pf.own_seq)
+    dops->settle(ctx->driver, s, pf.own_seq);
+  for (uint64_t om = pf.mask; om; om &= om - 1) {
+    int t = __builtin_ctzll(om);
+    struct cls__stream *st = cls__stream_peek(ctx, t);
+    if (dops->settle)
+      dops->settle(ctx->driver, st, pf.need[t]);
+    if (st->completed >= pf.need[t]) /* no wait left on that stream */
       pf.mask &= ~(1ull << t);
   }
   if (pf.mask &&

@@ -133,18 +133,9 @@ static cl_int ocl_flush(void *stream) { return clFlush(((struct ocl_stream *)str
 static cl_event *slot_for(struct ocl_stream *s) {
   if (s->len == s->cap)
     drain(s);
-  if (s->len == s->cap) {
-    size_t ncap = s->cap * 2;
-    struct ev_entry *n = malloc(ncap * sizeof *n);
-    if (!n)
-      return NULL;
-    for (size_t i = 0; i < s->len; i++)
-      n[i] = s->ring[(s->head + i) & (s->cap - 1)];
-    free(s->ring);
-    s->ring = n;
-    s->cap = ncap;
-    s->head = 0;
-  }
+  if (s->len == s->cap &&
+      !cls__ring_grow((void **)&s->ring, &s->cap, &s->head, s->len, sizeof *s->ring, 256))
+    return NULL;
   return &s->ring[(s->head + s->len) & (s->cap - 1)].ev;
 }
 

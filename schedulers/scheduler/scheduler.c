@@ -172,17 +172,7 @@ static int parse_params(struct sched_driver *d, const char *params) {
 
 /* Makes room for one more entry; false: out of memory. */
 static __attribute__((noinline)) bool map_grow(struct queue *q) {
-  size_t ncap = q->cap ? q->cap * 2 : 64;
-  struct qmap *n = malloc(ncap * sizeof *n);
-  if (!n)
-    return false;
-  for (size_t i = 0; i < q->len; i++)
-    n[i] = q->map[(q->head + i) & (q->cap - 1)];
-  free(q->map);
-  q->map = n;
-  q->cap = ncap;
-  q->head = 0;
-  return true;
+  return cls__ring_grow((void **)&q->map, &q->cap, &q->head, q->len, sizeof *q->map, 64);
 }
 
 /* Appends an entry; false: out of memory (nothing changed). */
