@@ -147,6 +147,12 @@ static inline void cls__order_release(struct cls__cmd *cmd) {
   if (cmd->nwait)
     cls__order_release_waits(cmd);
 }
+/* Drops cmd's waits without it being enqueued: on the host, then released
+ * (a failed enqueue, a command ordered again, a cancelled one). */
+static inline void cls__order_drop(struct cls__cmd *cmd) {
+  cls__order_unsent(cmd->nwait, cmd->wait);
+  cls__order_release(cmd);
+}
 
 /* Hands one command to a stream factory: the one place a command kind
  * becomes a factory call, for every driver. */
@@ -170,6 +176,20 @@ static inline cl_int cls__enqueue(const struct cls_stream_factory *f, void *stre
                    nwait, wait);
   }
   return CL_INVALID_OPERATION;
+}
+
+/* Enqueues cmd now, as backend command `seq` of the factory stream: its
+ * waits are released, or dropped (cls__order_drop) when the enqueue
+ * failed.  Returns the factory's status. */
+static inline cl_int cls__enqueue_cmd(const struct cls_stream_factory *f, void *stream,
+                                      struct cls__cmd *cmd, uint64_t seq) {
+  cl_int rc = cls__enqueue(f, stream, cmd->kind, &cmd->kcmd, &cmd->x, seq, cmd->nwait,
+                           cmd->nwait ? cmd->wait : NULL);
+  if (rc != CL_SUCCESS)
+    cls__order_drop(cmd);
+  else
+    cls__order_release(cmd);
+  return rc;
 }
 
 /* F8 entry point for drivers: command `seq` of s failed after its enqueue. */

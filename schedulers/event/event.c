@@ -99,11 +99,7 @@ static cl_int ev_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   struct cls__stream *s = cmd->stream;
   const struct cls_stream_factory *f = ed(base)->pool.factory;
   uint64_t seq = s->submitted + 1;
-  const cl_event *w = cmd->nwait ? cmd->wait : NULL;
-  cl_int rc = cls__enqueue(f, s->backend, cmd->kind, &cmd->kcmd, &cmd->x, seq, cmd->nwait, w);
-  if (rc != CL_SUCCESS)
-    cls__order_unsent(cmd->nwait, cmd->wait);
-  cls__order_release(cmd);
+  cl_int rc = cls__enqueue_cmd(f, s->backend, cmd, seq);
   if (rc != CL_SUCCESS)
     return rc;
   s->submitted = seq;
@@ -115,10 +111,7 @@ static cl_int ev_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   return CL_SUCCESS;
 }
 
-static void ev_cancel(struct cls__driver *base, struct cls__cmd *cmd) {
-  cls__order_unsent(cmd->nwait, cmd->wait);
-  cls__order_release(cmd);
-}
+static void ev_cancel(struct cls__driver *base, struct cls__cmd *cmd) { cls__order_drop(cmd); }
 
 static int ev_sync(struct cls__driver *base, struct cls__stream *s) {
   if (!s)

@@ -221,16 +221,15 @@ static __attribute__((noinline)) void release_waits(const cl_event *w, size_t nw
     clReleaseEvent(w[i]);
 }
 
-/* Enqueues task t of a list onto queue q as backend command q->seq + 1,
- * and drops its waits.  The caller sets ctx->fault_data.stream around it
- * ("stream=N" faults name logical streams). */
-static inline cl_int enqueue_task(const struct cls_stream_factory *f, const struct queue *q,
+/* Enqueues task t of list l onto the factory stream qs as backend command
+ * bseq, and drops its waits.  The caller sets ctx->fault_data.stream around
+ * it ("stream=N" faults name logical streams). */
+static inline cl_int enqueue_task(const struct cls_stream_factory *f, void *qs, uint64_t bseq,
                                   const struct list *l, const struct task *t) {
   size_t nw = t->nwait;
   const cl_event *w = nw ? l->waits + t->wait0 : NULL;
-  cl_int rc = t->kind == CLS__CMD_LAUNCH
-                  ? f->launch(q->stream, &t->u.k.kc, q->seq + 1, (cl_uint)nw, w)
-                  : enqueue_xfer(f, q->stream, l, t, q->seq + 1, (cl_uint)nw, w);
+  cl_int rc = t->kind == CLS__CMD_LAUNCH ? f->launch(qs, &t->u.k.kc, bseq, (cl_uint)nw, w)
+                                         : enqueue_xfer(f, qs, l, t, bseq, (cl_uint)nw, w);
   if (nw)
     release_waits(w, nw, rc);
   return rc;
@@ -294,13 +293,7 @@ static void submit_sequential(struct sched_driver *d, int id) {
   uint64_t bseq = q->seq, run = 0, run_seq = 0;
   ctx->fault_data.stream = id;
   for (; t < end; t++) {
-    size_t nw = t->nwait;
-    const cl_event *w = nw ? l->waits + t->wait0 : NULL;
-    cl_int rc = t->kind == CLS__CMD_LAUNCH
-                    ? f->launch(qs, &t->u.k.kc, bseq + 1, (cl_uint)nw, w)
-                    : enqueue_xfer(f, qs, l, t, bseq + 1, (cl_uint)nw, w);
-    if (nw)
-      release_waits(w, nw, rc);
+    cl_int rc = enqueue_task(f, qs, bseq + 1, l, t);
     if (rc == CL_SUCCESS) {
       bseq++;
       if (!run++)
@@ -346,7 +339,7 @@ static void submit_interleave(struct sched_driver *d) {
       }
       const struct task *t = &l->tasks[round];
       ctx->fault_data.stream = id;
-      cl_int rc = enqueue_task(f, q, l, t);
+      cl_int rc = enqueue_task(f, q->stream, q->seq + 1, l, t);
       ctx->fault_data.stream = -1;
       if (rc == CL_SUCCESS) {
         q->seq++;
@@ -516,13 +509,6 @@ static struct cls__stream_pool *sc_pool(struct cls__driver *d) { return &sd(d)->
 static struct cls__failures *sc_failures(struct cls__driver *d) { return &sd(d)->failures; }
 
 
-/* A producer's pending tasks go first, so order holds. */
-static void sc_prepare(struct cls__driver *base, struct cls__stream *p, uint64_t need) {
-  struct sched_driver *d = sd(base);
-  if (p->submitted - d->lists[p->id].n < need)
-    submit_list(d, p->id);
-}
-
 static void *sc_queue_of(struct cls__driver *base, struct cls__stream *s, struct cls__stream *p) {
   struct sched_driver *d = sd(base);
   int qp = d->lists[p->id].queue;
@@ -533,15 +519,17 @@ static uint64_t sc_enqueued(struct cls__driver *base, struct cls__stream *p) {
   return p->submitted - sd(base)->lists[p->id].n;
 }
 
-/* Memory s's tasks use is about to be released: they go to the queue
- * first (the enqueued command then holds its memory objects). */
+/* s's commands up to `upto` go to the queue now, with what its list holds
+ * before them: a producer's pending tasks before a consumer is ordered
+ * after them (orderer.prepare), and tasks whose memory is about to be
+ * released (settle: the enqueued command then holds its memory objects). */
 static void sc_settle(struct cls__driver *base, struct cls__stream *s, uint64_t upto) {
   if (sc_enqueued(base, s) < upto)
     submit_list(sd(base), s->id);
 }
 
 static const struct cls__orderer sc_orderer = {
-    .prepare = sc_prepare, .queue_of = sc_queue_of, .enqueued = sc_enqueued};
+    .prepare = sc_settle, .queue_of = sc_queue_of, .enqueued = sc_enqueued};
 
 /* order() after submitting s's list (full, or before a blocking
  * transfer). */
@@ -551,8 +539,7 @@ static __attribute__((noinline)) int order_submitted(struct sched_driver *d,
   submit_list(d, cmd->stream->id);
   int rc = cls__order_after(&d->base, cmd, &sc_orderer);
   if (rc == CLS_OK && d->failures.minted != minted) {
-    cls__order_unsent(cmd->nwait, cmd->wait); /* synced[] counts on them */
-    cls__order_release(cmd);
+    cls__order_drop(cmd); /* synced[] counts on them */
     return CLS__RETRY;
   }
   return rc;
@@ -594,52 +581,48 @@ static bool bytes_grow(struct list *l, size_t need) {
 }
 
 /* Makes room for one more task with `nargs` arguments of 8 bytes or less
- * (larger scalars grow the byte arena one by one, capture_args_slow).
- * Moves the pointers launch tasks keep into the arrays along.  Off the
- * per-launch path: once grown, nothing is allocated.  False: out of
- * memory (the arrays are valid, some maybe larger). */
+ * (larger values grow the byte arena one by one, capture_rest).  Moves the
+ * pointers launch tasks keep into the arrays along.  Off the per-launch
+ * path: once grown, nothing is allocated.  False: out of memory (the
+ * arrays are valid, some maybe larger). */
 static __attribute__((noinline)) bool list_reserve(struct list *l, size_t nargs) {
   if (l->n == l->cap) {
-    size_t ncap = l->cap ? l->cap * 2 : 16;
-    struct task *n = malloc(ncap * sizeof *n);
-    if (!n)
+    if (!cls__grow((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks, 16))
       return false;
-    if (l->n)
-      memcpy(n, l->tasks, l->n * sizeof *n);
     for (size_t i = 0; i < l->n; i++)
-      if (n[i].kind == CLS__CMD_LAUNCH) {
-        n[i].u.k.kc.global = n[i].u.k.global;
-        if (n[i].u.k.kc.local)
-          n[i].u.k.kc.local = n[i].u.k.local;
+      if (l->tasks[i].kind == CLS__CMD_LAUNCH) {
+        struct task *t = &l->tasks[i];
+        t->u.k.kc.global = t->u.k.global;
+        if (t->u.k.kc.local)
+          t->u.k.kc.local = t->u.k.local;
       }
-    free(l->tasks);
-    l->tasks = n;
-    l->cap = ncap;
   }
   if (l->nargs + nargs > l->capargs) {
-    size_t ncap = l->capargs ? l->capargs : 16;
-    while (ncap < l->nargs + nargs)
-      ncap *= 2;
-    struct cls_kernel_arg *n = realloc(l->args, ncap * sizeof *n);
-    if (!n)
+    if (!cls__grow((void **)&l->args, &l->capargs, l->nargs + nargs, sizeof *l->args, 16))
       return false;
-    l->args = n;
-    l->capargs = ncap;
     for (size_t i = 0; i < l->n; i++)
       if (l->tasks[i].kind == CLS__CMD_LAUNCH)
-        l->tasks[i].u.k.kc.args = n + l->tasks[i].u.k.arg0;
+        l->tasks[i].u.k.kc.args = l->args + l->tasks[i].u.k.arg0;
   }
   if (l->nbytes + 8 * nargs > l->capbytes && !bytes_grow(l, l->nbytes + 8 * nargs))
     return false;
   return true;
 }
 
-/* capture_args for arguments over 8 bytes: each value grows the arena as
- * needed.  Starts again from the launch's first argument. */
-static __attribute__((noinline)) bool capture_args_slow(struct list *l,
-                                                        const struct cls_kernel_arg *ka,
-                                                        size_t n) {
-  for (size_t i = 0; i < n; i++) {
+/* True when the list has room for one more task of `nargs` arguments of 8
+ * bytes or less without growing. */
+static inline bool list_has_room(const struct list *l, size_t nargs) {
+  return l->n < l->cap && l->nargs + nargs <= l->capargs && l->nbytes + 8 * nargs <= l->capbytes;
+}
+
+/* capture_args from argument i on, for a value of another size than 4 or
+ * 8 bytes: each value grows the arena as needed.  The first i are in the
+ * list already (arguments and bytes up to b), not yet counted. */
+static __attribute__((noinline)) bool capture_rest(struct list *l, const struct cls_kernel_arg *ka,
+                                                   size_t n, size_t i, unsigned char *b) {
+  l->nargs += i;
+  l->nbytes = (size_t)(b - l->bytes);
+  for (; i < n; i++) {
     struct cls_kernel_arg *ta = &l->args[l->nargs++];
     size_t size = ka[i].size;
     ta->size = size;
@@ -659,8 +642,10 @@ static __attribute__((noinline)) bool capture_args_slow(struct list *l,
 
 /* Copies a launch's arguments into the list (room for them at 8 bytes a
  * value was reserved): buffers' cl_mem values point into slot storage that
- * may move, scalars into the caller's memory.  One pass, values in 8-byte
- * cells of the byte arena.  False: out of memory. */
+ * may move, scalars into the caller's memory.  Values of 8 and 4 bytes
+ * (cl_mem, the usual scalars) are moves in 8-byte cells, with no call in
+ * the loop; any other size goes on in capture_rest.  False: out of
+ * memory. */
 static inline bool capture_args(struct list *l, const struct cls_kernel_arg *ka, size_t n) {
   struct cls_kernel_arg *ta = l->args + l->nargs;
   unsigned char *b = l->bytes + l->nbytes;
@@ -671,12 +656,12 @@ static inline bool capture_args(struct list *l, const struct cls_kernel_arg *ka,
     ta[i].value = v ? b : NULL; /* NULL: local memory */
     if (!v)
       continue;
-    if (size == sizeof(cl_mem))
-      memcpy(b, v, sizeof(cl_mem)); /* buffers: a move, not a call */
-    else if (size <= 8)
-      memcpy(b, v, size);
+    if (size == 8)
+      memcpy(b, v, 8);
+    else if (size == 4)
+      memcpy(b, v, 4);
     else
-      return capture_args_slow(l, ka, n);
+      return capture_rest(l, ka, n, i, b);
     b += 8;
   }
   l->nargs += n;
@@ -712,17 +697,13 @@ static inline void capture_sizes(struct task *t, const struct cls_kernel_cmd *kc
 
 /* Copies what the enqueue of a launch will need into task t. */
 static inline bool capture_launch(struct list *l, struct task *t, const struct cls__cmd *cmd) {
-  const struct cls_kernel_cmd *kc = &cmd->kcmd;
   size_t arg0 = l->nargs;
-  if (!capture_args(l, kc->args, kc->nargs))
+  if (!capture_args(l, cmd->kcmd.args, cmd->kcmd.nargs))
     return false;
-  t->u.k.kc.kernel = kc->kernel;
-  t->u.k.kc.name = kc->name;
-  t->u.k.kc.dims = kc->dims;
-  t->u.k.kc.nargs = kc->nargs;
+  t->u.k.kc = cmd->kcmd;
   t->u.k.kc.args = l->args + arg0;
   t->u.k.arg0 = arg0;
-  capture_sizes(t, kc);
+  capture_sizes(t, &cmd->kcmd);
   return true;
 }
 
@@ -747,13 +728,9 @@ static cl_int submit_blocking(struct sched_driver *d, struct cls__cmd *cmd) {
   uint64_t seq = s->submitted + 1;
   struct queue *q = &d->queues[d->lists[s->id].queue];
   const struct cls_stream_factory *f = d->pool.factory;
-  const cl_event *w = cmd->nwait ? cmd->wait : NULL;
   d->base.ctx->fault_data.stream = s->id;
-  cl_int rc = cls__enqueue(f, q->stream, cmd->kind, NULL, &cmd->x, q->seq + 1, cmd->nwait, w);
+  cl_int rc = cls__enqueue_cmd(f, q->stream, cmd, q->seq + 1);
   d->base.ctx->fault_data.stream = -1;
-  if (rc != CL_SUCCESS)
-    cls__order_unsent(cmd->nwait, cmd->wait);
-  cls__order_release(cmd);
   if (rc != CL_SUCCESS)
     return rc;
   q->seq++;
@@ -768,22 +745,36 @@ static cl_int submit_blocking(struct sched_driver *d, struct cls__cmd *cmd) {
 /* The task could not be added: the command is not submitted, its waits
  * are dropped as order() expects of a failed enqueue. */
 static cl_int submit_oom(struct cls__cmd *cmd) {
-  cls__order_unsent(cmd->nwait, cmd->wait);
-  cls__order_release(cmd);
+  cls__order_drop(cmd);
   return CL_OUT_OF_HOST_MEMORY;
+}
+
+/* Task t, captured, becomes the list's next: the command's sequence number
+ * and the counts. */
+static inline void task_commit(struct sched_driver *d, struct list *l, struct task *t,
+                               struct cls__cmd *cmd) {
+  struct cls__stream *s = cmd->stream;
+  uint64_t seq = s->submitted + 1;
+  t->kind = cmd->kind;
+  t->seq = seq;
+  l->n++;
+  d->pending |= 1ull << s->id;
+  s->submitted = seq;
+  cmd->seq = seq;
+  s->stats.enqueues++;
+  if (cmd->kind == CLS__CMD_LAUNCH)
+    s->stats.launches++;
 }
 
 /* submit() for any command: see sc_submit. */
 static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
                                                    struct cls__cmd *cmd) {
-  struct cls__stream *s = cmd->stream;
   if (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ))
     return submit_blocking(d, cmd);
-  struct list *l = &d->lists[s->id];
+  struct list *l = &d->lists[cmd->stream->id];
   bool launch = cmd->kind == CLS__CMD_LAUNCH;
   size_t nargs = launch ? cmd->kcmd.nargs : 0;
-  if ((l->n == l->cap || l->nargs + nargs > l->capargs || l->nbytes + 8 * nargs > l->capbytes) &&
-      !list_reserve(l, nargs))
+  if (!list_has_room(l, nargs) && !list_reserve(l, nargs))
     return submit_oom(cmd);
   struct task *t = &l->tasks[l->n];
   if (!(launch ? capture_launch(l, t, cmd) : capture_xfer(l, t, cmd)))
@@ -798,75 +789,26 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
     l->nwaits += nw;
     cmd->nwait = 0; /* the task owns the events now */
   }
-  t->kind = cmd->kind;
-  uint64_t seq = s->submitted + 1;
-  t->seq = seq;
-  l->n++;
-  d->pending |= 1ull << s->id;
-  s->submitted = seq;
-  cmd->seq = seq;
-  s->stats.enqueues++;
-  if (launch)
-    s->stats.launches++;
+  task_commit(d, l, t, cmd);
   return CL_SUCCESS;
 }
 
-/* The common launch takes a straight path: no waits, room in the list
- * already, values of 8 bytes or less.  It commits nothing before it knows
- * that, and anything else goes to submit_any. */
+/* The common launch takes a straight path: no waits, and room in the list
+ * already; anything else goes to submit_any. */
 static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   struct sched_driver *d = sd(base);
-  if (cmd->kind != CLS__CMD_LAUNCH || cmd->nwait)
+  struct list *l = &d->lists[cmd->stream->id];
+  if (cmd->kind != CLS__CMD_LAUNCH || cmd->nwait || !list_has_room(l, cmd->kcmd.nargs))
     return submit_any(d, cmd);
-  struct cls__stream *s = cmd->stream;
-  struct list *l = &d->lists[s->id];
-  size_t nt = l->n, na = l->nargs, nb = l->nbytes, n = cmd->kcmd.nargs;
-  if (nt == l->cap || na + n > l->capargs || nb + 8 * n > l->capbytes)
-    return submit_any(d, cmd);
-  struct cls_kernel_arg *ta = l->args + na;
-  unsigned char *b = l->bytes + nb;
-  /* No call in this loop (so nothing is spilled around it): values of 8
-   * and 4 bytes are moves, other sizes take submit_any. */
-  for (const struct cls_kernel_arg *ka = cmd->kcmd.args, *end = ka + n; ka < end; ka++, ta++) {
-    size_t size = ka->size;
-    const void *v = ka->value;
-    ta->size = size;
-    ta->value = v ? b : NULL; /* NULL: local memory */
-    if (!v)
-      continue;
-    if (size == 8)
-      memcpy(b, v, 8); /* buffers' cl_mem, 64-bit scalars */
-    else if (size == 4)
-      memcpy(b, v, 4);
-    else
-      return submit_any(d, cmd); /* nothing counted yet */
-    b += 8;
-  }
-  ta -= n;
-  struct task *t = &l->tasks[nt];
-  t->u.k.kc = cmd->kcmd;
-  t->u.k.kc.args = ta;
-  t->u.k.arg0 = na;
-  capture_sizes(t, &cmd->kcmd);
-  t->kind = CLS__CMD_LAUNCH;
+  struct task *t = &l->tasks[l->n];
+  if (!capture_launch(l, t, cmd))
+    return submit_oom(cmd);
   t->nwait = 0;
-  uint64_t seq = s->submitted + 1;
-  t->seq = seq;
-  l->n = nt + 1;
-  l->nargs = na + n;
-  l->nbytes = (size_t)(b - l->bytes);
-  d->pending |= 1ull << s->id;
-  s->submitted = seq;
-  cmd->seq = seq;
-  s->stats.enqueues++;
-  s->stats.launches++;
+  task_commit(d, l, t, cmd);
   return CL_SUCCESS;
 }
 
-static void sc_cancel(struct cls__driver *base, struct cls__cmd *cmd) {
-  cls__order_unsent(cmd->nwait, cmd->wait);
-  cls__order_release(cmd);
-}
+static void sc_cancel(struct cls__driver *base, struct cls__cmd *cmd) { cls__order_drop(cmd); }
 
 static int sc_sync(struct cls__driver *base, struct cls__stream *s) {
   if (!s)
