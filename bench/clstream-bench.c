@@ -193,34 +193,46 @@ static double raw_tiny_event(struct raw *r) {
   return bench_now() - t;
 }
 
-/* An event per launch kept in a ring of 256 until its status is read (as
- * clstream's OpenCL stream factory does, to find failures after the
- * enqueue): a full ring releases the finished head. */
+/* An event per launch kept in a ring until its status is read, as
+ * clstream's OpenCL stream factory keeps them to find failures after the
+ * enqueue: a full ring releases every finished event from its head and
+ * doubles when none has finished (the host never waits). */
 static double raw_tiny_ring(struct raw *r) {
-  enum { RING = 256 };
-  cl_event ring[RING];
-  size_t head = 0, len = 0;
+  size_t cap = 256, head = 0, len = 0;
+  cl_event *ring = malloc(cap * sizeof *ring);
+  if (!ring)
+    die("out of memory");
   double t = bench_now();
   for (int i = 0; i < TINY_N; i++) {
-    while (len == RING) {
+    while (len == cap) {
       cl_int st;
       CL(clGetEventInfo(ring[head], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
-      if (st > CL_COMPLETE) {
-        CL(clWaitForEvents(1, &ring[head])); /* nothing finished: wait for the oldest */
+      if (st <= CL_COMPLETE) {
+        clReleaseEvent(ring[head]);
+        head = (head + 1) & (cap - 1);
+        len--;
         continue;
       }
-      clReleaseEvent(ring[head]);
-      head = (head + 1) % RING;
-      len--;
+      cl_event *n = malloc(2 * cap * sizeof *n); /* nothing finished: grow */
+      if (!n)
+        die("out of memory");
+      for (size_t k = 0; k < len; k++)
+        n[k] = ring[(head + k) & (cap - 1)];
+      free(ring);
+      ring = n;
+      cap *= 2;
+      head = 0;
     }
     CL(clEnqueueNDRangeKernel(r->q[0], r->tiny, 1, NULL, &small_g, NULL, 0, NULL,
-                              &ring[(head + len) % RING]));
+                              &ring[(head + len) & (cap - 1)]));
     len++;
   }
   CL(clFinish(r->q[0]));
-  for (; len; len--, head = (head + 1) % RING)
+  for (; len; len--, head = (head + 1) & (cap - 1))
     clReleaseEvent(ring[head]);
-  return bench_now() - t;
+  double dt = bench_now() - t;
+  free(ring);
+  return dt;
 }
 
 static double raw_saxpy(struct raw *r) {
@@ -454,6 +466,8 @@ static double lib_fan(struct lib *l) {
 
 struct row {
   const char *workload, *driver;
+  const char *kind; /* "workload", "calibration" (the clstream column holds
+                       the raw variant), "skip", "allocs" */
   double raw, lib, ratio;
   char note[160];
 };
@@ -465,6 +479,30 @@ static int reps = 5;
 typedef double (*raw_fn)(struct raw *);
 typedef double (*lib_fn)(struct lib *);
 
+static struct row *new_row(const char *name, const char *driver, const char *kind) {
+  if (nrows == (int)(sizeof rows / sizeof rows[0]))
+    die("too many rows (fewer --drivers)");
+  struct row *row = &rows[nrows++];
+  *row = (struct row){.workload = name, .driver = driver, .kind = kind};
+  return row;
+}
+
+/* A row from the alternating timings of both sides. */
+static struct row *add_row(const char *name, const char *driver, const char *kind,
+                           double *tr, double *tl) {
+  struct row *row = new_row(name, driver, kind);
+  row->raw = bench_median(tr, reps);
+  row->lib = bench_median(tl, reps);
+  row->ratio = row->lib / row->raw;
+  return row;
+}
+
+static void print_row(const struct row *row) {
+  printf("%-11s %-22s %10.2f %12.2f %8.3f  %s\n", row->workload, row->driver, row->raw * 1e3,
+         row->lib * 1e3, row->ratio, row->note);
+  fflush(stdout);
+}
+
 static void compare(const char *name, const char *driver, struct raw *r, raw_fn rf,
                     struct lib *l, lib_fn lf, double bytes) {
   double tr[64], tl[64];
@@ -474,22 +512,15 @@ static void compare(const char *name, const char *driver, struct raw *r, raw_fn 
     tr[i] = rf(r);
     tl[i] = lf(l);
   }
-  struct row *row = &rows[nrows++];
-  row->workload = name;
-  row->driver = driver;
-  row->raw = bench_median(tr, reps);
-  row->lib = bench_median(tl, reps);
-  row->ratio = row->lib / row->raw;
-  row->note[0] = '\0';
+  struct row *row = add_row(name, driver, "workload", tr, tl);
   if (bytes > 0)
     snprintf(row->note, sizeof row->note, "raw %.1f GB/s, clstream %.1f GB/s (throughput %.3fx)",
              bytes / row->raw / 1e9, bytes / row->lib / 1e9, row->raw / row->lib);
-  printf("%-11s %-22s %10.2f %12.2f %8.3f  %s\n", name, driver, row->raw * 1e3, row->lib * 1e3,
-         row->ratio, row->note);
-  fflush(stdout);
+  print_row(row);
 }
 
-/* Raw tiny-chain against a raw variant of it, alternately. */
+/* Raw tiny-chain against a raw variant of it, alternately (the "clstream"
+ * column holds the variant). */
 static void calibrate(const char *name, struct raw *r, raw_fn variant, const char *what) {
   double tr[64], tv[64];
   raw_tiny(r);
@@ -498,16 +529,9 @@ static void calibrate(const char *name, struct raw *r, raw_fn variant, const cha
     tr[i] = raw_tiny(r);
     tv[i] = variant(r);
   }
-  struct row *row = &rows[nrows++];
-  row->workload = name;
-  row->driver = "raw only";
-  row->raw = bench_median(tr, reps);
-  row->lib = bench_median(tv, reps);
-  row->ratio = row->lib / row->raw;
+  struct row *row = add_row(name, "raw only", "calibration", tr, tv);
   snprintf(row->note, sizeof row->note, "%s", what);
-  printf("%-11s %-22s %10.2f %12.2f %8.3f  %s\n", name, row->driver, row->raw * 1e3,
-         row->lib * 1e3, row->ratio, what);
-  fflush(stdout);
+  print_row(row);
 }
 
 static void skip_chain(const char *driver) {
@@ -539,12 +563,8 @@ static void skip_chain(const char *driver) {
       allocs += a;
     }
   }
-  struct row *row = &rows[nrows++];
-  row->workload = "skip-chain";
-  row->driver = driver;
-  row->raw = 0;
+  struct row *row = new_row("skip-chain", driver, "skip");
   row->lib = bench_median(times, reps);
-  row->ratio = 0;
   snprintf(row->note, sizeof row->note,
            "%.3f us per skipped launch, %lu OpenCL calls, %lu allocations for %d skips",
            row->lib / SKIP_N * 1e6, calls, allocs, reps * SKIP_N);
@@ -561,12 +581,9 @@ static void allocations(const char *driver, struct raw *r, struct lib *l) {
   bench_count_start();
   lib_tiny(l);
   unsigned long al = bench_count_stop();
-  struct row *row = &rows[nrows++];
-  row->workload = "allocs";
-  row->driver = driver;
+  struct row *row = new_row("allocs", driver, "allocs");
   row->raw = (double)ar / TINY_N;
   row->lib = (double)al / TINY_N;
-  row->ratio = 0;
   snprintf(row->note, sizeof row->note,
            "heap allocations per tiny launch: raw %.2f, clstream %.2f (the OpenCL runtime's "
            "included)",
@@ -583,9 +600,9 @@ static void write_json(const char *path, const struct cls_device_info *dev) {
           dev->device_name, dev->platform_name, reps);
   for (int i = 0; i < nrows; i++)
     fprintf(f,
-            "    {\"workload\": \"%s\", \"driver\": \"%s\", \"raw_s\": %.9g, \"clstream_s\": "
-            "%.9g, \"ratio\": %.6g, \"note\": \"%s\"}%s\n",
-            rows[i].workload, rows[i].driver, rows[i].raw, rows[i].lib, rows[i].ratio,
+            "    {\"workload\": \"%s\", \"kind\": \"%s\", \"driver\": \"%s\", \"raw_s\": %.9g, "
+            "\"clstream_s\": %.9g, \"ratio\": %.6g, \"note\": \"%s\"}%s\n",
+            rows[i].workload, rows[i].kind, rows[i].driver, rows[i].raw, rows[i].lib, rows[i].ratio,
             rows[i].note, i + 1 < nrows ? "," : "");
   fprintf(f, "  ]\n}\n");
   fclose(f);

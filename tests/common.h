@@ -278,6 +278,14 @@ static inline void ct_download_ints(cls_context *ctx, int stream, cls_buffer b, 
     }                                                                         \
   } while (0)
 
+/* The first n (at most 64) ints of b, read on `stream`, all equal v. */
+static inline void ct_expect_ints(cls_context *ctx, int stream, cls_buffer b, size_t n, int v) {
+  int got[64];
+  ck_assert_uint_le(n, 64);
+  ct_download_ints(ctx, stream, b, got, n);
+  CT_EXPECT_INTS(got, n, i, v);
+}
+
 /* A 1D launch that must be enqueued. */
 static inline void ct_launch1(cls_context *ctx, int stream, cls_kernel *k, size_t n,
                               size_t nargs, const cls_arg *args) {
@@ -291,9 +299,7 @@ static inline void ct_launch1(cls_context *ctx, int stream, cls_kernel *k, size_
 /* A buffer of n ints on `stream`, filled with v. */
 static inline cls_buffer ct_written(cls_context *ctx, int stream, size_t n, int v) {
   cls_buffer b = ct_alloc(ctx, stream, n * sizeof(int));
-  int rc = cls_fill(ctx, stream, b, 0, n * sizeof(int), &v, sizeof v);
-  ck_assert_msg(rc == 0, "cls_fill returned %s (%d): %s", cls_err_name(rc), rc,
-                cls_last_error_detail());
+  CT_OK(cls_fill(ctx, stream, b, 0, n * sizeof(int), &v, sizeof v));
   return b;
 }
 
@@ -309,7 +315,7 @@ static inline void ct_assert_context_works(cls_context *ctx, cls_kernel *fill_k,
   int got[32];
   ct_download_ints(ctx, 0, o, got, 32);
   CT_EXPECT_INTS(got, (size_t)32, i, v);
-  ck_assert_int_eq(cls_free(ctx, o), 0);
+  CT_OK(cls_free(ctx, o));
 }
 
 /* ------------------------------------------------------------------ */

@@ -35,19 +35,19 @@ struct gstream {
 };
 
 struct gate {
-  const struct cls_stream_factory *inner; /* NULL: the OpenCL factory */
   const char *gated; /* launches of this kernel wait for `ev`; NULL: none */
-  cl_event ev;       /* created at the first gated launch */
+  cl_event ev;       /* created with the first stream when `gated` is set,
+                        so another thread may open it (tests/test-streams) */
   bool opened;       /* once open, later launches are not held */
+  unsigned long held; /* launches held so far: proof the gate did hold */
   unsigned long calls;
   struct gstream *streams[CLS_MAX_STREAMS];
   unsigned long markers[CLS_MAX_STREAMS];
   unsigned long commands[CLS_MAX_STREAMS];
 };
 
-static inline const struct cls_stream_factory *gate_inner(const struct gate *g) {
-  return g->inner ? g->inner : cls_opencl_stream_factory();
-}
+/* The factory a gate wraps: the OpenCL one. */
+static inline const struct cls_stream_factory *ocl(void) { return cls_opencl_stream_factory(); }
 
 static cl_int g_create(void *fdata, const struct cls_backend *be, int id, void **out) {
   struct gate *g = fdata;
@@ -55,10 +55,18 @@ static cl_int g_create(void *fdata, const struct cls_backend *be, int id, void *
   struct gstream *gs = calloc(1, sizeof *gs);
   if (!gs)
     return CL_OUT_OF_HOST_MEMORY;
-  cl_int rc = gate_inner(g)->create(NULL, be, id, &gs->s);
+  cl_int rc = ocl()->create(NULL, be, id, &gs->s);
   if (rc != CL_SUCCESS) {
     free(gs);
     return rc;
+  }
+  if (g->gated && !g->ev) {
+    g->ev = clCreateUserEvent(be->context, &rc);
+    if (rc != CL_SUCCESS) {
+      ocl()->destroy(gs->s);
+      free(gs);
+      return rc;
+    }
   }
   gs->g = g;
   gs->be = be;
@@ -72,22 +80,20 @@ static void g_destroy(void *stream) {
   struct gstream *gs = stream;
   gs->g->calls++;
   gs->g->streams[gs->id] = NULL;
-  gate_inner(gs->g)->destroy(gs->s);
+  ocl()->destroy(gs->s);
   free(gs);
 }
 
 static cl_int g_flush(void *stream) {
   struct gstream *gs = stream;
   gs->g->calls++;
-  return gate_inner(gs->g)->flush(gs->s);
+  return ocl()->flush(gs->s);
 }
 
 static cl_int g_alloc(void *stream, size_t size, cl_mem *out) {
   struct gstream *gs = stream;
   gs->g->calls++;
-  if (gate_inner(gs->g)->alloc)
-    return gate_inner(gs->g)->alloc(gs->s, size, out);
-  cl_int rc;
+  cl_int rc; /* the OpenCL factory has no alloc member: the core's default */
   *out = clCreateBuffer(gs->be->context, CL_MEM_READ_WRITE, size, NULL, &rc);
   return rc;
 }
@@ -98,19 +104,14 @@ static cl_int g_launch(void *stream, const struct cls_kernel_cmd *cmd, uint64_t 
   struct gate *g = gs->g;
   g->calls++;
   g->commands[gs->id]++;
-  if (!g->gated || g->opened || strcmp(cmd->name, g->gated) != 0)
-    return gate_inner(g)->launch(gs->s, cmd, seq, nwait, wait);
-  if (!g->ev) {
-    cl_int rc;
-    g->ev = clCreateUserEvent(gs->be->context, &rc);
-    if (rc != CL_SUCCESS)
-      return rc;
-  }
+  if (!g->gated || !g->ev || g->opened || strcmp(cmd->name, g->gated) != 0)
+    return ocl()->launch(gs->s, cmd, seq, nwait, wait);
+  g->held++;
   cl_event w[CLS_MAX_STREAMS + 1];
   for (cl_uint i = 0; i < nwait; i++)
     w[i] = wait[i];
   w[nwait] = g->ev;
-  return gate_inner(g)->launch(gs->s, cmd, seq, nwait + 1, w);
+  return ocl()->launch(gs->s, cmd, seq, nwait + 1, w);
 }
 
 static cl_int g_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
@@ -118,7 +119,7 @@ static cl_int g_write(void *stream, cl_mem dst, size_t off, size_t size, const v
   struct gstream *gs = stream;
   gs->g->calls++;
   gs->g->commands[gs->id]++;
-  return gate_inner(gs->g)->write(gs->s, dst, off, size, src, blocking, seq, nwait, wait);
+  return ocl()->write(gs->s, dst, off, size, src, blocking, seq, nwait, wait);
 }
 
 static cl_int g_read(void *stream, cl_mem src, size_t off, size_t size, void *dst,
@@ -126,7 +127,7 @@ static cl_int g_read(void *stream, cl_mem src, size_t off, size_t size, void *ds
   struct gstream *gs = stream;
   gs->g->calls++;
   gs->g->commands[gs->id]++;
-  return gate_inner(gs->g)->read(gs->s, src, off, size, dst, blocking, seq, nwait, wait);
+  return ocl()->read(gs->s, src, off, size, dst, blocking, seq, nwait, wait);
 }
 
 static cl_int g_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t doff,
@@ -134,7 +135,7 @@ static cl_int g_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t d
   struct gstream *gs = stream;
   gs->g->calls++;
   gs->g->commands[gs->id]++;
-  return gate_inner(gs->g)->copy(gs->s, src, soff, dst, doff, size, seq, nwait, wait);
+  return ocl()->copy(gs->s, src, soff, dst, doff, size, seq, nwait, wait);
 }
 
 static cl_int g_fill(void *stream, cl_mem dst, size_t off, size_t size, const void *pat,
@@ -142,14 +143,14 @@ static cl_int g_fill(void *stream, cl_mem dst, size_t off, size_t size, const vo
   struct gstream *gs = stream;
   gs->g->calls++;
   gs->g->commands[gs->id]++;
-  return gate_inner(gs->g)->fill(gs->s, dst, off, size, pat, psize, seq, nwait, wait);
+  return ocl()->fill(gs->s, dst, off, size, pat, psize, seq, nwait, wait);
 }
 
 static cl_int g_marker(void *stream, cl_event *out) {
   struct gstream *gs = stream;
   gs->g->calls++;
   gs->g->markers[gs->id]++;
-  return gate_inner(gs->g)->marker(gs->s, out);
+  return ocl()->marker(gs->s, out);
 }
 
 static cl_int g_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
@@ -159,7 +160,7 @@ static cl_int g_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
   for (size_t i = 0; i < gs->nheld; i++)
     on_failed(arg, gs->held[i].seq, gs->held[i].status);
   gs->nheld = 0;
-  return gate_inner(gs->g)->poll(gs->s, wait, on_failed, arg, completed);
+  return ocl()->poll(gs->s, wait, on_failed, arg, completed);
 }
 
 static const struct cls_stream_factory gate_factory = {
@@ -203,11 +204,12 @@ static inline void gate_finish(struct gate *g, int stream) {
   struct gstream *gs = g->streams[stream];
   ck_assert_ptr_nonnull(gs);
   uint64_t completed = 0;
-  ck_assert_int_eq(gate_inner(g)->poll(gs->s, 1, gate_hold, gs, &completed), CL_SUCCESS);
+  ck_assert_int_eq(ocl()->poll(gs->s, 1, gate_hold, gs, &completed), CL_SUCCESS);
 }
 
-/* Opens the gate if it is still closed and drops its event: call before
- * the context that used it is destroyed or after, never skip it. */
+/* Opens the gate if it is still closed and drops its event; never skip
+ * it.  The gate must be open (gate_open, gate_set, or this) before the
+ * context that used it is destroyed: the context waits for held work. */
 static inline void gate_release(struct gate *g) {
   gate_open(g);
   if (g->ev) {

@@ -268,7 +268,7 @@ START_TEST(real_failure_report_names_the_quirk_where_it_shaped_it) {
   cls_buffer a = ct_alloc(ctx, 0, sizeof host), b = ct_alloc(ctx, 0, sizeof host);
   ct_upload_ints(ctx, 0, a, host, N);
   ct_launch1(ctx, 0, k, N, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
-  ck_assert_ptr_nonnull(gate.ev);
+  ck_assert_uint_gt(gate.held, 0); /* the launch waits behind the gate */
   gate_set(&gate, CLS__QUIRK_PROBE_STATUS);
   CT_OK(cls_sync(ctx, NULL));
 

@@ -292,7 +292,7 @@ START_TEST(a_failure_inside_a_run_names_its_command) {
       if (i < 2)
         CT_OK(cls_launch(ctx, 1, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(c)}));
     }
-    cls_sync(ctx, NULL);
+    CT_OK(cls_sync(ctx, NULL));
     expect_all(ctx, 1, c, 2);
     cls_report *r;
     struct cls_failure_info fi = async_inc_failure(ctx, 0, a, &r);
