@@ -22,6 +22,31 @@ static inline double bench_median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The median of v[0..n) and a 95 % confidence interval for it that assumes
+ * nothing of the distribution: order statistics k and n+1-k, with k the
+ * largest rank such that Binomial(n, 1/2) <= k-1 has probability <= 2.5 %.
+ * Below 6 samples no such k exists and the interval is the whole range.
+ * Sorts v in place. */
+static inline double bench_median_ci(double *v, int n, double *lo, double *hi) {
+  double m = bench_median(v, n);
+  double p = 1.0, cdf = 0.0; /* p: C(n,i) / 2^n, built up step by step */
+  for (int i = 0; i < n; i++)
+    p *= 0.5;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    cdf += p;
+    if (cdf > 0.025)
+      break;
+    k = i + 1;
+    p = p * (n - i) / (i + 1);
+  }
+  if (k < 1)
+    k = 1;
+  *lo = v[k - 1];
+  *hi = v[n - k];
+  return m;
+}
+
 /* alloc-count.c */
 void bench_count_start(void);
 unsigned long bench_count_stop(void);

@@ -1,10 +1,14 @@
 /* clstream-bench: each workload written twice, once as plain hand-written
- * OpenCL doing the same commands and once through clstream, run alternately
- * (raw, clstream, raw, clstream ...) after a warm-up, and compared by their
- * medians in the same run.  This machine is noisy: the ratios of one run
- * are what count, not the absolute times.
+ * OpenCL doing the same commands and once through clstream, run in pairs
+ * after a warm-up (raw then clstream, then clstream then raw, so that
+ * neither side is always second), and compared by their medians in the
+ * same run.  Times drift on a shared machine, and both sides of a pair see
+ * the same drift: each pair's ratio, their median, and a 95 % interval for
+ * that median (order statistics, no assumption on the distribution) say
+ * whether a target is met, missed, or not told apart from it by this run.
  *
- *   bench/clstream-bench [--reps N] [--drivers LIST] [--json FILE] [--quick]
+ *   bench/clstream-bench [--reps N] [--drivers LIST] [--workloads LIST]
+ *                        [--json FILE] [--quick]
  *
  * Workloads:
  *   tiny-chain  10,000 launches of a tiny kernel (global 64) on one stream
@@ -385,11 +389,13 @@ static cls_buffer zeros(cls_context *ctx, int stream, size_t bytes) {
   return b;
 }
 
+/* fault: a fault plan, and the counting factory around the OpenCL one
+ * (skip-chain); NULL: the OpenCL factory itself, as a user gets it. */
 static void lib_init(struct lib *l, const char *driver, const char *fault) {
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .scheduler = driver,
                                   .fault = fault,
-                                  .factory = &counting};
+                                  .factory = fault ? &counting : NULL};
   CLS(cls_context_create(&l->ctx, &o));
   cls_program *p;
   CLS(cls_program_build(l->ctx, SRC, NULL, &p));
@@ -469,12 +475,51 @@ struct row {
   const char *kind; /* "workload", "calibration" (the clstream column holds
                        the raw variant), "skip", "allocs" */
   double raw, lib, ratio;
+  /* Workload rows: the median of the pairs' ratios, its 95 % interval,
+   * and the issue's target for the ratio (0: none). */
+  double paired, lo, hi, target;
   char note[160];
 };
 
+#define MAX_REPS 201
 static struct row rows[64];
 static int nrows;
-static int reps = 5;
+static int reps = 21;
+
+/* The targets, as clstream/raw time ratios (saxpy's is on throughput:
+ * >= 0.98x of raw, i.e. time <= 1/0.98). */
+static double target_of(const char *workload) {
+  if (strcmp(workload, "tiny-chain") == 0)
+    return 1.03;
+  if (strcmp(workload, "saxpy") == 0)
+    return 1 / 0.98;
+  if (strcmp(workload, "ping-pong") == 0 || strcmp(workload, "fan") == 0)
+    return 1.05;
+  return 0;
+}
+
+/* "met" only when the whole interval is at or under the target, "missed"
+ * only when it is all above; otherwise this run cannot tell. */
+static const char *verdict(const struct row *row) {
+  if (row->target <= 0)
+    return "-";
+  if (row->hi <= row->target)
+    return "met";
+  if (row->lo > row->target)
+    return "missed";
+  return "unclear";
+}
+
+static char workloads[256] = "tiny-chain,saxpy,ping-pong,fan,allocs,skip-chain,calibration";
+
+/* Whether --workloads names w (a whole item of the comma list). */
+static bool wanted(const char *w) {
+  size_t n = strlen(w);
+  for (const char *p = workloads; (p = strstr(p, w)) != NULL; p += n)
+    if ((p == workloads || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+      return true;
+  return false;
+}
 
 typedef double (*raw_fn)(struct raw *);
 typedef double (*lib_fn)(struct lib *);
@@ -491,28 +536,49 @@ static struct row *new_row(const char *name, const char *driver, const char *kin
 static struct row *add_row(const char *name, const char *driver, const char *kind,
                            double *tr, double *tl) {
   struct row *row = new_row(name, driver, kind);
+  double pr[MAX_REPS];
+  for (int i = 0; i < reps; i++)
+    pr[i] = tl[i] / tr[i];
+  row->paired = bench_median_ci(pr, reps, &row->lo, &row->hi);
   row->raw = bench_median(tr, reps);
   row->lib = bench_median(tl, reps);
   row->ratio = row->lib / row->raw;
   return row;
 }
 
+static void print_header(void) {
+  printf("%-11s %-22s %9s %9s %6s %6s %-13s %-13s %s\n", "workload", "driver", "raw ms",
+         "cls ms", "ratio", "paired", "95% interval", "target", "notes");
+}
+
 static void print_row(const struct row *row) {
-  printf("%-11s %-22s %10.2f %12.2f %8.3f  %s\n", row->workload, row->driver, row->raw * 1e3,
-         row->lib * 1e3, row->ratio, row->note);
+  char ci[32], tg[32];
+  snprintf(ci, sizeof ci, "[%.3f,%.3f]", row->lo, row->hi);
+  if (row->target > 0)
+    snprintf(tg, sizeof tg, "<=%.3f %s", row->target, verdict(row));
+  else
+    snprintf(tg, sizeof tg, "-");
+  printf("%-11s %-22s %9.2f %9.2f %6.3f %6.3f %-13s %-13s %s\n", row->workload, row->driver,
+         row->raw * 1e3, row->lib * 1e3, row->ratio, row->paired, ci, tg, row->note);
   fflush(stdout);
 }
 
 static void compare(const char *name, const char *driver, struct raw *r, raw_fn rf,
                     struct lib *l, lib_fn lf, double bytes) {
-  double tr[64], tl[64];
+  double tr[MAX_REPS], tl[MAX_REPS];
   rf(r); /* warm-up, both sides */
   lf(l);
   for (int i = 0; i < reps; i++) {
-    tr[i] = rf(r);
-    tl[i] = lf(l);
+    if (i % 2 == 0) {
+      tr[i] = rf(r);
+      tl[i] = lf(l);
+    } else {
+      tl[i] = lf(l);
+      tr[i] = rf(r);
+    }
   }
   struct row *row = add_row(name, driver, "workload", tr, tl);
+  row->target = target_of(name);
   if (bytes > 0)
     snprintf(row->note, sizeof row->note, "raw %.1f GB/s, clstream %.1f GB/s (throughput %.3fx)",
              bytes / row->raw / 1e9, bytes / row->lib / 1e9, row->raw / row->lib);
@@ -522,12 +588,17 @@ static void compare(const char *name, const char *driver, struct raw *r, raw_fn 
 /* Raw tiny-chain against a raw variant of it, alternately (the "clstream"
  * column holds the variant). */
 static void calibrate(const char *name, struct raw *r, raw_fn variant, const char *what) {
-  double tr[64], tv[64];
+  double tr[MAX_REPS], tv[MAX_REPS];
   raw_tiny(r);
   variant(r);
   for (int i = 0; i < reps; i++) {
-    tr[i] = raw_tiny(r);
-    tv[i] = variant(r);
+    if (i % 2 == 0) {
+      tr[i] = raw_tiny(r);
+      tv[i] = variant(r);
+    } else {
+      tv[i] = variant(r);
+      tr[i] = raw_tiny(r);
+    }
   }
   struct row *row = add_row(name, "raw only", "calibration", tr, tv);
   snprintf(row->note, sizeof row->note, "%s", what);
@@ -546,7 +617,7 @@ static void skip_chain(const char *driver) {
     die("failk: %s", cls_err_name(rc));
   CLS(cls_sync(l.ctx, NULL)); /* the scheduler finds it at submission */
   cls_arg s[] = {CLS_IN(X), CLS_OUT(Y)};
-  double times[64];
+  double times[MAX_REPS];
   unsigned long calls = 0, allocs = 0;
   for (int i = 0; i <= reps; i++) {
     unsigned long before = factory_calls;
@@ -568,8 +639,8 @@ static void skip_chain(const char *driver) {
   snprintf(row->note, sizeof row->note,
            "%.3f us per skipped launch, %lu OpenCL calls, %lu allocations for %d skips",
            row->lib / SKIP_N * 1e6, calls, allocs, reps * SKIP_N);
-  printf("%-11s %-22s %10s %12.2f %8s  %s\n", "skip-chain", driver, "-", row->lib * 1e3, "-",
-         row->note);
+  printf("%-11s %-22s %9s %9.2f %6s %6s %-13s %-13s %s\n", "skip-chain", driver, "-",
+         row->lib * 1e3, "-", "-", "-", "-", row->note);
   cls_context_destroy(l.ctx);
 }
 
@@ -588,8 +659,8 @@ static void allocations(const char *driver, struct raw *r, struct lib *l) {
            "heap allocations per tiny launch: raw %.2f, clstream %.2f (the OpenCL runtime's "
            "included)",
            row->raw, row->lib);
-  printf("%-11s %-22s %10.2f %12.2f %8s  per launch, all heap allocations in the process\n",
-         "allocs", driver, row->raw, row->lib, "-");
+  printf("%-11s %-22s %9.2f %9.2f %6s %6s %-13s %-13s %s\n", "allocs", driver, row->raw,
+         row->lib, "-", "-", "-", "-", "per launch, all heap allocations in the process");
 }
 
 static void write_json(const char *path, const struct cls_device_info *dev) {
@@ -601,8 +672,10 @@ static void write_json(const char *path, const struct cls_device_info *dev) {
   for (int i = 0; i < nrows; i++)
     fprintf(f,
             "    {\"workload\": \"%s\", \"kind\": \"%s\", \"driver\": \"%s\", \"raw_s\": %.9g, "
-            "\"clstream_s\": %.9g, \"ratio\": %.6g, \"note\": \"%s\"}%s\n",
+            "\"clstream_s\": %.9g, \"ratio\": %.6g, \"paired_ratio\": %.6g, \"ci95\": "
+            "[%.6g, %.6g], \"target\": %.6g, \"verdict\": \"%s\", \"note\": \"%s\"}%s\n",
             rows[i].workload, rows[i].kind, rows[i].driver, rows[i].raw, rows[i].lib, rows[i].ratio,
+            rows[i].paired, rows[i].lo, rows[i].hi, rows[i].target, verdict(&rows[i]),
             rows[i].note, i + 1 < nrows ? "," : "");
   fprintf(f, "  ]\n}\n");
   fclose(f);
@@ -618,25 +691,30 @@ int main(int argc, char **argv) {
       json = argv[++i];
     else if (strcmp(argv[i], "--drivers") == 0 && i + 1 < argc)
       snprintf(drivers_buf, sizeof drivers_buf, "%s", argv[++i]);
+    else if (strcmp(argv[i], "--workloads") == 0 && i + 1 < argc)
+      snprintf(workloads, sizeof workloads, "%s", argv[++i]);
     else if (strcmp(argv[i], "--quick") == 0) {
       TINY_N = 1000, SAXPY_REPS = 4, PP_N = 200, FAN_N = 50, SKIP_N = 1000;
       SAXPY_LEN = (size_t)1 << 20;
     } else {
       fprintf(stderr,
-              "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...] "
-              "[--json FILE] [--quick]\n");
+              "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...]\n"
+              "                      [--workloads tiny-chain,saxpy,ping-pong,fan,allocs,"
+              "skip-chain,calibration]\n"
+              "                      [--json FILE] [--quick]\n");
       return 2;
     }
   }
-  if (reps < 5 || reps > 64)
-    die("--reps must be 5..64");
+  if (reps < 5 || reps > MAX_REPS)
+    die("--reps must be 5..%d", MAX_REPS);
   inner = cls_opencl_stream_factory();
   struct cls_device_info dev;
   CLS(cls_device_select(getenv("CLS_DEVICE"), &dev));
-  printf("clstream %s on %s (%s); medians of %d alternating runs; ratio = clstream / raw\n\n",
+  printf("clstream %s on %s (%s); %d pairs of runs after a warm-up\n"
+         "ratio: median clstream / median raw; paired: median of the pairs' ratios, with its 95%% "
+         "interval;\ntarget: met when the interval is under it, missed when above, else unclear\n\n",
          cls_version_string(), dev.device_name, dev.platform_name, reps);
-  printf("%-11s %-22s %10s %12s %8s  %s\n", "workload", "driver", "raw (ms)", "clstream (ms)",
-         "ratio", "notes");
+  print_header();
   struct raw r;
   raw_init(&r);
   double saxpy_bytes = (double)SAXPY_REPS * 3.0 * sizeof(float) * (double)SAXPY_LEN;
@@ -645,20 +723,28 @@ int main(int argc, char **argv) {
     /* strtok_r's pieces live in drivers_buf for the whole run. */
     struct lib l;
     lib_init(&l, d, NULL);
-    compare("tiny-chain", d, &r, raw_tiny, &l, lib_tiny, 0);
-    compare("saxpy", d, &r, raw_saxpy, &l, lib_saxpy, saxpy_bytes);
-    compare("ping-pong", d, &r, raw_pingpong, &l, lib_pingpong, 0);
-    compare("fan", d, &r, raw_fan, &l, lib_fan, 0);
-    allocations(d, &r, &l);
+    if (wanted("tiny-chain"))
+      compare("tiny-chain", d, &r, raw_tiny, &l, lib_tiny, 0);
+    if (wanted("saxpy"))
+      compare("saxpy", d, &r, raw_saxpy, &l, lib_saxpy, saxpy_bytes);
+    if (wanted("ping-pong"))
+      compare("ping-pong", d, &r, raw_pingpong, &l, lib_pingpong, 0);
+    if (wanted("fan"))
+      compare("fan", d, &r, raw_fan, &l, lib_fan, 0);
+    if (wanted("allocs"))
+      allocations(d, &r, &l);
     cls_context_destroy(l.ctx);
-    skip_chain(d);
+    if (wanted("skip-chain"))
+      skip_chain(d);
   }
-  printf("\ncalibration: raw tiny-chain against raw variants of it (second column: the "
-         "variant)\n");
-  calibrate("tiny+arg", &r, raw_tiny_setarg, "clSetKernelArg before every launch");
-  calibrate("tiny+event", &r, raw_tiny_event, "an event per launch, released at once");
-  calibrate("tiny+ring", &r, raw_tiny_ring,
-            "an event per launch, kept until its status is read (the opencl factory's way)");
+  if (wanted("calibration")) {
+    printf("\ncalibration: raw tiny-chain against raw variants of it (second column: the "
+           "variant)\n");
+    calibrate("tiny+arg", &r, raw_tiny_setarg, "clSetKernelArg before every launch");
+    calibrate("tiny+event", &r, raw_tiny_event, "an event per launch, released at once");
+    calibrate("tiny+ring", &r, raw_tiny_ring,
+              "an event per launch, kept until its status is read (the opencl factory's way)");
+  }
   if (json)
     write_json(json, &dev);
   return 0;

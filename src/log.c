@@ -25,9 +25,7 @@ void cls__logger_init(struct cls__logger *lg) {
   lg->user = NULL;
 }
 
-void cls__log(const struct cls__logger *lg, int level, const char *fmt, ...) {
-  if (level > lg->level || level <= CLS_LOG_OFF)
-    return;
+void cls__log_line(const struct cls__logger *lg, int level, const char *fmt, ...) {
   char line[1024];
   va_list ap;
   va_start(ap, fmt);

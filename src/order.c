@@ -90,16 +90,6 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
     p->stats.flushes++;
     p->flushed = p->submitted;
   }
-  cl_int st = CL_QUEUED;
-  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
-      st < 0) {
-    clReleaseEvent(ev);
-    int rc = cls__stream_poll(ctx, p, true);
-    if (rc < 0)
-      return rc;
-    cls__order_synced(s, p, p->completed);
-    return CLS_OK;
-  }
   cmd->wait[cmd->nwait++] = ev;
   s->stats.waits++;
   cls__order_synced(s, p, upto);
@@ -116,11 +106,15 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
   uint64_t mask = needs(cmd, need);
   if (!mask)
     return CLS_OK;
-  /* Learn of failures before waiting on anything (F7). */
+  /* Learn of failures before waiting on anything (F7).  A stream already
+   * known to have finished what cmd needs has reported those commands'
+   * failures at that poll: nothing to learn or wait for there. */
   uint64_t before = minted(ctx);
   for (uint64_t m = mask; m; m &= m - 1) {
     int t = __builtin_ctzll(m);
     struct cls__stream *p = cls__stream_peek(ctx, t);
+    if (p->completed >= need[t])
+      continue;
     if (o->prepare)
       o->prepare(d, p, need[t]);
     int rc = cls__stream_poll(ctx, p, false);

@@ -25,6 +25,10 @@ struct ocl_stream {
   struct failed { uint64_t seq; cl_int status; } *failed;
   size_t nfailed, capfailed;
   bool saw_failure; /* a command of this queue failed */
+  /* Whether the queue's event statuses were seen to lag (below), and how
+   * many drains go by before the tail is looked at again until then. */
+  bool lags;
+  unsigned tail_skip;
 };
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
@@ -66,20 +70,46 @@ static cl_int status_of(cl_event ev) {
   return rc != CL_SUCCESS ? rc : st; /* an event we cannot query counts as failed */
 }
 
-/* Releases finished events from the head; keeps failed ones to report.
- * rusticl (Mesa 22.3) marks an event complete only when something waits
+/* rusticl (Mesa 22.3) marks an event complete only when something waits
  * for it, so an earlier command can still read CL_SUBMITTED after a later
  * one of the same in-order queue completed (a blocking read, a marker
  * another queue waited on).  When the tail has finished, the head has
- * too: waiting for it returns at once and brings its status up to date. */
-static void drain(struct ocl_stream *s) {
-  int tail_done = -1; /* not looked at yet */
+ * too: waiting for it returns at once and brings its status up to date.
+ * Whether the head's status lags is learnt by looking at the tail when the
+ * head reads unfinished: at every such drain once a lag was seen, every
+ * 16th before (one status query per busy poll is most of what a poll
+ * costs on PoCL, where statuses never lag), and always when `all` (the
+ * queue was just finished). */
+static bool tail_done(struct ocl_stream *s, bool all) {
+  if (s->len < 2)
+    return false; /* a lone entry is its own tail */
+  if (!s->lags && !all) {
+    if (s->tail_skip) {
+      s->tail_skip--;
+      return false;
+    }
+    s->tail_skip = 15;
+  }
+  struct ev_entry *head = &s->ring[s->head];
+  if (status_of(s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev) > CL_COMPLETE)
+    return false;
+  /* The head read unfinished before the tail was looked at: a lag, unless
+   * it finished in between. */
+  if (!s->lags && status_of(head->ev) > CL_COMPLETE)
+    s->lags = true;
+  return true;
+}
+
+/* Releases finished events from the head; keeps failed ones to report.
+ * `all`: the queue was finished, every event has. */
+static void drain(struct ocl_stream *s, bool all) {
+  int tail = -1; /* not looked at yet */
   while (s->len) {
     struct ev_entry *e = &s->ring[s->head];
     cl_int st = status_of(e->ev);
-    if (st > CL_COMPLETE && tail_done < 0)
-      tail_done = status_of(s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev) <= CL_COMPLETE;
-    if (st > CL_COMPLETE && tail_done == 1) {
+    if (st > CL_COMPLETE && tail < 0)
+      tail = tail_done(s, all);
+    if (st > CL_COMPLETE && tail == 1) {
       clWaitForEvents(1, &e->ev);
       st = status_of(e->ev);
     }
@@ -120,7 +150,7 @@ static cl_int finish(struct ocl_stream *s) {
 static void ocl_destroy(void *stream) {
   struct ocl_stream *s = stream;
   finish(s);
-  drain(s);
+  drain(s, true);
   clReleaseCommandQueue(s->q);
   free(s->failed);
   free(s->ring);
@@ -132,7 +162,7 @@ static cl_int ocl_flush(void *stream) { return clFlush(((struct ocl_stream *)str
 /* Room for one more event; grows the ring only when draining frees none. */
 static cl_event *slot_for(struct ocl_stream *s) {
   if (s->len == s->cap)
-    drain(s);
+    drain(s, false);
   if (s->len == s->cap &&
       !cls__ring_grow((void **)&s->ring, &s->cap, &s->head, s->len, sizeof *s->ring, 256))
     return NULL;
@@ -216,7 +246,7 @@ static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *ar
   cl_int rc = CL_SUCCESS;
   if (wait)
     rc = finish(s);
-  drain(s);
+  drain(s, wait);
   for (size_t i = 0; i < s->nfailed; i++)
     on_failed(arg, s->failed[i].seq, s->failed[i].status);
   s->nfailed = 0;
