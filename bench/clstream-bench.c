@@ -22,7 +22,8 @@
  *               counterpart)
  * Then a calibration, raw OpenCL only: tiny-chain against itself with one
  * thing a layer adds (an argument set per launch, an event per launch,
- * events kept until polled), to say what those cost on the device. */
+ * events kept until polled), to say what those cost on the device, and the
+ * fan against itself on one queue (what the interleave strategy does). */
 #include <clstream.h>
 #include <clstream/stream.h>
 
@@ -309,6 +310,22 @@ static double raw_fan(struct raw *r) {
   return bench_now() - t;
 }
 
+/* The fan's commands in the same order on one in-order queue, no events:
+ * what the scheduler's interleave strategy makes of the six streams.  The
+ * queue's order is the only ordering; nothing runs side by side. */
+static double raw_fan_one_queue(struct raw *r) {
+  double t = bench_now();
+  for (int it = 0; it < FAN_N; it++) {
+    CL(clEnqueueNDRangeKernel(r->q[0], r->prod, 1, NULL, &small_g, NULL, 0, NULL, NULL));
+    for (int c = 0; c < 4; c++)
+      CL(clEnqueueNDRangeKernel(r->q[0], r->cons[c], 1, NULL, &small_g, NULL, 0, NULL, NULL));
+    CL(clEnqueueNDRangeKernel(r->q[0], r->red, 1, NULL, &small_g, NULL, 0, NULL, NULL));
+    CL(clFlush(r->q[0]));
+  }
+  CL(clFinish(r->q[0]));
+  return bench_now() - t;
+}
+
 /* ------------------------------------------------------------------ */
 /* clstream                                                            */
 /* ------------------------------------------------------------------ */
@@ -585,19 +602,20 @@ static void compare(const char *name, const char *driver, struct raw *r, raw_fn 
   print_row(row);
 }
 
-/* Raw tiny-chain against a raw variant of it, alternately (the "clstream"
- * column holds the variant). */
-static void calibrate(const char *name, struct raw *r, raw_fn variant, const char *what) {
+/* A raw workload against a raw variant of it, in pairs as compare() does
+ * (the "clstream" column holds the variant). */
+static void calibrate(const char *name, struct raw *r, raw_fn base, raw_fn variant,
+                      const char *what) {
   double tr[MAX_REPS], tv[MAX_REPS];
-  raw_tiny(r);
+  base(r);
   variant(r);
   for (int i = 0; i < reps; i++) {
     if (i % 2 == 0) {
-      tr[i] = raw_tiny(r);
+      tr[i] = base(r);
       tv[i] = variant(r);
     } else {
       tv[i] = variant(r);
-      tr[i] = raw_tiny(r);
+      tr[i] = base(r);
     }
   }
   struct row *row = add_row(name, "raw only", "calibration", tr, tv);
@@ -738,12 +756,14 @@ int main(int argc, char **argv) {
       skip_chain(d);
   }
   if (wanted("calibration")) {
-    printf("\ncalibration: raw tiny-chain against raw variants of it (second column: the "
+    printf("\ncalibration: raw OpenCL against raw variants of it (second column: the "
            "variant)\n");
-    calibrate("tiny+arg", &r, raw_tiny_setarg, "clSetKernelArg before every launch");
-    calibrate("tiny+event", &r, raw_tiny_event, "an event per launch, released at once");
-    calibrate("tiny+ring", &r, raw_tiny_ring,
+    calibrate("tiny+arg", &r, raw_tiny, raw_tiny_setarg, "clSetKernelArg before every launch");
+    calibrate("tiny+event", &r, raw_tiny, raw_tiny_event, "an event per launch, released at once");
+    calibrate("tiny+ring", &r, raw_tiny, raw_tiny_ring,
               "an event per launch, kept until its status is read (the opencl factory's way)");
+    calibrate("fan/1queue", &r, raw_fan, raw_fan_one_queue,
+              "the fan on one in-order queue (what scheduler:interleave does)");
   }
   if (json)
     write_json(json, &dev);

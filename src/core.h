@@ -155,6 +155,7 @@ struct cls__stream {
 struct cls__stream_pool {
   const struct cls_stream_factory *factory;
   void *factory_data;
+  cl_event (*last_event)(void *stream); /* factory->last_event, or NULL */
   struct cls_backend backend;
   int nstreams;            /* 1 + highest id created */
   struct cls__stream streams[CLS_MAX_STREAMS];

@@ -53,6 +53,7 @@ struct cls__cmd {
   /* filled by the driver */
   cl_uint nwait;
   cl_event wait[CLS_MAX_STREAMS];
+  uint64_t lent;                /* bit i: wait[i] is lent (not released) */
   uint64_t seq;                 /* given at submit */
 };
 
@@ -128,6 +129,10 @@ struct cls__orderer {
   /* p's last command handed to its queue (a marker covers up to it).
    * Optional: NULL means p->submitted. */
   uint64_t (*enqueued)(struct cls__driver *d, struct cls__stream *p);
+  /* The command is enqueued (or its waits dropped) before anything else
+   * is asked of the streams it waits for, so it may wait on events the
+   * factory lends (last_event) instead of markers it owns. */
+  bool enqueues_now;
 };
 /* The ordering every driver does: the streams cmd depends on are polled
  * (F8, and F7: CLS__RETRY when a failure was found, so the core checks the

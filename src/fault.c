@@ -349,6 +349,13 @@ static cl_int fs_marker(void *stream, cl_event *out) {
   return fs->inner->marker(fs->s, out);
 }
 
+/* Lent on from the wrapped factory, when it lends (version 2 or later). */
+static cl_event fs_last_event(void *stream) {
+  struct fault_stream *fs = stream;
+  const struct cls_stream_factory *in = fs->inner;
+  return in->version >= 2 && in->last_event ? in->last_event(fs->s) : NULL;
+}
+
 static void collect(void *arg, uint64_t seq, cl_int status) {
   struct fault_stream *fs = arg;
   push(&fs->found, &fs->nfound, &fs->capfound, seq, status);
@@ -396,6 +403,7 @@ static const struct cls_stream_factory fault_factory = {
     .fill = fs_fill,
     .marker = fs_marker,
     .poll = fs_poll,
+    .last_event = fs_last_event,
 };
 
 const struct cls_stream_factory *cls__fault_factory(void) { return &fault_factory; }

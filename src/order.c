@@ -60,8 +60,10 @@ void cls__order_unsent(cl_uint nwait, const cl_event *wait) {
 
 void cls__order_release_waits(struct cls__cmd *cmd) {
   for (cl_uint i = 0; i < cmd->nwait; i++)
-    clReleaseEvent(cmd->wait[i]);
+    if (!(cmd->lent & (1ull << i)))
+      clReleaseEvent(cmd->wait[i]);
   cmd->nwait = 0;
+  cmd->lent = 0;
 }
 
 static uint64_t minted(cls_context *ctx) {
@@ -69,18 +71,21 @@ static uint64_t minted(cls_context *ctx) {
 }
 
 /* Makes cmd wait for everything queue q (stream p's backend) has: the
- * factory's marker, after a flush (the spec requires it before another
- * queue waits; rusticl hangs without).  F7: an event already failed is
- * never waited on; the wait happens on the host instead. */
+ * factory's marker -- or its last command's event, lent, when cmd is
+ * enqueued before p is asked anything else -- after a flush (the spec
+ * requires it before another queue waits; rusticl hangs without).  F7 is
+ * the poll's: p was polled just before, so its last event had not failed
+ * then. */
 static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p, void *q,
-                   uint64_t upto) {
+                   uint64_t upto, bool may_borrow) {
   struct cls__stream *s = cmd->stream;
   const struct cls_stream_factory *f = ctx->pool->factory;
-  cl_event ev = NULL;
-  cl_int crc = f->marker(q, &ev);
+  cl_event ev = may_borrow && ctx->pool->last_event ? ctx->pool->last_event(q) : NULL;
+  bool lent = ev != NULL;
+  cl_int crc = lent ? CL_SUCCESS : f->marker(q, &ev);
   /* Several consumers of one producer state need one flush. */
   bool flush = crc == CL_SUCCESS && p->flushed != p->submitted;
-  if (flush && (crc = f->flush(q)) != CL_SUCCESS)
+  if (flush && (crc = f->flush(q)) != CL_SUCCESS && !lent)
     clReleaseEvent(ev);
   if (crc != CL_SUCCESS)
     return cls__error(CLS_ECL, crc, "ordering stream %d after stream %d failed: %s", s->id, p->id,
@@ -90,6 +95,8 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
     p->stats.flushes++;
     p->flushed = p->submitted;
   }
+  if (lent)
+    cmd->lent |= 1ull << cmd->nwait;
   cmd->wait[cmd->nwait++] = ev;
   s->stats.waits++;
   cls__order_synced(s, p, upto);
@@ -103,6 +110,7 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
   struct cls__stream *s = cmd->stream;
   uint64_t need[CLS_MAX_STREAMS];
   cmd->nwait = 0;
+  cmd->lent = 0;
   uint64_t mask = needs(cmd, need);
   if (!mask)
     return CLS_OK;
@@ -138,7 +146,7 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
       cls__order_synced(s, p, upto); /* one queue: its order is the order */
       continue;
     }
-    int rc = wait_on(ctx, cmd, p, q, upto);
+    int rc = wait_on(ctx, cmd, p, q, upto, o->enqueues_now);
     if (rc < 0) {
       cls__order_drop(cmd);
       return rc;

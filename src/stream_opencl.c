@@ -240,6 +240,13 @@ static cl_int ocl_marker(void *stream, cl_event *out) {
   return clEnqueueMarkerWithWaitList(s->q, 0, NULL, out);
 }
 
+/* Lent: the ring keeps its reference until a drain, which only a later
+ * call into this stream does. */
+static cl_event ocl_last_event(void *stream) {
+  struct ocl_stream *s = stream;
+  return s->len ? s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev : NULL;
+}
+
 static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
                        uint64_t *completed) {
   struct ocl_stream *s = stream;
@@ -269,6 +276,7 @@ static const struct cls_stream_factory opencl_factory = {
     .fill = ocl_fill,
     .marker = ocl_marker,
     .poll = ocl_poll,
+    .last_event = ocl_last_event,
 };
 
 CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void) {

@@ -5,6 +5,7 @@
 #include "gate.h"
 
 #include <pthread.h>
+#include <stddef.h>
 
 /* Streams on one backend queue are ordered by the queue: the interleave
  * strategy of the scheduler driver puts every stream on one queue, so it
@@ -408,6 +409,51 @@ START_TEST(highest_stream_id_works) {
 }
 END_TEST
 
+/* A factory built against version 1 of <clstream/stream.h> ends before
+ * last_event: the core must not read past its end (an ASan build sees the
+ * read), and a cross-stream wait goes through marker() instead.  The
+ * factory here is the gate cut to its version 1 size; its first copy is
+ * held, so the launch after it has to wait. */
+START_TEST(version_1_factory_orders_through_markers) {
+  enum { N = 64 };
+  struct gate g = {.gated = gate.gated ? "copy_k" : NULL}; /* see setup() */
+  size_t v1 = offsetof(struct cls_stream_factory, last_event);
+  struct cls_stream_factory *f = malloc(v1);
+  ck_assert_ptr_nonnull(f);
+  memcpy(f, &gate_factory, v1);
+  f->version = 1;
+  cls_context *c = ct_context_with(NULL, f, &g);
+  cls_kernel *copy = ct_kernel(c, CT_COPY_SRC, "copy_k");
+  cls_buffer a = ct_written(c, 0, N, 7), b = ct_alloc(c, 1, N * sizeof(int));
+  for (int i = 0; i < 20; i++) { /* ping-pong: every launch reads the other's output */
+    cls_arg ab[] = {CLS_IN(a), CLS_OUT(b)}, ba[] = {CLS_IN(b), CLS_OUT(a)};
+    ct_launch1(c, 1, copy, N, 2, ab);
+    ct_launch1(c, 0, copy, N, 2, ba);
+    gate_open(&g);
+  }
+  ct_expect_ints(c, 2, b, N, 7);
+  /* Each wait (the download's on stream 2 too) took a marker; none at all
+   * on one shared queue. */
+  unsigned long long w = 0, m = 0, gm = 0;
+  for (int i = 0; i < 3; i++) {
+    struct cls_stream_stats st;
+    CT_OK(cls_stream_stats(c, i, &st));
+    w += st.waits;
+    m += st.markers;
+    gm += g.markers[i];
+  }
+  if (!waits_expected(1))
+    ck_assert_uint_eq(w, 0);
+  else if (g.gated)
+    ck_assert_msg(g.held >= 1 && w >= 1, "held %lu, waits %llu", g.held, w);
+  ck_assert_uint_eq(m, w);
+  ck_assert_uint_eq(gm, w); /* all through marker(): the gate counted them */
+  cls_context_destroy(c);
+  gate_release(&g);
+  free(f);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   SLOW_ITERS = ct_scale(SLOW_ITERS, 200);
@@ -424,6 +470,7 @@ int main(void) {
   ADD(stats_count_launches_and_reset_zeroes_them);
   ADD(stream_sync_waits_for_that_stream);
   ADD(highest_stream_id_works);
+  ADD(version_1_factory_orders_through_markers);
 #undef ADD
   return ct_run(s);
 }

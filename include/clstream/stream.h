@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define CLS_STREAM_FACTORY_VERSION 1
+#define CLS_STREAM_FACTORY_VERSION 2 /* 2: last_event */
 
 /* What a factory needs of the context: owned by the context, valid for the
  * lifetime of every stream created with it. */
@@ -115,6 +115,17 @@ struct cls_stream_factory {
    * that it and every command before it have finished.  Required. */
   cl_int (*poll)(void *stream, int wait, cls_failed_fn on_failed, void *arg,
                  uint64_t *completed);
+
+  /* Version 2 and later. */
+
+  /* The event of the stream's last command, lent: the caller takes no
+   * reference and uses it only until its next call into this stream (a
+   * flush excepted).  NULL when the stream has no command whose event it
+   * still holds.  The same promise as marker() otherwise.  A driver that
+   * enqueues a command at once lets it wait on this event without a
+   * retain and a release per wait.  Optional: NULL (or a version 1
+   * factory) means marker() is used. */
+  cl_event (*last_event)(void *stream);
 };
 
 /* The default factory: one OpenCL in-order command queue per stream. */

@@ -89,7 +89,8 @@ static void *ev_queue_of(struct cls__driver *d, struct cls__stream *s, struct cl
   return p->backend; /* every stream has its own queue */
 }
 
-static const struct cls__orderer ev_orderer = {.queue_of = ev_queue_of};
+/* ev_submit enqueues right after ordering: waits may be lent events. */
+static const struct cls__orderer ev_orderer = {.queue_of = ev_queue_of, .enqueues_now = true};
 
 static int ev_order(struct cls__driver *base, struct cls__cmd *cmd) {
   return cls__order_after(base, cmd, &ev_orderer);
