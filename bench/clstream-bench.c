@@ -8,7 +8,13 @@
  * whether a target is met, missed, or not told apart from it by this run.
  *
  *   bench/clstream-bench [--reps N] [--drivers LIST] [--workloads LIST]
- *                        [--json FILE] [--quick]
+ *                        [--json FILE] [--quick] [--callgrind]
+ *
+ * --callgrind (under valgrind --tool=callgrind, bench/host-cost.sh): one
+ * warm-up and one measured run of each side, each measured run dumped on
+ * its own ("host <workload> <driver> raw|clstream <launches>"), so that the
+ * instructions the host thread spends per launch can be compared: a count
+ * that this noisy machine cannot blur.
  *
  * Workloads:
  *   tiny-chain  10,000 launches of a tiny kernel (global 64) on one stream
@@ -24,10 +30,19 @@
  * thing a layer adds (an argument set per launch, an event per launch,
  * events kept until polled), to say what those cost on the device, and the
  * fan against itself on one queue (what the interleave strategy does). */
+#include "config.h"
+
 #include <clstream.h>
 #include <clstream/stream.h>
 
 #include "bench.h"
+
+#ifdef HAVE_VALGRIND_CALLGRIND_H
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(s) ((void)(s))
+#endif
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -527,6 +542,8 @@ static const char *verdict(const struct row *row) {
   return "unclear";
 }
 
+static bool callgrind; /* --callgrind */
+
 static char workloads[256] = "tiny-chain,saxpy,ping-pong,fan,allocs,skip-chain,calibration";
 
 /* Whether --workloads names w (a whole item of the comma list). */
@@ -580,11 +597,27 @@ static void print_row(const struct row *row) {
   fflush(stdout);
 }
 
+/* One measured run of fn, dumped as "host <name> <driver> <side> <launches>". */
+#define DUMPED(side, call)                                                          \
+  do {                                                                              \
+    char label_[160];                                                               \
+    snprintf(label_, sizeof label_, "host %s %s %s %d", name, driver, side, launches); \
+    CALLGRIND_ZERO_STATS;                                                           \
+    (void)(call);                                                                   \
+    CALLGRIND_DUMP_STATS_AT(label_);                                                \
+  } while (0)
+
 static void compare(const char *name, const char *driver, struct raw *r, raw_fn rf,
-                    struct lib *l, lib_fn lf, double bytes) {
+                    struct lib *l, lib_fn lf, double bytes, int launches) {
   double tr[MAX_REPS], tl[MAX_REPS];
   rf(r); /* warm-up, both sides */
   lf(l);
+  if (callgrind) {
+    DUMPED("raw", rf(r));
+    DUMPED("clstream", lf(l));
+    printf("%-11s %-22s dumped for callgrind (%d launches a run)\n", name, driver, launches);
+    return;
+  }
   for (int i = 0; i < reps; i++) {
     if (i % 2 == 0) {
       tr[i] = rf(r);
@@ -709,6 +742,8 @@ int main(int argc, char **argv) {
       json = argv[++i];
     else if (strcmp(argv[i], "--drivers") == 0 && i + 1 < argc)
       snprintf(drivers_buf, sizeof drivers_buf, "%s", argv[++i]);
+    else if (strcmp(argv[i], "--callgrind") == 0)
+      callgrind = true;
     else if (strcmp(argv[i], "--workloads") == 0 && i + 1 < argc)
       snprintf(workloads, sizeof workloads, "%s", argv[++i]);
     else if (strcmp(argv[i], "--quick") == 0) {
@@ -719,7 +754,7 @@ int main(int argc, char **argv) {
               "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...]\n"
               "                      [--workloads tiny-chain,saxpy,ping-pong,fan,allocs,"
               "skip-chain,calibration]\n"
-              "                      [--json FILE] [--quick]\n");
+              "                      [--json FILE] [--quick] [--callgrind]\n");
       return 2;
     }
   }
@@ -742,13 +777,13 @@ int main(int argc, char **argv) {
     struct lib l;
     lib_init(&l, d, NULL);
     if (wanted("tiny-chain"))
-      compare("tiny-chain", d, &r, raw_tiny, &l, lib_tiny, 0);
+      compare("tiny-chain", d, &r, raw_tiny, &l, lib_tiny, 0, TINY_N);
     if (wanted("saxpy"))
-      compare("saxpy", d, &r, raw_saxpy, &l, lib_saxpy, saxpy_bytes);
+      compare("saxpy", d, &r, raw_saxpy, &l, lib_saxpy, saxpy_bytes, SAXPY_REPS);
     if (wanted("ping-pong"))
-      compare("ping-pong", d, &r, raw_pingpong, &l, lib_pingpong, 0);
+      compare("ping-pong", d, &r, raw_pingpong, &l, lib_pingpong, 0, 2 * PP_N);
     if (wanted("fan"))
-      compare("fan", d, &r, raw_fan, &l, lib_fan, 0);
+      compare("fan", d, &r, raw_fan, &l, lib_fan, 0, 6 * FAN_N);
     if (wanted("allocs"))
       allocations(d, &r, &l);
     cls_context_destroy(l.ctx);
