@@ -126,10 +126,9 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     prov->stream = s->id;
     prov->position = pos;
   }
-  if (ctx->log.level >= CLS_LOG_FULL)
-    cls__log(&ctx->log, CLS_LOG_FULL, "stream %d: %s%s%s, %zu bindings, %u waits", s->id,
-             cmd->op, cmd->kind == CLS__CMD_LAUNCH ? " of " : "",
-             cmd->kind == CLS__CMD_LAUNCH ? name : "", cmd->nbind, cmd->nwait);
+  cls__log(&ctx->log, CLS_LOG_FULL, "stream %d: %s%s%s, %zu bindings, %u waits", s->id, cmd->op,
+           cmd->kind == CLS__CMD_LAUNCH ? " of " : "", cmd->kind == CLS__CMD_LAUNCH ? name : "",
+           cmd->nbind, cmd->nwait);
   cl_int crc = d->submit(ctx->driver, cmd);
   if (crc != CL_SUCCESS) {
     struct cls__failure *in = cmd->kind == CLS__CMD_LAUNCH || cmd->kind == CLS__CMD_COPY

@@ -152,6 +152,12 @@ struct cls__stream {
   struct cls__memory mem;
 };
 
+/* f's last_event member, or NULL: members past version 1 are read only
+ * from a factory that has them. */
+static inline cl_event (*cls__factory_last_event(const struct cls_stream_factory *f))(void *) {
+  return f->version >= 2 ? f->last_event : NULL;
+}
+
 struct cls__stream_pool {
   const struct cls_stream_factory *factory;
   void *factory_data;

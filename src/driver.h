@@ -137,8 +137,8 @@ struct cls__orderer {
 /* The ordering every driver does: the streams cmd depends on are polled
  * (F8, and F7: CLS__RETRY when a failure was found, so the core checks the
  * inputs again), then cmd waits on each one not already ordered that far
- * and not finished: with an event on another queue (after a flush), or on
- * the host when that event already failed.  Fills cmd->wait. */
+ * and not finished: on an event of the other queue, after a flush.
+ * Nothing after the polls learns of a failure.  Fills cmd->wait. */
 int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct cls__orderer *o);
 /* Waits that order() took are dropped without a command carrying them
  * (its enqueue failed, or it is ordered again): what order() recorded (the

@@ -148,15 +148,9 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
     }
     int rc = wait_on(ctx, cmd, p, q, upto, o->enqueues_now);
     if (rc < 0) {
-      cls__order_drop(cmd);
+      cls__order_drop(cmd); /* synced[] counts on the waits taken so far */
       return rc;
     }
-  }
-  if (minted(ctx) != before) {
-    /* A host wait found a failure: the command is checked again.  The
-     * waits taken so far are recorded in synced[]: keep that true. */
-    cls__order_drop(cmd);
-    return CLS__RETRY;
   }
   return CLS_OK;
 }

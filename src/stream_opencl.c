@@ -64,6 +64,11 @@ static void note_failed(struct ocl_stream *s, uint64_t seq, cl_int st) {
   s->nfailed++;
 }
 
+/* The event of the newest command in the ring (len > 0). */
+static cl_event tail_event(const struct ocl_stream *s) {
+  return s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev;
+}
+
 static cl_int status_of(cl_event ev) {
   cl_int st = CL_QUEUED;
   cl_int rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
@@ -91,7 +96,7 @@ static bool tail_done(struct ocl_stream *s, bool all) {
     s->tail_skip = 15;
   }
   struct ev_entry *head = &s->ring[s->head];
-  if (status_of(s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev) > CL_COMPLETE)
+  if (status_of(tail_event(s)) > CL_COMPLETE)
     return false;
   /* The head read unfinished before the tail was looked at: a lag, unless
    * it finished in between. */
@@ -140,7 +145,7 @@ static cl_int finish(struct ocl_stream *s) {
   cl_int rc = clFinish(s->q);
   if (!s->len)
     return rc == CL_SUCCESS || s->saw_failure ? CL_SUCCESS : rc;
-  cl_event last = s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev;
+  cl_event last = tail_event(s);
   cl_int w = clWaitForEvents(1, &last);
   if (status_of(last) <= CL_COMPLETE)
     return CL_SUCCESS; /* finished, failed or not */
@@ -226,25 +231,24 @@ static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const 
                                          nwait ? wait : NULL, ev_));
 }
 
-/* The last command's event already completes after everything before it
- * (in-order queue): hand that out rather than enqueue a marker. */
-static cl_int ocl_marker(void *stream, cl_event *out) {
-  struct ocl_stream *s = stream;
-  if (s->len) {
-    cl_event last = s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev;
-    cl_int rc = clRetainEvent(last);
-    if (rc == CL_SUCCESS)
-      *out = last;
-    return rc;
-  }
-  return clEnqueueMarkerWithWaitList(s->q, 0, NULL, out);
-}
-
 /* Lent: the ring keeps its reference until a drain, which only a later
  * call into this stream does. */
 static cl_event ocl_last_event(void *stream) {
   struct ocl_stream *s = stream;
-  return s->len ? s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev : NULL;
+  return s->len ? tail_event(s) : NULL;
+}
+
+/* The last command's event already completes after everything before it
+ * (in-order queue): hand that out, with a reference of its own, rather
+ * than enqueue a marker. */
+static cl_int ocl_marker(void *stream, cl_event *out) {
+  cl_event last = ocl_last_event(stream);
+  if (!last)
+    return clEnqueueMarkerWithWaitList(((struct ocl_stream *)stream)->q, 0, NULL, out);
+  cl_int rc = clRetainEvent(last);
+  if (rc == CL_SUCCESS)
+    *out = last;
+  return rc;
 }
 
 static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
