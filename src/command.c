@@ -23,10 +23,11 @@
  * record leaves the write set), the ordering facts for later commands on
  * any stream, the F8 write stamp, and the bindings of the command's F8 log
  * entry `e` (NULL: not logged). */
-static inline __attribute__((always_inline)) void commit(struct cls__cmd *cmd,
+static inline __attribute__((always_inline)) void commit(cls_context *ctx, struct cls__cmd *cmd,
                                                         struct cls__failure *prov,
                                                         uint64_t stamp, struct cls__log_entry *e) {
   int s = cmd->stream->id;
+  struct cls__log_binding *lb = e ? cls__log_bindings(ctx, e) : NULL;
   for (size_t i = 0; i < cmd->nbind; i++) {
     const struct cls__binding *b = &cmd->bind[i];
     struct cls__slot *slot = b->slot;
@@ -40,11 +41,9 @@ static inline __attribute__((always_inline)) void commit(struct cls__cmd *cmd,
       slot->read_mask |= 1ull << s;
       slot->read_seq[s] = cmd->seq;
     }
-    if (e)
-      cls__log_bind(e, i, b);
+    if (lb)
+      lb[i] = (struct cls__log_binding){.handle = b->handle, .access = b->access};
   }
-  if (e)
-    e->nbind = cmd->nbind;
 }
 
 /* F2: the command does not run; its outputs take f, the skip is on f's
@@ -157,13 +156,13 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   }
   uint64_t stamp = ++ctx->stamp;
   if (cmd->kind == CLS__CMD_READ && cmd->x.blocking) {
-    commit(cmd, prov, stamp, NULL); /* finished already: the caller checks what it read */
+    commit(ctx, cmd, prov, stamp, NULL); /* finished already: the caller checks what it read */
     return CLS_OK;
   }
   struct cls__log_entry *e =
       cls__inflight_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, s->id, cmd->seq, pos,
-                            stamp, cmd->op, name, pending);
-  commit(cmd, prov, stamp, e);
+                            stamp, cmd->op, name, pending, cmd->nbind);
+  commit(ctx, cmd, prov, stamp, e);
   if (!e)
     return CLS_ENOMEM; /* the log could not grow; the command runs */
   cls__inflight_commit(ctx);

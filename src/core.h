@@ -25,6 +25,7 @@ struct cls_driver_ops;
 struct cls__failure;
 struct cls__failures;
 struct cls__log_entry;
+struct cls__log_binding;
 
 /* ------------------------------------------------------------------ */
 /* Errors (errors.c)                                                   */
@@ -250,6 +251,9 @@ struct cls_context {
   /* F8: launches and reads still in flight, in submission order. */
   struct cls__log_entry *inflight;
   size_t inflight_head, inflight_len, inflight_cap;
+  /* Bindings of entries with more than fit in one: CLS_MAX_ARGS for each
+   * position of the log, allocated once the first such entry comes. */
+  struct cls__log_binding *inflight_overflow;
   /* Non-blocking downloads waiting for a sync. */
   struct cls__pending_read *reads; /* list, newest first */
   uint64_t stamp;          /* last write stamp given out */

@@ -200,9 +200,21 @@ enum cls__entry_kind {
                            its own failure */
 };
 
+/* A logged binding: handle and access (slots move when a stream's table
+ * grows, so the replay resolves handles). */
+struct cls__log_binding {
+  cls_buffer handle;
+  int access;
+};
+
+/* Bindings an entry holds itself; a command with more keeps them in the
+ * overflow array, in the row of the entry's position in the log.  The
+ * entry stays two cache lines, so a log as long as the work in flight
+ * (thousands of launches when the host runs ahead of the device) stays
+ * compact. */
+#define CLS__LOG_INLINE 4
+
 struct cls__log_entry {
-  int kind;
-  int stream;
   uint64_t seq;                 /* 0 for skips */
   uint64_t position;            /* the stream's issued count, see cls__stream */
   uint64_t stamp;               /* write stamp its writes got */
@@ -210,35 +222,43 @@ struct cls__log_entry {
   const char *kernel;           /* the kernel's name, "" for other commands:
                                    lives as long as the context */
   struct cls__pending_read *read;
+  int kind;
+  int stream;
+  unsigned nbind;
   bool untrusted;               /* a replay found it ran on a failed input:
                                    its own failure, found later, changes
                                    nothing (it counts as skipped) */
-  size_t nbind;
-  struct cls__binding bind[CLS_MAX_ARGS]; /* handles and access; slot unused */
+  struct cls__log_binding bind[CLS__LOG_INLINE];
 };
 
 /* Records a command in submission order.  Never allocates in steady state:
- * the ring only grows when more commands are in flight than ever before. */
+ * the rings only grow when more commands are in flight than ever before. */
 int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
                       uint64_t position, uint64_t stamp, const char *op, const char *kernel,
                       const struct cls__binding *b, size_t n,
                       struct cls__pending_read *read);
-/* Binding i of entry e as the replay keeps it: handle and access (slots
- * move when a stream's table grows). */
-static inline void cls__log_bind(struct cls__log_entry *e, size_t i, const struct cls__binding *b) {
-  e->bind[i] = (struct cls__binding){.handle = b->handle, .slot = NULL, .access = b->access};
+/* Entry e's bindings. */
+static inline struct cls__log_binding *cls__log_bindings(const cls_context *ctx,
+                                                         struct cls__log_entry *e) {
+  return e->nbind <= CLS__LOG_INLINE
+             ? e->bind
+             : ctx->inflight_overflow + (size_t)(e - ctx->inflight) * CLS_MAX_ARGS;
 }
 /* The same in two steps, for a caller that walks its bindings anyway:
- * reserve fills in all but the bindings (NULL with the error recorded
- * when out of memory); the caller sets e->bind[] and e->nbind, then
- * commits.  Nothing may touch the log in between. */
-bool cls__inflight_make_room(cls_context *ctx);
+ * reserve fills in all but the bindings, room for `nbind` of them
+ * included (NULL with the error recorded when out of memory); the caller
+ * sets them (cls__log_bindings) and commits.  Nothing may touch the log in
+ * between. */
+bool cls__inflight_make_room(cls_context *ctx, size_t nbind);
 static inline struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int kind, int stream,
                                                            uint64_t seq, uint64_t position,
                                                            uint64_t stamp, const char *op,
                                                            const char *kernel,
-                                                           struct cls__pending_read *read) {
-  if (ctx->inflight_len == ctx->inflight_cap && !cls__inflight_make_room(ctx))
+                                                           struct cls__pending_read *read,
+                                                           size_t nbind) {
+  if ((ctx->inflight_len == ctx->inflight_cap ||
+       (nbind > CLS__LOG_INLINE && !ctx->inflight_overflow)) &&
+      !cls__inflight_make_room(ctx, nbind))
     return NULL;
   /* The capacity is a power of two. */
   struct cls__log_entry *e =
@@ -251,7 +271,8 @@ static inline struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int
   e->op = op;
   e->read = read;
   e->untrusted = false;
-  e->kernel = kernel ? kernel : "";
+  e->kernel = kernel; /* never NULL: a name or the operation */
+  e->nbind = (unsigned)nbind;
   return e;
 }
 static inline void cls__inflight_commit(cls_context *ctx) {

@@ -35,31 +35,69 @@ void cls__inflight_prune(cls_context *ctx) {
   }
 }
 
-/* The capacity stays a power of two: positions wrap with a mask. */
-static int grow(cls_context *ctx) {
-  if (!cls__ring_grow((void **)&ctx->inflight, &ctx->inflight_cap, &ctx->inflight_head,
-                      ctx->inflight_len, sizeof *ctx->inflight, 256))
-    return cls__error(CLS_ENOMEM, 0, "out of memory growing the in-flight log");
-  return CLS_OK;
+/* The overflow array for a log of `cap` positions starting at `head`,
+ * its live rows moved to where they will be once the log is unwrapped to
+ * start at 0 (cls__ring_grow).  Untouched rows cost address space only. */
+static struct cls__log_binding *overflow_for(cls_context *ctx, size_t cap) {
+  struct cls__log_binding *n = malloc(cap * CLS_MAX_ARGS * sizeof *n);
+  if (!n || !ctx->inflight_overflow)
+    return n;
+  for (size_t i = 0; i < ctx->inflight_len; i++) {
+    struct cls__log_entry *e = at(ctx, i);
+    if (e->nbind > CLS__LOG_INLINE)
+      memcpy(n + i * CLS_MAX_ARGS, cls__log_bindings(ctx, e), e->nbind * sizeof *n);
+  }
+  return n;
 }
 
-/* The log is full: drop what finished, else grow.  False: out of memory
- * (the error is recorded). */
-bool cls__inflight_make_room(cls_context *ctx) {
+/* The capacity stays a power of two: positions wrap with a mask. */
+static int grow(cls_context *ctx, bool overflow) {
+  size_t ncap = ctx->inflight_cap ? 2 * ctx->inflight_cap : 256;
+  struct cls__log_binding *o = NULL;
+  if (overflow && !(o = overflow_for(ctx, ncap)))
+    goto fail;
+  if (!cls__ring_grow((void **)&ctx->inflight, &ctx->inflight_cap, &ctx->inflight_head,
+                      ctx->inflight_len, sizeof *ctx->inflight, 256))
+    goto fail;
+  if (o) {
+    free(ctx->inflight_overflow);
+    ctx->inflight_overflow = o;
+  }
+  return CLS_OK;
+fail:
+  free(o);
+  return cls__error(CLS_ENOMEM, 0, "out of memory growing the in-flight log");
+}
+
+/* Room for one more entry with `nbind` bindings: drop what finished, else
+ * grow.  False: out of memory (the error is recorded). */
+bool cls__inflight_make_room(cls_context *ctx, size_t nbind) {
   cls__inflight_prune(ctx);
-  return ctx->inflight_len < ctx->inflight_cap || grow(ctx) == CLS_OK;
+  bool overflow = ctx->inflight_overflow || nbind > CLS__LOG_INLINE;
+  if (ctx->inflight_len == ctx->inflight_cap)
+    return grow(ctx, overflow) == CLS_OK;
+  if (overflow && !ctx->inflight_overflow) {
+    /* The first such entry: rows for the log as it is. */
+    size_t row = CLS_MAX_ARGS * sizeof *ctx->inflight_overflow;
+    ctx->inflight_overflow = malloc(ctx->inflight_cap * row);
+    if (!ctx->inflight_overflow) {
+      cls__error(CLS_ENOMEM, 0, "out of memory growing the in-flight log");
+      return false;
+    }
+  }
+  return true;
 }
 
 int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint64_t position,
                       uint64_t stamp, const char *op, const char *kernel,
                       const struct cls__binding *b, size_t n, struct cls__pending_read *read) {
   struct cls__log_entry *e =
-      cls__inflight_reserve(ctx, kind, stream, seq, position, stamp, op, kernel, read);
+      cls__inflight_reserve(ctx, kind, stream, seq, position, stamp, op, kernel, read, n);
   if (!e)
     return CLS_ENOMEM;
-  e->nbind = n;
+  struct cls__log_binding *lb = cls__log_bindings(ctx, e);
   for (size_t i = 0; i < n; i++)
-    cls__log_bind(e, i, &b[i]);
+    lb[i] = (struct cls__log_binding){.handle = b[i].handle, .access = b[i].access};
   cls__inflight_commit(ctx);
   return CLS_OK;
 }
@@ -96,20 +134,21 @@ static size_t set_remove(cls_context *ctx, size_t n, cls_buffer h) {
   return n;
 }
 
-static bool reads_set(cls_context *ctx, size_t n, const struct cls__log_entry *e) {
+static bool reads_set(cls_context *ctx, size_t n, struct cls__log_entry *e) {
+  const struct cls__log_binding *b = cls__log_bindings(ctx, e);
   for (size_t i = 0; i < e->nbind; i++) {
-    if ((e->bind[i].access & CLS_READ) && set_has(ctx, n, e->bind[i].handle))
+    if ((b[i].access & CLS_READ) && set_has(ctx, n, b[i].handle))
       return true;
   }
   return false;
 }
 
-static size_t writes_join(cls_context *ctx, size_t n, const struct cls__log_entry *e, bool join) {
+static size_t writes_join(cls_context *ctx, size_t n, struct cls__log_entry *e, bool join) {
+  const struct cls__log_binding *b = cls__log_bindings(ctx, e);
   for (size_t i = 0; i < e->nbind; i++) {
-    if (!(e->bind[i].access & CLS_WRITE))
+    if (!(b[i].access & CLS_WRITE))
       continue;
-    n = join ? set_add(ctx, n, e->bind[i].handle, e->stamp)
-             : set_remove(ctx, n, e->bind[i].handle);
+    n = join ? set_add(ctx, n, b[i].handle, e->stamp) : set_remove(ctx, n, b[i].handle);
   }
   return n;
 }
@@ -234,6 +273,8 @@ void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r) {
 }
 
 void cls__inflight_fini(cls_context *ctx) {
+  free(ctx->inflight_overflow);
+  ctx->inflight_overflow = NULL;
   free(ctx->inflight);
   ctx->inflight = NULL;
   ctx->inflight_len = ctx->inflight_cap = ctx->inflight_head = 0;

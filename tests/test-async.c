@@ -20,8 +20,16 @@
   "  b[i] = a[i] + " #add ";\n"                                                \
   "}\n"
 
+/* Five buffers: more than an F8 log entry holds itself. */
+#define WIDE(name, add)                                                        \
+  "kernel void " name "(global const int *a, global int *b, global const int *c,\n" \
+  "                     global const int *d, global const int *e) {\n"        \
+  "  size_t i = get_global_id(0);\n"                                           \
+  "  b[i] = a[i] + " #add " + (c[i] - c[i]) + (d[i] - d[i]) + (e[i] - e[i]);\n" \
+  "}\n"
+
 static const char SRC[] = UNARY("producer_k1", 1) UNARY("consumer_k2", 2)
-    UNARY("later_k3", 3) UNARY("clean_k4", 4) UNARY("plain_k", 5);
+    UNARY("later_k3", 3) UNARY("clean_k4", 4) UNARY("plain_k", 5) WIDE("wide_k", 6);
 
 #define FAULT_K1 "complete:kernel=producer_k1"
 
@@ -198,6 +206,72 @@ START_TEST(F8_consumer_on_other_stream_ran_on_untrusted_input) {
   cls_report_free(r);
 
   expect_seq(1, unrelated, 70);
+  assert_healthy(0);
+  assert_healthy(1);
+  close_ctx();
+  gate_release(&g);
+}
+END_TEST
+
+static int launch_wide(int stream, cls_buffer in, cls_buffer out, cls_buffer other) {
+  size_t g[1] = {N};
+  cls_arg a[] = {CLS_IN(in), CLS_OUT(out), CLS_IN(other), CLS_IN(other), CLS_IN(other)};
+  return cls_launch(ctx, stream, kern("wide_k"), 1, g, NULL, 5, a);
+}
+
+/* The replay walks a log far longer than its first capacity, which grew
+ * while wrapped (a finished history moved its head first), with entries
+ * that hold their bindings themselves and entries with more bindings than
+ * fit (wide_k's five).  600 launches stay in flight behind the held
+ * producer: every chain launch ran on untrusted input, the unrelated
+ * launches interleaved with them stay clean. */
+START_TEST(F8_replay_over_a_grown_wrapped_log) {
+  enum { HISTORY = 100, CHAIN = 300, OUTS = 4 };
+  struct gate g = {.gated = "producer_k1"};
+  open_ctx(FAULT_K1, &gate_factory, &g);
+  cls_buffer in = input(0, 0), u_in = input(1, 40);
+  cls_buffer b1 = ct_alloc(ctx, 0, NB), c[2] = {ct_alloc(ctx, 1, NB), ct_alloc(ctx, 1, NB)};
+  cls_buffer u_out[OUTS];
+  for (int i = 0; i < OUTS; i++)
+    u_out[i] = ct_alloc(ctx, 1, NB);
+  for (int i = 0; i < HISTORY; i++) {
+    if (i % 2) /* the first wide entry finds the log allocated already */
+      CT_OK(launch_wide(1, u_in, u_out[i % OUTS], u_in));
+    else
+      launch_ok(1, "plain_k", u_in, u_out[i % OUTS]);
+  }
+  CT_OK(cls_sync(ctx, NULL)); /* finished: the log drops it all */
+
+  launch_ok(0, "producer_k1", in, b1); /* held until the gate opens */
+  launch_ok(1, "consumer_k2", b1, c[0]);
+  for (int i = 1; i < CHAIN; i++) {
+    cls_buffer from = c[(i - 1) % 2], to = c[i % 2];
+    if (i < CHAIN / 2) {
+      CT_OK(launch_wide(1, from, to, u_in));
+      CT_OK(launch_wide(1, u_in, u_out[i % OUTS], u_in));
+    } else {
+      launch_ok(1, "plain_k", from, to);
+      launch_ok(1, "later_k3", u_in, u_out[i % OUTS]);
+    }
+  }
+  ck_assert_uint_gt(g.held, 0);
+  gate_open(&g);
+
+  cls_report *r = tainted(1, c[(CHAIN - 1) % 2]);
+  assert_k1_async_root(r);
+  ck_assert_uint_eq(finfo(r, 0).nskips, 3);
+  assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 1);
+  assert_skip(r, 1, CLS_SKIP_UNTRUSTED, "wide_k", 1);
+  assert_skip(r, 2, CLS_SKIP_UNTRUSTED, "plain_k", 1);
+  ck_assert_uint_eq(sinfo(r, 0, 0).count, 1);
+  ck_assert_uint_eq(sinfo(r, 0, 1).count, CHAIN / 2 - 1);
+  ck_assert_uint_eq(sinfo(r, 0, 2).count, CHAIN - CHAIN / 2);
+  cls_report_free(r);
+  r = tainted(1, c[CHAIN % 2]);
+  cls_report_free(r);
+  for (int i = 0; i < OUTS; i++)
+    expect_seq(1, u_out[i], 43);
+  expect_seq(1, u_in, 40);
   assert_healthy(0);
   assert_healthy(1);
   close_ctx();
@@ -429,6 +503,7 @@ int main(void) {
   ADD(s, F8_later_writes_that_read_nothing_tainted_clear);
   ADD(s, F8_failed_upload_taints_its_buffer);
   ADD(s, F8_failed_upload_after_other_work_taints_its_buffer);
+  ADD(s, F8_replay_over_a_grown_wrapped_log);
   ADD(s, F7_known_failure_skips_consumer_on_other_stream);
   ADD(s, F7_failure_found_while_ordering_skips_instead_of_waiting);
   return ct_run(s);
