@@ -230,6 +230,7 @@ struct cls__log_entry {
                                    nothing (it counts as skipped) */
   struct cls__log_binding bind[CLS__LOG_INLINE];
 };
+_Static_assert(sizeof(struct cls__log_entry) <= 128, "an F8 log entry is two cache lines");
 
 /* Records a command in submission order.  Never allocates in steady state:
  * the rings only grow when more commands are in flight than ever before. */

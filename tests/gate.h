@@ -5,7 +5,7 @@
  *     do not depend on how fast the device is (an H200 finishes the slow
  *     kernels of these tests before the host's next call);
  *   - counts every call the core makes into it (`calls`, and per stream
- *     `commands` and `markers`);
+ *     `commands`, `markers` and `polls`);
  *   - can finish a stream's work behind the core's back (gate_finish): the
  *     core learns what finished, and what failed, at its next poll.
  * Shared by the suites that need deterministic timing or call counts. */
@@ -44,6 +44,7 @@ struct gate {
   struct gstream *streams[CLS_MAX_STREAMS];
   unsigned long markers[CLS_MAX_STREAMS];
   unsigned long commands[CLS_MAX_STREAMS];
+  unsigned long polls[CLS_MAX_STREAMS];
 };
 
 /* The factory a gate wraps: the OpenCL one. */
@@ -167,6 +168,7 @@ static cl_int g_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
                      uint64_t *completed) {
   struct gstream *gs = stream;
   gs->g->calls++;
+  gs->g->polls[gs->id]++;
   for (size_t i = 0; i < gs->nheld; i++)
     on_failed(arg, gs->held[i].seq, gs->held[i].status);
   gs->nheld = 0;

@@ -476,6 +476,108 @@ START_TEST(F7_failure_found_while_ordering_skips_instead_of_waiting) {
 }
 END_TEST
 
+/* Each driver setting, with its tasks handed to the queue at once (so
+ * "still running" does not wait on the scheduler's list). */
+static const char *const SETTINGS[] = {"event", "scheduler:sequential,max_tasks=1",
+                                       "scheduler:interleave,max_tasks=1"};
+
+static void open_setting(const char *setting, struct gate *g) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .scheduler = setting,
+                                  .factory = &gate_factory,
+                                  .factory_data = g};
+  ctx = ct_context_opts(&o);
+  prog = ct_build(ctx, SRC, NULL);
+}
+
+/* The consumer needs the producer's last command, and that command's
+ * event (the one the consumer waits on, or a marker behind it) reads still
+ * running: nothing to learn, so the producer's stream is not polled (a
+ * poll reads its oldest event, the one the device is running).  On one
+ * shared queue (interleave) there is no wait to check.  The order holds. */
+START_TEST(F7_running_producer_is_waited_on_without_a_poll) {
+  for (size_t k = 0; k < sizeof SETTINGS / sizeof *SETTINGS; k++) {
+    struct gate g = {.gated = "producer_k1"};
+    open_setting(SETTINGS[k], &g);
+    bool one_queue = strstr(SETTINGS[k], "interleave") != NULL;
+    cls_buffer in = input(0, 10);
+    cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 1, NB);
+    launch_ok(0, "producer_k1", in, b1); /* held until the gate opens */
+    struct cls_stream_stats s1 = stats(1);
+    unsigned long p0 = g.polls[0];
+    launch_ok(1, "consumer_k2", b1, b2);
+    ck_assert_uint_gt(g.held, 0); /* the scheduler hands it over by now */
+    if (one_queue) {
+      ck_assert_uint_eq(stats(1).waits, s1.waits);
+    } else {
+      ck_assert_msg(g.polls[0] == p0, "%s: the running producer's stream was polled %lu times",
+                    SETTINGS[k], g.polls[0] - p0);
+      ck_assert_uint_eq(stats(1).waits, s1.waits + 1);
+    }
+    gate_open(&g);
+    expect_seq(1, b2, 13);
+    close_ctx();
+    gate_release(&g);
+  }
+}
+END_TEST
+
+/* The producer's last event has failed (its input, the gate, failed) but
+ * nothing polled its stream yet: the consumer's ordering reads the event,
+ * polls, learns the failure and skips instead of waiting on it. */
+START_TEST(F7_failed_last_event_is_polled_not_waited_on) {
+  for (size_t k = 0; k < sizeof SETTINGS / sizeof *SETTINGS; k++) {
+    struct gate g = {.gated = "producer_k1"};
+    open_setting(SETTINGS[k], &g);
+    struct cls_quirks q;
+    memset(&q, 0, sizeof q);
+    q.version = CLS_QUIRKS_VERSION;
+    CT_OK(cls_context_quirks(ctx, &q));
+    ck_assert_msg(q.probed, "%s: quirks not probed", SETTINGS[k]);
+    if (!q.dependent_fails) { /* the producer would wait for ever: nothing to test */
+      close_ctx();
+      gate_release(&g);
+      continue;
+    }
+    cls_buffer in = input(0, 10), x = input(0, 0);
+    cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 1, NB), y = ct_alloc(ctx, 0, NB);
+    launch_ok(0, "producer_k1", in, b1);
+    /* The scheduler hands a full list over at the stream's next command:
+     * the producer must be on its queue before the gate fails. */
+    if (strncmp(SETTINGS[k], "scheduler", 9) == 0)
+      launch_ok(0, "plain_k", x, y);
+    ck_assert_msg(g.held > 0, "%s: the producer was not held", SETTINGS[k]);
+    gate_set(&g, CL_OUT_OF_RESOURCES);
+    /* Behind the core's back: the producer's event is final (failed). */
+    cl_event last = ocl()->last_event(g.streams[0]->s);
+    ck_assert_ptr_nonnull(last);
+    clWaitForEvents(1, &last); /* a failed event ends the wait too */
+    cl_int st = 0;
+    ck_assert_int_eq(
+        clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL),
+        CL_SUCCESS);
+    ck_assert_int_lt(st, 0);
+
+    struct cls_stream_stats s1 = stats(1);
+    unsigned long p0 = g.polls[0];
+    CT_ERR(launch_unary(1, "consumer_k2", b1, b2), CLS_ESKIPPED);
+    ck_assert_uint_gt(g.polls[0], p0);
+    ck_assert_uint_eq(stats(1).waits, s1.waits);
+    cls_report *r = tainted(1, b2);
+    ck_assert_uint_eq(cls_report_failures(r), 1);
+    struct cls_failure_info f = finfo(r, 0);
+    ck_assert_str_eq(f.kernel, "producer_k1");
+    ck_assert_int_eq(f.async, 1);
+    ck_assert_int_eq(f.cl_status, q.dependent_status);
+    assert_skip(r, 0, CLS_SKIP_SKIPPED, "consumer_k2", 1);
+    cls_report_free(r);
+    assert_healthy(1);
+    close_ctx();
+    gate_release(&g);
+  }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 #define ADD(s, fn)                                                             \
@@ -506,5 +608,7 @@ int main(void) {
   ADD(s, F8_replay_over_a_grown_wrapped_log);
   ADD(s, F7_known_failure_skips_consumer_on_other_stream);
   ADD(s, F7_failure_found_while_ordering_skips_instead_of_waiting);
+  ADD(s, F7_running_producer_is_waited_on_without_a_poll);
+  ADD(s, F7_failed_last_event_is_polled_not_waited_on);
   return ct_run(s);
 }
