@@ -283,31 +283,73 @@ static double raw_pingpong(struct raw *r) {
   return bench_now() - t;
 }
 
-/* Reads the status of each event a command is about to wait on: what rule
- * F7 has clstream do before a cross-stream wait (it polls the producer, so
- * that a failure it can learn is not waited on). */
-static void ask_status(cl_uint n, const cl_event *w) {
-  for (cl_uint i = 0; i < n; i++) {
+/* What the raw fan does besides its work, to show what each thing costs
+ * (calibration rows). */
+enum fan_extra {
+  FAN_PLAIN,
+  /* Reads the status of each event a command is about to wait on. */
+  FAN_STATUS,
+  /* Keeps every command's event per queue and, before a command waits on
+   * a queue, reads that queue's events from the oldest unfinished one,
+   * releasing those finished: how polling a stream reads it. */
+  FAN_POLL
+};
+
+#define FAN_MAX 500 /* FAN_N is at most this (--quick lowers it) */
+
+struct fan_kept {
+  cl_event ev[6][FAN_MAX];
+  size_t head[6], len[6];
+};
+
+static void fan_keep(struct fan_kept *k, int q, cl_event ev) {
+  CL(clRetainEvent(ev));
+  k->ev[q][k->len[q]++] = ev;
+}
+
+static void fan_poll(struct fan_kept *k, int q) {
+  while (k->head[q] < k->len[q]) {
     cl_int st;
-    CL(clGetEventInfo(w[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+    CL(clGetEventInfo(k->ev[q][k->head[q]], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                      NULL));
+    if (st > CL_COMPLETE)
+      return;
+    clReleaseEvent(k->ev[q][k->head[q]++]);
+  }
+}
+
+/* Before a command waits on w[0..n-1] (queues qs[0..n-1]). */
+static void fan_before(enum fan_extra x, struct fan_kept *k, cl_uint n, const cl_event *w,
+                       const int *qs) {
+  for (cl_uint i = 0; i < n; i++) {
+    if (x == FAN_STATUS) {
+      cl_int st;
+      CL(clGetEventInfo(w[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+    } else if (x == FAN_POLL) {
+      fan_poll(k, qs[i]);
+    }
   }
 }
 
 /* Producer (q0) -> four consumers (q1..q4) -> reducer (q5), with the waits
- * a correct program needs: read-after-write and write-after-read.  `ask`:
- * each event is asked its status before a command waits on it. */
-static double fan_run(struct raw *r, bool ask) {
+ * a correct program needs: read-after-write and write-after-read. */
+static double fan_run(struct raw *r, enum fan_extra x) {
+  static struct fan_kept k;
+  memset(k.head, 0, sizeof k.head);
+  memset(k.len, 0, sizeof k.len);
+  static const int cq[4] = {1, 2, 3, 4}, pr[2] = {0, 5};
   double t = bench_now();
   cl_event ep = NULL, ec[4] = {NULL, NULL, NULL, NULL}, er = NULL;
   for (int it = 0; it < FAN_N; it++) {
     /* P is rewritten: after the consumers that read it. */
     cl_uint n = ec[0] ? 4 : 0;
     cl_event prod_ev;
-    if (ask)
-      ask_status(n, ec);
+    fan_before(x, &k, n, ec, cq);
     CL(clEnqueueNDRangeKernel(r->q[0], r->prod, 1, NULL, &small_g, NULL, n, n ? ec : NULL,
                               &prod_ev));
     CL(clFlush(r->q[0]));
+    if (x == FAN_POLL)
+      fan_keep(&k, 0, prod_ev);
     if (ep)
       clReleaseEvent(ep);
     ep = prod_ev;
@@ -315,26 +357,31 @@ static double fan_run(struct raw *r, bool ask) {
       /* C[c] is rewritten: after the reducer that read it. */
       cl_event w[2] = {ep, er};
       cl_event ev;
-      if (ask)
-        ask_status(er ? 2 : 1, w);
+      fan_before(x, &k, er ? 2 : 1, w, pr);
       CL(clEnqueueNDRangeKernel(r->q[1 + c], r->cons[c], 1, NULL, &small_g, NULL, er ? 2 : 1, w,
                                 &ev));
       CL(clFlush(r->q[1 + c]));
+      if (x == FAN_POLL)
+        fan_keep(&k, 1 + c, ev);
       if (ec[c])
         clReleaseEvent(ec[c]);
       ec[c] = ev;
     }
     cl_event ev;
-    if (ask)
-      ask_status(4, ec);
+    fan_before(x, &k, 4, ec, cq);
     CL(clEnqueueNDRangeKernel(r->q[5], r->red, 1, NULL, &small_g, NULL, 4, ec, &ev));
     CL(clFlush(r->q[5]));
+    if (x == FAN_POLL)
+      fan_keep(&k, 5, ev);
     if (er)
       clReleaseEvent(er);
     er = ev;
   }
   for (int i = 0; i < 6; i++)
     CL(clFinish(r->q[i]));
+  for (int i = 0; i < 6; i++)
+    while (k.head[i] < k.len[i])
+      clReleaseEvent(k.ev[i][k.head[i]++]);
   clReleaseEvent(ep);
   clReleaseEvent(er);
   for (int c = 0; c < 4; c++)
@@ -342,8 +389,9 @@ static double fan_run(struct raw *r, bool ask) {
   return bench_now() - t;
 }
 
-static double raw_fan(struct raw *r) { return fan_run(r, false); }
-static double raw_fan_status(struct raw *r) { return fan_run(r, true); }
+static double raw_fan(struct raw *r) { return fan_run(r, FAN_PLAIN); }
+static double raw_fan_status(struct raw *r) { return fan_run(r, FAN_STATUS); }
+static double raw_fan_poll(struct raw *r) { return fan_run(r, FAN_POLL); }
 
 /* The fan's commands in the same order on one in-order queue, no events:
  * what the scheduler's interleave strategy makes of the six streams.  The
@@ -820,7 +868,9 @@ int main(int argc, char **argv) {
     calibrate("fan/1queue", &r, raw_fan, raw_fan_one_queue,
               "the fan on one in-order queue (what scheduler:interleave does)");
     calibrate("fan+status", &r, raw_fan, raw_fan_status,
-              "each event's status read before a command waits on it (what rule F7 asks)");
+              "the status of each event read before a command waits on it");
+    calibrate("fan+poll", &r, raw_fan, raw_fan_poll,
+              "each queue read from its oldest unfinished event before a wait on it");
   }
   if (json)
     write_json(json, &dev);
