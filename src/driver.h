@@ -126,6 +126,10 @@ struct cls__orderer {
   /* The factory stream a marker for p comes from, or NULL when p and s
    * share a queue (its order is the order).  Required. */
   void *(*queue_of)(struct cls__driver *d, struct cls__stream *s, struct cls__stream *p);
+  /* The factory stream that is p's queue, shared with s or not (its last
+   * event is read to tell whether p is still running).  Optional: NULL
+   * means queue_of. */
+  void *(*backend_of)(struct cls__driver *d, struct cls__stream *p);
   /* p's last command handed to its queue (a marker covers up to it).
    * Optional: NULL means p->submitted. */
   uint64_t (*enqueued)(struct cls__driver *d, struct cls__stream *p);

@@ -72,7 +72,8 @@ static uint64_t minted(cls_context *ctx) {
 
 /* Whether the last command of p's queue, which cmd needs, is still
  * running, read from the event the factory lends for it without polling
- * p.  A wait on p's queue is on that event, or on a marker behind it.
+ * p.  A wait on p's queue is on that event, or on a marker behind it (on
+ * a queue cmd shares, there is no wait: the queue's order holds).
  * Polling reads p's oldest unfinished event first, and that is the command
  * the device is running: on PoCL the read then contends with the worker
  * thread finishing it, which cost the fan a fifth of its time.  The event
@@ -81,7 +82,7 @@ static bool last_running(cls_context *ctx, const struct cls__cmd *cmd, struct cl
                          const struct cls__orderer *o, struct cls__driver *d, uint64_t need) {
   if (!ctx->pool->last_event || need != (o->enqueued ? o->enqueued(d, p) : p->submitted))
     return false;
-  void *q = o->queue_of(d, cmd->stream, p);
+  void *q = o->backend_of ? o->backend_of(d, p) : o->queue_of(d, cmd->stream, p);
   cl_event ev = q ? ctx->pool->last_event(q) : NULL;
   cl_int st = CL_COMPLETE;
   return ev &&

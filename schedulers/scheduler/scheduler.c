@@ -515,6 +515,11 @@ static void *sc_queue_of(struct cls__driver *base, struct cls__stream *s, struct
   return qp == d->lists[s->id].queue ? NULL : d->queues[qp].stream;
 }
 
+static void *sc_backend_of(struct cls__driver *base, struct cls__stream *p) {
+  struct sched_driver *d = sd(base);
+  return d->queues[d->lists[p->id].queue].stream;
+}
+
 static uint64_t sc_enqueued(struct cls__driver *base, struct cls__stream *p) {
   return p->submitted - sd(base)->lists[p->id].n;
 }
@@ -528,8 +533,10 @@ static void sc_settle(struct cls__driver *base, struct cls__stream *s, uint64_t 
     submit_list(sd(base), s->id);
 }
 
-static const struct cls__orderer sc_orderer = {
-    .prepare = sc_settle, .queue_of = sc_queue_of, .enqueued = sc_enqueued};
+static const struct cls__orderer sc_orderer = {.prepare = sc_settle,
+                                               .queue_of = sc_queue_of,
+                                               .backend_of = sc_backend_of,
+                                               .enqueued = sc_enqueued};
 
 /* order() after submitting s's list (full, or before a blocking
  * transfer). */
