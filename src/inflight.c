@@ -35,9 +35,10 @@ void cls__inflight_prune(cls_context *ctx) {
   }
 }
 
-/* The overflow array for a log of `cap` positions starting at `head`,
- * its live rows moved to where they will be once the log is unwrapped to
- * start at 0 (cls__ring_grow).  Untouched rows cost address space only. */
+/* A new overflow array for a log of `cap` positions, with the live rows
+ * of the current one moved to where their entries will be once the log is
+ * unwrapped to start at 0 (cls__ring_grow).  Rows never touched cost
+ * address space only. */
 static struct cls__log_binding *overflow_for(cls_context *ctx, size_t cap) {
   struct cls__log_binding *n = malloc(cap * CLS_MAX_ARGS * sizeof *n);
   if (!n || !ctx->inflight_overflow)
@@ -52,7 +53,7 @@ static struct cls__log_binding *overflow_for(cls_context *ctx, size_t cap) {
 
 /* The capacity stays a power of two: positions wrap with a mask. */
 static int grow(cls_context *ctx, bool overflow) {
-  size_t ncap = ctx->inflight_cap ? 2 * ctx->inflight_cap : 256;
+  size_t ncap = ctx->inflight_cap ? 2 * ctx->inflight_cap : 256; /* as cls__ring_grow does */
   struct cls__log_binding *o = NULL;
   if (overflow && !(o = overflow_for(ctx, ncap)))
     goto fail;
