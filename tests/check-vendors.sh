@@ -54,14 +54,18 @@ skipped=0
 # needed.  The results stay right; only these exact wait counts differ.
 rusticl_exclude="cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait"
-# oclgrind runs a whole queue inside clFlush.  The first case holds a
-# producer behind a user event the test opens only after a consumer on
-# another stream was ordered after it, which flushes the producer's queue:
-# on oclgrind that flush waits for the user event forever.  In the other
-# two, the flush for the first consumer's wait has run the producer to its
-# end, so a second consumer needs no wait: the counts differ, the results
-# are right.
+# oclgrind runs a whole queue inside clFlush.  The first four cases hold a
+# producer behind a user event while a consumer on another stream is
+# ordered after it (or, F7_failed_..., while the scheduler hands the
+# producer's list to its queue), which flushes the producer's queue: on
+# oclgrind that flush waits for the user event forever.  In the last two,
+# the flush for the first consumer's wait has run the producer to its end,
+# so a second consumer needs no wait: the counts differ, the results are
+# right.
 oclgrind_exclude="F8_consumer_on_other_stream_ran_on_untrusted_input
+F8_replay_over_a_grown_wrapped_log
+F7_running_producer_is_waited_on_without_a_poll
+F7_failed_last_event_is_polled_not_waited_on
 cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait"
 
