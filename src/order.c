@@ -79,14 +79,15 @@ static uint64_t minted(cls_context *ctx) {
  * thread finishing it, which cost the fan a fifth of its time.  The event
  * is only looked at, so any driver may borrow it. */
 static bool last_running(cls_context *ctx, const struct cls__cmd *cmd, struct cls__stream *p,
-                         const struct cls__orderer *o, struct cls__driver *d, uint64_t need) {
+                         const struct cls__orderer *o, struct cls__driver *d, uint64_t need,
+                         cl_event *ev) {
   if (!ctx->pool->last_event || need != (o->enqueued ? o->enqueued(d, p) : p->submitted))
     return false;
   void *q = o->backend_of ? o->backend_of(d, p) : o->queue_of(d, cmd->stream, p);
-  cl_event ev = q ? ctx->pool->last_event(q) : NULL;
+  *ev = q ? ctx->pool->last_event(q) : NULL;
   cl_int st = CL_COMPLETE;
-  return ev &&
-         clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+  return *ev &&
+         clGetEventInfo(*ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
              CL_SUCCESS &&
          st > CL_COMPLETE;
 }
@@ -95,13 +96,17 @@ static bool last_running(cls_context *ctx, const struct cls__cmd *cmd, struct cl
  * factory's marker -- or its last command's event, lent, when cmd is
  * enqueued before p is asked anything else -- after a flush (the spec
  * requires it before another queue waits; rusticl hangs without).  F7 is
- * the poll's: p was polled just before, so its last event had not failed
+ * the caller's: p was polled just before, or its last event (`seen`, when
+ * cmd may borrow it) read still running, so that event had not failed
  * then. */
 static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p, void *q,
-                   uint64_t upto, bool may_borrow) {
+                   uint64_t upto, bool may_borrow, cl_event seen) {
   struct cls__stream *s = cmd->stream;
   const struct cls_stream_factory *f = ctx->pool->factory;
-  cl_event ev = may_borrow && ctx->pool->last_event ? ctx->pool->last_event(q) : NULL;
+  cl_event ev = !may_borrow ? NULL
+                : seen      ? seen
+                : ctx->pool->last_event ? ctx->pool->last_event(q)
+                                        : NULL;
   bool lent = ev != NULL;
   cl_int crc = lent ? CL_SUCCESS : f->marker(q, &ev);
   /* Several consumers of one producer state need one flush. */
@@ -142,6 +147,12 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
    * cmd will wait on) reads still running: it has not failed, and a
    * command before it that failed is found at a later poll (F8). */
   uint64_t before = minted(ctx);
+  /* The events read running, by stream: the same ones a wait borrows (a
+   * driver that enqueues at once has no prepare that could add to p's
+   * queue in between, and nothing drains p unless a failure is found,
+   * which retries). */
+  cl_event seen[CLS_MAX_STREAMS];
+  uint64_t seen_mask = 0;
   for (uint64_t m = mask; m; m &= m - 1) {
     int t = __builtin_ctzll(m);
     struct cls__stream *p = cls__stream_peek(ctx, t);
@@ -149,8 +160,10 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
       continue;
     if (o->prepare)
       o->prepare(d, p, need[t]);
-    if (last_running(ctx, cmd, p, o, d, need[t]))
+    if (last_running(ctx, cmd, p, o, d, need[t], &seen[t])) {
+      seen_mask |= 1ull << t;
       continue;
+    }
     int rc = cls__stream_poll(ctx, p, false);
     if (rc < 0)
       return rc;
@@ -172,7 +185,8 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
       cls__order_synced(s, p, upto); /* one queue: its order is the order */
       continue;
     }
-    int rc = wait_on(ctx, cmd, p, q, upto, o->enqueues_now);
+    int rc = wait_on(ctx, cmd, p, q, upto, o->enqueues_now,
+                     seen_mask & (1ull << t) ? seen[t] : NULL);
     if (rc < 0) {
       cls__order_drop(cmd); /* synced[] counts on the waits taken so far */
       return rc;

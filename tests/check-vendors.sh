@@ -54,7 +54,7 @@ skipped=0
 # needed.  The results stay right; only these exact wait counts differ.
 rusticl_exclude="cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait"
-# oclgrind runs a whole queue inside clFlush.  The first four cases hold a
+# oclgrind runs a whole queue inside clFlush.  The first five cases hold a
 # producer behind a user event while a consumer on another stream is
 # ordered after it (or, F7_failed_..., while the scheduler hands the
 # producer's list to its queue), which flushes the producer's queue: on
@@ -66,6 +66,7 @@ oclgrind_exclude="F8_consumer_on_other_stream_ran_on_untrusted_input
 F8_replay_over_a_grown_wrapped_log
 F7_running_producer_is_waited_on_without_a_poll
 F7_failed_last_event_is_polled_not_waited_on
+F7_deferred_wait_on_a_failed_event_is_dropped
 cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait"
 

@@ -574,6 +574,52 @@ START_TEST(F7_failed_last_event_is_polled_not_waited_on) {
 }
 END_TEST
 
+/* A scheduler task that waits on another stream sits in its list until
+ * the list is handed to its queue.  When the event it waits on fails
+ * meanwhile, and the failure is known, the task is enqueued without that
+ * wait: the event is final, and a command queued on a failed event may
+ * never run (PoCL).  What it read takes the producer's failure (F8).  The
+ * event driver, which enqueues at once, ends the same way. */
+START_TEST(F7_deferred_wait_on_a_failed_event_is_dropped) {
+  static const char *const settings[] = {"scheduler:sequential,max_tasks=64", "event"};
+  for (size_t k = 0; k < sizeof settings / sizeof *settings; k++) {
+    struct gate g = {.gated = "producer_k1"};
+    open_setting(settings[k], &g);
+    struct cls_quirks q;
+    memset(&q, 0, sizeof q);
+    q.version = CLS_QUIRKS_VERSION;
+    CT_OK(cls_context_quirks(ctx, &q));
+    ck_assert_msg(q.probed, "%s: quirks not probed", settings[k]);
+    if (!q.dependent_fails) { /* the producer would wait for ever: nothing to test */
+      close_ctx();
+      gate_release(&g);
+      continue;
+    }
+    cls_buffer in = input(0, 10);
+    cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 1, NB);
+    launch_ok(0, "producer_k1", in, b1);
+    launch_ok(1, "consumer_k2", b1, b2); /* scheduler: in its list, waiting */
+    ck_assert_msg(g.held > 0, "%s: the producer was not held", settings[k]);
+    gate_set(&g, CL_OUT_OF_RESOURCES);
+    CT_OK(cls_stream_sync(ctx, 0, NULL)); /* the failure is known now */
+    CT_OK(cls_stream_sync(ctx, 1, NULL)); /* hands the consumer over: must not hang */
+    cls_report *r = tainted(1, b2);
+    ck_assert_uint_eq(cls_report_failures(r), 1);
+    struct cls_failure_info f = finfo(r, 0);
+    ck_assert_str_eq(f.kernel, "producer_k1");
+    ck_assert_int_eq(f.async, 1);
+    ck_assert_uint_eq(f.nskips, 1);
+    struct cls_skip_info sk = sinfo(r, 0, 0);
+    ck_assert_str_eq(sk.kernel, "consumer_k2");
+    ck_assert_int_eq(sk.stream, 1);
+    cls_report_free(r);
+    assert_healthy(1);
+    close_ctx();
+    gate_release(&g);
+  }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 #define ADD(s, fn)                                                             \
@@ -606,5 +652,6 @@ int main(void) {
   ADD(s, F7_failure_found_while_ordering_skips_instead_of_waiting);
   ADD(s, F7_running_producer_is_waited_on_without_a_poll);
   ADD(s, F7_failed_last_event_is_polled_not_waited_on);
+  ADD(s, F7_deferred_wait_on_a_failed_event_is_dropped);
   return ct_run(s);
 }

@@ -221,18 +221,52 @@ static __attribute__((noinline)) void release_waits(const cl_event *w, size_t nw
     clReleaseEvent(w[i]);
 }
 
+/* The waits a task took when it was ordered, less those that have failed
+ * since (F7): the task sat in its list meanwhile, and a command enqueued on
+ * an event that already failed may never run (PoCL).  A failed event is
+ * final -- its command, and what its queue held before it, are done -- so
+ * there is nothing left to wait for; what the task read from it is the
+ * replay's (F8).  Writes the rest into keep and returns their number. */
+static __attribute__((noinline)) cl_uint live_waits(const cl_event *w, size_t nw,
+                                                    cl_event *keep) {
+  cl_uint n = 0;
+  for (size_t i = 0; i < nw; i++) {
+    cl_int st = CL_QUEUED;
+    if (clGetEventInfo(w[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+            CL_SUCCESS &&
+        st < 0)
+      continue;
+    keep[n++] = w[i];
+  }
+  return n;
+}
+
+/* enqueue_task for a task with waits: enqueues it on those still live,
+ * then drops them all. */
+static __attribute__((noinline)) cl_int enqueue_waiting(const struct cls_stream_factory *f,
+                                                        void *qs, uint64_t bseq,
+                                                        const struct list *l,
+                                                        const struct task *t) {
+  size_t nw = t->nwait;
+  const cl_event *w = l->waits + t->wait0;
+  cl_event keep[CLS_MAX_STREAMS]; /* a command waits on each stream once at most */
+  cl_uint nk = live_waits(w, nw, keep);
+  const cl_event *kw = nk ? keep : NULL;
+  cl_int rc = t->kind == CLS__CMD_LAUNCH ? f->launch(qs, &t->u.k.kc, bseq, nk, kw)
+                                         : enqueue_xfer(f, qs, l, t, bseq, nk, kw);
+  release_waits(w, nw, rc);
+  return rc;
+}
+
 /* Enqueues task t of list l onto the factory stream qs as backend command
  * bseq, and drops its waits.  The caller sets ctx->fault_data.stream around
  * it ("stream=N" faults name logical streams). */
 static inline cl_int enqueue_task(const struct cls_stream_factory *f, void *qs, uint64_t bseq,
                                   const struct list *l, const struct task *t) {
-  size_t nw = t->nwait;
-  const cl_event *w = nw ? l->waits + t->wait0 : NULL;
-  cl_int rc = t->kind == CLS__CMD_LAUNCH ? f->launch(qs, &t->u.k.kc, bseq, (cl_uint)nw, w)
-                                         : enqueue_xfer(f, qs, l, t, bseq, (cl_uint)nw, w);
-  if (nw)
-    release_waits(w, nw, rc);
-  return rc;
+  if (t->nwait)
+    return enqueue_waiting(f, qs, bseq, l, t);
+  return t->kind == CLS__CMD_LAUNCH ? f->launch(qs, &t->u.k.kc, bseq, 0, NULL)
+                                    : enqueue_xfer(f, qs, l, t, bseq, 0, NULL);
 }
 
 static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait);
