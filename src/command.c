@@ -42,7 +42,7 @@ static inline __attribute__((always_inline)) void commit(cls_context *ctx, struc
       slot->read_seq[s] = cmd->seq;
     }
     if (lb)
-      lb[i] = (struct cls__log_binding){.handle = b->handle, .access = b->access};
+      lb[i] = cls__log_binding_of(b);
   }
 }
 

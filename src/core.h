@@ -153,6 +153,13 @@ struct cls__stream {
   struct cls__memory mem;
 };
 
+/* Reads ev's execution status into *st; false when it cannot be read (the
+ * caller then knows nothing of the event). */
+static inline bool cls__event_status(cl_event ev, cl_int *st) {
+  return clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof *st, st, NULL) ==
+         CL_SUCCESS;
+}
+
 /* f's last_event member, or NULL: members past version 1 are read only
  * from a factory that has them. */
 static inline cl_event (*cls__factory_last_event(const struct cls_stream_factory *f))(void *) {

@@ -238,6 +238,10 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
                       uint64_t position, uint64_t stamp, const char *op, const char *kernel,
                       const struct cls__binding *b, size_t n,
                       struct cls__pending_read *read);
+/* What the log keeps of a binding. */
+static inline struct cls__log_binding cls__log_binding_of(const struct cls__binding *b) {
+  return (struct cls__log_binding){.handle = b->handle, .access = b->access};
+}
 /* Entry e's bindings. */
 static inline struct cls__log_binding *cls__log_bindings(const cls_context *ctx,
                                                          struct cls__log_entry *e) {

@@ -36,9 +36,9 @@ void cls__inflight_prune(cls_context *ctx) {
 }
 
 /* A new overflow array for a log of `cap` positions, with the live rows
- * of the current one moved to where their entries will be once the log is
- * unwrapped to start at 0 (cls__ring_grow).  Rows never touched cost
- * address space only. */
+ * of the current one, if any, moved to where their entries will be once
+ * the log is unwrapped to start at 0 (cls__ring_grow).  Rows never touched
+ * cost address space only. */
 static struct cls__log_binding *overflow_for(cls_context *ctx, size_t cap) {
   struct cls__log_binding *n = malloc(cap * CLS_MAX_ARGS * sizeof *n);
   if (!n || !ctx->inflight_overflow)
@@ -77,14 +77,11 @@ bool cls__inflight_make_room(cls_context *ctx, size_t nbind) {
   bool overflow = ctx->inflight_overflow || nbind > CLS__LOG_INLINE;
   if (ctx->inflight_len == ctx->inflight_cap)
     return grow(ctx, overflow) == CLS_OK;
-  if (overflow && !ctx->inflight_overflow) {
-    /* The first such entry: rows for the log as it is. */
-    size_t row = CLS_MAX_ARGS * sizeof *ctx->inflight_overflow;
-    ctx->inflight_overflow = malloc(ctx->inflight_cap * row);
-    if (!ctx->inflight_overflow) {
-      cls__error(CLS_ENOMEM, 0, "out of memory growing the in-flight log");
-      return false;
-    }
+  /* The first such entry: rows for the log as it is. */
+  if (overflow && !ctx->inflight_overflow &&
+      !(ctx->inflight_overflow = overflow_for(ctx, ctx->inflight_cap))) {
+    cls__error(CLS_ENOMEM, 0, "out of memory growing the in-flight log");
+    return false;
   }
   return true;
 }
@@ -98,7 +95,7 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
     return CLS_ENOMEM;
   struct cls__log_binding *lb = cls__log_bindings(ctx, e);
   for (size_t i = 0; i < n; i++)
-    lb[i] = (struct cls__log_binding){.handle = b[i].handle, .access = b[i].access};
+    lb[i] = cls__log_binding_of(&b[i]);
   cls__inflight_commit(ctx);
   return CLS_OK;
 }

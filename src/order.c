@@ -85,11 +85,8 @@ static bool last_running(cls_context *ctx, const struct cls__cmd *cmd, struct cl
     return false;
   void *q = o->backend_of ? o->backend_of(d, p) : o->queue_of(d, cmd->stream, p);
   *ev = q ? ctx->pool->last_event(q) : NULL;
-  cl_int st = CL_COMPLETE;
-  return *ev &&
-         clGetEventInfo(*ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-             CL_SUCCESS &&
-         st > CL_COMPLETE;
+  cl_int st;
+  return *ev && cls__event_status(*ev, &st) && st > CL_COMPLETE;
 }
 
 /* Makes cmd wait for everything queue q (stream p's backend) has: the
@@ -103,10 +100,11 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
                    uint64_t upto, bool may_borrow, cl_event seen) {
   struct cls__stream *s = cmd->stream;
   const struct cls_stream_factory *f = ctx->pool->factory;
-  cl_event ev = !may_borrow ? NULL
-                : seen      ? seen
-                : ctx->pool->last_event ? ctx->pool->last_event(q)
-                                        : NULL;
+  cl_event ev = seen;
+  if (!may_borrow)
+    ev = NULL;
+  else if (!ev && ctx->pool->last_event)
+    ev = ctx->pool->last_event(q);
   bool lent = ev != NULL;
   cl_int crc = lent ? CL_SUCCESS : f->marker(q, &ev);
   /* Several consumers of one producer state need one flush. */

@@ -231,10 +231,8 @@ static __attribute__((noinline)) cl_uint live_waits(const cl_event *w, size_t nw
                                                     cl_event *keep) {
   cl_uint n = 0;
   for (size_t i = 0; i < nw; i++) {
-    cl_int st = CL_QUEUED;
-    if (clGetEventInfo(w[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-            CL_SUCCESS &&
-        st < 0)
+    cl_int st;
+    if (cls__event_status(w[i], &st) && st < 0)
       continue;
     keep[n++] = w[i];
   }
