@@ -1,7 +1,7 @@
 # CLS_SELECT_SCHEDULER
 # --------------------
 # --enable-drivers=LIST chooses the drivers built into the library (the
-# registry in src/driver.c lists those configure enabled); --with-scheduler=NAME
+# registry in src/driver/registry.c lists those configure enabled); --with-scheduler=NAME
 # picks the one a context uses when neither its options nor $CLS_SCHEDULER
 # name one.  The default must be built.
 AC_DEFUN([CLS_SELECT_SCHEDULER], [

@@ -9,7 +9,8 @@
 #include "gate.h"
 #include "heap.h"
 
-#include "failure.h"
+#include "failure/failure.h"
+#include "memory/memory.h"
 
 #include <stdbool.h>
 #include <time.h>

@@ -8,7 +8,7 @@
 #include "common.h"
 #include "gate.h"
 
-#include "quirks.h"
+#include "device/quirks.h"
 
 #include <clstream/stream.h>
 

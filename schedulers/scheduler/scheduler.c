@@ -19,9 +19,7 @@
  * fails at submission is a failure found after cls_launch returned: it goes
  * through the same F8 path as a failure at completion.  The failure rules
  * themselves are the shared store's: nothing here decides about taint. */
-#include "core.h"
-#include "driver.h"
-#include "failure.h"
+#include "driver/driver.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,8 +99,6 @@ struct queue {
 
 struct sched_driver {
   struct cls__driver base;
-  struct cls__stream_pool pool;
-  struct cls__failures failures;
   int strategy;
   unsigned max_tasks;
   int nqueues; /* 0: one per logical stream */
@@ -204,13 +200,13 @@ static inline void map_add(struct queue *q, int id, uint64_t seq, uint64_t count
 /* A transfer task (launches call the factory directly: enqueue_task,
  * submit_sequential). */
 static __attribute__((noinline)) cl_int enqueue_xfer(const struct cls_stream_factory *f,
-                                                     void *stream, const struct list *l,
+                                                     void *stream, int id, const struct list *l,
                                                      const struct task *t, uint64_t bseq,
                                                      cl_uint nw, const cl_event *w) {
   struct cls__xfer x = t->u.t.x;
   if (t->kind == CLS__CMD_FILL)
     x.pattern = l->bytes + t->u.t.pattern_off;
-  return cls__enqueue(f, stream, t->kind, NULL, &x, bseq, nw, w);
+  return cls__enqueue(f, stream, id, t->kind, NULL, &x, bseq, nw, w);
 }
 
 /* Drops a task's waits after its enqueue (rc). */
@@ -221,57 +217,37 @@ static __attribute__((noinline)) void release_waits(const cl_event *w, size_t nw
     clReleaseEvent(w[i]);
 }
 
-/* The waits a task took when it was ordered, less those that have failed
- * since (F7): the task sat in its list meanwhile, and a command enqueued on
- * an event that already failed may never run (PoCL).  A failed event is
- * final -- its command, and what its queue held before it, are done -- so
- * there is nothing left to wait for; what the task read from it is the
- * replay's (F8).  Writes the rest into keep and returns their number. */
-static __attribute__((noinline)) cl_uint live_waits(const cl_event *w, size_t nw,
-                                                    cl_event *keep) {
-  cl_uint n = 0;
-  for (size_t i = 0; i < nw; i++) {
-    cl_int st;
-    if (cls__event_status(w[i], &st) && st < 0)
-      continue;
-    keep[n++] = w[i];
-  }
-  return n;
-}
-
 /* enqueue_task for a task with waits: enqueues it on those still live,
  * then drops them all. */
 static __attribute__((noinline)) cl_int enqueue_waiting(const struct cls_stream_factory *f,
-                                                        void *qs, uint64_t bseq,
+                                                        void *qs, int id, uint64_t bseq,
                                                         const struct list *l,
                                                         const struct task *t) {
   size_t nw = t->nwait;
   const cl_event *w = l->waits + t->wait0;
   cl_event keep[CLS_MAX_STREAMS]; /* a command waits on each stream once at most */
-  cl_uint nk = live_waits(w, nw, keep);
+  cl_uint nk = cls__order_live_waits(w, nw, keep); /* F7: the task sat in its list */
   const cl_event *kw = nk ? keep : NULL;
-  cl_int rc = t->kind == CLS__CMD_LAUNCH ? f->launch(qs, &t->u.k.kc, bseq, nk, kw)
-                                         : enqueue_xfer(f, qs, l, t, bseq, nk, kw);
+  cl_int rc = t->kind == CLS__CMD_LAUNCH ? cls__enqueue_launch(f, qs, id, &t->u.k.kc, bseq, nk, kw)
+                                         : enqueue_xfer(f, qs, id, l, t, bseq, nk, kw);
   release_waits(w, nw, rc);
   return rc;
 }
 
-/* Enqueues task t of list l onto the factory stream qs as backend command
- * bseq, and drops its waits.  The caller sets ctx->fault_data.stream around
- * it ("stream=N" faults name logical streams). */
-static inline cl_int enqueue_task(const struct cls_stream_factory *f, void *qs, uint64_t bseq,
-                                  const struct list *l, const struct task *t) {
+/* Enqueues task t of list l, of logical stream id, onto the factory
+ * stream qs as backend command bseq, and drops its waits. */
+static inline cl_int enqueue_task(const struct cls_stream_factory *f, void *qs, int id,
+                                  uint64_t bseq, const struct list *l, const struct task *t) {
   if (t->nwait)
-    return enqueue_waiting(f, qs, bseq, l, t);
-  return t->kind == CLS__CMD_LAUNCH ? f->launch(qs, &t->u.k.kc, bseq, 0, NULL)
-                                    : enqueue_xfer(f, qs, l, t, bseq, 0, NULL);
+    return enqueue_waiting(f, qs, id, bseq, l, t);
+  return t->kind == CLS__CMD_LAUNCH ? cls__enqueue_launch(f, qs, id, &t->u.k.kc, bseq, 0, NULL)
+                                    : enqueue_xfer(f, qs, id, l, t, bseq, 0, NULL);
 }
 
 static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait);
 
 /* Task `seq` of stream id could not be enqueued (rc): an error path.
- * Called with ctx->fault_data.stream -1 and what was enqueued before it in
- * the map. */
+ * Called with what was enqueued before it in the map. */
 static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct queue *q, int id,
                                                   uint64_t seq, cl_int rc) {
   cls_context *ctx = d->base.ctx;
@@ -286,7 +262,7 @@ static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct
   q->unreal++;
   /* Wait for what the queue has, and report now. */
   cl_event ev = NULL;
-  if (d->pool.factory->marker(q->stream, &ev) == CL_SUCCESS) {
+  if (cls__factory(ctx)->marker(q->stream, &ev) == CL_SUCCESS) {
     clWaitForEvents(1, &ev);
     clReleaseEvent(ev);
   }
@@ -298,7 +274,7 @@ static void list_reset(struct list *l) {
 }
 
 static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
-  cl_int rc = d->pool.factory->flush(d->queues[queue].stream);
+  cl_int rc = cls__factory(d->base.ctx)->flush(d->queues[queue].stream);
   for (uint64_t m = streams; m; m &= m - 1) {
     struct cls__stream *s = cls__stream_peek(d->base.ctx, __builtin_ctzll(m));
     s->stats.submissions++;
@@ -317,15 +293,14 @@ static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
  * a failure (its handling may). */
 static void submit_sequential(struct sched_driver *d, int id) {
   cls_context *ctx = d->base.ctx;
-  const struct cls_stream_factory *f = d->pool.factory;
+  const struct cls_stream_factory *f = cls__factory(ctx);
   struct list *l = &d->lists[id];
   struct queue *q = &d->queues[l->queue];
   const struct task *t = l->tasks, *end = t + l->n;
   void *qs = q->stream;
   uint64_t bseq = q->seq, run = 0, run_seq = 0;
-  ctx->fault_data.stream = id;
   for (; t < end; t++) {
-    cl_int rc = enqueue_task(f, qs, bseq + 1, l, t);
+    cl_int rc = enqueue_task(f, qs, id, bseq + 1, l, t);
     if (rc == CL_SUCCESS) {
       bseq++;
       if (!run++)
@@ -333,20 +308,17 @@ static void submit_sequential(struct sched_driver *d, int id) {
       continue;
     }
     q->seq = bseq;
-    ctx->fault_data.stream = -1;
     if (run)
       map_add(q, id, run_seq, run);
     run = 0;
     size_t i = (size_t)(t - l->tasks);
     task_failed(d, q, id, t->seq, rc);
-    ctx->fault_data.stream = id;
     t = l->tasks + i;
     end = l->tasks + l->n;
     qs = q->stream;
     bseq = q->seq;
   }
   q->seq = bseq;
-  ctx->fault_data.stream = -1;
   if (run)
     map_add(q, id, run_seq, run);
   list_reset(l);
@@ -358,7 +330,7 @@ static void submit_sequential(struct sched_driver *d, int id) {
  * queue. */
 static void submit_interleave(struct sched_driver *d) {
   cls_context *ctx = d->base.ctx;
-  const struct cls_stream_factory *f = d->pool.factory;
+  const struct cls_stream_factory *f = cls__factory(ctx);
   struct queue *q = &d->queues[0];
   uint64_t involved = d->pending, left = involved;
   for (size_t round = 0; left; round++)
@@ -370,9 +342,7 @@ static void submit_interleave(struct sched_driver *d) {
         continue;
       }
       const struct task *t = &l->tasks[round];
-      ctx->fault_data.stream = id;
-      cl_int rc = enqueue_task(f, q->stream, q->seq + 1, l, t);
-      ctx->fault_data.stream = -1;
+      cl_int rc = enqueue_task(f, q->stream, id, q->seq + 1, l, t);
       if (rc == CL_SUCCESS) {
         q->seq++;
         map_add(q, id, t->seq, 1);
@@ -400,21 +370,16 @@ static void submit_list(struct sched_driver *d, int id) {
 /* Driver ops                                                          */
 /* ------------------------------------------------------------------ */
 
-static int sc_create(cls_context *ctx, const char *params, const struct cls_stream_factory *f,
-                     void *fdata, struct cls__driver **out) {
+static int sc_create(cls_context *ctx, const char *params, struct cls__driver **out) {
+  (void)ctx;
   struct sched_driver *d = calloc(1, sizeof *d);
   if (!d)
     return cls__error(CLS_ENOMEM, 0, "out of host memory");
   int rc = parse_params(d, params);
-  if (rc == CLS_OK)
-    rc = cls__pool_init(ctx, &d->pool, f, fdata);
   if (rc < 0) {
     free(d);
     return rc;
   }
-  d->base.ops = &cls__scheduler_driver;
-  d->base.ctx = ctx;
-  cls__failures_init(&d->failures, &ctx->log);
   *out = &d->base;
   return CLS_OK;
 }
@@ -431,11 +396,8 @@ static void free_list(struct list *l) {
 
 static void sc_destroy(struct cls__driver *base) {
   struct sched_driver *d = sd(base);
-  cls__poll_all(base->ctx, true);
-  cls__pool_fini(base->ctx, &d->pool);
   for (int i = 0; i < CLS_MAX_STREAMS; i++)
     free_list(&d->lists[i]);
-  cls__failures_fini(&d->failures);
   free(d);
 }
 
@@ -444,10 +406,9 @@ static int sc_open(struct cls__driver *base, struct cls__stream *s) {
   int qi = d->nqueues ? s->id % d->nqueues : s->id;
   struct queue *q = &d->queues[qi];
   if (!q->users) {
-    cl_int rc = d->pool.factory->create(d->pool.factory_data, &d->pool.backend, qi, &q->stream);
-    if (rc != CL_SUCCESS)
-      return cls__error(CLS_ECL, rc, "creating backend queue %d (%s factory) failed: %s", qi,
-                        d->pool.factory->name, cls_cl_status_name(rc));
+    int rc = cls__factory_create(base->ctx, qi, &q->stream);
+    if (rc < 0)
+      return rc;
   }
   q->users++;
   d->lists[s->id].queue = qi;
@@ -459,7 +420,7 @@ static void sc_close(struct cls__driver *base, struct cls__stream *s) {
   struct sched_driver *d = sd(base);
   struct queue *q = &d->queues[d->lists[s->id].queue];
   if (--q->users == 0) {
-    d->pool.factory->destroy(q->stream);
+    cls__factory(base->ctx)->destroy(q->stream);
     free(q->map);
     free(q->fails);
     memset(q, 0, sizeof *q);
@@ -481,7 +442,7 @@ static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
   struct queue *q = &d->queues[d->lists[s->id].queue];
   uint64_t done = 0;
   q->nfails = 0;
-  cl_int rc = d->pool.factory->poll(q->stream, wait, collect, q, &done);
+  cl_int rc = cls__factory(ctx)->poll(q->stream, wait, collect, q, &done);
   /* Failures first (their commands are still in the map), then
    * completions, in queue order; an enqueue that failed is reported when
    * the queue has finished what came before it.  Nothing to report: the
@@ -537,9 +498,6 @@ static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
   return CLS_OK;
 }
 
-static struct cls__stream_pool *sc_pool(struct cls__driver *d) { return &sd(d)->pool; }
-static struct cls__failures *sc_failures(struct cls__driver *d) { return &sd(d)->failures; }
-
 
 static void *sc_queue_of(struct cls__driver *base, struct cls__stream *s, struct cls__stream *p) {
   struct sched_driver *d = sd(base);
@@ -574,10 +532,10 @@ static const struct cls__orderer sc_orderer = {.prepare = sc_settle,
  * transfer). */
 static __attribute__((noinline)) int order_submitted(struct sched_driver *d,
                                                      struct cls__cmd *cmd) {
-  uint64_t minted = d->failures.minted;
+  uint64_t minted = cls__failures_minted(d->base.ctx);
   submit_list(d, cmd->stream->id);
   int rc = cls__order_after(&d->base, cmd, &sc_orderer);
-  if (rc == CLS_OK && d->failures.minted != minted) {
+  if (rc == CLS_OK && cls__failures_minted(d->base.ctx) != minted) {
     cls__order_drop(cmd); /* synced[] counts on them */
     return CLS__RETRY;
   }
@@ -764,19 +722,12 @@ static bool capture_xfer(struct list *l, struct task *t, const struct cls__cmd *
  * submitted the list before it. */
 static cl_int submit_blocking(struct sched_driver *d, struct cls__cmd *cmd) {
   struct cls__stream *s = cmd->stream;
-  uint64_t seq = s->submitted + 1;
   struct queue *q = &d->queues[d->lists[s->id].queue];
-  const struct cls_stream_factory *f = d->pool.factory;
-  d->base.ctx->fault_data.stream = s->id;
-  cl_int rc = cls__enqueue_cmd(f, q->stream, cmd, q->seq + 1);
-  d->base.ctx->fault_data.stream = -1;
+  cl_int rc = cls__enqueue_cmd(cls__factory(d->base.ctx), q->stream, cmd, q->seq + 1);
   if (rc != CL_SUCCESS)
     return rc;
   q->seq++;
-  map_add(q, s->id, seq, 1);
-  s->submitted = seq;
-  cmd->seq = seq;
-  s->stats.enqueues++;
+  map_add(q, s->id, cmd->seq, 1);
   s->stats.submissions++;
   return CL_SUCCESS;
 }
@@ -788,21 +739,13 @@ static cl_int submit_oom(struct cls__cmd *cmd) {
   return CL_OUT_OF_HOST_MEMORY;
 }
 
-/* Task t, captured, becomes the list's next: the command's sequence number
- * and the counts. */
+/* Task t, captured, becomes the list's next. */
 static inline void task_commit(struct sched_driver *d, struct list *l, struct task *t,
                                struct cls__cmd *cmd) {
-  struct cls__stream *s = cmd->stream;
-  uint64_t seq = s->submitted + 1;
   t->kind = cmd->kind;
-  t->seq = seq;
+  t->seq = cmd->seq;
   l->n++;
-  d->pending |= 1ull << s->id;
-  s->submitted = seq;
-  cmd->seq = seq;
-  s->stats.enqueues++;
-  if (cmd->kind == CLS__CMD_LAUNCH)
-    s->stats.launches++;
+  d->pending |= 1ull << cmd->stream->id;
 }
 
 /* submit() for any command: see sc_submit. */
@@ -847,15 +790,7 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   return CL_SUCCESS;
 }
 
-static void sc_cancel(struct cls__driver *base, struct cls__cmd *cmd) { cls__order_drop(cmd); }
-
-static int sc_sync(struct cls__driver *base, struct cls__stream *s) {
-  if (!s)
-    return cls__poll_all(base->ctx, true);
-  return cls__stream_poll(base->ctx, s, true);
-}
-
-const struct cls_driver_ops cls__scheduler_driver = {
+const struct cls__driver_ops cls__scheduler_driver = {
     .version = CLS__DRIVER_OPS_VERSION,
     .name = "scheduler",
     .description = "logical streams batch tasks onto shared queues "
@@ -865,11 +800,7 @@ const struct cls_driver_ops cls__scheduler_driver = {
     .open = sc_open,
     .close = sc_close,
     .poll = sc_poll,
-    .pool = sc_pool,
-    .failures = sc_failures,
     .order = sc_order,
     .submit = sc_submit,
-    .cancel = sc_cancel,
-    .sync = sc_sync,
     .settle = sc_settle,
 };

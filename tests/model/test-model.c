@@ -29,7 +29,7 @@
  * entry — and, for a download of such data, whether it took a position on
  * its stream. */
 #include "../common.h"
-#include "failure.h" /* cls__failures_alive() */
+#include "failure/record.h" /* cls__failures_alive() */
 #include "model.h"
 
 #include <clstream/stream.h>

@@ -1,0 +1,241 @@
+/* The public buffer operations: allocate, free, upload, download, copy,
+ * fill, check.  Each validates everything before OpenCL sees it, then runs
+ * through cls__run like every other command. */
+#include "core/command.h"
+#include "failure/inflight.h"
+#include "memory/memory.h"
+#include "stream/pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ENTER(ctx)                                                \
+  do {                                                            \
+    if (!(ctx))                                                   \
+      return cls__error(CLS_EINVAL, 0, "%s: NULL context", __func__); \
+    cls__lock(ctx);                                               \
+  } while (0)
+
+/* Offset and size within a buffer of `have` bytes, overflow-safe. */
+static int check_range(const char *fn, size_t have, size_t offset, size_t size) {
+  if (size == 0)
+    return cls__error(CLS_EINVAL, 0, "%s: size 0", fn);
+  if (offset > have || size > have - offset)
+    return cls__error(CLS_ERANGE, 0, "%s: %zu bytes at offset %zu exceed the buffer's %zu", fn,
+                      size, offset, have);
+  return CLS_OK;
+}
+
+static struct cls__slot *resolve(cls_context *ctx, const char *fn, cls_buffer h, int *rc) {
+  struct cls__slot *s = cls__resolve(ctx, h);
+  int err = s ? CLS_OK : cls__resolve_error(ctx, h);
+  if (!s)
+    *rc = cls__error(err, 0, "%s: buffer %#llx: %s", fn, (unsigned long long)h.bits,
+                     cls_strerror(err));
+  return s;
+}
+
+CLS_API int cls_alloc(cls_context *ctx, int stream, size_t size, cls_buffer *out) {
+  if (!out)
+    return cls__error(CLS_EINVAL, 0, "cls_alloc: NULL out");
+  *out = CLS_BUFFER_NULL;
+  ENTER(ctx);
+  int rc;
+  struct cls__stream *s = cls__stream_get(ctx, stream, &rc);
+  if (s)
+    rc = cls__memory_alloc(ctx, s, size, out);
+  cls__unlock(ctx);
+  return rc;
+}
+
+CLS_API int cls_free(cls_context *ctx, cls_buffer buf) {
+  ENTER(ctx);
+  int rc = cls__memory_free(ctx, buf);
+  cls__unlock(ctx);
+  return rc;
+}
+
+CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size) {
+  if (!size)
+    return cls__error(CLS_EINVAL, 0, "cls_buffer_size: NULL out");
+  ENTER(ctx);
+  int rc = CLS_OK;
+  struct cls__slot *s = resolve(ctx, __func__, buf, &rc);
+  if (s)
+    *size = s->size;
+  cls__unlock(ctx);
+  return rc;
+}
+
+static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
+                  const void *src, size_t size, int blocking) {
+  if (!src)
+    return cls__error(CLS_EINVAL, 0, "cls_upload: NULL source");
+  ENTER(ctx);
+  int rc;
+  struct cls__cmd cmd = {.kind = CLS__CMD_WRITE, .op = "upload", .nbind = 1};
+  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto out;
+  struct cls__slot *d = resolve(ctx, "cls_upload", dst, &rc);
+  if (!d || (rc = check_range("cls_upload", d->size, offset, size)) < 0)
+    goto out;
+  cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
+  cmd.x = (struct cls__xfer){
+      .dst = d->mem, .dst_offset = offset, .size = size, .host_src = src, .blocking = blocking};
+  rc = cls__run(ctx, &cmd, NULL, NULL);
+out:
+  cls__unlock(ctx);
+  return rc;
+}
+
+CLS_API int cls_upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
+                       const void *src, size_t size) {
+  return upload(ctx, stream, dst, offset, src, size, 1);
+}
+
+CLS_API int cls_upload_async(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
+                             const void *src, size_t size) {
+  return upload(ctx, stream, dst, offset, src, size, 0);
+}
+
+static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset, void *dst,
+                    size_t size, cls_report **report, bool blocking) {
+  if (report)
+    *report = NULL;
+  if (!dst)
+    return cls__error(CLS_EINVAL, 0, "cls_download: NULL destination");
+  ENTER(ctx);
+  int rc;
+  struct cls__pending_read *pending = NULL;
+  struct cls__cmd cmd = {.kind = CLS__CMD_READ, .op = "download", .nbind = 1};
+  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto out;
+  struct cls__slot *s = resolve(ctx, "cls_download", src, &rc);
+  if (!s || (rc = check_range("cls_download", s->size, offset, size)) < 0)
+    goto out;
+  cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
+  cmd.x = (struct cls__xfer){
+      .src = s->mem, .src_offset = offset, .size = size, .host_dst = dst, .blocking = blocking};
+  if (!blocking) {
+    pending = calloc(1, sizeof *pending);
+    if (!pending) {
+      rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+      goto out;
+    }
+    pending->stream = stream;
+    pending->handle = src;
+  }
+  rc = cls__run(ctx, &cmd, pending, report);
+  if (rc < 0) {
+    if (pending)
+      cls__inflight_forget_read(ctx, pending);
+    free(pending);
+    goto out;
+  }
+  if (pending) {
+    pending->seq = cmd.seq;
+    pending->next = ctx->reads;
+    ctx->reads = pending;
+    goto out;
+  }
+  /* The bytes are here; whether anything wrote them is learnt now: a read
+   * enqueued before its producer failed returns success having copied
+   * nothing on every vendor measured, so check what the read depended on. */
+  rc = cls__poll_all(ctx, false);
+  if (rc < 0)
+    goto out;
+  if (cmd.stream->failed_seq == cmd.seq) {
+    rc = cls__error(CLS_ECL, cmd.stream->failed_status, "download on stream %d failed: %s",
+                    stream, cls_cl_status_name(cmd.stream->failed_status));
+    goto out;
+  }
+  rc = cls__read_report(ctx, &src, 1, report);
+out:
+  cls__unlock(ctx);
+  return rc;
+}
+
+CLS_API int cls_download(cls_context *ctx, int stream, cls_buffer src, size_t offset, void *dst,
+                         size_t size, cls_report **report) {
+  return download(ctx, stream, src, offset, dst, size, report, true);
+}
+
+CLS_API int cls_download_async(cls_context *ctx, int stream, cls_buffer src, size_t offset,
+                               void *dst, size_t size) {
+  return download(ctx, stream, src, offset, dst, size, NULL, false);
+}
+
+CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_offset,
+                     cls_buffer dst, size_t dst_offset, size_t size) {
+  ENTER(ctx);
+  int rc;
+  struct cls__cmd cmd = {.kind = CLS__CMD_COPY, .op = "copy", .nbind = 2};
+  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto out;
+  struct cls__slot *s, *d;
+  if (!(s = resolve(ctx, "cls_copy", src, &rc)) || !(d = resolve(ctx, "cls_copy", dst, &rc)))
+    goto out;
+  if ((rc = check_range("cls_copy (source)", s->size, src_offset, size)) < 0 ||
+      (rc = check_range("cls_copy (destination)", d->size, dst_offset, size)) < 0)
+    goto out;
+  if (s == d && src_offset < dst_offset + size && dst_offset < src_offset + size) {
+    rc = cls__error(CLS_EINVAL, 0, "cls_copy: source and destination ranges overlap");
+    goto out;
+  }
+  cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
+  cmd.bind[1] = (struct cls__binding){dst, d, CLS_WRITE};
+  cmd.x = (struct cls__xfer){.src = s->mem,
+                             .dst = d->mem,
+                             .src_offset = src_offset,
+                             .dst_offset = dst_offset,
+                             .size = size};
+  rc = cls__run(ctx, &cmd, NULL, NULL);
+out:
+  cls__unlock(ctx);
+  return rc;
+}
+
+CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst, size_t offset, size_t size,
+                     const void *pattern, size_t pattern_size) {
+  if (!pattern)
+    return cls__error(CLS_EINVAL, 0, "cls_fill: NULL pattern");
+  if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)))
+    return cls__error(CLS_EINVAL, 0, "cls_fill: pattern size %zu is not 1, 2, 4, ... 128",
+                      pattern_size);
+  if (offset % pattern_size || size % pattern_size)
+    return cls__error(CLS_EINVAL, 0,
+                      "cls_fill: offset %zu and size %zu must be multiples of the pattern "
+                      "size %zu",
+                      offset, size, pattern_size);
+  ENTER(ctx);
+  int rc;
+  struct cls__cmd cmd = {.kind = CLS__CMD_FILL, .op = "fill", .nbind = 1};
+  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto out;
+  struct cls__slot *d = resolve(ctx, "cls_fill", dst, &rc);
+  if (!d || (rc = check_range("cls_fill", d->size, offset, size)) < 0)
+    goto out;
+  cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
+  cmd.x = (struct cls__xfer){.dst = d->mem,
+                             .dst_offset = offset,
+                             .size = size,
+                             .pattern = pattern,
+                             .pattern_size = pattern_size};
+  rc = cls__run(ctx, &cmd, NULL, NULL);
+out:
+  cls__unlock(ctx);
+  return rc;
+}
+
+CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs, cls_report **report) {
+  if (report)
+    *report = NULL;
+  if (n && !bufs)
+    return cls__error(CLS_EINVAL, 0, "cls_check: NULL buffers");
+  ENTER(ctx);
+  int rc = cls__poll_all(ctx, false);
+  if (rc == CLS_OK)
+    rc = cls__read_report(ctx, bufs, n, report);
+  cls__unlock(ctx);
+  return rc;
+}

@@ -1,0 +1,154 @@
+/* cls_launch: validates a launch completely before anything reaches
+ * OpenCL, so a mistake gets the same clstream code on every vendor (PoCL
+ * and the others disagree on the OpenCL code for a too-large local size),
+ * then runs it through cls__run. */
+#include "core/command.h"
+#include "core/program.h"
+#include "memory/memory.h"
+#include "stream/pool.h"
+
+static int check_range(cls_context *ctx, const cls_kernel *k, unsigned dims,
+                       const size_t *global, const size_t *local) {
+  if (dims < 1 || dims > 3)
+    return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': %u dimensions (1 to 3)", k->name, dims);
+  if (!global)
+    return cls__error(CLS_EINVAL, 0, "launch of '%s': NULL global size", k->name);
+  for (unsigned i = 0; i < dims; i++)
+    if (global[i] == 0)
+      return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': global size %u is 0", k->name, i);
+  if (!local)
+    return CLS_OK;
+  size_t group = 1;
+  for (unsigned i = 0; i < dims; i++) {
+    if (local[i] == 0 || global[i] % local[i])
+      return cls__error(CLS_EWORKSIZE, 0,
+                        "launch of '%s': local size %zu does not divide global size %zu "
+                        "(dimension %u)",
+                        k->name, local[i], global[i], i);
+    if (local[i] > ctx->info.max_work_item_sizes[i])
+      return cls__error(CLS_EWORKSIZE, 0,
+                        "launch of '%s': local size %zu exceeds the device's %zu (dimension %u)",
+                        k->name, local[i], ctx->info.max_work_item_sizes[i], i);
+    group *= local[i];
+  }
+  size_t max = k->max_wg && k->max_wg < ctx->info.max_work_group_size
+                   ? k->max_wg
+                   : ctx->info.max_work_group_size;
+  if (group > max)
+    return cls__error(CLS_EWORKSIZE, 0,
+                      "launch of '%s': work-group of %zu items exceeds the maximum of %zu",
+                      k->name, group, max);
+  return CLS_OK;
+}
+
+static const char *kind_name(int q) {
+  return q == CLS__ARGQ_GLOBAL ? "a buffer" : q == CLS__ARGQ_LOCAL ? "local memory" : "a scalar";
+}
+
+/* A scalar or local-memory argument (buffers take the fast path below). */
+static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
+                           const cls_arg *a) {
+  int want;
+  switch (a->kind) {
+  case CLS_ARG_SCALAR:
+    if (!a->value || a->size == 0)
+      return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: scalar without a value",
+                        k->name, i);
+    if (k->argsize && k->argsize[i] && k->argsize[i] != a->size)
+      return cls__error(CLS_EARGKIND, 0,
+                        "kernel '%s' argument %zu: a scalar of %zu bytes given, %zu expected",
+                        k->name, i, a->size, k->argsize[i]);
+    want = CLS__ARGQ_PRIVATE;
+    break;
+  case CLS_ARG_LOCAL:
+    if (a->size == 0)
+      return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: local size 0", k->name, i);
+    want = CLS__ARGQ_LOCAL;
+    break;
+  default:
+    return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: kind %d", k->name, i, a->kind);
+  }
+  if (k->argq[i] != CLS__ARGQ_UNKNOWN && k->argq[i] != want)
+    return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
+                      k->name, i, kind_name(want), kind_name(k->argq[i]));
+  cmd->kargs[i].size = a->size;
+  cmd->kargs[i].value = a->kind == CLS_ARG_SCALAR ? a->value : NULL;
+  return CLS_OK;
+}
+
+static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *k,
+                      size_t nargs, const cls_arg *args) {
+  if (k->nargs != CLS__NARGS_UNKNOWN && nargs != k->nargs)
+    return cls__error(CLS_EARGCOUNT, 0, "kernel '%s' takes %u arguments, %zu given", k->name,
+                      k->nargs, nargs);
+  if (nargs > CLS_MAX_ARGS)
+    return cls__error(CLS_EINVAL, 0, "kernel '%s': more than %d arguments", k->name,
+                      CLS_MAX_ARGS);
+  if (nargs && !args)
+    return cls__error(CLS_EINVAL, 0, "kernel '%s': NULL arguments", k->name);
+  const unsigned char *argq = k->argq;
+  size_t nb = 0;
+  for (size_t i = 0; i < nargs; i++) {
+    const cls_arg *a = &args[i];
+    if (a->kind != CLS_ARG_BUFFER) {
+      int rc = check_value_arg(k, cmd, i, a);
+      if (rc < 0)
+        return rc;
+      continue;
+    }
+    if ((unsigned)a->access - CLS_READ > (unsigned)(CLS_READ_WRITE - CLS_READ))
+      return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i,
+                        a->access);
+    struct cls__slot *s = cls__resolve(ctx, a->buffer);
+    if (!s) {
+      int err = cls__resolve_error(ctx, a->buffer);
+      return cls__error(err, 0, "kernel '%s' argument %zu: %s", k->name, i, cls_strerror(err));
+    }
+    if (argq[i] > CLS__ARGQ_GLOBAL) /* neither unknown nor a buffer */
+      return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
+                        k->name, i, kind_name(CLS__ARGQ_GLOBAL), kind_name(argq[i]));
+    cmd->kargs[i].size = sizeof(cl_mem);
+    cmd->kargs[i].value = &s->mem; /* slots stay put for the call */
+    struct cls__binding *b = &cmd->bind[nb++];
+    b->handle = a->buffer;
+    b->slot = s;
+    b->access = a->access;
+  }
+  cmd->nbind = nb;
+  return CLS_OK;
+}
+
+CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigned dims,
+                       const size_t *global, const size_t *local, size_t nargs,
+                       const cls_arg *args) {
+  if (!ctx)
+    return cls__error(CLS_EINVAL, 0, "cls_launch: NULL context");
+  cls__lock(ctx);
+  int rc;
+  struct cls__cmd cmd;
+  cmd.kind = CLS__CMD_LAUNCH;
+  cmd.op = "launch";
+  cmd.nwait = 0;
+  cmd.x.blocking = 0; /* drivers test it for every command */
+  if (!cls__kernel_valid(ctx, kernel)) {
+    rc = cls__error(CLS_EINVAL, 0, "cls_launch: not a kernel of this context");
+    goto out;
+  }
+  if ((rc = check_range(ctx, kernel, dims, global, local)) < 0 ||
+      (rc = check_args(ctx, &cmd, kernel, nargs, args)) < 0)
+    goto out;
+  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto out;
+  cmd.kernel = kernel;
+  cmd.kcmd.kernel = kernel->kernel;
+  cmd.kcmd.name = kernel->name;
+  cmd.kcmd.dims = dims;
+  cmd.kcmd.global = global;
+  cmd.kcmd.local = local;
+  cmd.kcmd.nargs = (cl_uint)nargs;
+  cmd.kcmd.args = cmd.kargs;
+  rc = cls__run(ctx, &cmd, NULL, NULL);
+out:
+  cls__unlock(ctx);
+  return rc;
+}

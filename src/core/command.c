@@ -1,0 +1,177 @@
+/* The one path every command takes: launches, uploads, downloads, copies
+ * and fills.
+ *
+ *   1. F2: check the read set; a tainted input skips the command before any
+ *      OpenCL call is made for it (cls__run, inline in command.h, then
+ *      cls__refuse; steps 2-6 are cls__run_clean).
+ *   2. The driver orders the stream after what the bindings depend on; a
+ *      poll there may find a failure (F8), and then step 1 runs again, so a
+ *      command never waits on an event known to have failed (F7).
+ *   3. F3: enter the write scope (provisional failure on the write set).
+ *   4. The driver submits; 5. the scope ends: released on success (F4), the
+ *      real error swapped in on failure.
+ *   6. The command is logged until it completes, for F8 (5 and 6 walk the
+ *      bindings once, in commit()). */
+#include "core/command.h"
+#include "core/program.h"
+#include "driver/ops.h"
+#include "order/order.h"
+#include "failure/inflight.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* After the enqueue, in one walk over the bindings: F4 (the write scope's
+ * record leaves the write set), the ordering facts for later commands on
+ * any stream, the F8 write stamp, and the bindings of the command's F8 log
+ * entry `e` (NULL: not logged). */
+static inline __attribute__((always_inline)) void commit(cls_context *ctx, struct cls__cmd *cmd,
+                                                        struct cls__failure *prov,
+                                                        uint64_t stamp, struct cls__log_entry *e) {
+  int s = cmd->stream->id;
+  struct cls__log_binding *lb = e ? cls__log_bindings(ctx, e) : NULL;
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    const struct cls__binding *b = &cmd->bind[i];
+    struct cls__slot *slot = b->slot;
+    if (b->access & CLS_WRITE) {
+      cls__exit_write_one(slot, prov, NULL);
+      slot->writer = s;
+      slot->write_seq = cmd->seq;
+      slot->write_stamp = stamp;
+      slot->read_mask = 0;
+    } else {
+      slot->read_mask |= 1ull << s;
+      slot->read_seq[s] = cmd->seq;
+    }
+    if (lb)
+      lb[i] = cls__log_binding_of(b);
+  }
+}
+
+/* F2: the command does not run; its outputs take f, the skip is on f's
+ * chain.  No OpenCL call, no allocation (F10). */
+static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct cls__cmd *cmd,
+                                                      struct cls__failure *f, const char *name) {
+  struct cls__stream *s = cmd->stream;
+  uint64_t pos = ++s->issued;
+  cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
+  s->stats.skips++;
+}
+
+/* F8, for a launch or copy whose enqueue just failed: an input whose
+ * producer was still running may turn out to have failed.  Had that been
+ * known, the command would have been skipped on it and its own failure
+ * would never have happened (and a read reporting it would name the wrong
+ * root).  An error path, so it waits: for the stream's earlier commands,
+ * and through them for everything it was ordered after.  Returns the
+ * input's failure, or NULL. */
+static struct cls__failure *late_input_failure(cls_context *ctx, struct cls__cmd *cmd,
+                                               struct cls__failure *prov) {
+  bool reads = false;
+  for (size_t i = 0; i < cmd->nbind; i++)
+    reads |= (cmd->bind[i].access & CLS_READ) != 0;
+  if (!reads || cls__stream_poll(ctx, cmd->stream, true) < 0 || cls__poll_all(ctx, false) < 0)
+    return NULL;
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    struct cls__slot *slot = cmd->bind[i].slot;
+    if ((cmd->bind[i].access & CLS_READ) && slot->failure && slot->failure != prov)
+      return cls__read_failure(ctx, cmd->stream->id, &cmd->bind[i], 1);
+  }
+  /* The write set is this command's again (a replay may have touched it). */
+  if (prov)
+    for (size_t i = 0; i < cmd->nbind; i++)
+      if (cmd->bind[i].access & CLS_WRITE)
+        cls__slot_set_failure(cmd->bind[i].slot, prov);
+  return NULL;
+}
+
+/* Step 1 found `found` on the inputs: a download reports it, anything else
+ * is skipped. */
+int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
+                cls_report **report) {
+  if (cmd->kind == CLS__CMD_READ)
+    return cls__read_report(ctx, &cmd->bind[0].handle, 1, report);
+  skip(ctx, cmd, found, cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op);
+  return cls__error_code(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED);
+}
+
+/* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
+int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
+                   cls_report **report) {
+  struct cls__stream *s = cmd->stream;
+  const struct cls__driver_ops *d = ctx->driver_ops;
+  const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
+  int rc;
+  for (;;) {
+    if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
+      /* Its program never built: the launch cannot run, and its outputs
+       * carry the build failure (with the log) to whoever reads them. */
+      skip(ctx, cmd, cmd->kernel->prog->build_failure, name);
+      return cls__error(CLS_EBUILD, cmd->kernel->prog->build_failure->cl_status,
+                        "kernel '%s' comes from a program that failed to build", name);
+    }
+    rc = d->order(ctx->driver, cmd);
+    if (rc < 0)
+      return rc;
+    if (rc != CLS__RETRY)
+      break;
+    struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
+    if (found)
+      return cls__refuse(ctx, cmd, found, report);
+  }
+  struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
+  uint64_t pos = ++s->issued;
+  if (prov) {
+    prov->scope_name = name;
+    prov->operation = cmd->op;
+    prov->stream = s->id;
+    prov->position = pos;
+  }
+  cls__log(&ctx->log, CLS_LOG_FULL, "stream %d: %s%s%s, %zu bindings, %u waits", s->id, cmd->op,
+           cmd->kind == CLS__CMD_LAUNCH ? " of " : "", cmd->kind == CLS__CMD_LAUNCH ? name : "",
+           cmd->nbind, cmd->nwait);
+  cmd->seq = s->submitted + 1;
+  cl_int crc = d->submit(ctx->driver, cmd);
+  if (crc != CL_SUCCESS) {
+    struct cls__failure *in = cmd->kind == CLS__CMD_LAUNCH || cmd->kind == CLS__CMD_COPY
+                                  ? late_input_failure(ctx, cmd, prov)
+                                  : NULL;
+    if (in) {
+      cls__propagate(ctx, in, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
+      s->stats.skips++;
+      return cls__error(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED, 0,
+                        "%s on stream %d: an input failed", name, s->id);
+    }
+    int status = cmd->kind == CLS__CMD_LAUNCH ? CLS_ELAUNCH : CLS_ECL;
+    struct cls__failure *f = cls__failure_mint(
+        ctx, status, crc, cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : "", s->id, pos, false,
+        "enqueue of %s failed: %s", name, cls_cl_status_name(crc));
+    if (f) /* out of memory: the provisional record stays, reads still fail */
+      cls__exit_write(prov, cmd->bind, cmd->nbind, f);
+    cls__failure_unref(f);
+    /* An earlier failure found later may turn out to have been its input. */
+    uint64_t stamp = cls__stamp_writes(ctx, cmd->bind, cmd->nbind);
+    if (ctx->inflight_len)
+      cls__inflight_add(ctx, CLS__ENTRY_FAILED, s->id, 0, pos, stamp, cmd->op, name, cmd->bind,
+                        cmd->nbind, NULL);
+    return cls__error(status, crc, "%s on stream %d: enqueue failed: %s", name, s->id,
+                      cls_cl_status_name(crc));
+  }
+  s->submitted = cmd->seq;
+  s->stats.enqueues++;
+  s->stats.launches += cmd->kind == CLS__CMD_LAUNCH;
+  uint64_t stamp = ++ctx->stamp;
+  if (cmd->kind == CLS__CMD_READ && cmd->x.blocking) {
+    commit(ctx, cmd, prov, stamp, NULL); /* finished already: the caller checks what it read */
+    return CLS_OK;
+  }
+  struct cls__log_entry *e =
+      cls__inflight_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, s->id, cmd->seq, pos,
+                            stamp, cmd->op, name, pending, cmd->nbind);
+  commit(ctx, cmd, prov, stamp, e);
+  if (!e)
+    return CLS_ENOMEM; /* the log could not grow; the command runs */
+  cls__inflight_commit(ctx);
+  return CLS_OK;
+}
+

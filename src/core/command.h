@@ -1,0 +1,27 @@
+/* Internal: the command path (command.c), the one path every command
+ * takes -- launches, uploads, downloads, copies and fills: the F2 check,
+ * ordering through the driver, the write scope (F3/F4), submission, and
+ * the F8 log. */
+#ifndef CLS_COMMAND_H
+#define CLS_COMMAND_H
+
+#include "driver/cmd.h"
+
+/* Runs a command through the failure rules and the driver.  `pending` is
+ * the record of a non-blocking download; `report` receives the report of a
+ * download refused because its data is tainted.  Inline up to the F2
+ * check, so a skip (the hot path of a failed pipeline, F10) costs that
+ * check and cls__refuse, not the enqueue path's frame. */
+int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
+                cls_report **report);
+int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
+                   cls_report **report);
+static inline int cls__run(cls_context *ctx, struct cls__cmd *cmd,
+                           struct cls__pending_read *pending, cls_report **report) {
+  struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
+  if (found)
+    return cls__refuse(ctx, cmd, found, report);
+  return cls__run_clean(ctx, cmd, pending, report);
+}
+
+#endif /* CLS_COMMAND_H */

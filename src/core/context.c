@@ -1,0 +1,302 @@
+/* Contexts: one device, one driver (with its stream pool and failure
+ * table), the program cache, the in-flight log and the pending reads.
+ * Also the stream-level public calls: sync, stats, logger. */
+#include "core/program.h"
+#include "device/device.h"
+#include "device/quirks.h"
+#include "driver/driver.h"
+#include "failure/inflight.h"
+#include "memory/memory.h"
+#include "stream/pool.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_PAGE_SIZE ((size_t)64 << 20)
+#define MIN_DEFAULT_PAGES 32
+#define MIN_PAGE_SIZE ((size_t)1 << 20)
+
+static atomic_uint next_tag = 1;
+
+static unsigned new_tag(void) {
+  for (;;) {
+    unsigned t = atomic_fetch_add(&next_tag, 1) & 0xfffu;
+    if (t)
+      return t;
+  }
+}
+
+static const char *pick(const char *opt, const char *env) {
+  if (opt)
+    return opt;
+  const char *e = getenv(env);
+  return e && *e ? e : NULL;
+}
+
+CLS_API int cls_context_create(cls_context **out, const struct cls_context_options *opts) {
+  if (!out)
+    return cls__error(CLS_EINVAL, 0, "cls_context_create: NULL out");
+  *out = NULL;
+  struct cls_context_options none = {.version = CLS_CONTEXT_OPTIONS_VERSION};
+  if (!opts)
+    opts = &none;
+  if (opts->version < 1 || opts->version > CLS_CONTEXT_OPTIONS_VERSION)
+    return cls__error(CLS_EVERSION, 0, "cls_context_options version %u (this library: 1..%d)",
+                      opts->version, CLS_CONTEXT_OPTIONS_VERSION);
+  int rc;
+  cls_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx)
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  if (cls__lock_init(&ctx->lock) != 0) {
+    rc = cls__error(CLS_ENOMEM, 0, "creating the context lock failed");
+    goto fail_lock;
+  }
+  cls__logger_init(&ctx->log);
+  const char *lvl = getenv("CLS_LOG");
+  if (lvl && *lvl && (rc = cls__log_level_parse(lvl, &ctx->log.level)) < 0)
+    goto fail_config;
+
+  /* Everything the user can get wrong in a string is checked before any
+   * OpenCL object exists. */
+  const char *fault = pick(opts->fault, "CLS_FAULT");
+  if (fault && (rc = cls__fault_parse(fault, &ctx->faults)) < 0)
+    goto fail_config;
+  const char *params = NULL;
+  if ((rc = cls__driver_find(pick(opts->scheduler, "CLS_SCHEDULER"), &ctx->driver_ops,
+                             &params)) < 0)
+    goto fail_driver_name;
+
+  struct cls__device_choice dev;
+  if ((rc = cls__device_choose(pick(opts->device, "CLS_DEVICE"), &dev)) < 0)
+    goto fail_device;
+  ctx->platform = dev.platform;
+  ctx->device = dev.device;
+  ctx->info = dev.info;
+  cl_int crc;
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev.platform, 0};
+  ctx->clctx = clCreateContext(props, 1, &dev.device, NULL, NULL, &crc);
+  if (crc != CL_SUCCESS) {
+    rc = cls__error(CLS_ECL, crc, "clCreateContext on '%s' failed: %s", dev.info.device_name,
+                    cls_cl_status_name(crc));
+    goto fail_device;
+  }
+  ctx->page_size = opts->page_size ? opts->page_size : DEFAULT_PAGE_SIZE;
+  /* A device with little memory (oclgrind: 128 MiB in all) would hold two
+   * default pages: the default leaves room for a page on each of 32
+   * streams. */
+  if (!opts->page_size && ctx->page_size > ctx->info.global_mem_size / MIN_DEFAULT_PAGES &&
+      ctx->info.global_mem_size / MIN_DEFAULT_PAGES >= MIN_PAGE_SIZE)
+    ctx->page_size = (size_t)(ctx->info.global_mem_size / MIN_DEFAULT_PAGES);
+  if (ctx->page_size > ctx->info.max_alloc_size)
+    ctx->page_size = (size_t)ctx->info.max_alloc_size;
+  /* Before any stream exists: the answers may choose how streams work. */
+  cls__quirks_probe(ctx->clctx, ctx->device, &ctx->quirks);
+  ctx->quirks.cl_version = ctx->info.cl_version;
+  ctx->quirks.max_alloc_size = ctx->info.max_alloc_size;
+  ctx->quirks.max_work_group_size = ctx->info.max_work_group_size;
+  ctx->quirks.page_size = ctx->page_size;
+  ctx->tag = new_tag();
+
+  const struct cls_stream_factory *factory =
+      opts->factory ? opts->factory : cls_opencl_stream_factory();
+  void *fdata = opts->factory_data;
+  if (ctx->faults) {
+    ctx->fault_data.inner = factory;
+    ctx->fault_data.inner_data = fdata;
+    ctx->fault_data.cfg = ctx->faults;
+    factory = &cls__fault_factory;
+    fdata = &ctx->fault_data;
+  }
+  if ((rc = cls__pool_init(ctx, factory, fdata)) < 0)
+    goto fail_pool;
+  cls__failures_init(&ctx->failures, &ctx->log);
+  if ((rc = ctx->driver_ops->create(ctx, params, &ctx->driver)) < 0)
+    goto fail_driver;
+  ctx->driver->ops = ctx->driver_ops;
+  ctx->driver->ctx = ctx;
+  *out = ctx;
+  return CLS_OK;
+
+fail_driver:
+  cls__failures_fini(&ctx->failures);
+fail_pool:
+  clReleaseContext(ctx->clctx);
+fail_device:
+fail_driver_name:
+  cls__fault_config_free(ctx->faults);
+fail_config:
+  cls__lock_fini(&ctx->lock);
+fail_lock:
+  free(ctx);
+  return rc;
+}
+
+static void free_reads(cls_context *ctx) {
+  struct cls__pending_read *r = ctx->reads;
+  while (r) {
+    struct cls__pending_read *next = r->next;
+    cls__failure_unref(r->failure);
+    free(r);
+    r = next;
+  }
+  ctx->reads = NULL;
+}
+
+CLS_API void cls_context_destroy(cls_context *ctx) {
+  if (!ctx)
+    return;
+  cls__lock(ctx);
+  /* Streams first (their work waited for, then their backends and
+   * memory), then the driver, then what the rules kept. */
+  cls__poll_all(ctx, true);
+  struct cls__stream_pool *pool = &ctx->pool;
+  for (int i = 0; i < pool->nstreams; i++) {
+    struct cls__stream *s = &pool->streams[i];
+    if (!s->created)
+      continue;
+    ctx->driver_ops->close(ctx->driver, s);
+    cls__memory_fini(ctx, s);
+    s->created = false;
+  }
+  pool->nstreams = 0;
+  ctx->driver_ops->destroy(ctx->driver);
+  cls__failures_fini(&ctx->failures);
+  cls__inflight_fini(ctx);
+  free_reads(ctx);
+  cls__programs_fini(ctx);
+  clReleaseContext(ctx->clctx);
+  cls__fault_config_free(ctx->faults);
+  cls__unlock(ctx);
+  cls__lock_fini(&ctx->lock);
+  free(ctx);
+}
+
+CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out) {
+  if (!ctx || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_context_device: NULL argument");
+  *out = ctx->info;
+  return CLS_OK;
+}
+
+CLS_API int cls_context_quirks(cls_context *ctx, struct cls_quirks *out) {
+  if (!ctx || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_context_quirks: NULL argument");
+  if (out->version < 1 || out->version > CLS_QUIRKS_VERSION)
+    return cls__error(CLS_EVERSION, 0, "struct cls_quirks version %u (this library: 1..%d)",
+                      out->version, CLS_QUIRKS_VERSION);
+  /* Fixed since the context was created: no lock needed. */
+  unsigned version = out->version;
+  *out = ctx->quirks;
+  out->version = version;
+  return CLS_OK;
+}
+
+CLS_API const char *cls_context_driver(cls_context *ctx) {
+  return ctx ? ctx->driver_ops->name : "";
+}
+
+CLS_API int cls_set_logger(cls_context *ctx, int level, cls_log_fn fn, void *user) {
+  if (!ctx)
+    return cls__error(CLS_EINVAL, 0, "cls_set_logger: NULL context");
+  if (level < CLS_LOG_OFF || level > CLS_LOG_FULL)
+    return cls__error(CLS_EINVAL, 0, "cls_set_logger: level %d", level);
+  cls__lock(ctx);
+  ctx->log.level = level;
+  ctx->log.fn = fn;
+  ctx->log.user = user;
+  cls__unlock(ctx);
+  return CLS_OK;
+}
+
+CLS_API int cls_stream_stats(cls_context *ctx, int stream, struct cls_stream_stats *out) {
+  if (!ctx || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_stream_stats: NULL argument");
+  if (cls__stream_check_id(stream) < 0)
+    return CLS_ESTREAM;
+  cls__lock(ctx);
+  struct cls__stream *s = cls__stream_peek(ctx, stream);
+  if (s)
+    *out = s->stats;
+  else
+    memset(out, 0, sizeof *out);
+  cls__unlock(ctx);
+  return CLS_OK;
+}
+
+CLS_API int cls_stats_reset(cls_context *ctx) {
+  if (!ctx)
+    return cls__error(CLS_EINVAL, 0, "cls_stats_reset: NULL context");
+  cls__lock(ctx);
+  struct cls__stream_pool *pool = &ctx->pool;
+  for (int i = 0; i < pool->nstreams; i++)
+    memset(&pool->streams[i].stats, 0, sizeof pool->streams[i].stats);
+  cls__unlock(ctx);
+  return CLS_OK;
+}
+
+/* Ends the non-blocking downloads of `stream` (-1: all): those an F8 replay
+ * marked are answered with their failures. */
+static int finish_reads(cls_context *ctx, int stream, cls_report **report) {
+  struct cls__failure *found[64];
+  size_t nfound = 0;
+  struct cls__pending_read **pp = &ctx->reads;
+  while (*pp) {
+    struct cls__pending_read *r = *pp;
+    if (stream >= 0 && r->stream != stream) {
+      pp = &r->next;
+      continue;
+    }
+    *pp = r->next;
+    cls__inflight_forget_read(ctx, r);
+    if (r->failure) {
+      if (nfound < 64)
+        found[nfound++] = r->failure; /* the reference moves to found */
+      else
+        cls__failure_unref(r->failure);
+    }
+    free(r);
+  }
+  if (!nfound)
+    return CLS_OK;
+  int rc = cls__report_from(found, nfound, report);
+  for (size_t i = 0; i < nfound; i++)
+    cls__failure_unref(found[i]);
+  return rc == CLS_ETAINTED
+             ? cls__error(CLS_ETAINTED, 0, "a non-blocking download read data that failed")
+             : rc;
+}
+
+CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
+  if (report)
+    *report = NULL;
+  if (!ctx)
+    return cls__error(CLS_EINVAL, 0, "cls_stream_sync: NULL context");
+  if (cls__stream_check_id(stream) < 0)
+    return CLS_ESTREAM;
+  cls__lock(ctx);
+  int rc = CLS_OK;
+  struct cls__stream *s = cls__stream_peek(ctx, stream);
+  if (s) {
+    rc = cls__stream_poll(ctx, s, true);
+    if (rc == CLS_OK)
+      rc = cls__poll_all(ctx, false); /* what s waited on has finished too */
+    if (rc == CLS_OK)
+      rc = finish_reads(ctx, stream, report);
+  }
+  cls__unlock(ctx);
+  return rc;
+}
+
+CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
+  if (report)
+    *report = NULL;
+  if (!ctx)
+    return cls__error(CLS_EINVAL, 0, "cls_sync: NULL context");
+  cls__lock(ctx);
+  int rc = cls__poll_all(ctx, true);
+  if (rc == CLS_OK)
+    rc = finish_reads(ctx, -1, report);
+  cls__unlock(ctx);
+  return rc;
+}

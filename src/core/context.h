@@ -1,0 +1,65 @@
+/* Internal: the context and the state it owns.
+ *
+ * A context owns one device, its stream pool (streams, their memory pools
+ * and buffer slots), its failure table, the F8 log of the work in flight,
+ * the pending non-blocking reads and the program cache.  A driver owns
+ * only its own scheduling state (driver.h).  The context lock is held by
+ * every public entry point for its whole duration, so nothing below locks
+ * again.  Types only, and the two lock calls: each layer's functions are in
+ * its own header. */
+#ifndef CLS_CONTEXT_H
+#define CLS_CONTEXT_H
+
+#include "factory/fault.h"
+#include "failure/record.h"
+#include "stream/stream.h"
+#include "util/lock.h"
+#include "util/log.h"
+
+struct cls__driver;
+struct cls__driver_ops;
+struct cls__log_entry;
+struct cls__log_binding;
+struct cls__pending_read;
+struct cls_program;
+
+struct cls_context {
+  struct cls__lock lock;
+  unsigned tag;            /* 12 bits, never 0: stamps buffer handles */
+  struct cls_device_info info;
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context clctx;
+  size_t page_size;
+  unsigned long long page_bytes; /* device memory held in pages */
+  struct cls_quirks quirks;      /* the device's, probed once per process
+                                    (quirks.c); fixed after creation */
+  struct cls__logger log;
+  struct cls__fault_config *faults; /* owned; NULL: none */
+  struct cls__fault_data fault_data; /* the fault factory's data */
+  /* The driver: its ops, and its state (opaque to the core). */
+  const struct cls__driver_ops *driver_ops;
+  struct cls__driver *driver;
+  struct cls__stream_pool pool;
+  struct cls__failures failures;
+  struct cls_program *programs;
+  /* F8: launches and reads still in flight, in submission order. */
+  struct cls__log_entry *inflight;
+  size_t inflight_head, inflight_len, inflight_cap;
+  /* Bindings of entries with more than fit in one: CLS_MAX_ARGS for each
+   * position of the log, allocated once the first such entry comes. */
+  struct cls__log_binding *inflight_overflow;
+  /* Non-blocking downloads waiting for a sync. */
+  struct cls__pending_read *reads; /* list, newest first */
+  uint64_t stamp;          /* last write stamp given out */
+  /* Scratch for F8 replay; reused, never shrunk. */
+  /* by handle, not slot: a buffer freed during the replay's window still
+   * carries the taint to what read it */
+  struct cls__taint { cls_buffer handle; uint64_t stamp; } *taint_set;
+  size_t taint_cap;
+};
+
+static inline void cls__lock(cls_context *ctx) { cls__lock_take(&ctx->lock); }
+static inline void cls__unlock(cls_context *ctx) { cls__lock_give(&ctx->lock); }
+
+#endif /* CLS_CONTEXT_H */

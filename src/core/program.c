@@ -1,0 +1,327 @@
+/* Programs and kernels: build from source with a per-context cache keyed by
+ * device, source hash and options; kernels looked up by name, with their
+ * argument count and (where the platform gives it) argument kinds. */
+#include "core/program.h"
+#include "failure/failure.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+
+/* FNV-1a, 64 bits. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= c[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+static uint64_t key_hash(cl_device_id dev, const char *src, size_t len, const char *opts) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = fnv(h, &dev, sizeof dev);
+  h = fnv(h, src, len);
+  h = fnv(h, "", 1);
+  return fnv(h, opts, strlen(opts));
+}
+
+static char *dupstr(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+#define LOG_EXCERPT 2048
+
+/* Records a failed build on the program: the record every launch of its
+ * kernels will carry, and the detail a cache hit replays. */
+static void remember_failure(cls_context *ctx, struct cls_program *p, cl_int rc,
+                             const char *log) {
+  p->build_detail = strdup(cls_last_error_detail());
+  p->build_failure = cls__failure_mint(ctx, CLS_EBUILD, rc, "build", "", -1, 0, false,
+                                       "program build failed (%s) with options '%s'",
+                                       cls_cl_status_name(rc), p->options);
+  if (p->build_failure && log && log[0]) {
+    size_t n = strlen(log);
+    if (n > LOG_EXCERPT)
+      n = LOG_EXCERPT;
+    p->build_failure->build_log = dupstr(log, n);
+  }
+}
+
+/* Builds with -cl-kernel-arg-info so argument kinds can be checked. */
+static int build(cls_context *ctx, struct cls_program *p) {
+  cl_int rc;
+  const char *src = p->source;
+  p->program = clCreateProgramWithSource(ctx->clctx, 1, &src, &p->srclen, &rc);
+  if (rc != CL_SUCCESS)
+    return cls__error(CLS_EBUILD, rc, "clCreateProgramWithSource failed: %s",
+                      cls_cl_status_name(rc));
+  size_t olen = strlen(p->options);
+  char *opts = malloc(olen + sizeof " -cl-kernel-arg-info");
+  if (!opts)
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  memcpy(opts, p->options, olen);
+  strcpy(opts + olen, " -cl-kernel-arg-info");
+  rc = clBuildProgram(p->program, 1, &ctx->device, opts, NULL, NULL);
+  free(opts);
+  if (rc == CL_SUCCESS)
+    return CLS_OK;
+  /* Vendors disagree on the code for the same mistake (a bad option is
+   * CL_INVALID_BUILD_OPTIONS on PoCL, CL_BUILD_PROGRAM_FAILURE elsewhere):
+   * clstream answers CLS_EBUILD for both, with the log. */
+  size_t loglen = 0;
+  clGetProgramBuildInfo(p->program, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen);
+  char *log = loglen ? malloc(loglen + 1) : NULL;
+  if (log) {
+    if (clGetProgramBuildInfo(p->program, ctx->device, CL_PROGRAM_BUILD_LOG, loglen, log, NULL) !=
+        CL_SUCCESS)
+      loglen = 0;
+    log[loglen] = '\0';
+  }
+  cls__error(CLS_EBUILD, rc, "build failed (%s) with options '%s':\n%s", cls_cl_status_name(rc),
+             p->options, log && log[0] ? log : "(empty build log)");
+  remember_failure(ctx, p, rc, log);
+  free(log);
+  return CLS_EBUILD;
+}
+
+static void program_free(struct cls_program *p) {
+  struct cls_kernel *k = p->kernels;
+  while (k) {
+    struct cls_kernel *next = k->next;
+    if (k->kernel)
+      clReleaseKernel(k->kernel);
+    free(k->argsize);
+    free(k->name);
+    k->magic = 0;
+    free(k);
+    k = next;
+  }
+  if (p->program)
+    clReleaseProgram(p->program);
+  cls__failure_unref(p->build_failure);
+  free(p->build_detail);
+  free(p->source);
+  free(p->options);
+  free(p);
+}
+
+void cls__programs_fini(cls_context *ctx) {
+  struct cls_program *p = ctx->programs;
+  while (p) {
+    struct cls_program *next = p->next;
+    program_free(p);
+    p = next;
+  }
+  ctx->programs = NULL;
+}
+
+CLS_API int cls_program_build(cls_context *ctx, const char *source, const char *options,
+                              cls_program **out) {
+  if (!ctx || !source || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_program_build: NULL argument");
+  *out = NULL;
+  if (!options)
+    options = "";
+  size_t len = strlen(source);
+  if (len == 0)
+    return cls__error(CLS_EINVAL, 0, "cls_program_build: empty source");
+  cls__lock(ctx);
+  int rc = CLS_OK;
+  uint64_t h = key_hash(ctx->device, source, len, options);
+  for (struct cls_program *p = ctx->programs; p; p = p->next)
+    if (p->hash == h && p->srclen == len && strcmp(p->options, options) == 0 &&
+        memcmp(p->source, source, len) == 0) {
+      p->refs++;
+      *out = p;
+      if (p->build_failure)
+        rc = cls__error(CLS_EBUILD, p->build_failure->cl_status, "%s",
+                        p->build_detail ? p->build_detail : p->build_failure->message);
+      goto done;
+    }
+  struct cls_program *p = calloc(1, sizeof *p);
+  if (!p) {
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    goto done;
+  }
+  p->hash = h;
+  p->srclen = len;
+  p->source = dupstr(source, len);
+  p->options = dupstr(options, strlen(options));
+  p->ctx = ctx;
+  if (!p->source || !p->options) {
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    program_free(p);
+    goto done;
+  }
+  rc = build(ctx, p);
+  if (rc < 0 && !p->build_failure) {
+    program_free(p); /* out of memory, or nothing to remember */
+    goto done;
+  }
+  p->refs = 1;
+  p->next = ctx->programs;
+  ctx->programs = p;
+  *out = p;
+done:
+  cls__unlock(ctx);
+  return rc;
+}
+
+static bool program_of(cls_context *ctx, const struct cls_program *prog) {
+  for (struct cls_program *p = ctx->programs; p; p = p->next)
+    if (p == prog)
+      return true;
+  return false;
+}
+
+CLS_API int cls_program_release(cls_context *ctx, cls_program *prog) {
+  if (!ctx || !prog)
+    return cls__error(CLS_EINVAL, 0, "cls_program_release: NULL argument");
+  cls__lock(ctx);
+  int rc = CLS_OK;
+  if (!program_of(ctx, prog))
+    rc = cls__error(CLS_EFOREIGN, 0, "cls_program_release: not a program of this context");
+  else if (prog->refs == 0)
+    rc = cls__error(CLS_ESTALE, 0, "cls_program_release: already released");
+  else
+    prog->refs--; /* kept for its kernels until the context goes */
+  cls__unlock(ctx);
+  return rc;
+}
+
+/* Size of an OpenCL C built-in scalar or vector type by name ("uint",
+ * "float4"); 0 for anything else (structs, typedefs): not checked. */
+static size_t type_size(const char *t) {
+  static const struct {
+    const char *name;
+    size_t size;
+  } base[] = {{"uchar", 1}, {"char", 1},   {"bool", 1},   {"ushort", 2}, {"short", 2},
+              {"half", 2},  {"uint", 4},   {"int", 4},    {"float", 4},  {"ulong", 8},
+              {"long", 8},  {"double", 8}};
+  if (strncmp(t, "unsigned ", 9) == 0)
+    t += 9; /* "unsigned int": same size as "int" */
+  for (size_t i = 0; i < sizeof base / sizeof *base; i++) {
+    size_t n = strlen(base[i].name);
+    if (strncmp(t, base[i].name, n) != 0)
+      continue;
+    const char *rest = t + n;
+    if (!*rest)
+      return base[i].size;
+    char *end;
+    long w = strtol(rest, &end, 10);
+    if (*end)
+      return 0;
+    if (w == 2 || w == 4 || w == 8 || w == 16)
+      return base[i].size * (size_t)w;
+    if (w == 3)
+      return base[i].size * 4; /* 3-vectors are stored as 4 */
+    return 0;
+  }
+  return 0;
+}
+
+/* Argument kinds and scalar sizes, where the platform gives argument info
+ * (programs are built with -cl-kernel-arg-info): mistakes are then caught
+ * before OpenCL, with one clstream code on every vendor. */
+static void arg_info(cls_context *ctx, struct cls_kernel *k) {
+  if (ctx->info.cl_version < 120 || k->nargs == 0)
+    return;
+  if (k->nargs > CLS_MAX_ARGS)
+    return; /* no launch can give it its arguments (CLS_EINVAL) */
+  k->argsize = calloc(k->nargs, sizeof *k->argsize);
+  if (!k->argsize)
+    return;
+  for (cl_uint i = 0; i < k->nargs; i++) {
+    cl_kernel_arg_address_qualifier q;
+    if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL) !=
+        CL_SUCCESS)
+      goto unknown; /* not available: only the count is checked */
+    k->argq[i] = q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT
+                     ? CLS__ARGQ_GLOBAL
+                 : q == CL_KERNEL_ARG_ADDRESS_LOCAL ? CLS__ARGQ_LOCAL
+                                                    : CLS__ARGQ_PRIVATE;
+    char tname[64];
+    if (k->argq[i] == CLS__ARGQ_PRIVATE &&
+        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof tname, tname, NULL) ==
+            CL_SUCCESS) {
+      tname[sizeof tname - 1] = '\0';
+      k->argsize[i] = type_size(tname);
+    }
+  }
+  return;
+unknown:
+  memset(k->argq, CLS__ARGQ_UNKNOWN, sizeof k->argq);
+  free(k->argsize);
+  k->argsize = NULL;
+}
+
+CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name,
+                           cls_kernel **out) {
+  if (!ctx || !prog || !name || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_kernel_get: NULL argument");
+  *out = NULL;
+  cls__lock(ctx);
+  int rc = CLS_OK;
+  if (!program_of(ctx, prog)) {
+    rc = cls__error(CLS_EFOREIGN, 0, "cls_kernel_get: not a program of this context");
+    goto done;
+  }
+  for (struct cls_kernel *k = prog->kernels; k; k = k->next)
+    if (strcmp(k->name, name) == 0) {
+      *out = k;
+      goto done;
+    }
+  /* A program that failed to build gives stand-ins (no cl_kernel): their
+   * launches carry the build failure downstream. */
+  cl_kernel kern = NULL;
+  if (!prog->build_failure) {
+    cl_int crc;
+    kern = clCreateKernel(prog->program, name, &crc);
+    if (crc != CL_SUCCESS) {
+      rc = cls__error(crc == CL_INVALID_KERNEL_NAME ? CLS_ENOKERNEL : CLS_ECL, crc,
+                      "kernel '%s': %s", name, cls_cl_status_name(crc));
+      goto done;
+    }
+  }
+  struct cls_kernel *k = calloc(1, sizeof *k);
+  if (!k || !(k->name = dupstr(name, strlen(name)))) {
+    free(k);
+    if (kern)
+      clReleaseKernel(kern);
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    goto done;
+  }
+  k->kernel = kern;
+  k->magic = CLS__KERNEL_MAGIC;
+  k->ctx = ctx;
+  k->prog = prog;
+  k->nargs = CLS__NARGS_UNKNOWN;
+  if (kern) {
+    clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
+    clGetKernelWorkGroupInfo(kern, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->max_wg,
+                             &k->max_wg, NULL);
+    arg_info(ctx, k);
+  }
+  k->next = prog->kernels;
+  prog->kernels = k;
+  *out = k;
+done:
+  cls__unlock(ctx);
+  return rc;
+}
+
+CLS_API const char *cls_kernel_name(const cls_kernel *k) {
+  return k && k->magic == CLS__KERNEL_MAGIC ? k->name : "";
+}
+
+CLS_API int cls_kernel_num_args(const cls_kernel *k) {
+  if (!k || k->magic != CLS__KERNEL_MAGIC)
+    return cls__error(CLS_EINVAL, 0, "cls_kernel_num_args: not a kernel");
+  return (int)k->nargs;
+}

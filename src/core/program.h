@@ -1,0 +1,54 @@
+/* Internal: programs and kernels (program.c): the build cache, each
+ * kernel's argument signature as the launch checks take it. */
+#ifndef CLS_PROGRAM_H
+#define CLS_PROGRAM_H
+
+#include "util/util.h"
+
+struct cls__failure;
+
+/* Ordered so that one compare, argq > CLS__ARGQ_GLOBAL, tells a buffer
+ * argument it is in the wrong place. */
+enum { CLS__ARGQ_UNKNOWN = 0, CLS__ARGQ_GLOBAL, CLS__ARGQ_LOCAL, CLS__ARGQ_PRIVATE };
+/* nargs of a kernel taken from a failed build: not checked. */
+#define CLS__NARGS_UNKNOWN ((cl_uint)-1)
+
+struct cls_kernel {
+  unsigned magic;          /* checked before use: a freed or foreign pointer
+                              is rejected rather than dereferenced further */
+  cls_context *ctx;
+  cl_kernel kernel;
+  char *name;
+  cl_uint nargs;
+  unsigned char argq[CLS_MAX_ARGS]; /* address qualifier per arg, UNKNOWN
+                              where the platform gives no argument info */
+  size_t *argsize;         /* scalars: size of the type, 0 if unknown */
+  size_t max_wg;           /* CL_KERNEL_WORK_GROUP_SIZE */
+  struct cls_kernel *next;
+  struct cls_program *prog;
+};
+
+struct cls_program {
+  cl_program program;
+  uint64_t hash;           /* of source and options */
+  char *options;
+  size_t srclen;
+  char *source;
+  int refs;                /* user references; freed with the context */
+  cls_context *ctx;
+  struct cls_kernel *kernels;
+  struct cls_program *next;
+  /* A failed build: kernels taken from it launch as failed with this root
+   * cause (the build log in its report); NULL when the build succeeded. */
+  struct cls__failure *build_failure;
+  char *build_detail;      /* the error detail of the build, replayed on a
+                              cache hit */
+};
+
+void cls__programs_fini(cls_context *ctx);
+#define CLS__KERNEL_MAGIC 0x6b726e6cu /* "krnl" */
+static inline bool cls__kernel_valid(const cls_context *ctx, const cls_kernel *k) {
+  return k && k->magic == CLS__KERNEL_MAGIC && k->ctx == ctx;
+}
+
+#endif /* CLS_PROGRAM_H */

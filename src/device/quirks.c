@@ -1,0 +1,272 @@
+/* Vendor quirk probes.
+ *
+ * What a command does after a failure is implementation-defined, and the
+ * vendors measured differ (DESIGN.md, "Facts measured on this machine").
+ * On the first use of a device in a process this file asks the device
+ * itself, on a private in-order queue, with fills of a small buffer:
+ *
+ *   dep     waits on a user event, which the probe then fails;
+ *   behind  queued after dep on the same queue, waiting on nothing;
+ *   fence   queued once both have finished, with a completion callback.
+ *
+ * dep's status says whether a command queued on a failed event is failed
+ * (dependent_fails), behind's whether a failure fails the commands queued
+ * after it (queue_poisoned); whether the user event's own callback came
+ * before the fence's says whether failed events call their callbacks.  A
+ * few last fills, flushed then clFinish'ed, say whether clFinish can
+ * return before a flushed command completed (finish_early).  That one is a
+ * race on rusticl (its worker thread may be done by then): a 1 is proof, a
+ * 0 is not, so its workaround is applied on every device.
+ *
+ * Nothing here may hang the process, whatever the vendor does:
+ *   - dep and behind are enqueued BEFORE the user event fails.  On PoCL a
+ *     command enqueued on an event that already failed stays CL_QUEUED
+ *     forever, and clFinish or releasing its queue then hangs.
+ *   - the queue is flushed only AFTER the user event fails: oclgrind runs
+ *     the whole queue inside clFlush, which would wait on the open event.
+ *   - every wait is a status poll with a deadline, never clFinish or
+ *     clWaitForEvents, except the one clFinish on a queue whose every
+ *     command has already finished or can (a plain fill).
+ *   - when a deadline passes, the queue and its events are left alone
+ *     (leaked): releasing a queue with a stuck command hangs on PoCL.  The
+ *     answers are then CLS_QUIRK_UNKNOWN: the worst case.
+ *   - no NULL in a wait list (oclgrind segfaults), no kernel (no build:
+ *     the probe costs about a millisecond where commands are quick).
+ *
+ * Answers are cached per cl_device_id for the process, behind one mutex:
+ * one probe per device whoever asks first, and a second context on a
+ * device costs nothing. */
+#include "quirks.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+/* Bound on one probe's every wait. */
+#define DEADLINE_NS (2 * 1000000000LL)
+/* How long a callback may come after its command's status says complete. */
+#define CALLBACK_GRACE_NS (100 * 1000000LL)
+#define MAX_CACHED 16
+/* Fills of the whole probe buffer queued before the clFinish of step 3. */
+#define FINISH_FILLS 4
+#define PROBE_BYTES ((size_t)64 << 10)
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  cl_device_id device;
+  struct cls_quirks quirks;
+} cache[MAX_CACHED];
+static size_t ncached;
+static atomic_uint probes_run;
+
+/* Callbacks may come late, from a vendor's thread, even after the probe
+ * gave up waiting: they only touch these statics, and only for the probe
+ * whose generation they carry. */
+static atomic_uintptr_t generation;
+static atomic_int user_called, fence_called;
+
+static void CL_CALLBACK on_user(cl_event ev, cl_int status, void *arg) {
+  (void)ev, (void)status;
+  if ((uintptr_t)arg == atomic_load(&generation))
+    atomic_store(&user_called, 1);
+}
+
+static void CL_CALLBACK on_fence(cl_event ev, cl_int status, void *arg) {
+  (void)ev, (void)status;
+  if ((uintptr_t)arg == atomic_load(&generation))
+    atomic_store(&fence_called, 1);
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void nap(void) {
+  struct timespec ts = {0, 100000}; /* 0.1 ms */
+  nanosleep(&ts, NULL);
+}
+
+static cl_int status_of(cl_event ev) {
+  cl_int st = CL_QUEUED;
+  cl_int rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+  return rc != CL_SUCCESS ? rc : st;
+}
+
+/* True once every event of evs (NULL entries ignored) has finished,
+ * false when the deadline came first.  Never blocks in OpenCL. */
+static bool settle(const cl_event *evs, size_t n, int64_t deadline) {
+  for (;;) {
+    bool all = true;
+    for (size_t i = 0; i < n && all; i++)
+      all = !evs[i] || status_of(evs[i]) <= CL_COMPLETE;
+    if (all)
+      return true;
+    if (now_ns() > deadline)
+      return false;
+    nap();
+  }
+}
+
+/* settle() for a queue whose last commands have no event of their own: a
+ * marker after them finishes after them (in-order queue). */
+static bool settle_queue(cl_command_queue queue, int64_t deadline) {
+  cl_event m = NULL;
+  if (clEnqueueMarkerWithWaitList(queue, 0, NULL, &m) != CL_SUCCESS)
+    return false;
+  clFlush(queue);
+  bool done = settle(&m, 1, deadline);
+  if (done)
+    clReleaseEvent(m);
+  return done;
+}
+
+static void unknown(struct cls_quirks *q) {
+  q->probed = 0;
+  q->failed_callback = CLS_QUIRK_UNKNOWN;
+  q->dependent_fails = CLS_QUIRK_UNKNOWN;
+  q->queue_poisoned = CLS_QUIRK_UNKNOWN;
+  q->finish_early = CLS_QUIRK_UNKNOWN;
+  q->dependent_status = 0;
+}
+
+static void probe(cl_context c, cl_device_id d, struct cls_quirks *q) {
+  int64_t start = now_ns(), deadline = start + DEADLINE_NS;
+  const cl_uint pattern = 0x5a5a5a5au;
+  cl_event dep = NULL, behind = NULL, fence = NULL, late = NULL;
+  bool stuck = false;
+  cl_int rc;
+  unknown(q);
+  uintptr_t gen = atomic_fetch_add(&generation, 1) + 1;
+  atomic_store(&user_called, 0);
+  atomic_store(&fence_called, 0);
+
+  /* clCreateCommandQueue: the one entry point an OpenCL 1.2 platform has
+   * (oclgrind). */
+  cl_command_queue queue = clCreateCommandQueue(c, d, 0, &rc);
+  if (rc != CL_SUCCESS)
+    goto out;
+  cl_mem mem = clCreateBuffer(c, CL_MEM_READ_WRITE, PROBE_BYTES, NULL, &rc);
+  if (rc != CL_SUCCESS)
+    goto release_queue;
+  cl_event user = clCreateUserEvent(c, &rc);
+  if (rc != CL_SUCCESS)
+    goto release_mem;
+  bool have_cb =
+      clSetEventCallback(user, CL_COMPLETE, on_user, (void *)gen) == CL_SUCCESS;
+
+  /* 1. dep and behind, then the failure (never the other way round). */
+  rc = clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 0, 64, 1, &user, &dep);
+  if (rc == CL_SUCCESS)
+    rc = clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 64, 64, 0, NULL, &behind);
+  /* Failed whatever happened above: nothing may be left waiting on it. */
+  cl_int urc = clSetUserEventStatus(user, CLS__QUIRK_PROBE_STATUS);
+  if (clFlush(queue) != CL_SUCCESS || rc != CL_SUCCESS || urc != CL_SUCCESS) {
+    cl_event evs[2] = {dep, behind};
+    stuck = !settle(evs, 2, deadline);
+    goto release_events;
+  }
+  cl_event evs[2] = {dep, behind};
+  if (!settle(evs, 2, deadline)) {
+    stuck = true;
+    goto release_events;
+  }
+  cl_int sd = status_of(dep), sb = status_of(behind);
+  q->dependent_fails = sd < 0;
+  q->dependent_status = sd < 0 ? sd : 0;
+  q->queue_poisoned = sb < 0;
+
+  /* 2. Callbacks: the user event's, if it ever comes, before the fence's. */
+  rc = clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 128, 64, 0, NULL, &fence);
+  if (rc != CL_SUCCESS)
+    goto release_events;
+  bool fence_cb =
+      have_cb && clSetEventCallback(fence, CL_COMPLETE, on_fence, (void *)gen) == CL_SUCCESS;
+  clFlush(queue);
+  if (!settle(&fence, 1, deadline)) {
+    stuck = true;
+    goto release_events;
+  }
+  if (fence_cb) {
+    int64_t grace = now_ns() + CALLBACK_GRACE_NS;
+    while (!atomic_load(&fence_called) && now_ns() < grace)
+      nap();
+    if (atomic_load(&user_called))
+      q->failed_callback = 1;
+    else if (atomic_load(&fence_called))
+      q->failed_callback = 0;
+  }
+
+  /* 3. clFinish, on a queue where everything has finished but a few
+   * fills: enough work that a vendor whose clFinish does not wait
+   * (rusticl hands flushed commands to a worker thread and returns) is
+   * caught still working on them. */
+  for (int i = 0; i < FINISH_FILLS && rc == CL_SUCCESS; i++)
+    rc = clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 0, PROBE_BYTES, 0, NULL,
+                             i == FINISH_FILLS - 1 ? &late : NULL);
+  if (rc != CL_SUCCESS) {
+    clFlush(queue);
+    if (!late)
+      stuck = !settle_queue(queue, deadline); /* the fills that went in */
+    else
+      stuck = !settle(&late, 1, deadline);
+    goto release_events;
+  }
+  clFlush(queue);
+  if (clFinish(queue) == CL_SUCCESS)
+    q->finish_early = status_of(late) > CL_COMPLETE;
+  if (!settle(&late, 1, deadline)) {
+    stuck = true;
+    goto release_events;
+  }
+  q->probed = 1;
+
+release_events:
+  if (stuck) {
+    /* Releasing a queue that holds a stuck command hangs on PoCL: leave
+     * the queue, its events and its buffer to the process. */
+    unknown(q);
+    goto out;
+  }
+  if (late)
+    clReleaseEvent(late);
+  if (fence)
+    clReleaseEvent(fence);
+  if (behind)
+    clReleaseEvent(behind);
+  if (dep)
+    clReleaseEvent(dep);
+  clReleaseEvent(user);
+release_mem:
+  clReleaseMemObject(mem);
+release_queue:
+  clReleaseCommandQueue(queue);
+out:
+  q->probe_ms = (double)(now_ns() - start) / 1e6;
+}
+
+void cls__quirks_probe(cl_context clctx, cl_device_id device, struct cls_quirks *out) {
+  pthread_mutex_lock(&cache_lock);
+  for (size_t i = 0; i < ncached; i++)
+    if (cache[i].device == device) {
+      *out = cache[i].quirks;
+      pthread_mutex_unlock(&cache_lock);
+      return;
+    }
+  /* Probed with the lock held: a second context on the same device waits
+   * for the answers rather than probing again. */
+  memset(out, 0, sizeof *out);
+  out->version = CLS_QUIRKS_VERSION;
+  probe(clctx, device, out);
+  atomic_fetch_add(&probes_run, 1);
+  if (ncached < MAX_CACHED) {
+    cache[ncached].device = device;
+    cache[ncached].quirks = *out;
+    ncached++;
+  }
+  pthread_mutex_unlock(&cache_lock);
+}
+
+unsigned cls__quirks_probes_run(void) { return atomic_load(&probes_run); }

@@ -1,0 +1,417 @@
+/* Deterministic fault injection: a stream factory that wraps another and
+ * fails chosen commands, at enqueue or at completion, and the "alloc" faults
+ * cls_alloc consults.
+ *
+ * Grammar (CLS_FAULT, or cls_context_options.fault):
+ *   spec  := fault { ';' fault }
+ *   fault := when ':' key '=' value { ',' key '=' value }
+ *   when  := enqueue | complete | alloc
+ *   key   := kernel=NAME      launches of that kernel only
+ *          | op=OP            launch, upload, download, copy or fill
+ *          | stream=N         commands (allocations) on stream N only
+ *          | nth=N            the N-th matching event (from 1) fires
+ *          | times=N          fire N times in all (default: once with nth,
+ *                             else every time)
+ *          | status=CODE      OpenCL status to fail with, by name
+ *                             (CL_OUT_OF_RESOURCES) or number (-5)
+ * A fault needs at least one key.  "complete" faults enqueue the command
+ * for real (so no real command ever waits on a failed event) and report it
+ * failed when poll() sees it finish. */
+#include "factory/enqueue.h"
+#include "factory/fault.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum when { W_ENQUEUE, W_COMPLETE, W_ALLOC };
+
+struct fault {
+  int when;
+  char *kernel;  /* NULL: any */
+  char *op;      /* NULL: any */
+  int stream;    /* -1: any */
+  uint64_t nth;  /* 0: every match */
+  uint64_t times;/* 0: unlimited */
+  cl_int status;
+  uint64_t seen, fired;
+};
+
+struct cls__fault_config {
+  size_t n;
+  struct fault *faults;
+};
+
+void cls__fault_config_free(struct cls__fault_config *cfg) {
+  if (!cfg)
+    return;
+  for (size_t i = 0; i < cfg->n; i++) {
+    free(cfg->faults[i].kernel);
+    free(cfg->faults[i].op);
+  }
+  free(cfg->faults);
+  free(cfg);
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+  if (!*s || !isdigit((unsigned char)*s))
+    return false;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end)
+    return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_status(const char *s, cl_int *out) {
+  if (s[0] == '-') {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || v >= 0 || v < -10000)
+      return false;
+    *out = (cl_int)v;
+    return true;
+  }
+  for (int c = -1; c > -80; c--)
+    if (strcmp(cls_cl_status_name(c), s) == 0) {
+      *out = c;
+      return true;
+    }
+  return false;
+}
+
+static const char *const ops[] = {"launch", "upload", "download", "copy", "fill"};
+
+static int parse_one(char *text, struct fault *f) {
+  char *colon = strchr(text, ':');
+  if (!colon)
+    return cls__error(CLS_ECONFIG, 0, "fault '%s': expected WHEN:KEY=VALUE", text);
+  *colon = '\0';
+  if (strcmp(text, "enqueue") == 0)
+    f->when = W_ENQUEUE;
+  else if (strcmp(text, "complete") == 0)
+    f->when = W_COMPLETE;
+  else if (strcmp(text, "alloc") == 0)
+    f->when = W_ALLOC;
+  else
+    return cls__error(CLS_ECONFIG, 0, "fault '%s': unknown WHEN (enqueue, complete, alloc)",
+                      text);
+  f->stream = -1;
+  f->status = f->when == W_ALLOC ? CL_MEM_OBJECT_ALLOCATION_FAILURE : CL_OUT_OF_RESOURCES;
+  char *rest = colon + 1;
+  if (!*rest)
+    return cls__error(CLS_ECONFIG, 0, "fault '%s:': needs at least one KEY=VALUE", text);
+  char *save = NULL;
+  for (char *kv = strtok_r(rest, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq || eq == kv || !eq[1])
+      return cls__error(CLS_ECONFIG, 0, "fault '%s:%s': expected KEY=VALUE", text, kv);
+    *eq = '\0';
+    const char *v = eq + 1;
+    uint64_t u;
+    if (strcmp(kv, "kernel") == 0) {
+      if (f->when == W_ALLOC)
+        return cls__error(CLS_ECONFIG, 0, "fault 'alloc': kernel= does not apply");
+      free(f->kernel);
+      if (!(f->kernel = strdup(v)))
+        return cls__error(CLS_ENOMEM, 0, "out of host memory");
+    } else if (strcmp(kv, "op") == 0) {
+      bool known = false;
+      for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        known |= strcmp(ops[i], v) == 0;
+      if (!known || f->when == W_ALLOC)
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': op=%s (launch, upload, download, copy, "
+                          "fill; not for alloc)", text, v);
+      free(f->op);
+      if (!(f->op = strdup(v)))
+        return cls__error(CLS_ENOMEM, 0, "out of host memory");
+    } else if (strcmp(kv, "stream") == 0) {
+      if (!parse_u64(v, &u) || u >= CLS_MAX_STREAMS)
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': stream=%s (0..%d)", text, v,
+                          CLS_MAX_STREAMS - 1);
+      f->stream = (int)u;
+    } else if (strcmp(kv, "nth") == 0) {
+      if (!parse_u64(v, &u) || u == 0)
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': nth=%s (a count from 1)", text, v);
+      f->nth = u;
+    } else if (strcmp(kv, "times") == 0) {
+      if (!parse_u64(v, &u) || u == 0)
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': times=%s (a count from 1)", text, v);
+      f->times = u;
+    } else if (strcmp(kv, "status") == 0) {
+      if (!parse_status(v, &f->status))
+        return cls__error(CLS_ECONFIG, 0, "fault '%s': status=%s (an OpenCL error name or "
+                          "negative number)", text, v);
+    } else {
+      return cls__error(CLS_ECONFIG, 0, "fault '%s': unknown key '%s' (kernel, op, stream, "
+                        "nth, times, status)", text, kv);
+    }
+  }
+  if (f->nth && !f->times)
+    f->times = 1;
+  return CLS_OK;
+}
+
+int cls__fault_parse(const char *spec, struct cls__fault_config **out) {
+  *out = NULL;
+  int rc = CLS_OK;
+  char *copy = strdup(spec);
+  struct cls__fault_config *cfg = calloc(1, sizeof *cfg);
+  if (!copy || !cfg) {
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    goto fail;
+  }
+  size_t cap = 1;
+  for (const char *p = spec; *p; p++)
+    cap += *p == ';';
+  cfg->faults = calloc(cap, sizeof *cfg->faults);
+  if (!cfg->faults) {
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    goto fail;
+  }
+  char *save = NULL;
+  for (char *one = strtok_r(copy, ";", &save); one; one = strtok_r(NULL, ";", &save)) {
+    while (isspace((unsigned char)*one))
+      one++;
+    if (!*one)
+      continue;
+    rc = parse_one(one, &cfg->faults[cfg->n]);
+    cfg->n++; /* counted even on failure so its strings are freed */
+    if (rc < 0) {
+      cls__error_append(" (in CLS_FAULT '%s')", spec);
+      goto fail;
+    }
+  }
+  free(copy);
+  if (cfg->n == 0) {
+    cls__fault_config_free(cfg);
+    return CLS_OK;
+  }
+  *out = cfg;
+  return CLS_OK;
+fail:
+  free(copy);
+  cls__fault_config_free(cfg);
+  return rc;
+}
+
+/* Does a fault fire for this event?  Counts the event either way. */
+static cl_int fires(struct cls__fault_config *cfg, int when, const char *op, const char *kernel,
+                    int stream) {
+  for (size_t i = 0; i < cfg->n; i++) {
+    struct fault *f = &cfg->faults[i];
+    if (f->when != when || (f->stream >= 0 && f->stream != stream) ||
+        (f->op && strcmp(f->op, op) != 0) ||
+        (f->kernel && (!kernel || strcmp(f->kernel, kernel) != 0)))
+      continue;
+    f->seen++;
+    if (f->nth && f->seen < f->nth)
+      continue;
+    if (f->times && f->fired >= f->times)
+      continue;
+    f->fired++;
+    return f->status;
+  }
+  return CL_SUCCESS;
+}
+
+cl_int cls__fault_alloc(struct cls__fault_config *cfg, int stream) {
+  return fires(cfg, W_ALLOC, "alloc", NULL, stream);
+}
+
+/* ------------------------------------------------------------------ */
+/* The wrapping stream                                                 */
+/* ------------------------------------------------------------------ */
+
+struct doomed {
+  uint64_t seq;
+  cl_int status;
+};
+
+struct fault_stream {
+  const struct cls_stream_factory *inner;
+  void *s;
+  struct cls__fault_config *cfg;
+  const struct cls_backend *backend;
+  int id;
+  struct doomed *doomed; /* in seq order */
+  size_t ndoomed, capdoomed;
+  struct doomed *found;  /* inner failures of one poll */
+  size_t nfound, capfound;
+};
+
+static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_int st) {
+  if (!cls__grow((void **)arr, cap, *n + 1, sizeof **arr, 8))
+    return false;
+  (*arr)[*n].seq = seq;
+  (*arr)[*n].status = st;
+  (*n)++;
+  return true;
+}
+
+static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void **out) {
+  struct cls__fault_data *d = fdata;
+  struct fault_stream *fs = calloc(1, sizeof *fs);
+  if (!fs)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int rc = d->inner->create(d->inner_data, be, id, &fs->s);
+  if (rc != CL_SUCCESS) {
+    free(fs);
+    return rc;
+  }
+  fs->inner = d->inner;
+  fs->cfg = d->cfg;
+  fs->backend = be;
+  fs->id = id;
+  *out = fs;
+  return CL_SUCCESS;
+}
+
+static void fs_destroy(void *stream) {
+  struct fault_stream *fs = stream;
+  fs->inner->destroy(fs->s);
+  free(fs->doomed);
+  free(fs->found);
+  free(fs);
+}
+
+static cl_int fs_flush(void *stream) {
+  struct fault_stream *fs = stream;
+  return fs->inner->flush(fs->s);
+}
+
+static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
+  struct fault_stream *fs = stream;
+  if (fs->inner->alloc)
+    return fs->inner->alloc(fs->s, size, out);
+  cl_int rc;
+  *out = clCreateBuffer(fs->backend->context, CL_MEM_READ_WRITE, size, NULL, &rc);
+  return rc;
+}
+
+/* The enqueue fault, then the real command, then the completion fault;
+ * faults name the logical stream the command belongs to. */
+cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_kernel_cmd *k,
+                          const struct cls__xfer *x, uint64_t seq, cl_uint nwait,
+                          const cl_event *wait) {
+  static const char *const ops[] = {[CLS__CMD_LAUNCH] = "launch", [CLS__CMD_WRITE] = "upload",
+                                    [CLS__CMD_READ] = "download", [CLS__CMD_COPY] = "copy",
+                                    [CLS__CMD_FILL] = "fill"};
+  struct fault_stream *fs = stream;
+  const char *op = ops[kind];
+  const char *kernel = kind == CLS__CMD_LAUNCH ? k->name : NULL;
+  cl_int st = fires(fs->cfg, W_ENQUEUE, op, kernel, logical);
+  if (st != CL_SUCCESS)
+    return st;
+  cl_int rc = cls__enqueue_plain(fs->inner, fs->s, kind, k, x, seq, nwait, wait);
+  if (rc != CL_SUCCESS)
+    return rc;
+  st = fires(fs->cfg, W_COMPLETE, op, kernel, logical);
+  if (st != CL_SUCCESS)
+    push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, seq, st);
+  return CL_SUCCESS;
+}
+
+/* The factory's members: the command belongs to the stream's own id. */
+static cl_int fs_launch(void *stream, const struct cls_kernel_cmd *cmd, uint64_t seq,
+                        cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  return cls__fault_enqueue(fs, fs->id, CLS__CMD_LAUNCH, cmd, NULL, seq, nwait, wait);
+}
+
+static cl_int fs_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
+                       int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  struct cls__xfer x = {.dst = dst, .dst_offset = off, .size = size, .host_src = src,
+                        .blocking = blocking};
+  return cls__fault_enqueue(fs, fs->id, CLS__CMD_WRITE, NULL, &x, seq, nwait, wait);
+}
+
+static cl_int fs_read(void *stream, cl_mem src, size_t off, size_t size, void *dst,
+                      int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  struct cls__xfer x = {.src = src, .src_offset = off, .size = size, .host_dst = dst,
+                        .blocking = blocking};
+  return cls__fault_enqueue(fs, fs->id, CLS__CMD_READ, NULL, &x, seq, nwait, wait);
+}
+
+static cl_int fs_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t doff,
+                      size_t size, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  struct cls__xfer x = {.src = src, .src_offset = soff, .dst = dst, .dst_offset = doff,
+                        .size = size};
+  return cls__fault_enqueue(fs, fs->id, CLS__CMD_COPY, NULL, &x, seq, nwait, wait);
+}
+
+static cl_int fs_fill(void *stream, cl_mem dst, size_t off, size_t size, const void *pat,
+                      size_t psize, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  struct cls__xfer x = {.dst = dst, .dst_offset = off, .size = size, .pattern = pat,
+                        .pattern_size = psize};
+  return cls__fault_enqueue(fs, fs->id, CLS__CMD_FILL, NULL, &x, seq, nwait, wait);
+}
+
+static cl_int fs_marker(void *stream, cl_event *out) {
+  struct fault_stream *fs = stream;
+  return fs->inner->marker(fs->s, out);
+}
+
+/* Lent on from the wrapped factory, when it lends (version 2 or later). */
+static cl_event fs_last_event(void *stream) {
+  struct fault_stream *fs = stream;
+  return fs->inner->version >= 2 && fs->inner->last_event ? fs->inner->last_event(fs->s) : NULL;
+}
+
+static void collect(void *arg, uint64_t seq, cl_int status) {
+  struct fault_stream *fs = arg;
+  push(&fs->found, &fs->nfound, &fs->capfound, seq, status);
+}
+
+static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
+                      uint64_t *completed) {
+  struct fault_stream *fs = stream;
+  fs->nfound = 0;
+  cl_int rc = fs->inner->poll(fs->s, wait, collect, fs, completed);
+  /* Merge real failures and doomed commands that finished, in seq order. */
+  size_t i = 0, j = 0;
+  while (i < fs->nfound || (j < fs->ndoomed && fs->doomed[j].seq <= *completed)) {
+    bool take_doomed = i == fs->nfound ||
+                       (j < fs->ndoomed && fs->doomed[j].seq <= *completed &&
+                        fs->doomed[j].seq <= fs->found[i].seq);
+    if (take_doomed) {
+      if (i < fs->nfound && fs->found[i].seq == fs->doomed[j].seq)
+        i++; /* really failed as well: report it once */
+      on_failed(arg, fs->doomed[j].seq, fs->doomed[j].status);
+      j++;
+    } else {
+      on_failed(arg, fs->found[i].seq, fs->found[i].status);
+      i++;
+    }
+  }
+  if (j && j < fs->ndoomed) /* never memmove from NULL (no doomed command yet) */
+    memmove(fs->doomed, fs->doomed + j, (fs->ndoomed - j) * sizeof *fs->doomed);
+  fs->ndoomed -= j;
+  return rc;
+}
+
+const struct cls_stream_factory cls__fault_factory = {
+    .version = CLS_STREAM_FACTORY_VERSION,
+    .name = "fault",
+    .description = "wraps another factory and fails chosen commands (CLS_FAULT)",
+    .create = fs_create,
+    .destroy = fs_destroy,
+    .flush = fs_flush,
+    .alloc = fs_alloc,
+    .launch = fs_launch,
+    .write = fs_write,
+    .read = fs_read,
+    .copy = fs_copy,
+    .fill = fs_fill,
+    .marker = fs_marker,
+    .poll = fs_poll,
+    .last_event = fs_last_event,
+};

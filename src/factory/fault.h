@@ -1,0 +1,39 @@
+/* Internal: deterministic fault injection (fault.c).  A stream factory
+ * that wraps another and fails chosen commands at enqueue or at
+ * completion, the "alloc" faults cls_alloc consults, and the grammar of
+ * CLS_FAULT.  Sees only the public factory contract and util.h. */
+#ifndef CLS_FAULT_H
+#define CLS_FAULT_H
+
+#include "util/util.h"
+
+struct cls__fault_config;
+struct cls__xfer;
+
+/* Parses a CLS_FAULT spec into *out (owned by the caller); CLS_ECONFIG
+ * with the offending text in the detail. */
+int cls__fault_parse(const char *spec, struct cls__fault_config **out);
+void cls__fault_config_free(struct cls__fault_config *cfg);
+
+/* The fault factory's data: the factory it wraps and the faults.  Owned
+ * by the context, valid for the lifetime of every stream created with it. */
+struct cls__fault_data {
+  const struct cls_stream_factory *inner;
+  void *inner_data;
+  struct cls__fault_config *cfg;
+};
+extern const struct cls_stream_factory cls__fault_factory;
+
+/* A command enqueued on a fault stream for logical stream `logical`: a
+ * driver whose backend streams are shared by several logical streams
+ * passes the one the command belongs to, so "stream=N" faults name
+ * logical streams on every driver (cls__enqueue calls it). */
+cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_kernel_cmd *k,
+                          const struct cls__xfer *x, uint64_t seq, cl_uint nwait,
+                          const cl_event *wait);
+
+/* Consulted by cls_alloc: a non-zero OpenCL status when an "alloc" fault
+ * fires for this allocation. */
+cl_int cls__fault_alloc(struct cls__fault_config *cfg, int stream);
+
+#endif /* CLS_FAULT_H */

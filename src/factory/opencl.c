@@ -1,0 +1,288 @@
+/* The default stream factory: one OpenCL in-order command queue per stream.
+ *
+ * Every command is enqueued with an event kept in a ring until poll() sees
+ * it finish: that is how a failure after the enqueue (F8) is found, since
+ * PoCL and rusticl never call the completion callback of a failed event.
+ * The ring is drained at every poll and when it fills, so it stays as long
+ * as the work actually in flight. */
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ev_entry {
+  uint64_t seq;
+  cl_event ev;
+};
+
+struct ocl_stream {
+  cl_command_queue q;
+  struct ev_entry *ring;
+  size_t head, len, cap; /* cap: a power of two, positions wrap by mask */
+  uint64_t completed;
+  /* Failures drained but not reported yet (a drain also happens when the
+   * ring is full, outside poll). */
+  struct failed { uint64_t seq; cl_int status; } *failed;
+  size_t nfailed, capfailed;
+  bool saw_failure; /* a command of this queue failed */
+  /* Whether the queue's event statuses were seen to lag (below), and how
+   * many drains go by before the tail is looked at again until then. */
+  bool lags;
+  unsigned tail_skip;
+};
+
+static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
+  cl_int rc = CL_SUCCESS;
+  struct ocl_stream *s = calloc(1, sizeof *s);
+  if (!s)
+    return CL_OUT_OF_HOST_MEMORY;
+  s->cap = 256;
+  s->ring = malloc(s->cap * sizeof *s->ring);
+  if (!s->ring) {
+    rc = CL_OUT_OF_HOST_MEMORY;
+    goto fail_ring;
+  }
+  /* clCreateCommandQueue is deprecated from 2.0 on but present in every
+   * ICD; it is the one entry point a 1.2 platform has. */
+  s->q = clCreateCommandQueue(be->context, be->device, 0, &rc);
+  if (rc != CL_SUCCESS)
+    goto fail_queue;
+  *out = s;
+  return CL_SUCCESS;
+fail_queue:
+  free(s->ring);
+fail_ring:
+  free(s);
+  return rc;
+}
+
+static void note_failed(struct ocl_stream *s, uint64_t seq, cl_int st) {
+  if (!cls__grow((void **)&s->failed, &s->capfailed, s->nfailed + 1, sizeof *s->failed, 8))
+    return; /* the command stays counted as finished; nothing else to do */
+  s->failed[s->nfailed].seq = seq;
+  s->failed[s->nfailed].status = st;
+  s->nfailed++;
+}
+
+/* The event of the newest command in the ring (len > 0). */
+static cl_event tail_event(const struct ocl_stream *s) {
+  return s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev;
+}
+
+static cl_int status_of(cl_event ev) {
+  cl_int st = CL_QUEUED;
+  cl_int rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+  return rc != CL_SUCCESS ? rc : st; /* an event we cannot query counts as failed */
+}
+
+/* rusticl (Mesa 22.3) marks an event complete only when something waits
+ * for it, so an earlier command can still read CL_SUBMITTED after a later
+ * one of the same in-order queue completed (a blocking read, a marker
+ * another queue waited on).  When the tail has finished, the head has
+ * too: waiting for it returns at once and brings its status up to date.
+ * Whether the head's status lags is learnt by looking at the tail when the
+ * head reads unfinished: at every such drain once a lag was seen, every
+ * 16th before (one status query per busy poll is most of what a poll
+ * costs on PoCL, where statuses never lag), and always when `all` (the
+ * queue was just finished). */
+static bool tail_done(struct ocl_stream *s, bool all) {
+  if (s->len < 2)
+    return false; /* a lone entry is its own tail */
+  if (!s->lags && !all) {
+    if (s->tail_skip) {
+      s->tail_skip--;
+      return false;
+    }
+    s->tail_skip = 15;
+  }
+  struct ev_entry *head = &s->ring[s->head];
+  if (status_of(tail_event(s)) > CL_COMPLETE)
+    return false;
+  /* The head read unfinished before the tail was looked at: a lag, unless
+   * it finished in between. */
+  if (!s->lags && status_of(head->ev) > CL_COMPLETE)
+    s->lags = true;
+  return true;
+}
+
+/* Releases finished events from the head; keeps failed ones to report.
+ * `all`: the queue was finished, every event has. */
+static void drain(struct ocl_stream *s, bool all) {
+  int tail = -1; /* not looked at yet */
+  while (s->len) {
+    struct ev_entry *e = &s->ring[s->head];
+    cl_int st = status_of(e->ev);
+    if (st > CL_COMPLETE && tail < 0)
+      tail = tail_done(s, all);
+    if (st > CL_COMPLETE && tail == 1) {
+      clWaitForEvents(1, &e->ev);
+      st = status_of(e->ev);
+    }
+    if (st > CL_COMPLETE)
+      break; /* in-order queue: nothing after it has finished */
+    if (st < 0) {
+      note_failed(s, e->seq, st);
+      s->saw_failure = true;
+    }
+    s->completed = e->seq;
+    clReleaseEvent(e->ev);
+    s->head = (s->head + 1) & (s->cap - 1);
+    s->len--;
+  }
+}
+
+/* Waits until every command enqueued on the queue has finished.  clFinish
+ * alone is not enough: rusticl (Mesa 22.3) returns from it at once when
+ * every command was already flushed, since it waits only for commands not
+ * yet handed to its worker; a sync then read bytes not yet copied (the
+ * "39 where 40" of a flushed ping-pong).  The last command's event does
+ * complete after everything before it (in-order queue), on every vendor.
+ * A failed command is no failure of the wait: poll() reports it from its
+ * event.  NVIDIA's clFinish returns such a command's status
+ * (CL_OUT_OF_RESOURCES), so its error counts only while the last event
+ * has not finished, or when no command this queue has seen failed. */
+static cl_int finish(struct ocl_stream *s) {
+  cl_int rc = clFinish(s->q);
+  if (!s->len)
+    return rc == CL_SUCCESS || s->saw_failure ? CL_SUCCESS : rc;
+  cl_event last = tail_event(s);
+  cl_int w = clWaitForEvents(1, &last);
+  if (status_of(last) <= CL_COMPLETE)
+    return CL_SUCCESS; /* finished, failed or not */
+  return rc != CL_SUCCESS ? rc : w;
+}
+
+static void ocl_destroy(void *stream) {
+  struct ocl_stream *s = stream;
+  finish(s);
+  drain(s, true);
+  clReleaseCommandQueue(s->q);
+  free(s->failed);
+  free(s->ring);
+  free(s);
+}
+
+static cl_int ocl_flush(void *stream) { return clFlush(((struct ocl_stream *)stream)->q); }
+
+/* Room for one more event; grows the ring only when draining frees none. */
+static cl_event *slot_for(struct ocl_stream *s) {
+  if (s->len == s->cap)
+    drain(s, false);
+  if (s->len == s->cap &&
+      !cls__ring_grow((void **)&s->ring, &s->cap, &s->head, s->len, sizeof *s->ring, 256))
+    return NULL;
+  return &s->ring[(s->head + s->len) & (s->cap - 1)].ev;
+}
+
+static void push(struct ocl_stream *s, uint64_t seq) {
+  s->ring[(s->head + s->len) & (s->cap - 1)].seq = seq;
+  s->len++;
+}
+
+#define WITH_EVENT(s, seq, call)            \
+  do {                                      \
+    cl_event *ev_ = slot_for(s);            \
+    if (!ev_)                               \
+      return CL_OUT_OF_HOST_MEMORY;         \
+    cl_int rc_ = (call);                    \
+    if (rc_ != CL_SUCCESS)                  \
+      return rc_;                           \
+    push(s, seq);                           \
+    return CL_SUCCESS;                      \
+  } while (0)
+
+static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t seq,
+                         cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  for (cl_uint i = 0; i < c->nargs; i++) {
+    cl_int rc = clSetKernelArg(c->kernel, i, c->args[i].size, c->args[i].value);
+    if (rc != CL_SUCCESS)
+      return rc;
+  }
+  WITH_EVENT(s, seq, clEnqueueNDRangeKernel(s->q, c->kernel, c->dims, NULL, c->global,
+                                            c->local, nwait, nwait ? wait : NULL, ev_));
+}
+
+static cl_int ocl_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
+                        int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  WITH_EVENT(s, seq, clEnqueueWriteBuffer(s->q, dst, blocking ? CL_TRUE : CL_FALSE, off, size,
+                                          src, nwait, nwait ? wait : NULL, ev_));
+}
+
+static cl_int ocl_read(void *stream, cl_mem src, size_t off, size_t size, void *dst,
+                       int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  WITH_EVENT(s, seq, clEnqueueReadBuffer(s->q, src, blocking ? CL_TRUE : CL_FALSE, off, size,
+                                         dst, nwait, nwait ? wait : NULL, ev_));
+}
+
+static cl_int ocl_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t doff,
+                       size_t size, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  WITH_EVENT(s, seq, clEnqueueCopyBuffer(s->q, src, dst, soff, doff, size, nwait,
+                                         nwait ? wait : NULL, ev_));
+}
+
+static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const void *pat,
+                       size_t psize, uint64_t seq, cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  WITH_EVENT(s, seq, clEnqueueFillBuffer(s->q, dst, pat, psize, off, size, nwait,
+                                         nwait ? wait : NULL, ev_));
+}
+
+/* Lent: the ring keeps its reference until a drain, which only a later
+ * call into this stream does. */
+static cl_event ocl_last_event(void *stream) {
+  struct ocl_stream *s = stream;
+  return s->len ? tail_event(s) : NULL;
+}
+
+/* The last command's event already completes after everything before it
+ * (in-order queue): hand that out, with a reference of its own, rather
+ * than enqueue a marker. */
+static cl_int ocl_marker(void *stream, cl_event *out) {
+  cl_event last = ocl_last_event(stream);
+  if (!last)
+    return clEnqueueMarkerWithWaitList(((struct ocl_stream *)stream)->q, 0, NULL, out);
+  cl_int rc = clRetainEvent(last);
+  if (rc == CL_SUCCESS)
+    *out = last;
+  return rc;
+}
+
+static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
+                       uint64_t *completed) {
+  struct ocl_stream *s = stream;
+  cl_int rc = CL_SUCCESS;
+  if (wait)
+    rc = finish(s);
+  drain(s, wait);
+  for (size_t i = 0; i < s->nfailed; i++)
+    on_failed(arg, s->failed[i].seq, s->failed[i].status);
+  s->nfailed = 0;
+  *completed = s->completed;
+  return rc;
+}
+
+static const struct cls_stream_factory opencl_factory = {
+    .version = CLS_STREAM_FACTORY_VERSION,
+    .name = "opencl",
+    .description = "one OpenCL in-order command queue per stream",
+    .create = ocl_create,
+    .destroy = ocl_destroy,
+    .flush = ocl_flush,
+    .alloc = NULL,
+    .launch = ocl_launch,
+    .write = ocl_write,
+    .read = ocl_read,
+    .copy = ocl_copy,
+    .fill = ocl_fill,
+    .marker = ocl_marker,
+    .poll = ocl_poll,
+    .last_event = ocl_last_event,
+};
+
+CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void) {
+  return &opencl_factory;
+}

@@ -1,0 +1,97 @@
+/* Internal: the failure store -- rules F1-F5, F9 and F10 on the
+ * context's buffers: minting roots, the check before a command (F2), the
+ * write scope (F3/F4), and the report of a read (F5).  Asynchronous
+ * failures (F8) are inflight.h's.  Written once for every driver: a
+ * driver never touches a failure record. */
+#ifndef CLS_FAILURE_H
+#define CLS_FAILURE_H
+
+#include "core/context.h"
+#include "failure/record.h"
+
+/* Mints a new root failure with one reference held by the caller, and logs
+ * it (F9).  async: found after the enqueue (F8).  NULL only when out of host memory. */
+struct cls__failure *cls__failure_mint(cls_context *ctx, int status,
+                                       cl_int cl_status, const char *op,
+                                       const char *kernel, int stream,
+                                       uint64_t position, bool async,
+                                       const char *fmt, ...)
+    __attribute__((format(printf, 9, 10)));
+
+/* A binding as the store sees it: a resolved slot and its access. */
+struct cls__binding {
+  cls_buffer handle;
+  struct cls__slot *slot;
+  int access;                   /* enum cls_access */
+};
+
+/* F2: the failure carried by the first read binding (argument order) that
+ * carries one, or NULL.  A "never written" slot gets its record minted
+ * here, the one slow path of the check. */
+struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, cls_buffer h);
+static inline struct cls__failure *cls__read_failure(cls_context *ctx, int stream,
+                                                     const struct cls__binding *b, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    struct cls__failure *f = b[i].slot->failure;
+    if (!(b[i].access & CLS_READ) || !f)
+      continue;
+    if (f == &cls__never_written || f->provisional)
+      return cls__materialize(ctx, b[i].slot, b[i].handle);
+    return f;
+  }
+  return NULL;
+}
+
+/* F2: a skipped launch.  Every write binding takes `found` (the root, not a
+ * new record) and the skip is appended to its chain.  No allocation. */
+static inline void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind,
+                                  const char *kernel, int stream, uint64_t position,
+                                  const struct cls__binding *b, size_t n) {
+  uint64_t stamp = ++ctx->stamp;
+  for (size_t i = 0; i < n; i++)
+    if (b[i].access & CLS_WRITE) {
+      cls__slot_set_failure(b[i].slot, found);
+      b[i].slot->write_stamp = stamp;
+    }
+  cls__failure_add_skip(found, kind, kernel, stream, position);
+}
+/* Stamps every write binding with a new context-wide write stamp and
+ * returns it (the F8 replay tells later writes from earlier ones by it). */
+uint64_t cls__stamp_writes(cls_context *ctx, const struct cls__binding *b, size_t n);
+
+/* F3: enter a write scope: every write binding takes a provisional failure,
+ * returned (NULL when the write set is empty: nothing is minted). */
+struct cls__failure *cls__enter_write(cls_context *ctx,
+                                      const struct cls__binding *b, size_t n);
+/* F3/F4: leave the scope.  error == NULL: the work was enqueued, the write
+ * set is released (writing clears).  Otherwise the provisional record is
+ * replaced by `error` on every buffer that still holds it.  Per binding
+ * too, for a caller that walks its bindings once for several rules. */
+static inline void cls__exit_write_one(struct cls__slot *slot, struct cls__failure *provisional,
+                                       struct cls__failure *error) {
+  if (slot->failure == provisional) /* else a replay changed it since */
+    cls__slot_set_failure(slot, error);
+}
+static inline void cls__exit_write(struct cls__failure *provisional, const struct cls__binding *b,
+                                   size_t n, struct cls__failure *error) {
+  for (size_t i = 0; i < n; i++)
+    if (b[i].access & CLS_WRITE)
+      cls__exit_write_one(b[i].slot, provisional, error);
+}
+
+/* F5: builds the report of a read over `handles`: every distinct failure
+ * once, every bad handle.  Returns CLS_OK when there is nothing to report
+ * (and *out is NULL), CLS_ETAINTED with *out (if out != NULL) otherwise, or
+ * CLS_ENOMEM. */
+int cls__read_report(cls_context *ctx, const cls_buffer *handles, size_t n,
+                     cls_report **out);
+/* A report naming exactly the given failures (async read failures). */
+int cls__report_from(struct cls__failure *const *fs, size_t n, cls_report **out);
+
+/* Number of failures minted so far: a driver that submits deferred work
+ * while ordering compares it before and after (a failure was found). */
+static inline uint64_t cls__failures_minted(const cls_context *ctx) {
+  return ctx->failures.minted;
+}
+
+#endif /* CLS_FAILURE_H */

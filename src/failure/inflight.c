@@ -1,0 +1,284 @@
+/* F8: failures found after the enqueue.
+ *
+ * Commands still in flight are logged in submission order (context-wide, so
+ * across streams).  When a stream reports that command k failed, the log
+ * after k is replayed over buffer sets: k's write set is tainted; a later
+ * command that ran reading a tainted buffer "ran on untrusted input" and its
+ * writes join the set; a later write that read nothing tainted (or a skip,
+ * whose writes carry another known failure) takes its buffers out.  What is
+ * left in the set takes the failure: the same state as if the failure had
+ * been known at enqueue time.  Skipped commands are not logged: every write
+ * carries a context-wide stamp, and a buffer left in the set takes the
+ * failure only if its last write is still the one the replay saw. */
+#include "failure/inflight.h"
+#include "device/quirks.h"
+#include "driver/ops.h"
+#include "memory/memory.h"
+#include "stream/pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct cls__log_entry *at(cls_context *ctx, size_t i) {
+  return &ctx->inflight[(ctx->inflight_head + i) & (ctx->inflight_cap - 1)];
+}
+
+static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
+  if (e->kind == CLS__ENTRY_FAILED)
+    return true;
+  struct cls__stream *s = cls__stream_peek(ctx, e->stream);
+  return !s || s->completed >= e->seq;
+}
+
+void cls__inflight_prune(cls_context *ctx) {
+  while (ctx->inflight_len && entry_done(ctx, at(ctx, 0))) {
+    ctx->inflight_head = (ctx->inflight_head + 1) & (ctx->inflight_cap - 1);
+    ctx->inflight_len--;
+  }
+}
+
+/* A new overflow array for a log of `cap` positions, with the live rows
+ * of the current one, if any, moved to where their entries will be once
+ * the log is unwrapped to start at 0 (cls__ring_grow).  Rows never touched
+ * cost address space only. */
+static struct cls__log_binding *overflow_for(cls_context *ctx, size_t cap) {
+  struct cls__log_binding *n = malloc(cap * CLS_MAX_ARGS * sizeof *n);
+  if (!n || !ctx->inflight_overflow)
+    return n;
+  for (size_t i = 0; i < ctx->inflight_len; i++) {
+    struct cls__log_entry *e = at(ctx, i);
+    if (e->nbind > CLS__LOG_INLINE)
+      memcpy(n + i * CLS_MAX_ARGS, cls__log_bindings(ctx, e), e->nbind * sizeof *n);
+  }
+  return n;
+}
+
+/* The capacity stays a power of two: positions wrap with a mask. */
+static int grow(cls_context *ctx, bool overflow) {
+  size_t ncap = ctx->inflight_cap ? 2 * ctx->inflight_cap : 256; /* as cls__ring_grow does */
+  struct cls__log_binding *o = NULL;
+  if (overflow && !(o = overflow_for(ctx, ncap)))
+    goto fail;
+  if (!cls__ring_grow((void **)&ctx->inflight, &ctx->inflight_cap, &ctx->inflight_head,
+                      ctx->inflight_len, sizeof *ctx->inflight, 256))
+    goto fail;
+  if (o) {
+    free(ctx->inflight_overflow);
+    ctx->inflight_overflow = o;
+  }
+  return CLS_OK;
+fail:
+  free(o);
+  return cls__error(CLS_ENOMEM, 0, "out of memory growing the in-flight log");
+}
+
+/* Room for one more entry with `nbind` bindings: drop what finished, else
+ * grow.  False: out of memory (the error is recorded). */
+bool cls__inflight_make_room(cls_context *ctx, size_t nbind) {
+  cls__inflight_prune(ctx);
+  bool overflow = ctx->inflight_overflow || nbind > CLS__LOG_INLINE;
+  if (ctx->inflight_len == ctx->inflight_cap)
+    return grow(ctx, overflow) == CLS_OK;
+  /* The first such entry: rows for the log as it is. */
+  if (overflow && !ctx->inflight_overflow &&
+      !(ctx->inflight_overflow = overflow_for(ctx, ctx->inflight_cap))) {
+    cls__error(CLS_ENOMEM, 0, "out of memory growing the in-flight log");
+    return false;
+  }
+  return true;
+}
+
+int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint64_t position,
+                      uint64_t stamp, const char *op, const char *kernel,
+                      const struct cls__binding *b, size_t n, struct cls__pending_read *read) {
+  struct cls__log_entry *e =
+      cls__inflight_reserve(ctx, kind, stream, seq, position, stamp, op, kernel, read, n);
+  if (!e)
+    return CLS_ENOMEM;
+  struct cls__log_binding *lb = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < n; i++)
+    lb[i] = cls__log_binding_of(&b[i]);
+  cls__inflight_commit(ctx);
+  return CLS_OK;
+}
+
+/* The replay's buffer set: handles (a buffer freed since its write still
+ * taints what read it before the free) with the stamp of the logged write
+ * that put each in. */
+static bool set_has(cls_context *ctx, size_t n, cls_buffer h) {
+  for (size_t i = 0; i < n; i++)
+    if (ctx->taint_set[i].handle.bits == h.bits)
+      return true;
+  return false;
+}
+
+static size_t set_add(cls_context *ctx, size_t n, cls_buffer h, uint64_t stamp) {
+  for (size_t i = 0; i < n; i++)
+    if (ctx->taint_set[i].handle.bits == h.bits) {
+      ctx->taint_set[i].stamp = stamp;
+      return n;
+    }
+  if (!cls__grow((void **)&ctx->taint_set, &ctx->taint_cap, n + 1, sizeof *ctx->taint_set, 64))
+    return n; /* out of memory: this buffer keeps its state */
+  ctx->taint_set[n].handle = h;
+  ctx->taint_set[n].stamp = stamp;
+  return n + 1;
+}
+
+static size_t set_remove(cls_context *ctx, size_t n, cls_buffer h) {
+  for (size_t i = 0; i < n; i++)
+    if (ctx->taint_set[i].handle.bits == h.bits) {
+      ctx->taint_set[i] = ctx->taint_set[n - 1];
+      return n - 1;
+    }
+  return n;
+}
+
+static bool reads_set(cls_context *ctx, size_t n, struct cls__log_entry *e) {
+  const struct cls__log_binding *b = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < e->nbind; i++) {
+    if ((b[i].access & CLS_READ) && set_has(ctx, n, b[i].handle))
+      return true;
+  }
+  return false;
+}
+
+static size_t writes_join(cls_context *ctx, size_t n, struct cls__log_entry *e, bool join) {
+  const struct cls__log_binding *b = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < e->nbind; i++) {
+    if (!(b[i].access & CLS_WRITE))
+      continue;
+    n = join ? set_add(ctx, n, b[i].handle, e->stamp) : set_remove(ctx, n, b[i].handle);
+  }
+  return n;
+}
+
+/* Backends whose poll is running on this thread (an F8 replay polls other
+ * streams from inside a poll): never polled again until it returns. */
+static _Thread_local struct {
+  size_t n;
+  void *backend[CLS_MAX_STREAMS + 1];
+} polling;
+
+static bool is_polling(void *backend) {
+  for (size_t i = 0; i < polling.n; i++)
+    if (polling.backend[i] == backend)
+      return true;
+  return false;
+}
+
+/* Failures are applied in log order, not in the order polls find them: the
+ * root of a failure found now may have run on the output of an earlier
+ * command on another stream whose failure its poll has not reported yet
+ * (the root waited for it, so it has finished).  Then that failure comes
+ * first and the root counts as skipped on it.  So before applying a
+ * failure, the other streams with earlier commands in flight are polled. */
+static void poll_earlier(cls_context *ctx, size_t k) {
+  struct cls__stream *rs = cls__stream_peek(ctx, at(ctx, k)->stream);
+  if (!rs || polling.n == CLS_MAX_STREAMS + 1)
+    return;
+  size_t mark = polling.n;
+  polling.backend[polling.n++] = rs->backend;
+  for (size_t i = 0; i < k && i < ctx->inflight_len; i++) {
+    struct cls__log_entry *e = at(ctx, i);
+    struct cls__stream *p = cls__stream_peek(ctx, e->stream);
+    if (e->kind == CLS__ENTRY_FAILED || !p || p->completed >= e->seq || is_polling(p->backend) ||
+        polling.n == CLS_MAX_STREAMS + 1)
+      continue;
+    polling.backend[polling.n++] = p->backend;
+    uint64_t completed = p->completed;
+    ctx->driver_ops->poll(ctx->driver, p, false);
+    if (p->completed < completed)
+      p->completed = completed;
+  }
+  polling.n = mark;
+}
+
+void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
+                          bool deferred) {
+  size_t k = 0;
+  while (k < ctx->inflight_len) {
+    struct cls__log_entry *e = at(ctx, k);
+    if ((e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) && e->stream == stream &&
+        e->seq == seq)
+      break;
+    k++;
+  }
+  if (k == ctx->inflight_len)
+    return; /* not a logged command (a blocking read checks its own status) */
+  poll_earlier(ctx, k);
+  struct cls__log_entry *root = at(ctx, k);
+  bool launch = strcmp(root->op, "launch") == 0;
+  /* A vendor that fails a command queued on a failed event with a status
+   * of its own (PoCL: -1, CL_DEVICE_NOT_FOUND) says nothing true with
+   * that status: the report names the quirk (quirks.c) instead. */
+  bool by_quirk = !deferred && ctx->quirks.dependent_fails != 0 &&
+                  ctx->quirks.dependent_status < 0 &&
+                  ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
+                  cl_status == ctx->quirks.dependent_status;
+  struct cls__failure *f = cls__failure_mint(
+      ctx, launch ? CLS_ELAUNCH : CLS_ECL, cl_status, root->op, launch ? root->kernel : "", stream,
+      root->position, true,
+      deferred ? "the deferred enqueue of %s%s%s failed with %s%s"
+               : "%s%s%s failed after its enqueue with %s%s",
+      root->op, launch ? " of " : "", launch ? root->kernel : "", cls_cl_status_name(cl_status),
+      by_quirk ? " (quirk dependent_fails: what this device reports for a command queued on"
+                 " or behind a failed one)"
+               : "");
+  if (!f)
+    return;
+  if (root->untrusted) {
+    /* It ran on the output of a failure found before this one: had that
+     * been known at its enqueue it would have been skipped, so its outputs
+     * keep that failure (logged above, this one taints nothing). */
+    cls__failure_unref(f);
+    return;
+  }
+  if (root->read && !root->read->failure) {
+    root->read->failure = f;
+    cls__failure_ref(f);
+  }
+  size_t n = writes_join(ctx, 0, root, true);
+  for (size_t i = k + 1; i < ctx->inflight_len; i++) {
+    struct cls__log_entry *e = at(ctx, i);
+    bool tainted = reads_set(ctx, n, e);
+    if (e->kind == CLS__ENTRY_READ) {
+      if (tainted && e->read && !e->read->failure) {
+        e->read->failure = f;
+        cls__failure_ref(f);
+      }
+      continue;
+    }
+    /* A command whose enqueue failed on tainted input would not have been
+     * tried had this failure been known: it counts as skipped on it. */
+    if (tainted) {
+      e->untrusted = true;
+      cls__failure_add_skip(f, e->kind == CLS__ENTRY_FAILED ? CLS_SKIP_SKIPPED : CLS_SKIP_UNTRUSTED,
+                            e->kernel[0] ? e->kernel : e->op, e->stream, e->position);
+    }
+    n = writes_join(ctx, n, e, tainted);
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct cls__slot *slot = cls__resolve(ctx, ctx->taint_set[i].handle);
+    if (slot && slot->write_stamp == ctx->taint_set[i].stamp) /* freed: nobody reads it */
+      cls__slot_set_failure(slot, f);
+  }
+  cls__failure_unref(f);
+}
+
+void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r) {
+  for (size_t i = 0; i < ctx->inflight_len; i++)
+    if (at(ctx, i)->read == r)
+      at(ctx, i)->read = NULL;
+}
+
+void cls__inflight_fini(cls_context *ctx) {
+  free(ctx->inflight_overflow);
+  ctx->inflight_overflow = NULL;
+  free(ctx->inflight);
+  ctx->inflight = NULL;
+  ctx->inflight_len = ctx->inflight_cap = ctx->inflight_head = 0;
+  free(ctx->taint_set);
+  ctx->taint_set = NULL;
+  ctx->taint_cap = 0;
+}

@@ -1,0 +1,140 @@
+/* Internal: F8, failures found after the enqueue.  Every command in
+ * flight is logged in submission order; polling a stream (through its
+ * driver) learns what finished and what failed, and a failure is replayed
+ * over the log so the final state is the one the enqueue-time rules (F2)
+ * would have given.  This header is the whole of F8's interface: the
+ * command path logs, drivers report, everyone else polls. */
+#ifndef CLS_INFLIGHT_H
+#define CLS_INFLIGHT_H
+
+#include "failure/failure.h"
+
+/* Skipped commands are not logged: their writes carry a known failure and
+ * a newer write stamp, which is all the replay needs to know of them. */
+enum cls__entry_kind {
+  CLS__ENTRY_RUN = 1,   /* a command that was enqueued */
+  CLS__ENTRY_READ,      /* a non-blocking download */
+  CLS__ENTRY_FAILED     /* a command whose enqueue failed: its writes carry
+                           its own failure */
+};
+
+/* A logged binding: handle and access (slots move when a stream's table
+ * grows, so the replay resolves handles). */
+struct cls__log_binding {
+  cls_buffer handle;
+  int access;
+};
+
+/* Bindings an entry holds itself; a command with more keeps them in the
+ * overflow array, in the row of the entry's position in the log.  The
+ * entry stays two cache lines, so a log as long as the work in flight
+ * (thousands of launches when the host runs ahead of the device) stays
+ * compact. */
+#define CLS__LOG_INLINE 4
+
+struct cls__log_entry {
+  uint64_t seq;                 /* 0 for skips */
+  uint64_t position;            /* the stream's issued count, see cls__stream */
+  uint64_t stamp;               /* write stamp its writes got */
+  const char *op;
+  const char *kernel;           /* the kernel's name, "" for other commands:
+                                   lives as long as the context */
+  struct cls__pending_read *read;
+  int kind;
+  int stream;
+  unsigned nbind;
+  bool untrusted;               /* a replay found it ran on a failed input:
+                                   its own failure, found later, changes
+                                   nothing (it counts as skipped) */
+  struct cls__log_binding bind[CLS__LOG_INLINE];
+};
+_Static_assert(sizeof(struct cls__log_entry) <= 128, "an F8 log entry is two cache lines");
+
+/* Learning what finished (poll.c): the driver polls a stream's backend
+ * and reports each failed command through cls__stream_failed, which
+ * replays it over the log.  wait: block until everything submitted
+ * completed.  Return a CLS_E* code for a backend error, else 0. */
+int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait);
+/* Polls every created stream. */
+int cls__poll_all(cls_context *ctx, bool wait);
+/* For drivers: command `seq` of s failed after its enqueue.  deferred: the
+ * failure is the enqueue itself, made later than the call by a driver that
+ * batches (the report says so). */
+void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
+                        bool deferred);
+
+/* Records a command in submission order.  Never allocates in steady state:
+ * the rings only grow when more commands are in flight than ever before. */
+int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
+                      uint64_t position, uint64_t stamp, const char *op, const char *kernel,
+                      const struct cls__binding *b, size_t n,
+                      struct cls__pending_read *read);
+/* What the log keeps of a binding. */
+static inline struct cls__log_binding cls__log_binding_of(const struct cls__binding *b) {
+  return (struct cls__log_binding){.handle = b->handle, .access = b->access};
+}
+/* Entry e's bindings. */
+static inline struct cls__log_binding *cls__log_bindings(const cls_context *ctx,
+                                                         struct cls__log_entry *e) {
+  return e->nbind <= CLS__LOG_INLINE
+             ? e->bind
+             : ctx->inflight_overflow + (size_t)(e - ctx->inflight) * CLS_MAX_ARGS;
+}
+/* The same in two steps, for a caller that walks its bindings anyway:
+ * reserve fills in all but the bindings, room for `nbind` of them
+ * included (NULL with the error recorded when out of memory); the caller
+ * sets them (cls__log_bindings) and commits.  Nothing may touch the log in
+ * between. */
+bool cls__inflight_make_room(cls_context *ctx, size_t nbind);
+static inline struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int kind, int stream,
+                                                           uint64_t seq, uint64_t position,
+                                                           uint64_t stamp, const char *op,
+                                                           const char *kernel,
+                                                           struct cls__pending_read *read,
+                                                           size_t nbind) {
+  if ((ctx->inflight_len == ctx->inflight_cap ||
+       (nbind > CLS__LOG_INLINE && !ctx->inflight_overflow)) &&
+      !cls__inflight_make_room(ctx, nbind))
+    return NULL;
+  /* The capacity is a power of two. */
+  struct cls__log_entry *e =
+      &ctx->inflight[(ctx->inflight_head + ctx->inflight_len) & (ctx->inflight_cap - 1)];
+  e->kind = kind;
+  e->stream = stream;
+  e->seq = seq;
+  e->position = position;
+  e->stamp = stamp;
+  e->op = op;
+  e->read = read;
+  e->untrusted = false;
+  e->kernel = kernel; /* never NULL: a name or the operation */
+  e->nbind = (unsigned)nbind;
+  return e;
+}
+static inline void cls__inflight_commit(cls_context *ctx) {
+  /* Full: learn what finished, so a long chain on one stream does not grow
+   * the log.  Only after the entry is in: the poll may report this very
+   * command failed. */
+  if (++ctx->inflight_len == ctx->inflight_cap)
+    cls__poll_all(ctx, false);
+}
+/* Drops the entries known complete (head first). */
+void cls__inflight_prune(cls_context *ctx);
+/* F8: command `seq` of `stream` failed with `cl_status` after its enqueue. */
+void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
+                          cl_int cl_status, bool deferred);
+void cls__inflight_fini(cls_context *ctx);
+/* A pending read is being freed: entries stop pointing at it. */
+void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r);
+
+/* A non-blocking download, from its enqueue to the sync that ends it. */
+struct cls__pending_read {
+  struct cls__pending_read *next;
+  int stream;
+  uint64_t seq;
+  cls_buffer handle;
+  struct cls__failure *failure; /* set when an F8 replay finds it tainted */
+  bool done;
+};
+
+#endif /* CLS_INFLIGHT_H */

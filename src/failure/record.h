@@ -1,0 +1,108 @@
+/* Internal: failure records (F1).  A failure is a reference-counted
+ * record of one root cause and the chain of launches it stopped.  Buffers
+ * hold at most one reference each; reports hold references too, so a
+ * failure lives as long as anything can still name it.  Records are
+ * independent of the context: a report outlives it.  Types and the
+ * context-free operations; the rules that use them are failure.h's. */
+#ifndef CLS_RECORD_H
+#define CLS_RECORD_H
+
+#include "memory/slot.h"
+#include "util/log.h"
+
+#include <stdatomic.h>
+
+/* Skip chains are run-length encoded (consecutive skips of one kernel on one
+ * stream are one entry) and bounded, so recording a skip never allocates
+ * (F10).  Entries past the bound are counted, not stored. */
+#define CLS__MAX_SKIP_ENTRIES 32
+#define CLS__NAME_MAX 48
+
+struct cls__skip {
+  const char *key;              /* the name as given: consecutive skips of one
+                                   kernel compare by pointer (never read) */
+  int kind;                     /* enum cls_skip_kind */
+  int stream;
+  uint64_t position;
+  uint64_t count;
+  char kernel[CLS__NAME_MAX];
+};
+
+struct cls__failure {
+  /* Atomic: a report (which holds a reference) may be freed on any thread
+   * while the context's thread moves buffer references.  Stays first:
+   * reports copy everything after it (report.c). */
+  atomic_uint refs;
+  int status;                   /* CLS_E* */
+  cl_int cl_status;
+  const char *operation;        /* static string */
+  char kernel[CLS__NAME_MAX];
+  int stream;
+  uint64_t position;
+  char message[192];
+  char *build_log;              /* owned, may be NULL */
+  bool provisional;             /* F3: a write scope that has not ended */
+  /* While provisional: what the scope was running, copied into the fields
+   * above only if the scope never ends (the names live in the context). */
+  const char *scope_name;
+  bool async;                   /* F8: found after the enqueue */
+  bool logged;                  /* F9 */
+  uint64_t skipped;             /* launches in the chain */
+  uint64_t dropped;             /* launches past the stored entries */
+  size_t nskips;
+  struct cls__skip skips[CLS__MAX_SKIP_ENTRIES];
+};
+
+/* The context's failure table. */
+struct cls__failures {
+  struct cls__failure *spare;   /* provisional record reused by F3 scopes */
+  const struct cls__logger *log;
+  uint64_t minted;
+};
+
+void cls__failures_init(struct cls__failures *ft, const struct cls__logger *log);
+void cls__failures_fini(struct cls__failures *ft);
+
+/* Reference counting, inline: a launch moves two references (its write
+ * scope's record onto each output, then off).  unref frees at zero;
+ * the never-written sentinel is not counted. */
+extern struct cls__failure cls__never_written;
+void cls__failure_free(struct cls__failure *f);
+static inline void cls__failure_ref(struct cls__failure *f) {
+  if (f && f != &cls__never_written)
+    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+}
+static inline void cls__failure_unref(struct cls__failure *f) {
+  if (f && f != &cls__never_written &&
+      atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+    cls__failure_free(f);
+}
+/* Number of failure records alive in the process (tests: F1). */
+size_t cls__failures_alive(void);
+
+/* Points a slot at f (or at nothing), moving the references. */
+static inline void cls__slot_set_failure(struct cls__slot *slot, struct cls__failure *f) {
+  struct cls__failure *old = slot->failure;
+  if (old == f)
+    return;
+  cls__failure_ref(f);
+  slot->failure = f;
+  cls__failure_unref(old);
+}
+
+/* Appends a skip to f's chain (F2, F8).  Never allocates.  Inline for the
+ * common case, a run of skips of one kernel on one stream (same name
+ * pointer): the last entry counts one more. */
+void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *kernel,
+                                int stream, uint64_t position);
+static inline void cls__failure_add_skip(struct cls__failure *f, int kind, const char *kernel,
+                                         int stream, uint64_t position) {
+  f->skipped++;
+  struct cls__skip *last = &f->skips[f->nskips ? f->nskips - 1 : 0];
+  if (f->nskips && last->key == kernel && last->kind == kind && last->stream == stream)
+    last->count++;
+  else
+    cls__failure_add_skip_slow(f, kind, kernel, stream, position);
+}
+
+#endif /* CLS_RECORD_H */

@@ -1,0 +1,61 @@
+/* The stream pool: the context's streams, created lazily through the
+ * driver on first use. */
+#include "stream/pool.h"
+#include "driver/driver.h"
+
+#include <string.h>
+
+int cls__pool_init(cls_context *ctx, const struct cls_stream_factory *f, void *fdata) {
+  struct cls__stream_pool *pool = &ctx->pool;
+  memset(pool, 0, sizeof *pool);
+  if (!f || f->version < 1 || !f->create || !f->destroy || !f->flush || !f->launch ||
+      !f->write || !f->read || !f->copy || !f->fill || !f->marker || !f->poll)
+    return cls__error(CLS_EVERSION, 0, "stream factory '%s' lacks required members",
+                      f && f->name ? f->name : "?");
+  pool->factory = f;
+  pool->factory_data = fdata;
+  /* Members past version 1 are read only from a factory that has them. */
+  pool->last_event = f->version >= 2 ? f->last_event : NULL;
+  pool->backend.platform = ctx->platform;
+  pool->backend.device = ctx->device;
+  pool->backend.context = ctx->clctx;
+  pool->backend.cl_version = ctx->info.cl_version;
+  return CLS_OK;
+}
+
+int cls__stream_check_id(int id) {
+  if (id < 0 || id >= CLS_MAX_STREAMS)
+    return cls__error(CLS_ESTREAM, 0, "stream %d is not in 0..%d", id, CLS_MAX_STREAMS - 1);
+  return CLS_OK;
+}
+
+struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
+  if ((*err = cls__stream_check_id(id)) < 0)
+    return NULL;
+  struct cls__stream_pool *pool = &ctx->pool;
+  struct cls__stream *s = &pool->streams[id];
+  if (s->created)
+    return s;
+  memset(s, 0, sizeof *s);
+  s->id = id;
+  int rc = ctx->driver_ops->open(ctx->driver, s);
+  if (rc < 0) {
+    *err = rc;
+    return NULL;
+  }
+  s->created = true;
+  s->mem.free_slot = -1;
+  if (id >= pool->nstreams)
+    pool->nstreams = id + 1;
+  cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d created (%s)", id, pool->factory->name);
+  return s;
+}
+
+int cls__factory_create(cls_context *ctx, int id, void **out) {
+  struct cls__stream_pool *pool = &ctx->pool;
+  cl_int rc = pool->factory->create(pool->factory_data, &pool->backend, id, out);
+  if (rc != CL_SUCCESS)
+    return cls__error(CLS_ECL, rc, "creating backend stream %d (%s factory) failed: %s", id,
+                      pool->factory->name, cls_cl_status_name(rc));
+  return CLS_OK;
+}

@@ -1,0 +1,37 @@
+/* Internal: streams and the stream pool, as types.  A stream is the unit
+ * of ordering the user sees; its backend is created lazily through the
+ * driver (pool.h), its memory holds its buffers (slot.h). */
+#ifndef CLS_STREAM_H
+#define CLS_STREAM_H
+
+#include "memory/slot.h"
+
+struct cls__stream {
+  bool created;
+  int id;
+  void *backend;           /* the factory's stream state */
+  uint64_t submitted;      /* seq of the last command enqueued */
+  uint64_t issued;         /* commands issued, enqueued or skipped: the
+                              "position" reports give */
+  uint64_t failed_seq;     /* last command poll() reported failed */
+  cl_int failed_status;
+  uint64_t completed;      /* all commands <= this have finished */
+  uint64_t flushed;        /* submitted, as of the last flush of its queue */
+  /* synced[t]: highest seq of stream t this stream is ordered after;
+   * bit t of synced_mask is set once synced[t] is. */
+  uint64_t synced[CLS_MAX_STREAMS];
+  uint64_t synced_mask;
+  struct cls_stream_stats stats;
+  struct cls__memory mem;
+};
+
+struct cls__stream_pool {
+  const struct cls_stream_factory *factory;
+  void *factory_data;
+  cl_event (*last_event)(void *stream); /* factory->last_event, or NULL */
+  struct cls_backend backend;
+  int nstreams;            /* 1 + highest id created */
+  struct cls__stream streams[CLS_MAX_STREAMS];
+};
+
+#endif /* CLS_STREAM_H */

@@ -1,0 +1,147 @@
+/* The error table: codes, names and messages all come from CLS_ERRNO_MAP,
+ * plus the thread's last error (OpenCL status and detail text). */
+#include "util/util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+CLS_API const char *cls_strerror(int err) {
+  switch (err) {
+  case CLS_OK:
+    return "success";
+#define CLS__ERR_MSG(name, val, msg) \
+  case CLS_##name:                   \
+    return msg;
+    CLS_ERRNO_MAP(CLS__ERR_MSG)
+#undef CLS__ERR_MSG
+  }
+  return "unknown error";
+}
+
+CLS_API const char *cls_err_name(int err) {
+  switch (err) {
+  case CLS_OK:
+    return "CLS_OK";
+#define CLS__ERR_NAME(name, val, msg) \
+  case CLS_##name:                    \
+    return "CLS_" #name;
+    CLS_ERRNO_MAP(CLS__ERR_NAME)
+#undef CLS__ERR_NAME
+  }
+  return "UNKNOWN";
+}
+
+CLS_API const char *cls_cl_status_name(int s) {
+  switch (s) {
+#define N(x) \
+  case x:    \
+    return #x;
+    N(CL_SUCCESS)
+    N(CL_DEVICE_NOT_FOUND)
+    N(CL_DEVICE_NOT_AVAILABLE)
+    N(CL_COMPILER_NOT_AVAILABLE)
+    N(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    N(CL_OUT_OF_RESOURCES)
+    N(CL_OUT_OF_HOST_MEMORY)
+    N(CL_PROFILING_INFO_NOT_AVAILABLE)
+    N(CL_MEM_COPY_OVERLAP)
+    N(CL_IMAGE_FORMAT_MISMATCH)
+    N(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    N(CL_BUILD_PROGRAM_FAILURE)
+    N(CL_MAP_FAILURE)
+    N(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    N(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    N(CL_COMPILE_PROGRAM_FAILURE)
+    N(CL_LINKER_NOT_AVAILABLE)
+    N(CL_LINK_PROGRAM_FAILURE)
+    N(CL_DEVICE_PARTITION_FAILED)
+    N(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    N(CL_INVALID_VALUE)
+    N(CL_INVALID_DEVICE_TYPE)
+    N(CL_INVALID_PLATFORM)
+    N(CL_INVALID_DEVICE)
+    N(CL_INVALID_CONTEXT)
+    N(CL_INVALID_QUEUE_PROPERTIES)
+    N(CL_INVALID_COMMAND_QUEUE)
+    N(CL_INVALID_HOST_PTR)
+    N(CL_INVALID_MEM_OBJECT)
+    N(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    N(CL_INVALID_IMAGE_SIZE)
+    N(CL_INVALID_SAMPLER)
+    N(CL_INVALID_BINARY)
+    N(CL_INVALID_BUILD_OPTIONS)
+    N(CL_INVALID_PROGRAM)
+    N(CL_INVALID_PROGRAM_EXECUTABLE)
+    N(CL_INVALID_KERNEL_NAME)
+    N(CL_INVALID_KERNEL_DEFINITION)
+    N(CL_INVALID_KERNEL)
+    N(CL_INVALID_ARG_INDEX)
+    N(CL_INVALID_ARG_VALUE)
+    N(CL_INVALID_ARG_SIZE)
+    N(CL_INVALID_KERNEL_ARGS)
+    N(CL_INVALID_WORK_DIMENSION)
+    N(CL_INVALID_WORK_GROUP_SIZE)
+    N(CL_INVALID_WORK_ITEM_SIZE)
+    N(CL_INVALID_GLOBAL_OFFSET)
+    N(CL_INVALID_EVENT_WAIT_LIST)
+    N(CL_INVALID_EVENT)
+    N(CL_INVALID_OPERATION)
+    N(CL_INVALID_GL_OBJECT)
+    N(CL_INVALID_BUFFER_SIZE)
+    N(CL_INVALID_MIP_LEVEL)
+    N(CL_INVALID_GLOBAL_WORK_SIZE)
+    N(CL_INVALID_PROPERTY)
+    N(CL_INVALID_IMAGE_DESCRIPTOR)
+    N(CL_INVALID_COMPILER_OPTIONS)
+    N(CL_INVALID_LINKER_OPTIONS)
+    N(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef N
+  }
+  return s < 0 ? "CL_UNKNOWN_ERROR" : "CL_UNKNOWN_STATUS";
+}
+
+CLS_API const char *cls_version_string(void) { return PACKAGE_VERSION; }
+
+/* The last error of each thread: the OpenCL status behind it and a detail
+ * text.  Thread-local so concurrent contexts never mix their details. */
+static _Thread_local struct {
+  int cl_status;
+  char detail[8192];
+} last;
+
+int cls__error(int err, cl_int cl_status, const char *fmt, ...) {
+  last.cl_status = cl_status;
+  last.detail[0] = '\0';
+  if (fmt) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last.detail, sizeof last.detail, fmt, ap);
+    va_end(ap);
+  }
+  return err;
+}
+
+void cls__error_append(const char *fmt, ...) {
+  size_t len = strlen(last.detail);
+  if (len + 1 >= sizeof last.detail)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last.detail + len, sizeof last.detail - len, fmt, ap);
+  va_end(ap);
+}
+
+int cls__error_code(int err) {
+  last.cl_status = 0;
+  last.detail[0] = '\0';
+  return err;
+}
+
+void cls__error_clear(void) {
+  last.cl_status = 0;
+  last.detail[0] = '\0';
+}
+
+CLS_API int cls_last_cl_status(void) { return last.cl_status; }
+CLS_API const char *cls_last_error_detail(void) { return last.detail; }

@@ -1,0 +1,75 @@
+/* Internal: what every layer of the library may use -- the per-thread
+ * error record, growing arrays and rings, and an event's status.  Depends
+ * on nothing of clstream but its public headers, so a stream factory may
+ * use it as well as the core. */
+#ifndef CLS_UTIL_H
+#define CLS_UTIL_H
+
+#include "config.h"
+
+#include <clstream.h>
+#include <clstream/stream.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Records `err` (and the OpenCL status behind it, 0 if none) as the last
+ * error of this thread, with an optional printf-style detail, and returns
+ * err so callers can `return cls__error(...)`. */
+int cls__error(int err, cl_int cl_status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Appends to this thread's detail text. */
+void cls__error_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cls__error_clear(void);
+/* cls__error without detail: for the frequent, expected codes (a skip). */
+int cls__error_code(int err);
+
+/* Makes room for `need` elements of `size` bytes in the growing array *p of
+ * capacity *cap (doubled, from `first`).  False when out of memory, the
+ * array unchanged.  The library's arrays are reused, never shrunk. */
+static inline bool cls__grow(void **p, size_t *cap, size_t need, size_t size, size_t first) {
+  if (need <= *cap)
+    return true;
+  size_t ncap = *cap ? *cap : first;
+  while (ncap < need)
+    ncap *= 2;
+  void *n = realloc(*p, ncap * size);
+  if (!n)
+    return false;
+  *p = n;
+  *cap = ncap;
+  return true;
+}
+
+/* Doubles the ring *p (`len` elements of `size` bytes from *head; capacity
+ * *cap, a power of two, or 0 and then `first`), unwrapped to start at 0.
+ * False when out of memory, the ring unchanged.  Off the hot paths: rings
+ * grow only when more is in flight than ever before. */
+static inline bool cls__ring_grow(void **p, size_t *cap, size_t *head, size_t len, size_t size,
+                                  size_t first) {
+  size_t ncap = *cap ? *cap * 2 : first;
+  unsigned char *n = malloc(ncap * size);
+  if (!n)
+    return false;
+  if (len) {
+    size_t upper = *cap - *head < len ? *cap - *head : len; /* before the wrap */
+    memcpy(n, (unsigned char *)*p + *head * size, upper * size);
+    memcpy(n + upper * size, *p, (len - upper) * size);
+  }
+  free(*p);
+  *p = n;
+  *cap = ncap;
+  *head = 0;
+  return true;
+}
+
+/* Reads ev's execution status into *st; false when it cannot be read (the
+ * caller then knows nothing of the event). */
+static inline bool cls__event_status(cl_event ev, cl_int *st) {
+  return clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof *st, st, NULL) ==
+         CL_SUCCESS;
+}
+
+#endif /* CLS_UTIL_H */
