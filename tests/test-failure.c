@@ -10,7 +10,7 @@
 #include "heap.h"
 
 #include "failure/failure.h"
-#include "memory/memory.h"
+#include "memory/handle.h"
 
 #include <stdbool.h>
 #include <time.h>

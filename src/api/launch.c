@@ -4,7 +4,7 @@
  * then runs it through cls__run. */
 #include "core/command.h"
 #include "core/program.h"
-#include "memory/memory.h"
+#include "memory/handle.h"
 #include "stream/pool.h"
 
 static int check_range(cls_context *ctx, const cls_kernel *k, unsigned dims,

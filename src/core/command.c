@@ -151,9 +151,10 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     cls__failure_unref(f);
     /* An earlier failure found later may turn out to have been its input. */
     uint64_t stamp = cls__stamp_writes(ctx, cmd->bind, cmd->nbind);
-    if (ctx->inflight_len)
-      cls__inflight_add(ctx, CLS__ENTRY_FAILED, s->id, 0, pos, stamp, cmd->op, name, cmd->bind,
-                        cmd->nbind, NULL);
+    if (ctx->inflight_len &&
+        cls__inflight_add(ctx, CLS__ENTRY_FAILED, s->id, 0, pos, stamp, cmd->op, name, cmd->bind,
+                        cmd->nbind, NULL) > 0)
+      cls__poll_all(ctx, false);
     return cls__error(status, crc, "%s on stream %d: enqueue failed: %s", name, s->id,
                       cls_cl_status_name(crc));
   }
@@ -171,7 +172,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   commit(ctx, cmd, prov, stamp, e);
   if (!e)
     return CLS_ENOMEM; /* the log could not grow; the command runs */
-  cls__inflight_commit(ctx);
+  if (cls__inflight_commit(ctx))
+    cls__poll_all(ctx, false);
   return CLS_OK;
 }
 

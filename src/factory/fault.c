@@ -17,7 +17,7 @@
  * A fault needs at least one key.  "complete" faults enqueue the command
  * for real (so no real command ever waits on a failed event) and report it
  * failed when poll() sees it finish. */
-#include "factory/enqueue.h"
+#include "factory/call.h"
 #include "factory/fault.h"
 
 #include <ctype.h>
@@ -298,11 +298,11 @@ static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
 cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_kernel_cmd *k,
                           const struct cls__xfer *x, uint64_t seq, cl_uint nwait,
                           const cl_event *wait) {
-  static const char *const ops[] = {[CLS__CMD_LAUNCH] = "launch", [CLS__CMD_WRITE] = "upload",
+  static const char *const op_names[] = {[CLS__CMD_LAUNCH] = "launch", [CLS__CMD_WRITE] = "upload",
                                     [CLS__CMD_READ] = "download", [CLS__CMD_COPY] = "copy",
                                     [CLS__CMD_FILL] = "fill"};
   struct fault_stream *fs = stream;
-  const char *op = ops[kind];
+  const char *op = op_names[kind];
   const char *kernel = kind == CLS__CMD_LAUNCH ? k->name : NULL;
   cl_int st = fires(fs->cfg, W_ENQUEUE, op, kernel, logical);
   if (st != CL_SUCCESS)

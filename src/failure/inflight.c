@@ -13,7 +13,7 @@
 #include "failure/inflight.h"
 #include "device/quirks.h"
 #include "driver/ops.h"
-#include "memory/memory.h"
+#include "memory/handle.h"
 #include "stream/pool.h"
 
 #include <stdlib.h>
@@ -98,8 +98,7 @@ int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq, uint
   struct cls__log_binding *lb = cls__log_bindings(ctx, e);
   for (size_t i = 0; i < n; i++)
     lb[i] = cls__log_binding_of(&b[i]);
-  cls__inflight_commit(ctx);
-  return CLS_OK;
+  return cls__inflight_commit(ctx) ? 1 : CLS_OK;
 }
 
 /* The replay's buffer set: handles (a buffer freed since its write still

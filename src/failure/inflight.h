@@ -65,6 +65,7 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
 
 /* Records a command in submission order.  Never allocates in steady state:
  * the rings only grow when more commands are in flight than ever before. */
+/* 1 when the log is now full (see cls__inflight_commit). */
 int cls__inflight_add(cls_context *ctx, int kind, int stream, uint64_t seq,
                       uint64_t position, uint64_t stamp, const char *op, const char *kernel,
                       const struct cls__binding *b, size_t n,
@@ -111,12 +112,12 @@ static inline struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int
   e->nbind = (unsigned)nbind;
   return e;
 }
-static inline void cls__inflight_commit(cls_context *ctx) {
-  /* Full: learn what finished, so a long chain on one stream does not grow
-   * the log.  Only after the entry is in: the poll may report this very
-   * command failed. */
-  if (++ctx->inflight_len == ctx->inflight_cap)
-    cls__poll_all(ctx, false);
+/* The entry is in the log.  True when the log is now full: the caller
+ * then learns what finished (cls__poll_all), so a long chain on one stream
+ * does not grow it -- only after the entry is in, since the poll may
+ * report this very command failed. */
+static inline bool cls__inflight_commit(cls_context *ctx) {
+  return ++ctx->inflight_len == ctx->inflight_cap;
 }
 /* Drops the entries known complete (head first). */
 void cls__inflight_prune(cls_context *ctx);

@@ -77,6 +77,11 @@ static inline void cls__failure_unref(struct cls__failure *f) {
       atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
     cls__failure_free(f);
 }
+/* A new record with one reference held by the caller; NULL when out of
+ * host memory. */
+struct cls__failure *cls__failure_new(void);
+/* Copies a name into a record's fixed field, cut to fit. */
+void cls__copy_name(char *dst, const char *src);
 /* Number of failure records alive in the process (tests: F1). */
 size_t cls__failures_alive(void);
 

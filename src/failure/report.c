@@ -2,7 +2,7 @@
  * reference to each distinct failure, so it stays valid after the buffers
  * are rewritten, freed, or the context is destroyed. */
 #include "failure/failure.h"
-#include "memory/memory.h"
+#include "memory/handle.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -20,14 +20,6 @@
 
 extern struct cls__failure cls__never_written;
 
-cls_buffer cls__handle_make(cls_context *ctx, int stream, int index, uint32_t gen) {
-  cls_buffer h;
-  h.bits = ((uint64_t)ctx->tag << CLS__TAG_SHIFT) |
-           ((uint64_t)stream << (CLS__INDEX_BITS + CLS__GEN_BITS)) |
-           ((uint64_t)gen << CLS__INDEX_BITS) | (uint64_t)index;
-  return h;
-}
-
 /* ------------------------------------------------------------------ */
 /* Pages and extents                                                   */
 /* ------------------------------------------------------------------ */

@@ -1,6 +1,6 @@
-/* Contexts: one device, one driver (with its stream pool and failure
- * table), the program cache, the in-flight log and the pending reads.
- * Also the stream-level public calls: sync, stats, logger. */
+/* Contexts: creation (one device, its stream pool and failure table, the
+ * driver) and destruction in the reverse order, and the context-level
+ * public calls: device, quirks, driver, logger. */
 #include "core/program.h"
 #include "device/device.h"
 #include "device/quirks.h"
@@ -207,96 +207,4 @@ CLS_API int cls_set_logger(cls_context *ctx, int level, cls_log_fn fn, void *use
   ctx->log.user = user;
   cls__unlock(ctx);
   return CLS_OK;
-}
-
-CLS_API int cls_stream_stats(cls_context *ctx, int stream, struct cls_stream_stats *out) {
-  if (!ctx || !out)
-    return cls__error(CLS_EINVAL, 0, "cls_stream_stats: NULL argument");
-  if (cls__stream_check_id(stream) < 0)
-    return CLS_ESTREAM;
-  cls__lock(ctx);
-  struct cls__stream *s = cls__stream_peek(ctx, stream);
-  if (s)
-    *out = s->stats;
-  else
-    memset(out, 0, sizeof *out);
-  cls__unlock(ctx);
-  return CLS_OK;
-}
-
-CLS_API int cls_stats_reset(cls_context *ctx) {
-  if (!ctx)
-    return cls__error(CLS_EINVAL, 0, "cls_stats_reset: NULL context");
-  cls__lock(ctx);
-  struct cls__stream_pool *pool = &ctx->pool;
-  for (int i = 0; i < pool->nstreams; i++)
-    memset(&pool->streams[i].stats, 0, sizeof pool->streams[i].stats);
-  cls__unlock(ctx);
-  return CLS_OK;
-}
-
-/* Ends the non-blocking downloads of `stream` (-1: all): those an F8 replay
- * marked are answered with their failures. */
-static int finish_reads(cls_context *ctx, int stream, cls_report **report) {
-  struct cls__failure *found[64];
-  size_t nfound = 0;
-  struct cls__pending_read **pp = &ctx->reads;
-  while (*pp) {
-    struct cls__pending_read *r = *pp;
-    if (stream >= 0 && r->stream != stream) {
-      pp = &r->next;
-      continue;
-    }
-    *pp = r->next;
-    cls__inflight_forget_read(ctx, r);
-    if (r->failure) {
-      if (nfound < 64)
-        found[nfound++] = r->failure; /* the reference moves to found */
-      else
-        cls__failure_unref(r->failure);
-    }
-    free(r);
-  }
-  if (!nfound)
-    return CLS_OK;
-  int rc = cls__report_from(found, nfound, report);
-  for (size_t i = 0; i < nfound; i++)
-    cls__failure_unref(found[i]);
-  return rc == CLS_ETAINTED
-             ? cls__error(CLS_ETAINTED, 0, "a non-blocking download read data that failed")
-             : rc;
-}
-
-CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
-  if (report)
-    *report = NULL;
-  if (!ctx)
-    return cls__error(CLS_EINVAL, 0, "cls_stream_sync: NULL context");
-  if (cls__stream_check_id(stream) < 0)
-    return CLS_ESTREAM;
-  cls__lock(ctx);
-  int rc = CLS_OK;
-  struct cls__stream *s = cls__stream_peek(ctx, stream);
-  if (s) {
-    rc = cls__stream_poll(ctx, s, true);
-    if (rc == CLS_OK)
-      rc = cls__poll_all(ctx, false); /* what s waited on has finished too */
-    if (rc == CLS_OK)
-      rc = finish_reads(ctx, stream, report);
-  }
-  cls__unlock(ctx);
-  return rc;
-}
-
-CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
-  if (report)
-    *report = NULL;
-  if (!ctx)
-    return cls__error(CLS_EINVAL, 0, "cls_sync: NULL context");
-  cls__lock(ctx);
-  int rc = cls__poll_all(ctx, true);
-  if (rc == CLS_OK)
-    rc = finish_reads(ctx, -1, report);
-  cls__unlock(ctx);
-  return rc;
 }

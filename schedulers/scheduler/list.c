@@ -1,0 +1,115 @@
+/* Task lists of the scheduler driver: the arenas a list keeps what its
+ * tasks' enqueues need in (tasks, kernel arguments, bytes, wait events),
+ * their growth, and the captures that are off the per-launch path (the
+ * per-launch ones are inline in sched.h).  The arenas are reused after
+ * every submission, so a launch allocates nothing once they have grown. */
+#include "sched.h"
+
+#include <stdlib.h>
+
+/* Grows the list's byte arena to hold `need`; the argument values already
+ * in it move along.  False: out of memory (nothing changed). */
+static bool bytes_grow(struct list *l, size_t need) {
+  size_t ncap = l->capbytes ? l->capbytes : 256;
+  while (ncap < need)
+    ncap *= 2;
+  unsigned char *n = malloc(ncap);
+  if (!n)
+    return false;
+  if (l->nbytes)
+    memcpy(n, l->bytes, l->nbytes);
+  for (size_t i = 0; i < l->nargs; i++)
+    if (l->args[i].value)
+      l->args[i].value = n + ((const unsigned char *)l->args[i].value - l->bytes);
+  free(l->bytes);
+  l->bytes = n;
+  l->capbytes = ncap;
+  return true;
+}
+
+bool cls__sched_list_reserve(struct list *l, size_t nargs) {
+  if (l->n == l->cap) {
+    if (!cls__grow((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks, 16))
+      return false;
+    for (size_t i = 0; i < l->n; i++)
+      if (l->tasks[i].kind == CLS__CMD_LAUNCH) {
+        struct task *t = &l->tasks[i];
+        t->u.k.kc.global = t->u.k.global;
+        if (t->u.k.kc.local)
+          t->u.k.kc.local = t->u.k.local;
+      }
+  }
+  if (l->nargs + nargs > l->capargs) {
+    if (!cls__grow((void **)&l->args, &l->capargs, l->nargs + nargs, sizeof *l->args, 16))
+      return false;
+    for (size_t i = 0; i < l->n; i++)
+      if (l->tasks[i].kind == CLS__CMD_LAUNCH)
+        l->tasks[i].u.k.kc.args = l->args + l->tasks[i].u.k.arg0;
+  }
+  if (l->nbytes + 8 * nargs > l->capbytes && !bytes_grow(l, l->nbytes + 8 * nargs))
+    return false;
+  return true;
+}
+
+bool cls__sched_capture_rest(struct list *l, const struct cls_kernel_arg *ka, size_t n, size_t i,
+                             unsigned char *b) {
+  l->nargs += i;
+  l->nbytes = (size_t)(b - l->bytes);
+  for (; i < n; i++) {
+    struct cls_kernel_arg *ta = &l->args[l->nargs++];
+    size_t size = ka[i].size;
+    ta->size = size;
+    ta->value = NULL;
+    if (!ka[i].value)
+      continue; /* local memory */
+    size_t span = (size + 7) & ~(size_t)7;
+    if (l->nbytes + span > l->capbytes && !bytes_grow(l, l->nbytes + span))
+      return false;
+    unsigned char *dst = l->bytes + l->nbytes;
+    memcpy(dst, ka[i].value, size);
+    ta->value = dst;
+    l->nbytes += span;
+  }
+  return true;
+}
+
+bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls__cmd *cmd) {
+  if (cmd->kind == CLS__CMD_FILL) {
+    if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128))
+      return false;
+    t->u.t.pattern_off = l->nbytes;
+    memcpy(l->bytes + l->nbytes, cmd->x.pattern, cmd->x.pattern_size);
+    l->nbytes += 128;
+  }
+  t->u.t.x = cmd->x;
+  t->u.t.x.blocking = 0;
+  return true;
+}
+
+bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls__cmd *cmd) {
+  size_t nw = cmd->nwait;
+  t->nwait = nw;
+  if (nw) {
+    if (!cls__grow((void **)&l->waits, &l->capwaits, l->nwaits + nw, sizeof *l->waits, 16))
+      return false;
+    t->wait0 = l->nwaits;
+    memcpy(l->waits + l->nwaits, cmd->wait, nw * sizeof *cmd->wait);
+    l->nwaits += nw;
+    cmd->nwait = 0; /* the task owns the events now */
+  }
+  return true;
+}
+
+void cls__sched_list_reset(struct list *l) {
+  l->n = l->nargs = l->nbytes = l->nwaits = 0;
+}
+
+void cls__sched_free_list(struct list *l) {
+  for (size_t i = 0; i < l->nwaits; i++)
+    clReleaseEvent(l->waits[i]);
+  free(l->tasks);
+  free(l->args);
+  free(l->bytes);
+  free(l->waits);
+  memset(l, 0, sizeof *l);
+}

@@ -1,0 +1,263 @@
+/* The scheduler driver's private header: its data (tasks, task lists, the
+ * backend queues and their completion maps, the driver itself) and what
+ * its files share (scheduler.c: the driver ops; list.c: task lists;
+ * qmap.c: completion maps; strategy.c: submission; params.c: parameters).
+ *
+ * What runs per launch or per enqueued task is `static inline` here (the
+ * own cost is counted in instructions: a call per launch is a
+ * regression); what is out of line is cold or runs once per submission.
+ * Like every driver, this one reaches the core through driver/driver.h
+ * only. */
+#ifndef CLS_SCHED_H
+#define CLS_SCHED_H
+
+#include "driver/driver.h"
+
+#include <string.h>
+
+enum strategy { SEQUENTIAL, INTERLEAVE };
+
+struct task {
+  int kind;
+  uint64_t seq;
+  /* waits, in the list's event arena; owned until the enqueue */
+  size_t wait0, nwait;
+  union {
+    /* A launch, as the factory takes it: kc.global and kc.local point
+     * into the task, kc.args into the list's argument array (arg0 on);
+     * cls__sched_list_reserve moves them along when either array moves,
+     * so the enqueue passes &kc as is. */
+    struct {
+      struct cls_kernel_cmd kc;
+      size_t arg0;
+      size_t global[3], local[3];
+    } k;
+    /* Transfers, never blocking here; a fill's pattern is copied into the
+     * byte arena (x.pattern is set at the enqueue: the arena may move). */
+    struct {
+      struct cls__xfer x;
+      size_t pattern_off;
+    } t;
+  } u;
+  /* The memory objects are not retained: a buffer freed while a task of
+   * it waits has the task's list submitted first (sc_settle). */
+};
+
+struct list {
+  struct task *tasks;
+  size_t n, cap;
+  /* Kernel arguments as the stream takes them; values point into `bytes`
+   * (a cl_mem or a scalar's bytes), NULL for local memory. */
+  struct cls_kernel_arg *args;
+  size_t nargs, capargs;
+  unsigned char *bytes;
+  size_t nbytes, capbytes;
+  cl_event *waits;
+  size_t nwaits, capwaits;
+  int queue;
+};
+
+/* A backend queue: enqueued commands not yet known complete, in queue
+ * order, as runs: `count` commands of one logical stream with consecutive
+ * backend seqs from bseq and logical seqs from seq (a stream's commands on
+ * its queue usually are, so recording one is usually an increment).
+ * count 0: an enqueue that failed, with its error; it completes with
+ * bseq, the queue's command before it. */
+struct qmap {
+  uint64_t bseq;
+  uint64_t seq;
+  uint64_t count;
+  int stream;
+  cl_int status;
+};
+
+struct queue {
+  void *stream; /* the factory's */
+  int users;
+  uint64_t seq;
+  struct qmap *map;
+  size_t head, len, cap;
+  size_t unreal; /* entries with count 0 */
+  /* poll scratch: failures of one poll */
+  struct qfail {
+    uint64_t bseq;
+    cl_int status;
+  } *fails;
+  size_t nfails, capfails;
+};
+
+struct sched_driver {
+  struct cls__driver base;
+  int strategy;
+  unsigned max_tasks;
+  int nqueues; /* 0: one per logical stream */
+  struct list lists[CLS_MAX_STREAMS];
+  struct queue queues[CLS_MAX_STREAMS];
+  uint64_t pending; /* streams whose list is not empty */
+};
+
+/* ------------------------------------------------------------------ */
+/* Parameters (params.c)                                               */
+/* ------------------------------------------------------------------ */
+
+/* Sets d's strategy, max_tasks and nqueues from CLS_SCHEDULER's
+ * parameters (NULL: the defaults); CLS_ECONFIG recorded on an error. */
+int cls__sched_parse_params(struct sched_driver *d, const char *params);
+
+/* ------------------------------------------------------------------ */
+/* Task lists (list.c)                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Makes room for one more task with `nargs` arguments of 8 bytes or less
+ * (larger values grow the byte arena one by one, cls__sched_capture_rest).
+ * Moves the pointers launch tasks keep into the arrays along.  Off the
+ * per-launch path: once grown, nothing is allocated.  False: out of memory
+ * (the arrays are valid, some maybe larger). */
+bool cls__sched_list_reserve(struct list *l, size_t nargs);
+/* cls__sched_capture_args from argument i on, for a value of another size
+ * than 4 or 8 bytes: each value grows the arena as needed.  The first i
+ * are in the list already (arguments and bytes up to b), not yet
+ * counted. */
+bool cls__sched_capture_rest(struct list *l, const struct cls_kernel_arg *ka, size_t n, size_t i,
+                             unsigned char *b);
+/* Copies what the enqueue of a transfer will need into task t. */
+bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls__cmd *cmd);
+/* Moves cmd's waits into the list's event arena, for task t: the task
+ * owns them from then on (cmd keeps none).  False: out of memory (cmd
+ * keeps them). */
+bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls__cmd *cmd);
+/* Empties the list after a submission; its arenas are kept. */
+void cls__sched_list_reset(struct list *l);
+/* Releases the list's waits and arenas (the driver's end). */
+void cls__sched_free_list(struct list *l);
+
+/* True when the list has room for one more task of `nargs` arguments of 8
+ * bytes or less without growing. */
+static inline bool cls__sched_list_has_room(const struct list *l, size_t nargs) {
+  return l->n < l->cap && l->nargs + nargs <= l->capargs && l->nbytes + 8 * nargs <= l->capbytes;
+}
+
+/* Copies a launch's arguments into the list (room for them at 8 bytes a
+ * value was reserved): buffers' cl_mem values point into slot storage that
+ * may move, scalars into the caller's memory.  Values of 8 and 4 bytes
+ * (cl_mem, the usual scalars) are moves in 8-byte cells, with no call in
+ * the loop; any other size goes on in cls__sched_capture_rest.  False:
+ * out of memory. */
+static inline bool cls__sched_capture_args(struct list *l, const struct cls_kernel_arg *ka,
+                                           size_t n) {
+  struct cls_kernel_arg *ta = l->args + l->nargs;
+  unsigned char *b = l->bytes + l->nbytes;
+  for (size_t i = 0; i < n; i++) {
+    size_t size = ka[i].size;
+    const void *v = ka[i].value;
+    ta[i].size = size;
+    ta[i].value = v ? b : NULL; /* NULL: local memory */
+    if (!v)
+      continue;
+    if (size == 8)
+      memcpy(b, v, 8);
+    else if (size == 4)
+      memcpy(b, v, 4);
+    else
+      return cls__sched_capture_rest(l, ka, n, i, b);
+    b += 8;
+  }
+  l->nargs += n;
+  l->nbytes = (size_t)(b - l->bytes);
+  return true;
+}
+
+/* Copies a launch's work sizes into task t and points its command at
+ * them.  dims is 1..3 (checked by the core); the arrays are the caller's,
+ * dims long. */
+static inline void cls__sched_capture_sizes(struct task *t, const struct cls_kernel_cmd *kc) {
+  const size_t *g = kc->global, *lo = kc->local;
+  size_t *tg = t->u.k.global;
+  switch (kc->dims) {
+  case 3:
+    tg[2] = g[2];
+    /* fall through */
+  case 2:
+    tg[1] = g[1];
+    /* fall through */
+  default:
+    tg[0] = g[0];
+  }
+  t->u.k.kc.global = tg;
+  t->u.k.kc.local = NULL;
+  if (lo) {
+    size_t *tl = t->u.k.local;
+    for (cl_uint i = 0; i < kc->dims; i++)
+      tl[i] = lo[i];
+    t->u.k.kc.local = tl;
+  }
+}
+
+/* Copies what the enqueue of a launch will need into task t. */
+static inline bool cls__sched_capture_launch(struct list *l, struct task *t,
+                                             const struct cls__cmd *cmd) {
+  size_t arg0 = l->nargs;
+  if (!cls__sched_capture_args(l, cmd->kcmd.args, cmd->kcmd.nargs))
+    return false;
+  t->u.k.kc = cmd->kcmd;
+  t->u.k.kc.args = l->args + arg0;
+  t->u.k.arg0 = arg0;
+  cls__sched_capture_sizes(t, &cmd->kcmd);
+  return true;
+}
+
+/* Task t, captured, becomes the list's next. */
+static inline void cls__sched_task_commit(struct sched_driver *d, struct list *l, struct task *t,
+                                          struct cls__cmd *cmd) {
+  t->kind = cmd->kind;
+  t->seq = cmd->seq;
+  l->n++;
+  d->pending |= 1ull << cmd->stream->id;
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion maps (qmap.c)                                            */
+/* ------------------------------------------------------------------ */
+
+/* Makes room for one more entry; false: out of memory.  Out of line: the
+ * map rarely grows. */
+bool cls__sched_map_grow(struct queue *q);
+/* Polls (wait: waits for) the backend queue q, which stream id shares, and
+ * reports what its map holds that failed or completed.  CLS_ECL recorded
+ * when the backend's poll failed. */
+int cls__sched_queue_poll(cls_context *ctx, struct queue *q, int id, bool wait);
+
+/* Appends an entry; false: out of memory (nothing changed). */
+static inline bool cls__sched_map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq,
+                                       uint64_t count, cl_int status) {
+  if (q->len == q->cap && !cls__sched_map_grow(q))
+    return false;
+  q->map[(q->head + q->len) & (q->cap - 1)] = (struct qmap){bseq, seq, count, stream, status};
+  q->len++;
+  return true;
+}
+
+/* Records `count` commands of stream id from its command seq, just
+ * enqueued as the queue's last (up to q->seq): the last run grows when
+ * they continue it.  Out of memory: they are not tracked (their stream's
+ * later commands complete them). */
+static inline void cls__sched_map_add(struct queue *q, int id, uint64_t seq, uint64_t count) {
+  uint64_t bseq = q->seq - count + 1;
+  if (q->len) {
+    struct qmap *m = &q->map[(q->head + q->len - 1) & (q->cap - 1)];
+    if (m->count && m->stream == id && m->seq + m->count == seq && m->bseq + m->count == bseq) {
+      m->count += count;
+      return;
+    }
+  }
+  cls__sched_map_push(q, bseq, id, seq, count, CL_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ */
+/* Submission (strategy.c)                                             */
+/* ------------------------------------------------------------------ */
+
+/* Submits stream id's pending tasks (interleave: every stream's). */
+void cls__sched_submit_list(struct sched_driver *d, int id);
+
+#endif /* CLS_SCHED_H */

@@ -1,0 +1,170 @@
+/* Submission in the scheduler driver: a logical stream's task list (or,
+ * interleaved, every stream's) goes onto its backend queue, by strategy
+ * (sequential, interleave), and is recorded in the queue's completion map;
+ * an enqueue that fails here is an F8 failure, found after cls_launch
+ * returned.  The enqueue of one task is inline (once per task); what only
+ * some tasks need (waits, transfers, failures) is out of line. */
+#include "sched.h"
+
+/* A transfer task (launches call the factory directly: enqueue_task,
+ * submit_sequential). */
+static __attribute__((noinline)) cl_int enqueue_xfer(const struct cls_stream_factory *f,
+                                                     void *stream, int id, const struct list *l,
+                                                     const struct task *t, uint64_t bseq,
+                                                     cl_uint nw, const cl_event *w) {
+  struct cls__xfer x = t->u.t.x;
+  if (t->kind == CLS__CMD_FILL)
+    x.pattern = l->bytes + t->u.t.pattern_off;
+  return cls__enqueue(f, stream, id, t->kind, NULL, &x, bseq, nw, w);
+}
+
+/* Drops a task's waits after its enqueue (rc). */
+static __attribute__((noinline)) void release_waits(const cl_event *w, size_t nw, cl_int rc) {
+  if (rc != CL_SUCCESS)
+    cls__order_unsent((cl_uint)nw, w);
+  for (size_t i = 0; i < nw; i++)
+    clReleaseEvent(w[i]);
+}
+
+/* enqueue_task for a task with waits: enqueues it on those still live,
+ * then drops them all. */
+static __attribute__((noinline)) cl_int enqueue_waiting(const struct cls_stream_factory *f,
+                                                        void *qs, int id, uint64_t bseq,
+                                                        const struct list *l,
+                                                        const struct task *t) {
+  size_t nw = t->nwait;
+  const cl_event *w = l->waits + t->wait0;
+  cl_event keep[CLS_MAX_STREAMS]; /* a command waits on each stream once at most */
+  cl_uint nk = cls__order_live_waits(w, nw, keep); /* F7: the task sat in its list */
+  const cl_event *kw = nk ? keep : NULL;
+  cl_int rc = t->kind == CLS__CMD_LAUNCH ? cls__enqueue_launch(f, qs, id, &t->u.k.kc, bseq, nk, kw)
+                                         : enqueue_xfer(f, qs, id, l, t, bseq, nk, kw);
+  release_waits(w, nw, rc);
+  return rc;
+}
+
+/* Enqueues task t of list l, of logical stream id, onto the factory
+ * stream qs as backend command bseq, and drops its waits. */
+static inline cl_int enqueue_task(const struct cls_stream_factory *f, void *qs, int id,
+                                  uint64_t bseq, const struct list *l, const struct task *t) {
+  if (t->nwait)
+    return enqueue_waiting(f, qs, id, bseq, l, t);
+  return t->kind == CLS__CMD_LAUNCH ? cls__enqueue_launch(f, qs, id, &t->u.k.kc, bseq, 0, NULL)
+                                    : enqueue_xfer(f, qs, id, l, t, bseq, 0, NULL);
+}
+
+/* Task `seq` of stream id could not be enqueued (rc): an error path.
+ * Called with what was enqueued before it in the map. */
+static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct queue *q, int id,
+                                                  uint64_t seq, cl_int rc) {
+  cls_context *ctx = d->base.ctx;
+  struct cls__stream *s = cls__stream_peek(ctx, id);
+  /* Completes with the queue's last command; the failure is reported
+   * then, in queue order (cls__sched_queue_poll): a failure of an earlier
+   * command, which this one may have read, comes first, as F8 requires. */
+  if (!cls__sched_map_push(q, q->seq, id, seq, 0, rc)) {
+    cls__stream_failed(ctx, s, seq, rc, true); /* out of memory: now */
+    return;
+  }
+  q->unreal++;
+  /* Wait for what the queue has, and report now (sc_poll without waiting:
+   * q is stream id's queue). */
+  cl_event ev = NULL;
+  if (cls__factory(ctx)->marker(q->stream, &ev) == CL_SUCCESS) {
+    clWaitForEvents(1, &ev);
+    clReleaseEvent(ev);
+  }
+  cls__sched_queue_poll(ctx, q, id, false);
+}
+
+static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
+  cl_int rc = cls__factory(d->base.ctx)->flush(d->queues[queue].stream);
+  for (uint64_t m = streams; m; m &= m - 1) {
+    struct cls__stream *s = cls__stream_peek(d->base.ctx, __builtin_ctzll(m));
+    s->stats.submissions++;
+    s->stats.flushes++;
+    s->flushed = s->submitted;
+  }
+  if (rc != CL_SUCCESS)
+    cls__log(&d->base.ctx->log, CLS_LOG_ERRORS, "flushing backend queue %d failed: %s", queue,
+             cls_cl_status_name(rc));
+}
+
+/* Sequential: stream id's tasks, in order, onto its queue.  Its commands
+ * there are consecutive, so the map records them as one run (recorded
+ * before a failure is handled, which polls the map).  The factory calls
+ * nothing of ours, so the list and queue are read once, and again after
+ * a failure (its handling may). */
+static void submit_sequential(struct sched_driver *d, int id) {
+  cls_context *ctx = d->base.ctx;
+  const struct cls_stream_factory *f = cls__factory(ctx);
+  struct list *l = &d->lists[id];
+  struct queue *q = &d->queues[l->queue];
+  const struct task *t = l->tasks, *end = t + l->n;
+  void *qs = q->stream;
+  uint64_t bseq = q->seq, run = 0, run_seq = 0;
+  for (; t < end; t++) {
+    cl_int rc = enqueue_task(f, qs, id, bseq + 1, l, t);
+    if (rc == CL_SUCCESS) {
+      bseq++;
+      if (!run++)
+        run_seq = t->seq;
+      continue;
+    }
+    q->seq = bseq;
+    if (run)
+      cls__sched_map_add(q, id, run_seq, run);
+    run = 0;
+    size_t i = (size_t)(t - l->tasks);
+    task_failed(d, q, id, t->seq, rc);
+    t = l->tasks + i;
+    end = l->tasks + l->n;
+    qs = q->stream;
+    bseq = q->seq;
+  }
+  q->seq = bseq;
+  if (run)
+    cls__sched_map_add(q, id, run_seq, run);
+  cls__sched_list_reset(l);
+  d->pending &= ~(1ull << id);
+  queue_flush(d, l->queue, 1ull << id);
+}
+
+/* Interleave: the pending tasks of every stream, round robin, onto the one
+ * queue. */
+static void submit_interleave(struct sched_driver *d) {
+  cls_context *ctx = d->base.ctx;
+  const struct cls_stream_factory *f = cls__factory(ctx);
+  struct queue *q = &d->queues[0];
+  uint64_t involved = d->pending, left = involved;
+  for (size_t round = 0; left; round++)
+    for (uint64_t m = left; m; m &= m - 1) {
+      int id = __builtin_ctzll(m);
+      const struct list *l = &d->lists[id];
+      if (round >= l->n) {
+        left &= ~(1ull << id);
+        continue;
+      }
+      const struct task *t = &l->tasks[round];
+      cl_int rc = enqueue_task(f, q->stream, id, q->seq + 1, l, t);
+      if (rc == CL_SUCCESS) {
+        q->seq++;
+        cls__sched_map_add(q, id, t->seq, 1);
+      } else {
+        task_failed(d, q, id, t->seq, rc);
+      }
+    }
+  for (uint64_t m = involved; m; m &= m - 1)
+    cls__sched_list_reset(&d->lists[__builtin_ctzll(m)]);
+  d->pending = 0;
+  queue_flush(d, 0, involved);
+}
+
+void cls__sched_submit_list(struct sched_driver *d, int id) {
+  if (d->strategy == SEQUENTIAL) {
+    if (d->lists[id].n)
+      submit_sequential(d, id);
+  } else if (d->pending) {
+    submit_interleave(d);
+  }
+}

@@ -1,0 +1,78 @@
+/* Failure records (F1): allocation, reference counts reaching zero, the
+ * skip chain's slow path, and the context's failure table. */
+#include "failure/record.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A fresh buffer points here until something writes it: nothing wrote its
+ * bytes, so reading them must fail.  Never counted, never freed; the first
+ * check that meets it mints a real record for that buffer. */
+struct cls__failure cls__never_written = {.status = CLS_ETAINTED};
+
+static atomic_size_t alive;
+
+size_t cls__failures_alive(void) { return atomic_load(&alive); }
+
+struct cls__failure *cls__failure_new(void) {
+  struct cls__failure *f = calloc(1, sizeof *f);
+  if (!f)
+    return NULL;
+  atomic_init(&f->refs, 1);
+  atomic_fetch_add(&alive, 1);
+  return f;
+}
+
+void cls__failure_free(struct cls__failure *f) {
+  free(f->build_log);
+  free(f);
+  atomic_fetch_sub(&alive, 1);
+}
+
+void cls__copy_name(char *dst, const char *src) {
+  if (!src)
+    src = "";
+  size_t n = strlen(src);
+  if (n >= CLS__NAME_MAX)
+    n = CLS__NAME_MAX - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+void cls__failures_init(struct cls__failures *ft, const struct cls__logger *log) {
+  ft->spare = NULL;
+  ft->log = log;
+  ft->minted = 0;
+}
+
+void cls__failures_fini(struct cls__failures *ft) {
+  cls__failure_unref(ft->spare);
+  ft->spare = NULL;
+}
+
+/* A skip that does not extend the chain's last entry by pointer (see
+ * cls__failure_add_skip in failure.h): compare by name, else a new entry. */
+void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *kernel, int stream,
+                                uint64_t position) {
+  if (f->nskips) {
+    struct cls__skip *last = &f->skips[f->nskips - 1];
+    if (last->kind == kind && last->stream == stream &&
+        strncmp(last->kernel, kernel ? kernel : "", CLS__NAME_MAX - 1) == 0) {
+      last->count++;
+      return;
+    }
+  }
+  if (f->nskips == CLS__MAX_SKIP_ENTRIES) {
+    f->dropped++;
+    return;
+  }
+  struct cls__skip *e = &f->skips[f->nskips++];
+  e->key = kernel;
+  e->kind = kind;
+  e->stream = stream;
+  e->position = position;
+  e->count = 1;
+  cls__copy_name(e->kernel, kernel);
+}
+
