@@ -34,6 +34,48 @@ static const char *pick(const char *opt, const char *env) {
   return e && *e ? e : NULL;
 }
 
+/* The size of the device memory pages buffers are carved from: the
+ * user's, or a default that fits the device. */
+static void size_pages(cls_context *ctx, size_t requested) {
+  ctx->page_size = requested ? requested : DEFAULT_PAGE_SIZE;
+  /* A device with little memory (oclgrind: 128 MiB in all) would hold two
+   * default pages: the default leaves room for a page on each of 32
+   * streams. */
+  if (!requested && ctx->page_size > ctx->info.global_mem_size / MIN_DEFAULT_PAGES &&
+      ctx->info.global_mem_size / MIN_DEFAULT_PAGES >= MIN_PAGE_SIZE)
+    ctx->page_size = (size_t)(ctx->info.global_mem_size / MIN_DEFAULT_PAGES);
+  if (ctx->page_size > ctx->info.max_alloc_size)
+    ctx->page_size = (size_t)ctx->info.max_alloc_size;
+}
+
+/* The stream pool over the user's factory (wrapped by fault injection
+ * when faults are configured), the failure table, and the driver.  On
+ * failure nothing of them is left. */
+static int start_streams(cls_context *ctx, const struct cls_context_options *opts,
+                         const char *params) {
+  const struct cls_stream_factory *factory =
+      opts->factory ? opts->factory : cls_opencl_stream_factory();
+  void *fdata = opts->factory_data;
+  if (ctx->faults) {
+    ctx->fault_data.inner = factory;
+    ctx->fault_data.inner_data = fdata;
+    ctx->fault_data.cfg = ctx->faults;
+    factory = &cls__fault_factory;
+    fdata = &ctx->fault_data;
+  }
+  int rc = cls__pool_init(ctx, factory, fdata);
+  if (rc < 0)
+    return rc;
+  cls__failures_init(&ctx->failures, &ctx->log);
+  if ((rc = ctx->driver_ops->create(ctx, params, &ctx->driver)) < 0) {
+    cls__failures_fini(&ctx->failures);
+    return rc;
+  }
+  ctx->driver->ops = ctx->driver_ops;
+  ctx->driver->ctx = ctx;
+  return CLS_OK;
+}
+
 CLS_API int cls_context_create(cls_context **out, const struct cls_context_options *opts) {
   if (!out)
     return cls__error(CLS_EINVAL, 0, "cls_context_create: NULL out");
@@ -81,15 +123,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
                     cls_cl_status_name(crc));
     goto fail_device;
   }
-  ctx->page_size = opts->page_size ? opts->page_size : DEFAULT_PAGE_SIZE;
-  /* A device with little memory (oclgrind: 128 MiB in all) would hold two
-   * default pages: the default leaves room for a page on each of 32
-   * streams. */
-  if (!opts->page_size && ctx->page_size > ctx->info.global_mem_size / MIN_DEFAULT_PAGES &&
-      ctx->info.global_mem_size / MIN_DEFAULT_PAGES >= MIN_PAGE_SIZE)
-    ctx->page_size = (size_t)(ctx->info.global_mem_size / MIN_DEFAULT_PAGES);
-  if (ctx->page_size > ctx->info.max_alloc_size)
-    ctx->page_size = (size_t)ctx->info.max_alloc_size;
+  size_pages(ctx, opts->page_size);
   /* Before any stream exists: the answers may choose how streams work. */
   cls__quirks_probe(ctx->clctx, ctx->device, &ctx->quirks);
   ctx->quirks.cl_version = ctx->info.cl_version;
@@ -98,29 +132,12 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   ctx->quirks.page_size = ctx->page_size;
   ctx->tag = new_tag();
 
-  const struct cls_stream_factory *factory =
-      opts->factory ? opts->factory : cls_opencl_stream_factory();
-  void *fdata = opts->factory_data;
-  if (ctx->faults) {
-    ctx->fault_data.inner = factory;
-    ctx->fault_data.inner_data = fdata;
-    ctx->fault_data.cfg = ctx->faults;
-    factory = &cls__fault_factory;
-    fdata = &ctx->fault_data;
-  }
-  if ((rc = cls__pool_init(ctx, factory, fdata)) < 0)
-    goto fail_pool;
-  cls__failures_init(&ctx->failures, &ctx->log);
-  if ((rc = ctx->driver_ops->create(ctx, params, &ctx->driver)) < 0)
-    goto fail_driver;
-  ctx->driver->ops = ctx->driver_ops;
-  ctx->driver->ctx = ctx;
+  if ((rc = start_streams(ctx, opts, params)) < 0)
+    goto fail_streams;
   *out = ctx;
   return CLS_OK;
 
-fail_driver:
-  cls__failures_fini(&ctx->failures);
-fail_pool:
+fail_streams:
   clReleaseContext(ctx->clctx);
 fail_device:
 fail_driver_name:

@@ -132,6 +132,58 @@ static void unknown(struct cls_quirks *q) {
   q->dependent_status = 0;
 }
 
+/* How a step of the probe ended: on to the next, not answered (the rest
+ * is skipped), or a command that never settled (nothing of the probe may
+ * be released then). */
+enum { STEP_OK, STEP_SKIP, STEP_STUCK };
+
+/* 2. Callbacks: the user event's, if it ever comes, before the fence's. */
+static int probe_callbacks(cl_command_queue queue, cl_mem mem, bool have_cb, uintptr_t gen,
+                           int64_t deadline, struct cls_quirks *q, cl_event *fence) {
+  const cl_uint pattern = 0x5a5a5a5au;
+  cl_int rc = clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 128, 64, 0, NULL, fence);
+  if (rc != CL_SUCCESS)
+    return STEP_SKIP;
+  bool fence_cb =
+      have_cb && clSetEventCallback(*fence, CL_COMPLETE, on_fence, (void *)gen) == CL_SUCCESS;
+  clFlush(queue);
+  if (!settle(fence, 1, deadline))
+    return STEP_STUCK;
+  if (fence_cb) {
+    int64_t grace = now_ns() + CALLBACK_GRACE_NS;
+    while (!atomic_load(&fence_called) && now_ns() < grace)
+      nap();
+    if (atomic_load(&user_called))
+      q->failed_callback = 1;
+    else if (atomic_load(&fence_called))
+      q->failed_callback = 0;
+  }
+  return STEP_OK;
+}
+
+/* 3. clFinish, on a queue where everything has finished but a few
+ * fills: enough work that a vendor whose clFinish does not wait
+ * (rusticl hands flushed commands to a worker thread and returns) is
+ * caught still working on them. */
+static int probe_finish(cl_command_queue queue, cl_mem mem, int64_t deadline,
+                        struct cls_quirks *q, cl_event *late) {
+  const cl_uint pattern = 0x5a5a5a5au;
+  cl_int rc = CL_SUCCESS;
+  for (int i = 0; i < FINISH_FILLS && rc == CL_SUCCESS; i++)
+    rc = clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 0, PROBE_BYTES, 0, NULL,
+                             i == FINISH_FILLS - 1 ? late : NULL);
+  if (rc != CL_SUCCESS) {
+    clFlush(queue);
+    bool settled = *late ? settle(late, 1, deadline)
+                         : settle_queue(queue, deadline); /* the fills that went in */
+    return settled ? STEP_SKIP : STEP_STUCK;
+  }
+  clFlush(queue);
+  if (clFinish(queue) == CL_SUCCESS)
+    q->finish_early = status_of(*late) > CL_COMPLETE;
+  return settle(late, 1, deadline) ? STEP_OK : STEP_STUCK;
+}
+
 static void probe(cl_context c, cl_device_id d, struct cls_quirks *q) {
   int64_t start = now_ns(), deadline = start + DEADLINE_NS;
   const cl_uint pattern = 0x5a5a5a5au;
@@ -178,47 +230,11 @@ static void probe(cl_context c, cl_device_id d, struct cls_quirks *q) {
   q->dependent_status = sd < 0 ? sd : 0;
   q->queue_poisoned = sb < 0;
 
-  /* 2. Callbacks: the user event's, if it ever comes, before the fence's. */
-  rc = clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 128, 64, 0, NULL, &fence);
-  if (rc != CL_SUCCESS)
-    goto release_events;
-  bool fence_cb =
-      have_cb && clSetEventCallback(fence, CL_COMPLETE, on_fence, (void *)gen) == CL_SUCCESS;
-  clFlush(queue);
-  if (!settle(&fence, 1, deadline)) {
-    stuck = true;
-    goto release_events;
-  }
-  if (fence_cb) {
-    int64_t grace = now_ns() + CALLBACK_GRACE_NS;
-    while (!atomic_load(&fence_called) && now_ns() < grace)
-      nap();
-    if (atomic_load(&user_called))
-      q->failed_callback = 1;
-    else if (atomic_load(&fence_called))
-      q->failed_callback = 0;
-  }
-
-  /* 3. clFinish, on a queue where everything has finished but a few
-   * fills: enough work that a vendor whose clFinish does not wait
-   * (rusticl hands flushed commands to a worker thread and returns) is
-   * caught still working on them. */
-  for (int i = 0; i < FINISH_FILLS && rc == CL_SUCCESS; i++)
-    rc = clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 0, PROBE_BYTES, 0, NULL,
-                             i == FINISH_FILLS - 1 ? &late : NULL);
-  if (rc != CL_SUCCESS) {
-    clFlush(queue);
-    if (!late)
-      stuck = !settle_queue(queue, deadline); /* the fills that went in */
-    else
-      stuck = !settle(&late, 1, deadline);
-    goto release_events;
-  }
-  clFlush(queue);
-  if (clFinish(queue) == CL_SUCCESS)
-    q->finish_early = status_of(late) > CL_COMPLETE;
-  if (!settle(&late, 1, deadline)) {
-    stuck = true;
+  int step = probe_callbacks(queue, mem, have_cb, gen, deadline, q, &fence);
+  if (step == STEP_OK)
+    step = probe_finish(queue, mem, deadline, q, &late);
+  if (step != STEP_OK) {
+    stuck = step == STEP_STUCK;
     goto release_events;
   }
   q->probed = 1;
