@@ -146,19 +146,6 @@ CLS_API int cls_device_list(struct cls_device_info *out, size_t cap, size_t *cou
   return CLS_OK;
 }
 
-static bool icontains(const char *hay, const char *needle) {
-  size_t n = strlen(needle);
-  for (; *hay; hay++) {
-    size_t i = 0;
-    while (i < n && hay[i] &&
-           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
-      i++;
-    if (i == n)
-      return true;
-  }
-  return n == 0;
-}
-
 enum { SEL_DEFAULT, SEL_INDEX, SEL_TYPE, SEL_NAME };
 
 struct select_arg {
@@ -195,8 +182,8 @@ static int select_one(void *arg, cl_platform_id p, cl_device_id d,
   case SEL_NAME:
     /* PoCL calls its platform "Portable Computing Language": "pocl" is
      * only in its vendor and version strings. */
-    match = icontains(info->platform_name, a->name) || icontains(info->platform_vendor, a->name) ||
-            icontains(info->platform_version, a->name) || icontains(info->device_name, a->name);
+    match = cls__icontains(info->platform_name, a->name) || cls__icontains(info->platform_vendor, a->name) ||
+            cls__icontains(info->platform_version, a->name) || cls__icontains(info->device_name, a->name);
     break;
   }
   if (match) {

@@ -10,6 +10,7 @@
 #include <clstream.h>
 #include <clstream/stream.h>
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,6 +71,21 @@ static inline bool cls__ring_grow(void **p, size_t *cap, size_t *head, size_t le
 static inline bool cls__event_status(cl_event ev, cl_int *st) {
   return clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof *st, st, NULL) ==
          CL_SUCCESS;
+}
+
+/* Whether `needle` occurs in `hay`, ignoring ASCII case (an empty needle
+ * does).  Device and platform names are matched this way. */
+static inline bool cls__icontains(const char *hay, const char *needle) {
+  size_t n = strlen(needle);
+  for (; *hay; hay++) {
+    size_t i = 0;
+    while (i < n && hay[i] &&
+           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+      i++;
+    if (i == n)
+      return true;
+  }
+  return n == 0;
 }
 
 #endif /* CLS_UTIL_H */
