@@ -363,7 +363,8 @@ static cl_int fs_marker(void *stream, cl_event *out) {
 /* Lent on from the wrapped factory, when it lends (version 2 or later). */
 static cl_event fs_last_event(void *stream) {
   struct fault_stream *fs = stream;
-  return fs->inner->version >= 2 && fs->inner->last_event ? fs->inner->last_event(fs->s) : NULL;
+  cl_event (*lend)(void *) = cls__factory_last_event(fs->inner);
+  return lend ? lend(fs->s) : NULL;
 }
 
 static void collect(void *arg, uint64_t seq, cl_int status) {

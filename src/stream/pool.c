@@ -14,8 +14,7 @@ int cls__pool_init(cls_context *ctx, const struct cls_stream_factory *f, void *f
                       f && f->name ? f->name : "?");
   pool->factory = f;
   pool->factory_data = fdata;
-  /* Members past version 1 are read only from a factory that has them. */
-  pool->last_event = f->version >= 2 ? f->last_event : NULL;
+  pool->last_event = cls__factory_last_event(f);
   pool->backend.platform = ctx->platform;
   pool->backend.device = ctx->device;
   pool->backend.context = ctx->clctx;

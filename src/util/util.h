@@ -73,6 +73,12 @@ static inline bool cls__event_status(cl_event ev, cl_int *st) {
          CL_SUCCESS;
 }
 
+/* f's last_event member, or NULL: members past version 1 are read only
+ * from a factory that has them. */
+static inline cl_event (*cls__factory_last_event(const struct cls_stream_factory *f))(void *) {
+  return f->version >= 2 ? f->last_event : NULL;
+}
+
 /* Whether `needle` occurs in `hay`, ignoring ASCII case (an empty needle
  * does).  Device and platform names are matched this way. */
 static inline bool cls__icontains(const char *hay, const char *needle) {
