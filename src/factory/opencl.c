@@ -29,6 +29,7 @@ struct ocl_stream {
    * many drains go by before the tail is looked at again until then. */
   bool lags;
   unsigned tail_skip;
+  uint64_t lent_seq; /* the newest command whose event was lent (0: none) */
 };
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
@@ -77,44 +78,75 @@ static cl_int status_of(cl_event ev) {
 
 /* rusticl (Mesa 22.3) marks an event complete only when something waits
  * for it, so an earlier command can still read CL_SUBMITTED after a later
- * one of the same in-order queue completed (a blocking read, a marker
- * another queue waited on).  When the tail has finished, the head has
- * too: waiting for it returns at once and brings its status up to date.
- * Whether the head's status lags is learnt by looking at the tail when the
- * head reads unfinished: at every such drain once a lag was seen, every
- * 16th before (one status query per busy poll is most of what a poll
- * costs on PoCL, where statuses never lag), and always when `all` (the
- * queue was just finished). */
-static bool tail_done(struct ocl_stream *s, bool all) {
-  if (s->len < 2)
-    return false; /* a lone entry is its own tail */
-  if (!s->lags && !all) {
-    if (s->tail_skip) {
-      s->tail_skip--;
-      return false;
-    }
-    s->tail_skip = 15;
+ * one of the same in-order queue completed (a blocking read, an event
+ * another queue waited on).  When a later command has finished, the head
+ * has too: waiting for it returns at once and brings its status up to
+ * date.  Two later commands are worth a look when the head reads
+ * unfinished: the one whose event was lent to another queue (that queue
+ * waited on it, so its status is current; a read that depended on it must
+ * learn the failures before it, whatever the heuristic below says), and the
+ * tail: at every such drain once a lag was seen, every 16th before (one
+ * status query per busy poll is most of what a poll costs on PoCL, where
+ * statuses never lag), and always when `all` (the queue was just
+ * finished).  Returns the newest seq known finished, 0 if none. */
+static struct ev_entry *entry_of(struct ocl_stream *s, uint64_t seq) {
+  size_t lo = 0, hi = s->len; /* the ring is sorted by seq */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    struct ev_entry *e = &s->ring[(s->head + mid) & (s->cap - 1)];
+    if (e->seq == seq)
+      return e;
+    if (e->seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
+  return NULL;
+}
+
+static uint64_t finished_upto(struct ocl_stream *s, bool all) {
+  if (s->len < 2)
+    return 0; /* a lone entry is its own tail */
   struct ev_entry *head = &s->ring[s->head];
-  if (status_of(tail_event(s)) > CL_COMPLETE)
-    return false;
-  /* The head read unfinished before the tail was looked at: a lag, unless
-   * it finished in between. */
+  uint64_t upto = 0;
+  if (s->lent_seq > head->seq) {
+    struct ev_entry *lent = entry_of(s, s->lent_seq);
+    if (lent && status_of(lent->ev) <= CL_COMPLETE)
+      upto = lent->seq;
+  }
+  if (!upto) {
+    if (!s->lags && !all) {
+      if (s->tail_skip) {
+        s->tail_skip--;
+        return 0;
+      }
+      s->tail_skip = 15;
+    }
+    struct ev_entry *tail = &s->ring[(s->head + s->len - 1) & (s->cap - 1)];
+    if (status_of(tail->ev) > CL_COMPLETE)
+      return 0;
+    upto = tail->seq;
+  }
+  /* The head read unfinished before the later one was looked at: a lag,
+   * unless it finished in between. */
   if (!s->lags && status_of(head->ev) > CL_COMPLETE)
     s->lags = true;
-  return true;
+  return upto;
 }
 
 /* Releases finished events from the head; keeps failed ones to report.
  * `all`: the queue was finished, every event has. */
 static void drain(struct ocl_stream *s, bool all) {
-  int tail = -1; /* not looked at yet */
+  uint64_t upto = 0;
+  bool looked = false;
   while (s->len) {
     struct ev_entry *e = &s->ring[s->head];
     cl_int st = status_of(e->ev);
-    if (st > CL_COMPLETE && tail < 0)
-      tail = tail_done(s, all);
-    if (st > CL_COMPLETE && tail == 1) {
+    if (st > CL_COMPLETE && !looked) {
+      upto = finished_upto(s, all);
+      looked = true;
+    }
+    if (st > CL_COMPLETE && e->seq <= upto) {
       clWaitForEvents(1, &e->ev);
       st = status_of(e->ev);
     }
@@ -235,7 +267,10 @@ static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const 
  * call into this stream does. */
 static cl_event ocl_last_event(void *stream) {
   struct ocl_stream *s = stream;
-  return s->len ? tail_event(s) : NULL;
+  if (!s->len)
+    return NULL;
+  s->lent_seq = s->ring[(s->head + s->len - 1) & (s->cap - 1)].seq;
+  return tail_event(s);
 }
 
 /* The last command's event already completes after everything before it
