@@ -68,14 +68,15 @@ extern "C" {
   XX(ECONFIG, -20, "malformed configuration string")                          \
   XX(EDRIVER, -21, "unknown scheduler driver")                                \
   XX(ENOSYS, -22, "not supported by this platform or driver")                 \
-  XX(EVERSION, -23, "unsupported ops struct version")
+  XX(EVERSION, -23, "unsupported ops struct version")                         \
+  XX(EACCESS, -24, "declared access does not match the kernel's signature")
 
 enum cls_errno {
   CLS_OK = 0,
 #define CLS__ERR_ENUM(name, val, msg) CLS_##name = (val),
   CLS_ERRNO_MAP(CLS__ERR_ENUM)
 #undef CLS__ERR_ENUM
-  CLS__ERR_LAST = -24
+  CLS__ERR_LAST = -25
 };
 
 /* Message and symbolic name of a CLS_E* code ("unknown error" / "UNKNOWN"
@@ -303,7 +304,10 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog,
 CLS_API const char *cls_kernel_name(const cls_kernel *k);
 CLS_API int cls_kernel_num_args(const cls_kernel *k);
 
-enum cls_access { CLS_READ = 1, CLS_WRITE = 2, CLS_READ_WRITE = 3 };
+/* CLS_ACCESS_INFER: the access is inferred from the kernel's signature (a
+ * const global pointer is read, anything else read-write); see
+ * docs/design.md, F11. */
+enum cls_access { CLS_READ = 1, CLS_WRITE = 2, CLS_READ_WRITE = 3, CLS_ACCESS_INFER = 4 };
 enum cls_arg_kind { CLS_ARG_BUFFER = 1, CLS_ARG_SCALAR = 2, CLS_ARG_LOCAL = 3 };
 
 /* One kernel argument.  Buffers bind the whole buffer with a declared
@@ -319,6 +323,7 @@ typedef struct cls_arg {
 #define CLS_IN(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_READ, .buffer = (b)})
 #define CLS_OUT(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_WRITE, .buffer = (b)})
 #define CLS_INOUT(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_READ_WRITE, .buffer = (b)})
+#define CLS_ARG(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_ACCESS_INFER, .buffer = (b)})
 #define CLS_SCALAR(v) ((cls_arg){.kind = CLS_ARG_SCALAR, .value = &(v), .size = sizeof(v)})
 #define CLS_LOCAL(n) ((cls_arg){.kind = CLS_ARG_LOCAL, .size = (n)})
 

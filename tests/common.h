@@ -280,6 +280,33 @@ static inline void ct_expect_ints(cls_context *ctx, int stream, cls_buffer b, si
   CT_EXPECT_INTS(got, n, i, v);
 }
 
+/* F12: b carries the record of a refused call: a download on `stream`
+ * returns CLS_ETAINTED with one failure, synchronous, of status `code`,
+ * whose operation is `op`, whose kernel is `kernel` (NULL: not checked) and
+ * whose message says "refused" and quotes the call's detail. */
+static inline void ct_expect_refused(cls_context *ctx, int stream, cls_buffer b, int code,
+                                     const char *op, const char *kernel) {
+  char got[16];
+  cls_report *r = NULL;
+  int rc = cls_download(ctx, stream, b, 0, got, sizeof got, &r);
+  ck_assert_msg(rc == CLS_ETAINTED, "download after a refused %s: %s (%d), expected CLS_ETAINTED",
+                op, cls_err_name(rc), rc);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(fi.status == code, "refusal record has %s, expected %s: %s",
+                cls_err_name(fi.status), cls_err_name(code), fi.message);
+  ck_assert_str_eq(fi.operation, op);
+  if (kernel)
+    ck_assert_str_eq(fi.kernel, kernel);
+  ck_assert_int_eq(fi.async, 0);
+  ck_assert_int_eq(fi.cl_status, 0);
+  ck_assert_msg(strstr(fi.message, "refused") && strstr(fi.message, cls_err_name(code)),
+                "refusal record's message: %s", fi.message);
+  cls_report_free(r);
+}
+
 /* A 1D launch that must be enqueued. */
 static inline void ct_launch1(cls_context *ctx, int stream, cls_kernel *k, size_t n,
                               size_t nargs, const cls_arg *args) {

@@ -384,12 +384,10 @@ START_TEST(ranges_beyond_the_buffer_are_erange) {
   const int pat = 7;
   CT_ERR(cls_fill(ctx, 0, b, 0, N + 4, &pat, sizeof pat), CLS_ERANGE);
   CT_ERR(cls_fill(ctx, 0, b, 96, 8, &pat, sizeof pat), CLS_ERANGE);
-  /* Nothing of those changed the buffers. */
-  unsigned char got[N];
-  download_ok(0, b, 0, got, N);
-  assert_bytes(got, host, N, "b after rejected calls");
-  download_ok(0, c, 0, got, N);
-  assert_bytes(got, host, N, "c after rejected calls");
+  /* F12: each refused write left its record on its destination; the
+   * refused reads left nothing. */
+  ct_expect_refused(ctx, 0, b, CLS_ERANGE, "fill", "");
+  ct_expect_refused(ctx, 0, c, CLS_ERANGE, "copy", "");
 }
 END_TEST
 
@@ -411,9 +409,8 @@ START_TEST(offset_overflow_is_erange) {
   const unsigned char pat = 9;
   CT_ERR(cls_fill(ctx, 0, b, SIZE_MAX, 1, &pat, 1), CLS_ERANGE);
   CT_ERR(cls_fill(ctx, 0, b, 1, SIZE_MAX, &pat, 1), CLS_ERANGE);
-  unsigned char got[N];
-  download_ok(0, b, 0, got, N);
-  assert_bytes(got, host, N, "b after rejected calls");
+  ct_expect_refused(ctx, 0, b, CLS_ERANGE, "fill", "");
+  ct_expect_refused(ctx, 0, c, CLS_ERANGE, "copy", "");
 }
 END_TEST
 
@@ -430,9 +427,12 @@ START_TEST(bad_fill_patterns_are_einval) {
   CT_ERR(cls_fill(ctx, 0, b, 2, 8, pat, 4), CLS_EINVAL);   /* offset not a multiple */
   CT_ERR(cls_fill(ctx, 0, b, 0, 6, pat, 4), CLS_EINVAL);   /* size not a multiple */
   CT_ERR(cls_fill(ctx, 0, b, 8, 16, pat, 16), CLS_EINVAL); /* offset 8, pattern 16 */
+  ct_expect_refused(ctx, 0, b, CLS_EINVAL, "fill", "");
+  /* A fill that is not refused writes it again (F4). */
+  CT_OK(cls_upload(ctx, 0, b, 0, host, N));
   unsigned char got[N];
   download_ok(0, b, 0, got, N);
-  assert_bytes(got, host, N, "b after rejected fills");
+  assert_bytes(got, host, N, "b rewritten after rejected fills");
 }
 END_TEST
 

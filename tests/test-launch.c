@@ -24,9 +24,13 @@ static void teardown(void) {
 
 static void assert_context_works(void) { ct_assert_context_works(ctx, fill_k, 0); }
 
-/* An invalid launch changes nothing: a buffer it would have written keeps
- * its bytes. */
-static void assert_untouched(cls_buffer b, int v, size_t n) { ct_expect_ints(ctx, 0, b, n, v); }
+static void assert_values(cls_buffer b, int v, size_t n) { ct_expect_ints(ctx, 0, b, n, v); }
+
+/* F12: a refused launch leaves its record on what it would have written,
+ * so a read never returns the bytes from before as if it had run. */
+static void assert_refused(cls_buffer b, int code, const char *kernel) {
+  ct_expect_refused(ctx, 0, b, code, "launch", kernel);
+}
 
 /* ------------------------------------------------------------------ */
 /* Validation                                                          */
@@ -43,7 +47,7 @@ START_TEST(wrong_argument_count_is_eargcount) {
   assert_context_works();
   CT_ERR(cls_launch(ctx, 0, add_k, 1, g, NULL, 0, NULL), CLS_EARGCOUNT);
   assert_context_works();
-  assert_untouched(c, 3, 16);
+  assert_refused(c, CLS_EARGCOUNT, "add_k");
 }
 END_TEST
 
@@ -53,7 +57,8 @@ START_TEST(buffer_where_scalar_expected_is_eargkind) {
   cls_arg args[] = {CLS_OUT(o), CLS_IN(x)};
   CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, args), CLS_EARGKIND);
   assert_context_works();
-  assert_untouched(o, 4, 16);
+  assert_refused(o, CLS_EARGKIND, "fill_k");
+  assert_values(x, 5, 16); /* only read: untouched */
 }
 END_TEST
 
@@ -69,7 +74,7 @@ START_TEST(scalar_of_the_wrong_size_is_eargkind) {
   cls_arg a2[] = {CLS_OUT(o), CLS_SCALAR(narrow)};
   CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, a2), CLS_EARGKIND);
   assert_context_works();
-  assert_untouched(o, 4, 16);
+  assert_refused(o, CLS_EARGKIND, "fill_k");
 }
 END_TEST
 
@@ -81,7 +86,7 @@ START_TEST(scalar_where_buffer_expected_is_eargkind) {
   cls_arg args[] = {CLS_SCALAR(big), CLS_SCALAR(v)};
   CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, args), CLS_EARGKIND);
   assert_context_works();
-  assert_untouched(o, 6, 16);
+  assert_values(o, 6, 16); /* not an argument of the launch */
 }
 END_TEST
 
@@ -100,7 +105,8 @@ START_TEST(local_where_buffer_expected_is_eargkind) {
   cls_arg a3[] = {CLS_IN(in), CLS_OUT(out), CLS_SCALAR(v)};
   CT_ERR(cls_launch(ctx, 0, rev_k, 1, g, l, 3, a3), CLS_EARGKIND);
   assert_context_works();
-  assert_untouched(out, 8, 16);
+  assert_refused(out, CLS_EARGKIND, "rev_k");
+  assert_values(in, 7, 16);
 }
 END_TEST
 
@@ -113,7 +119,7 @@ START_TEST(dims_outside_1_to_3_are_eworksize) {
   assert_context_works();
   CT_ERR(cls_launch(ctx, 0, fill_k, 4, g, NULL, 2, a), CLS_EWORKSIZE);
   assert_context_works();
-  assert_untouched(o, 9, 16);
+  assert_refused(o, CLS_EWORKSIZE, "fill_k");
 }
 END_TEST
 
@@ -127,7 +133,7 @@ START_TEST(zero_global_size_is_eworksize) {
   size_t g2[2] = {16, 0};
   CT_ERR(cls_launch(ctx, 0, fill_k, 2, g2, NULL, 2, a), CLS_EWORKSIZE);
   assert_context_works();
-  assert_untouched(o, 10, 16);
+  assert_refused(o, CLS_EWORKSIZE, "fill_k");
 }
 END_TEST
 
@@ -145,7 +151,7 @@ START_TEST(local_not_dividing_global_is_eworksize) {
   size_t g3[1] = {64};
   CT_ERR(cls_launch(ctx, 0, fill_k, 1, g3, l0, 2, a), CLS_EWORKSIZE);
   assert_context_works();
-  assert_untouched(o, 11, 64);
+  assert_refused(o, CLS_EWORKSIZE, "fill_k");
 }
 END_TEST
 
@@ -167,7 +173,7 @@ START_TEST(local_above_device_limit_is_eworksize) {
     CT_ERR(cls_launch(ctx, 0, fill_k, 2, g2, l2, 2, a), CLS_EWORKSIZE);
     assert_context_works();
   }
-  assert_untouched(o, 12, 64);
+  assert_refused(o, CLS_EWORKSIZE, "fill_k");
 }
 END_TEST
 
@@ -191,23 +197,30 @@ START_TEST(null_kernel_and_bad_access_are_einval) {
   assert_context_works();
   CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 2, NULL), CLS_EINVAL);
   assert_context_works();
-  assert_untouched(o, 13, 16);
+  /* The last refusal named no arguments: the record is the one before. */
+  assert_refused(o, CLS_EINVAL, "fill_k");
 }
 END_TEST
 
-START_TEST(invalid_launch_leaves_outputs_as_they_were) {
-  /* A rejected launch mints no failure: its would-be outputs stay
-   * readable and hold their bytes. */
+START_TEST(F12_refused_launch_taints_outputs_until_rewritten) {
+  /* A refused launch's would-be outputs carry its record (its inputs keep
+   * their bytes); a later launch that writes them clears it (F4). */
   cls_buffer a = ct_written(ctx, 0, 16, 1), b = ct_written(ctx, 0, 16, 2), c = ct_written(ctx, 0, 16, 30);
   size_t g[1] = {16}, l[1] = {5};
   cls_arg args[] = {CLS_IN(a), CLS_IN(b), CLS_OUT(c)};
   CT_ERR(cls_launch(ctx, 0, add_k, 1, g, l, 3, args), CLS_EWORKSIZE);
-  assert_untouched(c, 30, 16);
+  assert_refused(c, CLS_EWORKSIZE, "add_k");
+  assert_values(a, 1, 16);
+  /* F2 carries it on: a launch reading c is skipped on the same record. */
+  cls_buffer d = ct_written(ctx, 1, 16, 0);
+  cls_arg after[] = {CLS_IN(c), CLS_IN(a), CLS_OUT(d)};
+  CT_ERR(cls_launch(ctx, 1, add_k, 1, g, NULL, 3, after), CLS_ESKIPPED);
+  assert_refused(d, CLS_EWORKSIZE, "add_k");
   ct_launch1(ctx, 0, add_k, 16, 3, args);
-  assert_untouched(c, 3, 16); /* 1 + 2 */
+  assert_values(c, 3, 16); /* 1 + 2 */
   CT_OK(cls_fill(ctx, 0, a, 0, 16 * sizeof(int), &(int){10}, sizeof(int)));
   ct_launch1(ctx, 0, add_k, 16, 3, args);
-  assert_untouched(c, 12, 16); /* 10 + 2 */
+  assert_values(c, 12, 16); /* 10 + 2 */
 }
 END_TEST
 
@@ -374,7 +387,7 @@ int main(void) {
   ADD(local_not_dividing_global_is_eworksize);
   ADD(local_above_device_limit_is_eworksize);
   ADD(null_kernel_and_bad_access_are_einval);
-  ADD(invalid_launch_leaves_outputs_as_they_were);
+  ADD(F12_refused_launch_taints_outputs_until_rewritten);
   ADD(launch_1d_adds);
   ADD(launch_1d_with_local_size);
   ADD(launch_2d_indexes);

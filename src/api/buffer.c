@@ -2,6 +2,7 @@
  * fill, check.  Each validates everything before OpenCL sees it, then runs
  * through cls__run like every other command. */
 #include "core/command.h"
+#include "core/refusal.h"
 #include "failure/inflight.h"
 #include "memory/memory.h"
 #include "stream/pool.h"
@@ -67,18 +68,30 @@ CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size) {
   return rc;
 }
 
+/* F12: a refused write leaves its record on the destination, when the
+ * destination handle itself is good. */
+static int refused(cls_context *ctx, const char *op, int stream, cls_buffer dst, int rc) {
+  struct cls__slot *d = cls__resolve(ctx, dst);
+  struct cls__binding b = {dst, d, CLS_WRITE};
+  struct cls__refusal r = {.op = op, .stream = stream};
+  return d ? cls__refused(ctx, &r, &b, 1, rc) : rc;
+}
+
 static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
                   const void *src, size_t size, int blocking) {
-  if (!src)
-    return cls__error(CLS_EINVAL, 0, "cls_upload: NULL source");
   ENTER(ctx);
   int rc;
   struct cls__cmd cmd = {.kind = CLS__CMD_WRITE, .op = "upload", .nbind = 1};
-  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
-    goto out;
   struct cls__slot *d = resolve(ctx, "cls_upload", dst, &rc);
-  if (!d || (rc = check_range("cls_upload", d->size, offset, size)) < 0)
+  if (!d)
     goto out;
+  if (!src) {
+    rc = cls__error(CLS_EINVAL, 0, "cls_upload: NULL source");
+    goto refused;
+  }
+  if ((rc = check_range("cls_upload", d->size, offset, size)) < 0 ||
+      !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto refused;
   cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
   cmd.x = (struct cls__xfer){
       .dst = d->mem, .dst_offset = offset, .size = size, .host_src = src, .blocking = blocking};
@@ -86,6 +99,9 @@ static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
 out:
   cls__unlock(ctx);
   return rc;
+refused:
+  rc = refused(ctx, "upload", stream, dst, rc);
+  goto out;
 }
 
 CLS_API int cls_upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
@@ -170,18 +186,19 @@ CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_of
   ENTER(ctx);
   int rc;
   struct cls__cmd cmd = {.kind = CLS__CMD_COPY, .op = "copy", .nbind = 2};
-  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
-    goto out;
   struct cls__slot *s, *d;
-  if (!(s = resolve(ctx, "cls_copy", src, &rc)) || !(d = resolve(ctx, "cls_copy", dst, &rc)))
+  if (!(d = resolve(ctx, "cls_copy", dst, &rc)))
     goto out;
-  if ((rc = check_range("cls_copy (source)", s->size, src_offset, size)) < 0 ||
+  if (!(s = resolve(ctx, "cls_copy", src, &rc)) ||
+      (rc = check_range("cls_copy (source)", s->size, src_offset, size)) < 0 ||
       (rc = check_range("cls_copy (destination)", d->size, dst_offset, size)) < 0)
-    goto out;
+    goto refused;
   if (s == d && src_offset < dst_offset + size && dst_offset < src_offset + size) {
     rc = cls__error(CLS_EINVAL, 0, "cls_copy: source and destination ranges overlap");
-    goto out;
+    goto refused;
   }
+  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto refused;
   cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
   cmd.bind[1] = (struct cls__binding){dst, d, CLS_WRITE};
   cmd.x = (struct cls__xfer){.src = s->mem,
@@ -193,28 +210,38 @@ CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_of
 out:
   cls__unlock(ctx);
   return rc;
+refused:
+  rc = refused(ctx, "copy", stream, dst, rc);
+  goto out;
 }
 
 CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst, size_t offset, size_t size,
                      const void *pattern, size_t pattern_size) {
-  if (!pattern)
-    return cls__error(CLS_EINVAL, 0, "cls_fill: NULL pattern");
-  if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)))
-    return cls__error(CLS_EINVAL, 0, "cls_fill: pattern size %zu is not 1, 2, 4, ... 128",
-                      pattern_size);
-  if (offset % pattern_size || size % pattern_size)
-    return cls__error(CLS_EINVAL, 0,
-                      "cls_fill: offset %zu and size %zu must be multiples of the pattern "
-                      "size %zu",
-                      offset, size, pattern_size);
   ENTER(ctx);
   int rc;
   struct cls__cmd cmd = {.kind = CLS__CMD_FILL, .op = "fill", .nbind = 1};
-  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
-    goto out;
   struct cls__slot *d = resolve(ctx, "cls_fill", dst, &rc);
-  if (!d || (rc = check_range("cls_fill", d->size, offset, size)) < 0)
+  if (!d)
     goto out;
+  if (!pattern) {
+    rc = cls__error(CLS_EINVAL, 0, "cls_fill: NULL pattern");
+    goto refused;
+  }
+  if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1))) {
+    rc = cls__error(CLS_EINVAL, 0, "cls_fill: pattern size %zu is not 1, 2, 4, ... 128",
+                    pattern_size);
+    goto refused;
+  }
+  if (offset % pattern_size || size % pattern_size) {
+    rc = cls__error(CLS_EINVAL, 0,
+                    "cls_fill: offset %zu and size %zu must be multiples of the pattern "
+                    "size %zu",
+                    offset, size, pattern_size);
+    goto refused;
+  }
+  if ((rc = check_range("cls_fill", d->size, offset, size)) < 0 ||
+      !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto refused;
   cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
   cmd.x = (struct cls__xfer){.dst = d->mem,
                              .dst_offset = offset,
@@ -225,6 +252,9 @@ CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst, size_t offset
 out:
   cls__unlock(ctx);
   return rc;
+refused:
+  rc = refused(ctx, "fill", stream, dst, rc);
+  goto out;
 }
 
 CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs, cls_report **report) {

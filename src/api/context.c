@@ -115,6 +115,9 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   ctx->platform = dev.platform;
   ctx->device = dev.device;
   ctx->info = dev.info;
+  cl_uint bits = 0;
+  clGetDeviceInfo(ctx->device, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+  ctx->max_work_items = bits && bits < sizeof(size_t) * 8 ? ((size_t)1 << bits) - 1 : SIZE_MAX;
   cl_int crc;
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev.platform, 0};
   ctx->clctx = clCreateContext(props, 1, &dev.device, NULL, NULL, &crc);

@@ -4,6 +4,7 @@
  * then runs it through cls__run. */
 #include "core/command.h"
 #include "core/program.h"
+#include "core/refusal.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
 
@@ -13,9 +14,20 @@ static int check_range(cls_context *ctx, const cls_kernel *k, unsigned dims,
     return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': %u dimensions (1 to 3)", k->name, dims);
   if (!global)
     return cls__error(CLS_EINVAL, 0, "launch of '%s': NULL global size", k->name);
-  for (unsigned i = 0; i < dims; i++)
+  /* The work-items of one launch must be countable in the device's size_t:
+   * a product that wraps gave a launch that never ran but counted as a
+   * write, or an abort inside the runtime. */
+  size_t items = 1;
+  for (unsigned i = 0; i < dims; i++) {
     if (global[i] == 0)
       return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': global size %u is 0", k->name, i);
+    if (global[i] > ctx->max_work_items / items)
+      return cls__error(CLS_EWORKSIZE, 0,
+                        "launch of '%s': global size %zu in dimension %u makes more work-items "
+                        "than the device can count (%zu)",
+                        k->name, global[i], i, ctx->max_work_items);
+    items *= global[i];
+  }
   if (!local)
     return CLS_OK;
   size_t group = 1;
@@ -76,6 +88,18 @@ static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
   return CLS_OK;
 }
 
+/* F11: a read-only binding of an argument the kernel may write would give
+ * stale bytes on another stream and a failure that never taints it. */
+static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t i) {
+  char name[64];
+  cls__kernel_arg_name(k, i, name, sizeof name);
+  return cls__error(CLS_EACCESS, 0,
+                    "kernel '%s' argument %zu%s%s%s is declared CLS_IN, but the kernel may write "
+                    "it (a __global pointer that is not const): declare it CLS_INOUT or CLS_OUT, "
+                    "or CLS_ARG to take the access from the signature",
+                    k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "");
+}
+
 static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *k,
                       size_t nargs, const cls_arg *args) {
   if (k->nargs != CLS__NARGS_UNKNOWN && nargs != k->nargs)
@@ -96,9 +120,12 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
         return rc;
       continue;
     }
-    if ((unsigned)a->access - CLS_READ > (unsigned)(CLS_READ_WRITE - CLS_READ))
+    if ((unsigned)a->access - CLS_READ > (unsigned)(CLS_ACCESS_INFER - CLS_READ))
       return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i,
                         a->access);
+    /* F11: one bit test, 0 where the signature is unknown. */
+    if (a->access == CLS_READ && (k->writable >> i & 1))
+      return access_refused(k, i);
     struct cls__slot *s = cls__resolve(ctx, a->buffer);
     if (!s) {
       int err = cls__resolve_error(ctx, a->buffer);
@@ -112,7 +139,7 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
     struct cls__binding *b = &cmd->bind[nb++];
     b->handle = a->buffer;
     b->slot = s;
-    b->access = a->access;
+    b->access = cls__kernel_access(k, i, a->access);
   }
   cmd->nbind = nb;
   return CLS_OK;
@@ -132,13 +159,12 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
   cmd.x.blocking = 0; /* drivers test it for every command */
   if (!cls__kernel_valid(ctx, kernel)) {
     rc = cls__error(CLS_EINVAL, 0, "cls_launch: not a kernel of this context");
-    goto out;
+    goto refused;
   }
   if ((rc = check_range(ctx, kernel, dims, global, local)) < 0 ||
-      (rc = check_args(ctx, &cmd, kernel, nargs, args)) < 0)
-    goto out;
-  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
-    goto out;
+      (rc = check_args(ctx, &cmd, kernel, nargs, args)) < 0 ||
+      !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto refused;
   cmd.kernel = kernel;
   cmd.kcmd.kernel = kernel->kernel;
   cmd.kcmd.name = kernel->name;
@@ -151,4 +177,8 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
 out:
   cls__unlock(ctx);
   return rc;
+refused: /* F12: what it would have written says why it was not */
+  rc = cls__refused_launch(ctx, cls__kernel_valid(ctx, kernel) ? kernel : NULL, stream, nargs,
+                           args, rc);
+  goto out;
 }

@@ -27,6 +27,9 @@ struct cls_context {
   struct cls__lock lock;
   unsigned tag;            /* 12 bits, never 0: stamps buffer handles */
   struct cls_device_info info;
+  bool said_no_access_info; /* F11's "not checked" is logged once */
+  size_t max_work_items;   /* of one launch: what the device's size_t
+                              holds (CL_DEVICE_ADDRESS_BITS) */
   cl_platform_id platform;
   cl_device_id device;
   cl_context clctx;

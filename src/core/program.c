@@ -226,12 +226,49 @@ static size_t type_size(const char *t) {
   return 0;
 }
 
+/* F11: whether a global pointer argument is const, where the platform
+ * gives type qualifiers; where it does not, the declaration is trusted
+ * (said once per context). */
+static void access_unchecked(cls_context *ctx, const struct cls_kernel *k) {
+  if (!ctx->said_no_access_info)
+    cls__log(&ctx->log, CLS_LOG_ERRORS,
+             "kernel '%s': the device gives no argument info; declared buffer access is "
+             "trusted, not checked (F11), and CLS_ARG means read-write",
+             k->name);
+  ctx->said_no_access_info = true;
+}
+
+static void access_of(cls_context *ctx, struct cls_kernel *k, cl_uint i) {
+  cl_kernel_arg_type_qualifier tq = 0;
+  if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL) !=
+      CL_SUCCESS) {
+    access_unchecked(ctx, k);
+    return;
+  }
+  if (tq & CL_KERNEL_ARG_TYPE_CONST)
+    k->readonly |= 1u << i;
+  else
+    k->writable |= 1u << i;
+}
+
+void cls__kernel_arg_name(const struct cls_kernel *k, size_t i, char *out, size_t cap) {
+  out[0] = '\0';
+  if (!k->kernel || i >= k->nargs ||
+      clGetKernelArgInfo(k->kernel, (cl_uint)i, CL_KERNEL_ARG_NAME, cap, out, NULL) != CL_SUCCESS)
+    out[0] = '\0';
+  out[cap - 1] = '\0';
+}
+
 /* Argument kinds and scalar sizes, where the platform gives argument info
  * (programs are built with -cl-kernel-arg-info): mistakes are then caught
  * before OpenCL, with one clstream code on every vendor. */
 static void arg_info(cls_context *ctx, struct cls_kernel *k) {
-  if (ctx->info.cl_version < 120 || k->nargs == 0)
+  if (k->nargs == 0)
     return;
+  if (ctx->info.cl_version < 120) {
+    access_unchecked(ctx, k);
+    return;
+  }
   if (k->nargs > CLS_MAX_ARGS)
     return; /* no launch can give it its arguments (CLS_EINVAL) */
   k->argsize = calloc(k->nargs, sizeof *k->argsize);
@@ -246,6 +283,10 @@ static void arg_info(cls_context *ctx, struct cls_kernel *k) {
                      ? CLS__ARGQ_GLOBAL
                  : q == CL_KERNEL_ARG_ADDRESS_LOCAL ? CLS__ARGQ_LOCAL
                                                     : CLS__ARGQ_PRIVATE;
+    if (q == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+      k->readonly |= 1u << i;
+    else if (q == CL_KERNEL_ARG_ADDRESS_GLOBAL)
+      access_of(ctx, k, i);
     char tname[64];
     if (k->argq[i] == CLS__ARGQ_PRIVATE &&
         clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof tname, tname, NULL) ==
@@ -257,6 +298,8 @@ static void arg_info(cls_context *ctx, struct cls_kernel *k) {
   return;
 unknown:
   memset(k->argq, CLS__ARGQ_UNKNOWN, sizeof k->argq);
+  k->writable = k->readonly = 0;
+  access_unchecked(ctx, k);
   free(k->argsize);
   k->argsize = NULL;
 }

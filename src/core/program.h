@@ -23,6 +23,10 @@ struct cls_kernel {
   unsigned char argq[CLS_MAX_ARGS]; /* address qualifier per arg, UNKNOWN
                               where the platform gives no argument info */
   size_t *argsize;         /* scalars: size of the type, 0 if unknown */
+  /* F11, where the platform gives type qualifiers: bit i set when argument
+   * i is a global pointer the kernel may write (not const, not
+   * __constant), resp. one it only reads.  Both 0 where unknown. */
+  uint32_t writable, readonly;
   size_t max_wg;           /* CL_KERNEL_WORK_GROUP_SIZE */
   struct cls_kernel *next;
   struct cls_program *prog;
@@ -46,6 +50,16 @@ struct cls_program {
 };
 
 void cls__programs_fini(cls_context *ctx);
+/* The access a binding of argument i takes: `declared`, or for
+ * CLS_ACCESS_INFER the signature's (read for a const global pointer, else
+ * read-write, the safe choice where the signature is unknown). */
+static inline int cls__kernel_access(const struct cls_kernel *k, size_t i, int declared) {
+  if (declared != CLS_ACCESS_INFER)
+    return declared;
+  return i < CLS_MAX_ARGS && (k->readonly >> i & 1) ? CLS_READ : CLS_READ_WRITE;
+}
+/* Argument i's name where the platform gives it, else "" (error paths). */
+void cls__kernel_arg_name(const struct cls_kernel *k, size_t i, char *out, size_t cap);
 #define CLS__KERNEL_MAGIC 0x6b726e6cu /* "krnl" */
 static inline bool cls__kernel_valid(const cls_context *ctx, const cls_kernel *k) {
   return k && k->magic == CLS__KERNEL_MAGIC && k->ctx == ctx;

@@ -251,9 +251,27 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   const int *acc = md_kernel_access[k];
   char name[MD_NAME];
   md_kernel_name(k, s, name);
-  for (int i = 0; i < n; i++) {
-    int rc = resolve(st, op->b[i]);
+  /* Work sizes are checked before the arguments. */
+  for (int i = -1; i < n; i++) {
+    int rc = i < 0 ? (op->refuse ? MD_EWORKSIZE : MD_OK) : resolve(st, op->b[i]);
     if (rc) {
+      /* F12: refused; every output that is a live buffer gets the record. */
+      uint64_t lo, hi;
+      issue(w, s, &lo, &hi);
+      int f = -1;
+      for (int j = 0; j < n; j++)
+        if ((acc[j] & MD_W) && !resolve(st, op->b[j])) {
+          if (f < 0)
+            f = fail_new(st, rc, 0, "launch", name, s, lo, hi, false);
+          w->created[s] = true;
+          taint(st, op->b[j], f);
+        }
+      if (f < 0) { /* nothing to mark: no record, no position */
+        w->issued_lo[s]--;
+        w->issued_hi[s]--;
+      } else {
+        ex->imm_rc = rc;
+      }
       ex->rcmask = md_bit(rc);
       return;
     }
@@ -319,6 +337,19 @@ static bool in_range(const struct md_buf *b, int off, int len) {
   return len > 0 && off >= 0 && off + len <= b->elems;
 }
 
+/* F12: a write clstream refuses at the call (a range, a size, an overlap)
+ * leaves a synchronous record on its destination, at a position of its
+ * stream, and the call answers `code`. */
+static void refused(struct md_world *w, struct md_state *st, struct md_expect *ex,
+                    const char *opname, int s, int dst, int code) {
+  uint64_t lo, hi;
+  w->created[s] = true;
+  issue(w, s, &lo, &hi);
+  taint(st, dst, fail_new(st, code, 0, opname, "", s, lo, hi, false));
+  ex->rcmask = md_bit(code);
+  ex->imm_rc = code; /* a position, neither enqueued nor skipped */
+}
+
 /* A command that writes one buffer and reads none: upload, fill. */
 static void write_only(struct md_world *w, struct md_state *st, const struct md_op *op,
                        struct md_expect *ex, const char *opname, bool deferrable) {
@@ -328,8 +359,12 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
     return;
   }
   struct md_buf *b = &st->buf[op->b[0]];
+  if (op->refuse) { /* a fill's pattern, checked before the range */
+    refused(w, st, ex, opname, s, op->b[0], MD_EINVAL);
+    return;
+  }
   if (!in_range(b, op->off, op->len)) {
-    ex->rcmask = md_bit(op->len <= 0 ? MD_EINVAL : MD_ERANGE);
+    refused(w, st, ex, opname, s, op->b[0], op->len <= 0 ? MD_EINVAL : MD_ERANGE);
     return;
   }
   w->created[s] = true;
@@ -363,17 +398,21 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
 static void copy(struct md_world *w, struct md_state *st, const struct md_op *op,
                  struct md_expect *ex) {
   int s = op->stream, rc;
-  if ((rc = resolve(st, op->b[0])) || (rc = resolve(st, op->b[1]))) {
+  if ((rc = resolve(st, op->b[1]))) { /* no destination: nothing to mark */
     ex->rcmask = md_bit(rc);
+    return;
+  }
+  if ((rc = resolve(st, op->b[0]))) {
+    refused(w, st, ex, "copy", s, op->b[1], rc);
     return;
   }
   struct md_buf *src = &st->buf[op->b[0]], *dst = &st->buf[op->b[1]];
   if (!in_range(src, op->off, op->len) || !in_range(dst, op->off2, op->len)) {
-    ex->rcmask = md_bit(op->len <= 0 ? MD_EINVAL : MD_ERANGE);
+    refused(w, st, ex, "copy", s, op->b[1], op->len <= 0 ? MD_EINVAL : MD_ERANGE);
     return;
   }
   if (op->b[0] == op->b[1] && op->off < op->off2 + op->len && op->off2 < op->off + op->len) {
-    ex->rcmask = md_bit(MD_EINVAL);
+    refused(w, st, ex, "copy", s, op->b[1], MD_EINVAL);
     return;
   }
   w->created[s] = true;
@@ -549,7 +588,7 @@ void md_op_text(const struct md_op *op, char *out, size_t cap) {
     break;
   case MD_FILL:
     snprintf(out, cap, "fill b%d[%d..%d) on s%d, pattern %#x/%d", op->b[0], op->off,
-             op->off + op->len, op->stream, op->value, op->psize);
+             op->off + op->len, op->stream, op->value, op->refuse ? 3 : op->psize);
     break;
   case MD_LAUNCH: {
     md_kernel_name(op->kernel, op->stream, name);
@@ -562,9 +601,10 @@ void md_op_text(const struct md_op *op, char *out, size_t cap) {
                                                                         : "inout",
                               op->b[i]);
     if (len < cap)
-      snprintf(out + len, cap - len, "%s%.0u) on s%d",
+      snprintf(out + len, cap - len, "%s%.0u) on s%d%s",
                op->kernel == MD_K_SET || op->kernel == MD_K_AXPY ? ", " : "",
-               op->kernel == MD_K_SET || op->kernel == MD_K_AXPY ? op->value : 0u, op->stream);
+               op->kernel == MD_K_SET || op->kernel == MD_K_AXPY ? op->value : 0u, op->stream,
+               op->refuse ? ", local 5" : "");
     break;
   }
   case MD_COPY:

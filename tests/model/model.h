@@ -42,6 +42,7 @@ enum {
   MD_ESTALE = -5,
   MD_ENULL = -7,
   MD_ERANGE = -8,
+  MD_EWORKSIZE = -14,
   MD_ELAUNCH = -16,
   MD_ESKIPPED = -17,
   MD_ETAINTED = -18,
@@ -89,6 +90,9 @@ struct md_op {
   int off2;        /* copy: destination offset */
   int elems;       /* alloc */
   int psize;       /* fill pattern size in bytes: 1, 2, 4, 8 */
+  bool refuse;     /* F12: a mistake clstream refuses at the call -- a
+                      launch's local size 5 (does not divide MD_N), a
+                      fill's pattern of 3 bytes */
 };
 
 /* A fault clause (src/fault.c). */

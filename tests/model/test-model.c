@@ -203,6 +203,7 @@ static void gen_op(uint64_t *r, const struct md_state *st, const struct context_
     for (int i = 0; i < md_kernel_nbuf[op->kernel]; i++)
       op->b[i] = pick_live(st, r);
     op->value = (uint32_t)rnd(r, 7);
+    op->refuse = chance(r, 3);
   } else if (w < 64) {
     op->kind = MD_COPY;
     op->b[0] = pick_live(st, r);
@@ -227,6 +228,7 @@ static void gen_op(uint64_t *r, const struct md_state *st, const struct context_
         op->off = 0;
     }
     op->value = (uint32_t)splitmix(r);
+    op->refuse = chance(r, 4);
   } else if (w < 90) {
     op->kind = MD_DOWNLOAD;
     op->b[0] = pick_live(st, r);
@@ -509,7 +511,7 @@ static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const
   case MD_FILL: {
     uint32_t pat[2] = {op->value, ~op->value};
     rc = cls_fill(ctx, s, rt->h[op->b[0]], (size_t)op->off * E, (size_t)op->len * E, pat,
-                  (size_t)op->psize);
+                  op->refuse ? 3 : (size_t)op->psize);
     break;
   }
   case MD_COPY:
@@ -540,7 +542,8 @@ static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const
       a[0] = CLS_INOUT(h[op->b[0]]);
     }
     size_t g[1] = {MD_N}, nargs = k == MD_K_ADD ? 4 : k == MD_K_AXPY ? 3 : k == MD_K_INC ? 1 : 2;
-    rc = cls_launch(ctx, s, rt->k[k][s], 1, g, NULL, nargs, a);
+    size_t bad_local[1] = {5};
+    rc = cls_launch(ctx, s, rt->k[k][s], 1, g, op->refuse ? bad_local : NULL, nargs, a);
     break;
   }
   case MD_DOWNLOAD:

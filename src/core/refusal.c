@@ -1,0 +1,78 @@
+/* F12: a refused call leaves a record on what it would have written.  Off
+ * every hot path: a refusal is a mistake in the calling program. */
+#include "core/refusal.h"
+#include "core/program.h"
+#include "failure/failure.h"
+#include "memory/handle.h"
+#include "stream/pool.h"
+
+#include <stdio.h>
+
+int cls__refused(cls_context *ctx, const struct cls__refusal *r, const struct cls__binding *dst,
+                 size_t n, int rc) {
+  bool any = false;
+  for (size_t i = 0; i < n; i++)
+    any |= (dst[i].access & CLS_WRITE) != 0;
+  if (!any)
+    return rc;
+  /* The detail is the refusal's own text: kept for the record, and given
+   * back to the caller after whatever the record's making sets. */
+  char detail[sizeof ((struct cls__failure *)0)->message];
+  snprintf(detail, sizeof detail, "%s", cls_last_error_detail());
+  /* A valid stream gives the call a position, as a refused enqueue takes
+   * one; an invalid one is named as given. */
+  int err;
+  struct cls__stream *s = (unsigned)r->stream < CLS_MAX_STREAMS
+                              ? cls__stream_get(ctx, r->stream, &err)
+                              : NULL;
+  uint64_t pos = s ? ++s->issued : 0;
+  const char *kernel = r->kernel ? r->kernel : "";
+  struct cls__failure *f = cls__failure_mint(
+      ctx, rc, 0, r->op, kernel, r->stream, pos, false, "%s%s%s%s on stream %d refused: %s: %s",
+      r->op, r->kernel ? " of '" : "", kernel, r->kernel ? "'" : "", r->stream, cls_err_name(rc),
+      detail);
+  if (f) {
+    for (size_t i = 0; i < n; i++)
+      if (dst[i].access & CLS_WRITE)
+        cls__slot_set_failure(dst[i].slot, f);
+    /* A newer write than anything in flight: an earlier failure found
+     * later (F8) leaves this record in place, as it does a skip's. */
+    cls__stamp_writes(ctx, dst, n);
+    cls__failure_unref(f);
+  }
+  return cls__error(rc, 0, "%s", detail);
+}
+
+/* Whether argument i, given as `a`, may have been written by the launch. */
+static bool may_write(const struct cls_kernel *k, size_t i, const cls_arg *a) {
+  if (a->access == CLS_READ)
+    return k && i < CLS_MAX_ARGS && (k->writable >> i & 1);
+  if (a->access == CLS_ACCESS_INFER)
+    return !k || i >= CLS_MAX_ARGS || !(k->readonly >> i & 1);
+  return true; /* a declared write, or no valid access: no knowing */
+}
+
+int cls__refused_launch(cls_context *ctx, const struct cls_kernel *k, int stream, size_t nargs,
+                        const cls_arg *args, int rc) {
+  struct cls__refusal r = {.op = "launch", .kernel = k ? k->name : NULL, .stream = stream};
+  if (!args)
+    nargs = 0;
+  struct cls__binding stack[CLS_MAX_ARGS];
+  struct cls__binding *dst = stack;
+  if (nargs > CLS_MAX_ARGS && !(dst = malloc(nargs * sizeof *dst))) {
+    dst = stack;
+    nargs = CLS_MAX_ARGS; /* out of memory: as many as the stack holds */
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < nargs; i++) {
+    const cls_arg *a = &args[i];
+    struct cls__slot *slot;
+    if (a->kind != CLS_ARG_BUFFER || !may_write(k, i, a) || !(slot = cls__resolve(ctx, a->buffer)))
+      continue;
+    dst[n++] = (struct cls__binding){a->buffer, slot, CLS_WRITE};
+  }
+  rc = cls__refused(ctx, &r, dst, n, rc);
+  if (dst != stack)
+    free(dst);
+  return rc;
+}
