@@ -8,25 +8,34 @@
 #include "memory/handle.h"
 #include "stream/pool.h"
 
+/* The work-items of one launch must be countable in the device's size_t:
+ * a product that wrapped gave a launch that never ran but counted as a
+ * write, or an abort inside the runtime. */
+static __attribute__((noinline)) int check_items(cls_context *ctx, const cls_kernel *k,
+                                                 unsigned dims, const size_t *global) {
+  size_t items = 1;
+  for (unsigned i = 0; i < dims; i++)
+    if (__builtin_mul_overflow(items, global[i], &items) || items > ctx->max_work_items)
+      return cls__error(CLS_EWORKSIZE, 0,
+                        "launch of '%s': global size %zu in dimension %u makes more work-items "
+                        "than the device can count (%zu)",
+                        k->name, global[i], i, ctx->max_work_items);
+  return CLS_OK;
+}
+
 static int check_range(cls_context *ctx, const cls_kernel *k, unsigned dims,
                        const size_t *global, const size_t *local) {
   if (dims < 1 || dims > 3)
     return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': %u dimensions (1 to 3)", k->name, dims);
   if (!global)
     return cls__error(CLS_EINVAL, 0, "launch of '%s': NULL global size", k->name);
-  /* The work-items of one launch must be countable in the device's size_t:
-   * a product that wraps gave a launch that never ran but counted as a
-   * write, or an abort inside the runtime. */
-  size_t items = 1;
-  for (unsigned i = 0; i < dims; i++) {
+  for (unsigned i = 0; i < dims; i++)
     if (global[i] == 0)
       return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': global size %u is 0", k->name, i);
-    if (global[i] > ctx->max_work_items / items)
-      return cls__error(CLS_EWORKSIZE, 0,
-                        "launch of '%s': global size %zu in dimension %u makes more work-items "
-                        "than the device can count (%zu)",
-                        k->name, global[i], i, ctx->max_work_items);
-    items *= global[i];
+  if (dims > 1 || global[0] > ctx->max_work_items) {
+    int rc = check_items(ctx, k, dims, global);
+    if (rc < 0)
+      return rc;
   }
   if (!local)
     return CLS_OK;
@@ -100,6 +109,14 @@ static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t 
                     k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "");
 }
 
+/* The access of a binding that is not a plain read, write or read-write:
+ * CLS_ARG's, inferred, or the refusal of an invalid one. */
+static __attribute__((noinline)) int odd_access(const cls_kernel *k, size_t i, int access) {
+  if (access == CLS_ACCESS_INFER)
+    return cls__kernel_access(k, i, access);
+  return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i, access);
+}
+
 static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *k,
                       size_t nargs, const cls_arg *args) {
   if (k->nargs != CLS__NARGS_UNKNOWN && nargs != k->nargs)
@@ -112,6 +129,7 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
     return cls__error(CLS_EINVAL, 0, "kernel '%s': NULL arguments", k->name);
   const unsigned char *argq = k->argq;
   size_t nb = 0;
+  uint64_t reads = 0; /* bit i + 1: argument i declared CLS_IN */
   for (size_t i = 0; i < nargs; i++) {
     const cls_arg *a = &args[i];
     if (a->kind != CLS_ARG_BUFFER) {
@@ -120,12 +138,17 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
         return rc;
       continue;
     }
-    if ((unsigned)a->access - CLS_READ > (unsigned)(CLS_ACCESS_INFER - CLS_READ))
-      return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i,
-                        a->access);
-    /* F11: one bit test, 0 where the signature is unknown. */
-    if (a->access == CLS_READ && (k->writable >> i & 1))
-      return access_refused(k, i);
+    /* A declared read, write or read-write passes with one compare; F11
+     * is one test of the reads against the kernel's writable arguments,
+     * after the loop (writable is 0 where the signature is unknown). */
+    unsigned acc = (unsigned)a->access;
+    if (acc - CLS_READ > (unsigned)(CLS_READ_WRITE - CLS_READ)) {
+      int rc = odd_access(k, i, a->access);
+      if (rc < 0)
+        return rc;
+      acc = (unsigned)rc;
+    }
+    reads |= (uint64_t)(~acc & CLS_WRITE) << i; /* acc is 1, 2 or 3: a read only */
     struct cls__slot *s = cls__resolve(ctx, a->buffer);
     if (!s) {
       int err = cls__resolve_error(ctx, a->buffer);
@@ -139,9 +162,12 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
     struct cls__binding *b = &cmd->bind[nb++];
     b->handle = a->buffer;
     b->slot = s;
-    b->access = cls__kernel_access(k, i, a->access);
+    b->access = (int)acc;
   }
   cmd->nbind = nb;
+  uint64_t wrong = (reads >> 1) & k->writable;
+  if (wrong)
+    return access_refused(k, (size_t)__builtin_ctzll(wrong));
   return CLS_OK;
 }
 
