@@ -321,6 +321,7 @@ CLS_API const char *cls_kernel_name(const cls_kernel *k) {
 }
 
 CLS_API int cls_kernel_num_args(const cls_kernel *k) {
+  cls__error_clear();
   if (!k || k->magic != CLS__KERNEL_MAGIC)
     return cls__error(CLS_EINVAL, 0, "cls_kernel_num_args: not a kernel");
   return (int)k->nargs;

@@ -138,6 +138,7 @@ static int list_one(void *arg, cl_platform_id p, cl_device_id d,
 }
 
 CLS_API int cls_device_list(struct cls_device_info *out, size_t cap, size_t *count) {
+  cls__error_clear();
   if (!count || (cap && !out))
     return cls__error(CLS_EINVAL, 0, "cls_device_list: NULL argument");
   struct list_arg a = {out, cap, 0};
@@ -270,6 +271,7 @@ int cls__device_choose(const char *spec, struct cls__device_choice *out) {
 }
 
 CLS_API int cls_device_select(const char *spec, struct cls_device_info *out) {
+  cls__error_clear();
   if (!out)
     return cls__error(CLS_EINVAL, 0, "cls_device_select: NULL out");
   struct cls__device_choice c;

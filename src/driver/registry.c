@@ -59,6 +59,7 @@ int cls__driver_find(const char *spec, const struct cls__driver_ops **out, const
 CLS_API size_t cls_driver_count(void) { return NDRIVERS; }
 
 CLS_API int cls_driver_info(size_t i, const char **name, const char **description) {
+  cls__error_clear();
   if (i >= NDRIVERS)
     return cls__error(CLS_ERANGE, 0, "cls_driver_info: no driver %zu", i);
   if (name)
