@@ -944,6 +944,46 @@ START_TEST(F9_every_failure_logged_exactly_once) {
 }
 END_TEST
 
+/* A record with no OpenCL status behind it (a buffer never written) says
+ * none: the log used to print "CLS_ETAINTED (CL_SUCCESS)" and "buffer of
+ * 1 bytes". */
+START_TEST(F9_a_record_without_an_opencl_status_shows_none) {
+  open_ctx("enqueue:kernel=fail_one", NULL, NULL);
+  struct logcount lc = {0};
+  CT_OK(cls_set_logger(ctx, CLS_LOG_ERRORS, count_log, &lc));
+  cls_buffer one = ct_alloc(ctx, 0, 1), two = ct_alloc(ctx, 1, 2);
+  char bytes[2];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, one, 0, bytes, 1, &r), CLS_ETAINTED);
+  ck_assert_int_eq(lc.errors, 1);
+  ck_assert_msg(strstr(lc.last, "CL_SUCCESS") == NULL && strstr(lc.last, "()") == NULL,
+                "log line: %s", lc.last);
+  ck_assert_msg(strstr(lc.last, "failure: CLS_ETAINTED in alloc on stream 0: buffer of 1 byte "
+                                "allocated on stream 0 was never written"),
+                "log line: %s", lc.last);
+  const char *text = cls_report_text(r);
+  ck_assert_msg(!strstr(text, "CL_SUCCESS") && !strstr(text, "1 bytes") &&
+                    strstr(text, "buffer of 1 byte allocated"),
+                "%s", text);
+  ck_assert_str_eq(finfo(r, 0).cl_name, "");
+  cls_report_free(r);
+  CT_ERR(cls_download(ctx, 1, two, 0, bytes, 2, NULL), CLS_ETAINTED);
+  ck_assert_msg(!strstr(cls_last_error_detail(), "CL_SUCCESS") &&
+                    strstr(cls_last_error_detail(), "buffer of 2 bytes allocated"),
+                "%s", cls_last_error_detail());
+  ck_assert_msg(strstr(lc.last, "buffer of 2 bytes allocated"), "log line: %s", lc.last);
+
+  /* A record that has one shows it. */
+  cls_buffer in = input(0, 0), x = ct_alloc(ctx, 0, NB);
+  ENQUEUE_FAILS(launch_unary(0, "fail_one", in, x), CLS_ELAUNCH);
+  ck_assert_msg(strstr(lc.last, "(CL_OUT_OF_RESOURCES) in launch of 'fail_one' on stream 0 at "
+                                "position "),
+                "log line: %s", lc.last);
+  assert_healthy(0);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(F9_log_off_logs_nothing) {
   open_ctx("enqueue:kernel=fail_one;enqueue:kernel=fail_two", NULL, NULL);
   struct logcount lc = {0};
@@ -1050,6 +1090,7 @@ int main(void) {
   CT_ADD(s, a_call_that_succeeds_leaves_the_detail_empty);
   CT_ADD(s, F6_failure_taints_buffer_of_another_stream);
   CT_ADD(s, F9_every_failure_logged_exactly_once);
+  CT_ADD(s, F9_a_record_without_an_opencl_status_shows_none);
   CT_ADD(s, F9_log_off_logs_nothing);
   CT_ADD(s, F10_ten_thousand_skips_allocate_nothing);
   return ct_run(s);
