@@ -743,6 +743,13 @@ START_TEST(F5_a_tainted_read_sets_a_detail_naming_the_root) {
   snprintf(read, sizeof read, "check of buffer %#llx", (unsigned long long)x.bits);
   detail_names_the_root(before, read);
 
+  /* A copy out of it is skipped (F2) with the same kind of detail. */
+  cls_buffer dst = ct_alloc(ctx, 1, NB);
+  fail_a_call(before, sizeof before);
+  CT_ERR(cls_copy(ctx, 1, x, 0, dst, 0, NB), CLS_ETAINTED);
+  snprintf(read, sizeof read, "copy on stream 1 from buffer %#llx", (unsigned long long)x.bits);
+  detail_names_the_root(before, read);
+
   /* Several buffers: the counts, and the first root. */
   cls_buffer stale = ct_alloc(ctx, 0, NB), fresh = ct_alloc(ctx, 1, NB);
   CT_OK(cls_free(ctx, stale));

@@ -86,6 +86,10 @@ static inline void cls__exit_write(struct cls__failure *provisional, const struc
  * `stream`, -1 for none), the number of failures and the first root. */
 int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buffer *handles,
                      size_t n, cls_report **out);
+/* CLS_ETAINTED for a copy whose source `src` carries `f` (F2: the copy is
+ * skipped), with the detail of a read.  A skipped launch formats nothing
+ * (F10); a copy is no hot path. */
+int cls__copy_tainted(const char *op, int stream, cls_buffer src, const struct cls__failure *f);
 /* A report naming exactly the given failures (async read failures), with
  * the same detail; `what` names the call ("sync of stream 2"). */
 int cls__report_from(const char *what, struct cls__failure *const *fs, size_t n,

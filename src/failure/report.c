@@ -104,6 +104,13 @@ static int tainted(const char *op, int stream, const cls_buffer *handles, size_t
   return CLS_ETAINTED;
 }
 
+int cls__copy_tainted(const char *op, int stream, cls_buffer src, const struct cls__failure *f) {
+  cls__error(CLS_ETAINTED, 0, "%s on stream %d from buffer %#llx", op, stream,
+             (unsigned long long)src.bits);
+  append_summary(1, 0, f);
+  return CLS_ETAINTED;
+}
+
 int cls__report_from(const char *what, struct cls__failure *const *fs, size_t n,
                      cls_report **out) {
   size_t distinct = 0;
