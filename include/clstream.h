@@ -11,7 +11,8 @@
  *     CLS_E* code on error.  cls_strerror() and cls_err_name() describe a
  *     code; cls_last_cl_status() and cls_last_error_detail() give the OpenCL
  *     status and the text (build log, device list...) behind the last error
- *     on the calling thread.
+ *     on the calling thread.  Each such call clears that text on entry, so
+ *     after a success it is empty.
  *   - Buffers are handles carrying a generation: a freed, stale or foreign
  *     handle is detected and rejected, never dereferenced.
  *   - Every buffer carries its failure record.  A failed launch taints what it
@@ -89,7 +90,13 @@ CLS_API const char *cls_cl_status_name(int cl_status);
  * (0 when the error did not come from OpenCL). */
 CLS_API int cls_last_cl_status(void);
 /* Human-readable detail of the last error on this thread: the build log of
- * a failed build, the list of devices when a selection matched nothing...
+ * a failed build, the list of devices when a selection matched nothing, the
+ * read and its first root cause for CLS_ETAINTED, the program's kernels for
+ * CLS_ENOKERNEL, the quoted text for CLS_ECONFIG...  Every call that can
+ * return a CLS_E* code clears it on entry and sets it when it fails, but
+ * for CLS_ESKIPPED: the hot path of a failed pipeline formats none (the
+ * read that meets the failure names it).  The other calls (strings,
+ * counts, cls_last_cl_status, cls_context_destroy) leave it as it is.
  * Empty string when there is none.  Valid until the next call on this
  * thread. */
 CLS_API const char *cls_last_error_detail(void);
@@ -134,13 +141,16 @@ CLS_API int cls_device_list(struct cls_device_info *out, size_t cap,
                             size_t *count);
 /* The device a selection string picks, with the rules of CLS_DEVICE:
  *   NULL or ""    the first GPU, else the first device
- *   "P:D"         platform P, device D (indices from 0)
+ *   "P:D"         platform P, device D (indices from 0, digits only); any
+ *                 text with a ':' is read so
  *   "cpu" "gpu" "accelerator"   the first device of that type
  *   anything else a case-insensitive substring of the platform name,
  *                 vendor or version, or of the device name ("pocl",
  *                 "llvmpipe", "rusticl")
- * CLS_ENODEV when nothing matches; cls_last_error_detail() then lists the
- * devices that exist. */
+ * No whitespace anywhere.  CLS_ECONFIG for malformed text ("0: 0", "+0:0",
+ * an index past INT_MAX), the text quoted in cls_last_error_detail();
+ * CLS_ENODEV when nothing matches, and the detail then lists the devices
+ * that exist. */
 CLS_API int cls_device_select(const char *spec, struct cls_device_info *out);
 
 /* ------------------------------------------------------------------ */
@@ -160,10 +170,13 @@ struct cls_context_options {
   /* Device selection string (see cls_device_select); NULL: $CLS_DEVICE,
    * then the default. */
   const char *device;
-  /* Driver name; NULL: $CLS_SCHEDULER, then the configure-time default. */
+  /* Driver name and parameters (CLS_SCHEDULER's grammar); NULL:
+   * $CLS_SCHEDULER, then the configure-time default. */
   const char *scheduler;
   /* Fault injection spec (grammar in README "Fault injection"); NULL:
-   * $CLS_FAULT, then none. */
+   * $CLS_FAULT, then none.  For all three strings, "" is the same as NULL
+   * and malformed text makes creation fail with CLS_ECONFIG (rules in
+   * docs/design.md, "Configuration strings"). */
   const char *fault;
   /* Stream factory; NULL: the OpenCL in-order queue factory.  The factory
    * and its data must outlive the context. */

@@ -5,7 +5,7 @@
 # ($CLS_BUILT_DRIVERS, from configure).  Fails when any run fails; skips
 # (77) only when every run skipped.
 case $* in
-  *test-conformance*|*test-scheduler*)
+  *test-conformance*|*test-scheduler*|*test-config*)
     # Name their driver settings themselves.
     exec "$@" ;;
   *test-quirks*)

@@ -116,9 +116,10 @@ END_TEST
 
 START_TEST(select_substring_of_device_name_matches) {
   list_devices();
-  /* A piece of the last device's name, in upper case. */
+  /* A piece of the last device's name, in upper case, from its first word
+   * (a selection holds no whitespace, and a ':' makes it "P:D"). */
   const struct cls_device_info *d = &devs[ndevs - 1];
-  size_t len = strlen(d->device_name);
+  size_t len = strcspn(d->device_name, " \t:");
   ck_assert_uint_gt(len, 0);
   char piece[64];
   size_t start = len > 4 ? 1 : 0, n = len - start > 6 ? 6 : len - start;
@@ -188,11 +189,80 @@ END_TEST
 
 START_TEST(select_malformed_index_is_an_error) {
   struct cls_device_info got;
-  CT_ERR2(cls_device_select("-1:0", &got), CLS_ECONFIG, CLS_ENODEV);
-  CT_ERR2(cls_device_select("1:", &got), CLS_ECONFIG, CLS_ENODEV);
-  CT_ERR2(cls_device_select(":", &got), CLS_ECONFIG, CLS_ENODEV);
-  CT_ERR2(cls_device_select("0:0:0", &got), CLS_ECONFIG, CLS_ENODEV);
-  CT_ERR2(cls_device_select("0:-1", &got), CLS_ECONFIG, CLS_ENODEV);
+  CT_ERR(cls_device_select("-1:0", &got), CLS_ECONFIG);
+  CT_ERR(cls_device_select("1:", &got), CLS_ECONFIG);
+  CT_ERR(cls_device_select(":", &got), CLS_ECONFIG);
+  CT_ERR(cls_device_select(":0", &got), CLS_ECONFIG);
+  CT_ERR(cls_device_select("0:0:0", &got), CLS_ECONFIG);
+  CT_ERR(cls_device_select("0:-1", &got), CLS_ECONFIG);
+  CT_ERR(cls_device_select("0:x", &got), CLS_ECONFIG);
+}
+END_TEST
+
+/* The detail of the last call quotes `piece`. */
+static void detail_names(const char *spec, const char *piece) {
+  const char *d = cls_last_error_detail();
+  ck_assert_msg(strstr(d, piece) != NULL, "'%s': the detail should quote '%s': %s", spec, piece,
+                d);
+}
+
+/* An index past what an int holds used to wrap (4294967296 selected
+ * platform 0): it is refused as malformed, with the number as given. */
+START_TEST(index_too_large_is_econfig_never_another_device) {
+  static const struct {
+    const char *spec, *quoted;
+  } big[] = {{"4294967296:0", "4294967296"},
+             {"0:4294967296", "4294967296"},
+             {"2147483648:0", "2147483648"},
+             {"99999999999999999999:0", "99999999999999999999"},
+             {"0:18446744073709551616", "18446744073709551616"}};
+  struct cls_device_info got;
+  for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
+    memset(&got, 0x5a, sizeof got);
+    CT_ERR(cls_device_select(big[i].spec, &got), CLS_ECONFIG);
+    detail_names(big[i].spec, big[i].quoted);
+    ck_assert_msg(strstr(cls_last_error_detail(), ">= 0") == NULL, "%s",
+                  cls_last_error_detail());
+  }
+  /* Within an int, a device that does not exist is CLS_ENODEV. */
+  CT_ERR(cls_device_select("2147483647:0", &got), CLS_ENODEV);
+}
+END_TEST
+
+/* No sign, no whitespace, anywhere: " 0:0" and "0:0 " get the same
+ * answer (" 0:0", "0: 0" and "+0:+0" used to select 0:0, "0:0 " was
+ * CLS_ENODEV). */
+START_TEST(signs_and_whitespace_are_econfig_wherever_they_are) {
+  static const char *const bad[] = {" 0:0", "0:0 ", "0: 0", "0 :0", "+0:+0", "+0:0", "0:+0",
+                                    "\t0:0", "0:0\n", " cpu", "gpu ", "po cl", " ", "\t"};
+  struct cls_device_info got;
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    CT_ERR(cls_device_select(bad[i], &got), CLS_ECONFIG);
+    detail_names(bad[i], bad[i]); /* the whole text is quoted */
+  }
+  CT_ERR(cls_device_select("+0:+0", &got), CLS_ECONFIG);
+  detail_names("+0:+0", "'+0'");
+  CT_ERR(cls_device_select("0: 0", &got), CLS_ECONFIG);
+  detail_names("0: 0", "whitespace");
+}
+END_TEST
+
+/* The option and the variable go through the same grammar. */
+START_TEST(device_option_and_env_refuse_the_same_strings) {
+  static const char *const bad[] = {"4294967296:0", "0:4294967296", " 0:0", "0:0 ", "+0:+0",
+                                    "0:0:0"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .device = bad[i]};
+    cls_context *c = (cls_context *)&o;
+    CT_ERR(cls_context_create(&c, &o), CLS_ECONFIG);
+    ck_assert_ptr_null(c);
+    detail_names(bad[i], "CLS_DEVICE");
+    ck_assert_int_eq(setenv("CLS_DEVICE", bad[i], 1), 0);
+    c = (cls_context *)&o;
+    CT_ERR(cls_context_create(&c, NULL), CLS_ECONFIG);
+    ck_assert_ptr_null(c);
+    unsetenv("CLS_DEVICE");
+  }
 }
 END_TEST
 
@@ -271,6 +341,9 @@ int main(void) {
   CT_ADD(s, select_unknown_name_is_enodev_and_lists_devices);
   CT_ADD(s, select_index_out_of_range_is_enodev);
   CT_ADD(s, select_malformed_index_is_an_error);
+  CT_ADD(s, index_too_large_is_econfig_never_another_device);
+  CT_ADD(s, signs_and_whitespace_are_econfig_wherever_they_are);
+  CT_ADD(s, device_option_and_env_refuse_the_same_strings);
   CT_ADD(s, context_on_pocl_reports_its_device);
   CT_ADD(s, context_device_option_by_index);
   CT_ADD(s, context_honours_cls_device_env);

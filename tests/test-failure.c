@@ -693,6 +693,172 @@ START_TEST(F5_tainted_download_fails_and_is_not_retried) {
 }
 END_TEST
 
+/* A call that fails with a detail of its own: what a later call must
+ * replace or clear.  Its text is kept in `out`. */
+static void fail_a_call(char *out, size_t cap) {
+  struct cls_stream_stats st;
+  CT_ERR(cls_stream_stats(ctx, -1, &st), CLS_ESTREAM);
+  ck_assert_msg(cls_last_error_detail()[0] != '\0', "the failing call left no detail");
+  snprintf(out, cap, "%s", cls_last_error_detail());
+}
+
+/* The detail of the last call, which returned CLS_ETAINTED: not `before`,
+ * and it names the read and the root (kernel fail_one on stream 0). */
+static void detail_names_the_root(const char *before, const char *read) {
+  const char *d = cls_last_error_detail();
+  ck_assert_msg(strcmp(d, before) != 0, "the detail is the previous call's: %s", d);
+  ck_assert_msg(strstr(d, read) != NULL, "the detail should name '%s': %s", read, d);
+  ck_assert_msg(strstr(d, "1 failure; root: ") && strstr(d, "'fail_one' on stream 0") &&
+                    strstr(d, "CL_OUT_OF_RESOURCES"),
+                "the detail should name the root: %s", d);
+}
+
+/* cls_check, cls_download and cls_download_async used to return
+ * CLS_ETAINTED with the previous call's detail: each sets its own. */
+START_TEST(F5_a_tainted_read_sets_a_detail_naming_the_root) {
+  open_ctx("enqueue:kernel=fail_one", NULL, NULL);
+  cls_buffer in = input(0, 0), x = ct_alloc(ctx, 0, NB);
+  ENQUEUE_FAILS(launch_unary(0, "fail_one", in, x), CLS_ELAUNCH);
+  char before[1024], read[64];
+  int got[N];
+  cls_report *r = NULL;
+
+  fail_a_call(before, sizeof before);
+  CT_ERR(cls_download(ctx, 1, x, 0, got, NB, &r), CLS_ETAINTED);
+  snprintf(read, sizeof read, "download of buffer %#llx on stream 1", (unsigned long long)x.bits);
+  detail_names_the_root(before, read);
+  cls_report_free(r);
+
+  fail_a_call(before, sizeof before);
+  CT_ERR(cls_download(ctx, 0, x, 0, got, NB, NULL), CLS_ETAINTED); /* no report wanted */
+  detail_names_the_root(before, "download of buffer");
+
+  fail_a_call(before, sizeof before);
+  CT_ERR(cls_download_async(ctx, 2, x, 0, got, NB), CLS_ETAINTED);
+  snprintf(read, sizeof read, "download of buffer %#llx on stream 2", (unsigned long long)x.bits);
+  detail_names_the_root(before, read);
+
+  fail_a_call(before, sizeof before);
+  CT_ERR(cls_check(ctx, 1, &x, NULL), CLS_ETAINTED);
+  snprintf(read, sizeof read, "check of buffer %#llx", (unsigned long long)x.bits);
+  detail_names_the_root(before, read);
+
+  /* A copy out of it is skipped (F2) with the same kind of detail. */
+  cls_buffer dst = ct_alloc(ctx, 1, NB);
+  fail_a_call(before, sizeof before);
+  CT_ERR(cls_copy(ctx, 1, x, 0, dst, 0, NB), CLS_ETAINTED);
+  snprintf(read, sizeof read, "copy on stream 1 from buffer %#llx", (unsigned long long)x.bits);
+  detail_names_the_root(before, read);
+
+  /* Several buffers: the counts, and the first root. */
+  cls_buffer stale = ct_alloc(ctx, 0, NB), fresh = ct_alloc(ctx, 1, NB);
+  CT_OK(cls_free(ctx, stale));
+  cls_buffer list[] = {x, stale, fresh};
+  fail_a_call(before, sizeof before);
+  CT_ERR(cls_check(ctx, 3, list, &r), CLS_ETAINTED);
+  const char *d = cls_last_error_detail();
+  ck_assert_msg(strstr(d, "check of 3 buffers: 2 failures, 1 bad handle; first root: ") &&
+                    strstr(d, "fail_one"),
+                "%s", d);
+  cls_report_free(r);
+
+  assert_healthy(0);
+  close_ctx();
+}
+END_TEST
+
+/* A failure found after a non-blocking download was enqueued is answered
+ * by the sync, whose detail names it too. */
+START_TEST(F5_a_sync_answering_a_tainted_async_read_names_the_root) {
+  open_ctx("complete:kernel=fail_one", NULL, NULL);
+  cls_buffer in = input(0, 0), x = ct_alloc(ctx, 0, NB);
+  CT_OK(launch_unary(0, "fail_one", in, x));
+  char before[1024];
+  int got[N];
+  fail_a_call(before, sizeof before);
+  int rc = cls_download_async(ctx, 1, x, 0, got, NB);
+  if (rc == CLS_OK) { /* the failure was not known yet: the sync answers */
+    fail_a_call(before, sizeof before);
+    rc = cls_sync(ctx, NULL);
+    ck_assert_msg(rc == CLS_ETAINTED, "sync: %s: %s", cls_err_name(rc), cls_last_error_detail());
+    detail_names_the_root(before, "sync: 1 non-blocking download read data that failed");
+  } else {
+    ck_assert_msg(rc == CLS_ETAINTED, "%s: %s", cls_err_name(rc), cls_last_error_detail());
+    detail_names_the_root(before, "download of buffer");
+  }
+  assert_healthy(0);
+  close_ctx();
+}
+END_TEST
+
+/* Every call that returns a status clears the detail on entry: a call
+ * that succeeds shows none, whatever failed before it. */
+#define LEAVES_NO_DETAIL(expr)                                                           \
+  do {                                                                                    \
+    char before_[1024];                                                                   \
+    fail_a_call(before_, sizeof before_);                                                 \
+    CT_OK(expr);                                                                          \
+    ck_assert_msg(cls_last_error_detail()[0] == '\0', "%s succeeded with the detail: %s", \
+                  #expr, cls_last_error_detail());                                        \
+  } while (0)
+
+START_TEST(a_call_that_succeeds_leaves_the_detail_empty) {
+  open_ctx("enqueue:kernel=fail_one", NULL, NULL);
+  int v[N] = {0}, got[N], zero = 0;
+  size_t size = 0, count = 0;
+  cls_buffer a = CLS_BUFFER_NULL, b = CLS_BUFFER_NULL;
+  LEAVES_NO_DETAIL(cls_alloc(ctx, 0, NB, &a));
+  LEAVES_NO_DETAIL(cls_alloc(ctx, 1, NB, &b));
+  LEAVES_NO_DETAIL(cls_upload(ctx, 0, a, 0, v, NB));
+  LEAVES_NO_DETAIL(cls_upload_async(ctx, 0, a, 0, v, NB));
+  LEAVES_NO_DETAIL(cls_fill(ctx, 1, b, 0, NB, &zero, sizeof zero));
+  LEAVES_NO_DETAIL(cls_copy(ctx, 1, a, 0, b, 0, NB));
+  LEAVES_NO_DETAIL(launch_unary(0, "k1", a, b));
+  LEAVES_NO_DETAIL(cls_download(ctx, 1, b, 0, got, NB, NULL));
+  LEAVES_NO_DETAIL(cls_download_async(ctx, 0, b, 0, got, NB));
+  LEAVES_NO_DETAIL(cls_check(ctx, 1, &b, NULL));
+  LEAVES_NO_DETAIL(cls_stream_sync(ctx, 0, NULL));
+  LEAVES_NO_DETAIL(cls_sync(ctx, NULL));
+  LEAVES_NO_DETAIL(cls_buffer_size(ctx, a, &size));
+  struct cls_stream_stats st;
+  LEAVES_NO_DETAIL(cls_stream_stats(ctx, 0, &st));
+  LEAVES_NO_DETAIL(cls_stats_reset(ctx));
+  cls_program *p = NULL;
+  cls_kernel *k = NULL;
+  LEAVES_NO_DETAIL(cls_program_build(ctx, SRC, NULL, &p));
+  LEAVES_NO_DETAIL(cls_kernel_get(ctx, p, "k1", &k));
+  LEAVES_NO_DETAIL(cls_kernel_num_args(k) == 2 ? CLS_OK : -1);
+  LEAVES_NO_DETAIL(cls_program_release(ctx, p));
+  struct cls_device_info info;
+  LEAVES_NO_DETAIL(cls_device_list(NULL, 0, &count));
+  LEAVES_NO_DETAIL(cls_device_select(NULL, &info));
+  LEAVES_NO_DETAIL(cls_context_device(ctx, &info));
+  struct cls_quirks q = {.version = CLS_QUIRKS_VERSION};
+  LEAVES_NO_DETAIL(cls_context_quirks(ctx, &q));
+  LEAVES_NO_DETAIL(cls_driver_info(0, NULL, NULL));
+  LEAVES_NO_DETAIL(cls_set_logger(ctx, CLS_LOG_OFF, NULL, NULL));
+  cls_context *other = NULL;
+  LEAVES_NO_DETAIL(cls_context_create(&other, NULL));
+  cls_context_destroy(other);
+  /* The report of a tainted read: its accessors succeed and clear. */
+  cls_buffer in = input(0, 0), x = ct_alloc(ctx, 0, NB);
+  ENQUEUE_FAILS(launch_unary(0, "fail_one", in, x), CLS_ELAUNCH);
+  cls_report *r = tainted(0, x);
+  struct cls_failure_info f;
+  LEAVES_NO_DETAIL(cls_report_failure(r, 0, &f));
+  CT_ERR(cls_report_failure(r, 1, &f), CLS_ERANGE);
+  ck_assert_msg(cls_last_error_detail()[0] != '\0', "CLS_ERANGE without a detail");
+  cls_report_free(r);
+  LEAVES_NO_DETAIL(cls_free(ctx, a));
+  /* A call that returns nothing keeps the detail for the caller. */
+  char before[1024];
+  fail_a_call(before, sizeof before);
+  cls_context_destroy(ctx);
+  ctx = NULL;
+  ck_assert_str_eq(cls_last_error_detail(), before);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* F6 — across streams                                                 */
 /* ------------------------------------------------------------------ */
@@ -781,6 +947,46 @@ START_TEST(F9_every_failure_logged_exactly_once) {
   assert_healthy(1);
   assert_healthy(2);
   ck_assert_int_eq(lc.errors, 3);
+  close_ctx();
+}
+END_TEST
+
+/* A record with no OpenCL status behind it (a buffer never written) says
+ * none: the log used to print "CLS_ETAINTED (CL_SUCCESS)" and "buffer of
+ * 1 bytes". */
+START_TEST(F9_a_record_without_an_opencl_status_shows_none) {
+  open_ctx("enqueue:kernel=fail_one", NULL, NULL);
+  struct logcount lc = {0};
+  CT_OK(cls_set_logger(ctx, CLS_LOG_ERRORS, count_log, &lc));
+  cls_buffer one = ct_alloc(ctx, 0, 1), two = ct_alloc(ctx, 1, 2);
+  char bytes[2];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, one, 0, bytes, 1, &r), CLS_ETAINTED);
+  ck_assert_int_eq(lc.errors, 1);
+  ck_assert_msg(strstr(lc.last, "CL_SUCCESS") == NULL && strstr(lc.last, "()") == NULL,
+                "log line: %s", lc.last);
+  ck_assert_msg(strstr(lc.last, "failure: CLS_ETAINTED in alloc on stream 0: buffer of 1 byte "
+                                "allocated on stream 0 was never written"),
+                "log line: %s", lc.last);
+  const char *text = cls_report_text(r);
+  ck_assert_msg(!strstr(text, "CL_SUCCESS") && !strstr(text, "1 bytes") &&
+                    strstr(text, "buffer of 1 byte allocated"),
+                "%s", text);
+  ck_assert_str_eq(finfo(r, 0).cl_name, "");
+  cls_report_free(r);
+  CT_ERR(cls_download(ctx, 1, two, 0, bytes, 2, NULL), CLS_ETAINTED);
+  ck_assert_msg(!strstr(cls_last_error_detail(), "CL_SUCCESS") &&
+                    strstr(cls_last_error_detail(), "buffer of 2 bytes allocated"),
+                "%s", cls_last_error_detail());
+  ck_assert_msg(strstr(lc.last, "buffer of 2 bytes allocated"), "log line: %s", lc.last);
+
+  /* A record that has one shows it. */
+  cls_buffer in = input(0, 0), x = ct_alloc(ctx, 0, NB);
+  ENQUEUE_FAILS(launch_unary(0, "fail_one", in, x), CLS_ELAUNCH);
+  ck_assert_msg(strstr(lc.last, "(CL_OUT_OF_RESOURCES) in launch of 'fail_one' on stream 0 at "
+                                "position "),
+                "log line: %s", lc.last);
+  assert_healthy(0);
   close_ctx();
 }
 END_TEST
@@ -886,8 +1092,12 @@ int main(void) {
   CT_ADD(s, F4_each_kind_of_write_clears);
   CT_ADD(s, F5_read_names_every_failure_once_and_bad_handles);
   CT_ADD(s, F5_tainted_download_fails_and_is_not_retried);
+  CT_ADD(s, F5_a_tainted_read_sets_a_detail_naming_the_root);
+  CT_ADD(s, F5_a_sync_answering_a_tainted_async_read_names_the_root);
+  CT_ADD(s, a_call_that_succeeds_leaves_the_detail_empty);
   CT_ADD(s, F6_failure_taints_buffer_of_another_stream);
   CT_ADD(s, F9_every_failure_logged_exactly_once);
+  CT_ADD(s, F9_a_record_without_an_opencl_status_shows_none);
   CT_ADD(s, F9_log_off_logs_nothing);
   CT_ADD(s, F10_ten_thousand_skips_allocate_nothing);
   return ct_run(s);

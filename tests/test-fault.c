@@ -209,6 +209,95 @@ START_TEST(malformed_specs_are_econfig_and_leave_nothing) {
 }
 END_TEST
 
+/* The spec must be CLS_ECONFIG, from the option and from $CLS_FAULT,
+ * leave nothing behind, and quote `quoted` in the detail. */
+static void refused(const char *spec, const char *quoted) {
+  struct cls_context_options o = opts_with(spec);
+  cls_context *c = (cls_context *)&o;
+  ct_heap_start();
+  int rc = cls_context_create(&c, &o);
+  ct_heap_stop();
+  ck_assert_msg(rc == CLS_ECONFIG, "'%.40s': expected CLS_ECONFIG, got %s: %s", spec,
+                cls_err_name(rc), cls_last_error_detail());
+  ck_assert_ptr_null(c);
+  ck_assert_msg(ct_heap_net == 0, "'%.40s': %ld heap blocks left behind", spec, ct_heap_net);
+  ck_assert_msg(strstr(cls_last_error_detail(), quoted) != NULL,
+                "'%.40s': the detail should quote '%s': %s", spec, quoted,
+                cls_last_error_detail());
+  ck_assert_int_eq(setenv("CLS_FAULT", spec, 1), 0);
+  c = (cls_context *)&o;
+  rc = cls_context_create(&c, NULL);
+  unsetenv("CLS_FAULT");
+  ck_assert_msg(rc == CLS_ECONFIG, "CLS_FAULT='%.40s': got %s", spec, cls_err_name(rc));
+  ck_assert_ptr_null(c);
+}
+
+/* ";;" and 100 KB of ';' used to mean "no faults": an empty fault is a
+ * mistake, refused at once (and quickly).  Only the empty spec is none. */
+START_TEST(empty_faults_are_refused_even_100k_semicolons) {
+  refused(";", "empty item");
+  refused(";;", "empty item");
+  refused("enqueue:nth=1;", "empty item at offset 14");
+  refused(";enqueue:nth=1", "empty item at offset 0");
+  refused("enqueue:nth=1;;complete:kernel=k", "empty item at offset 14");
+  refused("enqueue:nth=1,", "empty item");
+  refused("enqueue:,nth=1", "empty item");
+  enum { BIG = 100 * 1024 };
+  char *big = malloc(BIG + 1);
+  ck_assert_ptr_nonnull(big);
+  memset(big, ';', BIG);
+  big[BIG] = '\0';
+  refused(big, "(102400 characters)");
+  ck_assert_uint_lt(strlen(cls_last_error_detail()), 1024); /* quoted cut short */
+  free(big);
+  struct cls_context_options o = opts_with("");
+  cls_context_destroy(ct_context_opts(&o));
+}
+END_TEST
+
+/* "nth= 1" was refused while " enqueue:nth=1" and "a; b" were accepted:
+ * now whitespace is refused wherever it is. */
+START_TEST(whitespace_is_refused_anywhere_in_a_spec) {
+  refused("enqueue:nth= 1", "whitespace at offset 12");
+  refused(" enqueue:nth=1", "whitespace at offset 0");
+  refused("enqueue:nth=1 ", "whitespace");
+  refused("enqueue:nth=1; complete:kernel=k", "whitespace at offset 14");
+  refused("enqueue :nth=1", "whitespace");
+  refused("enqueue:kernel=a b", "whitespace");
+  refused("enqueue:nth=1\t", "whitespace");
+}
+END_TEST
+
+START_TEST(a_key_given_twice_is_refused) {
+  refused("enqueue:nth=1,nth=2", "nth given twice");
+  refused("enqueue:kernel=a,kernel=b", "kernel given twice");
+  refused("complete:status=-5,times=2,status=-6", "status given twice");
+  /* Twice in different faults is two faults. */
+  struct cls_context_options o = opts_with("enqueue:nth=1;enqueue:nth=2");
+  cls_context_destroy(ct_context_opts(&o));
+}
+END_TEST
+
+/* Numbers are unsigned decimals, checked against their range as given. */
+START_TEST(fault_numbers_take_digits_only) {
+  refused("enqueue:nth=+1", "'+1'");
+  refused("enqueue:stream=+0", "'+0'");
+  refused("enqueue:times=1x", "'1x'");
+  refused("enqueue:nth=18446744073709551616", "'18446744073709551616'");
+  refused("enqueue:status=-99999999999999999999", "'-99999999999999999999'");
+  refused("enqueue:status=+5", "'+5'");
+  refused("enqueue:status=-0", "'-0'");
+  struct cls_context_options o = opts_with("enqueue:nth=18446744073709551615,status=-10000");
+  cls_context_destroy(ct_context_opts(&o));
+}
+END_TEST
+
+START_TEST(keys_that_do_not_apply_to_alloc_are_refused) {
+  refused("alloc:kernel=k", "kernel does not apply to alloc");
+  refused("alloc:op=launch", "op does not apply to alloc");
+}
+END_TEST
+
 START_TEST(environment_variable_is_read) {
   /* Malformed in the environment. */
   ck_assert_int_eq(setenv("CLS_FAULT", "enqueue:nth=0", 1), 0);
@@ -430,6 +519,11 @@ int main(void) {
   Suite *s = suite_create("fault");
   CT_ADD(s, valid_specs_are_accepted);
   CT_ADD(s, malformed_specs_are_econfig_and_leave_nothing);
+  CT_ADD(s, empty_faults_are_refused_even_100k_semicolons);
+  CT_ADD(s, whitespace_is_refused_anywhere_in_a_spec);
+  CT_ADD(s, a_key_given_twice_is_refused);
+  CT_ADD(s, fault_numbers_take_digits_only);
+  CT_ADD(s, keys_that_do_not_apply_to_alloc_are_refused);
   CT_ADD(s, environment_variable_is_read);
   CT_ADD(s, enqueue_fault_is_returned_by_the_call);
   CT_ADD(s, alloc_nth_3_fails_exactly_the_third_allocation);

@@ -83,8 +83,8 @@ START_TEST(device_calls_reject_bad_arguments) {
   } bad[] = {
       {"-1:0", CLS_ECONFIG},       {"0:-1", CLS_ECONFIG},      {"-5:-5", CLS_ECONFIG},
       {"99:0", CLS_ENODEV},        {"0:99", CLS_ENODEV},       {"2147483647:0", CLS_ENODEV},
-      {"no-such-device-xyz", CLS_ENODEV}, {":", CLS_ENODEV},   {"1:", CLS_ENODEV},
-      {"0:0:0", CLS_ENODEV},
+      {"no-such-device-xyz", CLS_ENODEV}, {":", CLS_ECONFIG},  {"1:", CLS_ECONFIG},
+      {"0:0:0", CLS_ECONFIG},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     int rc = cls_device_select(bad[i].spec, info);
@@ -194,12 +194,13 @@ START_TEST(malformed_fault_specs_are_econfig) {
     assert_create_fails(NULL, CLS_ECONFIG, 0, bad[i]);
     unsetenv("CLS_FAULT");
   }
-  /* Empty specs mean no faults. */
-  const char *empty[] = {"", ";", " ; ;"};
+  /* An empty spec means no faults; empty faults are malformed. */
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .fault = ""};
+  cls_context_destroy(ct_context_opts(&o));
+  const char *empty[] = {";", " ; ;", ";;"};
   for (size_t i = 0; i < sizeof empty / sizeof *empty; i++) {
-    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .fault = empty[i]};
-    cls_context *c = ct_context_opts(&o);
-    cls_context_destroy(c);
+    o.fault = empty[i];
+    assert_create_fails(&o, CLS_ECONFIG, 0, empty[i]);
   }
   assert_context_works();
 }

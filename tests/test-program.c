@@ -146,6 +146,20 @@ START_TEST(unknown_kernel_name_is_enokernel) {
 }
 END_TEST
 
+/* The detail says what to ask for instead: the kernels the program has. */
+START_TEST(unknown_kernel_lists_the_kernels_the_program_has) {
+  cls_program *p = ct_build(ctx, CT_FILL_SRC CT_ADD_SRC CT_COPY_SRC, NULL);
+  cls_kernel *k = NULL;
+  CT_ERR(cls_kernel_get(ctx, p, "fil_k", &k), CLS_ENOKERNEL);
+  const char *d = cls_last_error_detail();
+  ck_assert_msg(strstr(d, "'fil_k'") != NULL, "the detail names the kernel asked for: %s", d);
+  const char *has = strstr(d, "the program has:");
+  ck_assert_msg(has != NULL, "no list of kernels: %s", d);
+  ck_assert_msg(strstr(has, "fill_k") && strstr(has, "add_k") && strstr(has, "copy_k"), "%s", d);
+  CT_OK(cls_program_release(ctx, p));
+}
+END_TEST
+
 START_TEST(kernel_outlives_released_program) {
   cls_program *p = ct_build(ctx, VAL_SRC, "-DVAL=42");
   cls_kernel *k = ct_get_kernel(ctx, p, "val_k");
@@ -253,6 +267,7 @@ int main(void) {
   ADD(bogus_build_option_is_ebuild);
   ADD(failed_build_reaches_the_read_with_its_log);
   ADD(unknown_kernel_name_is_enokernel);
+  ADD(unknown_kernel_lists_the_kernels_the_program_has);
   ADD(kernel_outlives_released_program);
   ADD(build_again_after_release);
   ADD(release_then_destroy_is_clean);

@@ -122,6 +122,83 @@ START_TEST(selection_by_name_and_parameters) {
 }
 END_TEST
 
+/* create_rc(spec) must be CLS_ECONFIG, from the option and from
+ * $CLS_SCHEDULER, with `quoted` in the detail. */
+static void refused(const char *spec, const char *quoted) {
+  int rc = create_rc(spec);
+  ck_assert_msg(rc == CLS_ECONFIG, "'%s': expected CLS_ECONFIG, got %s: %s", spec,
+                cls_err_name(rc), cls_last_error_detail());
+  ck_assert_msg(strstr(cls_last_error_detail(), quoted) != NULL,
+                "'%s': the detail should quote '%s': %s", spec, quoted, cls_last_error_detail());
+  ck_assert_int_eq(setenv("CLS_SCHEDULER", spec, 1), 0);
+  cls_context *c = (cls_context *)&c;
+  rc = cls_context_create(&c, NULL);
+  unsetenv("CLS_SCHEDULER");
+  ck_assert_msg(rc == CLS_ECONFIG, "CLS_SCHEDULER='%s': got %s", spec, cls_err_name(rc));
+  ck_assert_ptr_null(c);
+}
+
+/* Counts are unsigned decimals: no sign, no space, never empty. */
+START_TEST(parameter_numbers_take_digits_only) {
+  refused("scheduler:max_tasks=+5", "'+5'");
+  refused("scheduler:max_tasks= 5", "whitespace");
+  refused("scheduler:max_tasks=5 ", "whitespace");
+  refused("scheduler:max_tasks=-1", "'-1'");
+  refused("scheduler:max_tasks=0x10", "'0x10'");
+  refused("scheduler:queues=+2", "'+2'");
+  refused("scheduler:max_tasks=", "max_tasks");
+  refused(" scheduler", "whitespace");
+  refused("scheduler :interleave", "whitespace");
+}
+END_TEST
+
+/* The detail of a value out of range quotes the value given, never what
+ * it wrapped or saturated to. */
+START_TEST(a_count_out_of_range_is_quoted_as_given) {
+  refused("scheduler:max_tasks=18446744073709551616", "'18446744073709551616'");
+  ck_assert_msg(strstr(cls_last_error_detail(), "18446744073709551615") == NULL, "%s",
+                cls_last_error_detail());
+  refused("scheduler:max_tasks=99999999999999999999", "'99999999999999999999'");
+  ck_assert_msg(strstr(cls_last_error_detail(), "18446744073709551615") == NULL, "%s",
+                cls_last_error_detail());
+  refused("scheduler:max_tasks=1048577", "'1048577'");
+  refused("scheduler:queues=65", "'65'");
+  /* The bounds themselves are accepted. */
+  ck_assert_int_eq(create_rc("scheduler:max_tasks=1048576,queues=64"), CLS_OK);
+  ck_assert_int_eq(create_rc("scheduler:max_tasks=1,queues=1"), CLS_OK);
+}
+END_TEST
+
+/* No empty parameter list or item: "scheduler:,,," used to be plain
+ * "scheduler". */
+START_TEST(empty_parameters_are_refused) {
+  refused("scheduler:,,,", "empty item");
+  refused("scheduler:", "nothing after ':'");
+  refused("event:", "nothing after ':'");
+  refused("scheduler:interleave,", "empty item");
+  refused("scheduler:,interleave", "empty item");
+  refused("scheduler:sequential,,max_tasks=4", "empty item");
+}
+END_TEST
+
+START_TEST(a_parameter_given_twice_is_refused) {
+  refused("scheduler:max_tasks=4,max_tasks=5", "max_tasks given twice");
+  refused("scheduler:queues=2,max_tasks=4,queues=2", "queues given twice");
+  refused("scheduler:sequential,interleave", "strategy comes first");
+}
+END_TEST
+
+/* interleave puts every stream's tasks onto one queue: a count of queues
+ * would be ignored, so it is refused. */
+START_TEST(queues_does_not_apply_to_interleave) {
+  refused("scheduler:interleave,queues=7", "queues does not apply to interleave");
+  refused("scheduler:interleave,queues=1", "queues does not apply to interleave");
+  ck_assert_int_eq(create_rc("scheduler:interleave,max_tasks=3"), CLS_OK);
+  ck_assert_int_eq(create_rc("scheduler:sequential,queues=7"), CLS_OK);
+  ck_assert_int_eq(create_rc("scheduler:queues=7"), CLS_OK);
+}
+END_TEST
+
 START_TEST(help_lists_the_drivers_with_descriptions) {
   ck_assert_int_eq(create_rc("help"), CLS_EDRIVER);
   const char *d = cls_last_error_detail();
@@ -342,6 +419,11 @@ int main(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, registry_lists_both_drivers_and_a_built_default);
   tcase_add_test(tc, selection_by_name_and_parameters);
+  tcase_add_test(tc, parameter_numbers_take_digits_only);
+  tcase_add_test(tc, a_count_out_of_range_is_quoted_as_given);
+  tcase_add_test(tc, empty_parameters_are_refused);
+  tcase_add_test(tc, a_parameter_given_twice_is_refused);
+  tcase_add_test(tc, queues_does_not_apply_to_interleave);
   tcase_add_test(tc, help_lists_the_drivers_with_descriptions);
   tcase_add_test(tc, environment_overrides_the_default_and_options_override_it);
   tcase_add_test(tc, batching_k_tasks_take_about_k_over_m_flushes);

@@ -5,14 +5,15 @@
  * command is enqueued at the call, so the driver keeps no state of its
  * own. */
 #include "driver/driver.h"
+#include "util/parse.h"
 
 #include <stdlib.h>
 
 static int ev_create(cls_context *ctx, const char *params, struct cls__driver **out) {
   (void)ctx;
-  if (params && *params)
-    return cls__error(CLS_ECONFIG, 0, "the event driver takes no parameters ('%s' given)",
-                      params);
+  if (params)
+    return cls__parse_fail(&(struct cls__parser){"CLS_SCHEDULER", params, "event:"},
+                           "the event driver takes no parameters");
   struct cls__driver *d = calloc(1, sizeof *d);
   if (!d)
     return cls__error(CLS_ENOMEM, 0, "out of host memory");

@@ -1,56 +1,79 @@
 /* Parameters of the scheduler driver, as CLS_SCHEDULER gives them after
  * "scheduler:": [STRATEGY][,max_tasks=N][,queues=M] (scheduler.c says what
- * they mean). */
+ * they mean), read with the library's one parser (src/util/parse.h). */
 #include "sched.h"
-
-#include <stdlib.h>
+#include "util/parse.h"
 
 #define DEFAULT_MAX_TASKS 32
+#define MAX_MAX_TASKS (1u << 20)
+
+enum { KEY_MAX_TASKS, KEY_QUEUES };
+static const char *const key_names[] = {"max_tasks", "queues"};
+
+/* The first item, when it is a word and not KEY=VALUE. */
+static int parse_strategy(const struct cls__parser *ps, struct cls__span item,
+                          struct sched_driver *d) {
+  if (cls__span_is(item, "sequential")) {
+    d->strategy = SEQUENTIAL;
+    return CLS_OK;
+  }
+  if (cls__span_is(item, "interleave")) {
+    d->strategy = INTERLEAVE;
+    return CLS_OK;
+  }
+  for (size_t i = 0; i < sizeof key_names / sizeof *key_names; i++)
+    if (cls__span_is(item, key_names[i]))
+      return cls__parse_fail(ps, "%s needs a value (%s=N)", key_names[i], key_names[i]);
+  cls__parse_fail(ps, "unknown strategy ");
+  cls__parse_append_quoted(item);
+  cls__error_append(" (sequential, interleave)");
+  return CLS_ECONFIG;
+}
 
 int cls__sched_parse_params(struct sched_driver *d, const char *params) {
   d->strategy = SEQUENTIAL;
   d->max_tasks = DEFAULT_MAX_TASKS;
   d->nqueues = 0;
-  if (!params || !*params)
+  if (!params)
     return CLS_OK;
-  char buf[256];
-  if (strlen(params) >= sizeof buf)
-    return cls__error(CLS_ECONFIG, 0, "scheduler parameters too long");
-  strcpy(buf, params);
-  char *save = NULL;
-  bool first = true;
-  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), first = false) {
-    char *eq = strchr(tok, '=');
-    if (!eq) {
-      if (!first)
-        return cls__error(CLS_ECONFIG, 0, "scheduler: '%s': the strategy comes first", tok);
-      if (strcmp(tok, "sequential") == 0)
-        d->strategy = SEQUENTIAL;
-      else if (strcmp(tok, "interleave") == 0)
-        d->strategy = INTERLEAVE;
-      else
-        return cls__error(CLS_ECONFIG, 0,
-                          "scheduler: unknown strategy '%s' (sequential, interleave)", tok);
+  struct cls__parser ps = {"CLS_SCHEDULER", params, "scheduler:"};
+  struct cls__items it;
+  cls__items_init(&it, &ps, cls__span_of(params), ',');
+  struct cls__keys keys = {key_names, sizeof key_names / sizeof *key_names, 0};
+  struct cls__span item, value;
+  int rc;
+  for (bool first = true; (rc = cls__items_next(&it, &item)) > 0; first = false) {
+    if (!memchr(item.p, '=', item.n)) {
+      if (!first) {
+        cls__parse_fail(&ps, "the strategy comes first (");
+        cls__parse_append_quoted(item);
+        cls__error_append(" follows a parameter)");
+        return CLS_ECONFIG;
+      }
+      if ((rc = parse_strategy(&ps, item, d)) < 0)
+        return rc;
       continue;
     }
-    *eq = '\0';
-    char *end;
-    unsigned long v = strtoul(eq + 1, &end, 10);
-    if (!eq[1] || *end || eq[1] == '-')
-      return cls__error(CLS_ECONFIG, 0, "scheduler: %s=%s is not a count", tok, eq + 1);
-    if (strcmp(tok, "max_tasks") == 0) {
-      if (v < 1 || v > 1u << 20)
-        return cls__error(CLS_ECONFIG, 0, "scheduler: max_tasks=%lu (1..%u)", v, 1u << 20);
+    int key = cls__parse_kv(&ps, item, &keys, &value);
+    if (key < 0)
+      return key;
+    uint64_t v;
+    if (key == KEY_MAX_TASKS) {
+      if ((rc = cls__parse_uint(&ps, "max_tasks", value, 1, MAX_MAX_TASKS, &v)) < 0)
+        return rc;
       d->max_tasks = (unsigned)v;
-    } else if (strcmp(tok, "queues") == 0) {
-      if (v < 1 || v > CLS_MAX_STREAMS)
-        return cls__error(CLS_ECONFIG, 0, "scheduler: queues=%lu (1..%d)", v, CLS_MAX_STREAMS);
-      d->nqueues = (int)v;
     } else {
-      return cls__error(CLS_ECONFIG, 0, "scheduler: unknown parameter '%s' (max_tasks, queues)",
-                        tok);
+      /* interleave has one queue: a count of queues would be ignored. */
+      if (d->strategy == INTERLEAVE)
+        return cls__parse_fail(&ps, "queues does not apply to interleave (it puts every "
+                                    "stream's tasks onto one queue)");
+      if ((rc = cls__parse_uint(&ps, "queues", value, 1, CLS_MAX_STREAMS, &v)) < 0)
+        return rc;
+      d->nqueues = (int)v;
     }
   }
+  if (rc < 0)
+    return rc;
   if (d->strategy == INTERLEAVE)
     d->nqueues = 1; /* one queue takes every stream's tasks */
   return CLS_OK;

@@ -165,7 +165,7 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
                     stream, cls_cl_status_name(cmd.stream->failed_status));
     goto out;
   }
-  rc = cls__read_report(ctx, &src, 1, report);
+  rc = cls__read_report(ctx, "download", stream, &src, 1, report);
 out:
   cls__unlock(ctx);
   return rc;
@@ -265,7 +265,7 @@ CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs, cls_re
   ENTER(ctx);
   int rc = cls__poll_all(ctx, false);
   if (rc == CLS_OK)
-    rc = cls__read_report(ctx, bufs, n, report);
+    rc = cls__read_report(ctx, "check", -1, bufs, n, report);
   cls__unlock(ctx);
   return rc;
 }

@@ -77,6 +77,7 @@ static int start_streams(cls_context *ctx, const struct cls_context_options *opt
 }
 
 CLS_API int cls_context_create(cls_context **out, const struct cls_context_options *opts) {
+  cls__error_clear();
   if (!out)
     return cls__error(CLS_EINVAL, 0, "cls_context_create: NULL out");
   *out = NULL;
@@ -166,7 +167,7 @@ static void free_reads(cls_context *ctx) {
 CLS_API void cls_context_destroy(cls_context *ctx) {
   if (!ctx)
     return;
-  cls__lock(ctx);
+  cls__lock_take(&ctx->lock); /* keeps the detail: this call reports nothing */
   /* Streams first (their work waited for, then their backends and
    * memory), then the driver, then what the rules kept. */
   cls__poll_all(ctx, true);
@@ -193,6 +194,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
 }
 
 CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out) {
+  cls__error_clear();
   if (!ctx || !out)
     return cls__error(CLS_EINVAL, 0, "cls_context_device: NULL argument");
   *out = ctx->info;
@@ -200,6 +202,7 @@ CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out) {
 }
 
 CLS_API int cls_context_quirks(cls_context *ctx, struct cls_quirks *out) {
+  cls__error_clear();
   if (!ctx || !out)
     return cls__error(CLS_EINVAL, 0, "cls_context_quirks: NULL argument");
   if (out->version < 1 || out->version > CLS_QUIRKS_VERSION)

@@ -3,6 +3,7 @@
 #include "failure/inflight.h"
 #include "stream/pool.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,12 +57,15 @@ static int finish_reads(cls_context *ctx, int stream, cls_report **report) {
   }
   if (!nfound)
     return CLS_OK;
-  int rc = cls__report_from(found, nfound, report);
+  char what[32];
+  if (stream >= 0)
+    snprintf(what, sizeof what, "sync of stream %d", stream);
+  else
+    snprintf(what, sizeof what, "sync");
+  int rc = cls__report_from(what, found, nfound, report);
   for (size_t i = 0; i < nfound; i++)
     cls__failure_unref(found[i]);
-  return rc == CLS_ETAINTED
-             ? cls__error(CLS_ETAINTED, 0, "a non-blocking download read data that failed")
-             : rc;
+  return rc;
 }
 
 CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {

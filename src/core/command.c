@@ -90,9 +90,11 @@ static struct cls__failure *late_input_failure(cls_context *ctx, struct cls__cmd
 int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
                 cls_report **report) {
   if (cmd->kind == CLS__CMD_READ)
-    return cls__read_report(ctx, &cmd->bind[0].handle, 1, report);
+    return cls__read_report(ctx, cmd->op, cmd->stream->id, &cmd->bind[0].handle, 1, report);
   skip(ctx, cmd, found, cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op);
-  return cls__error_code(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED);
+  if (cmd->kind == CLS__CMD_COPY)
+    return cls__copy_tainted(cmd->op, cmd->stream->id, cmd->bind[0].handle, found);
+  return cls__error_code(CLS_ESKIPPED);
 }
 
 /* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */

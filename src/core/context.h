@@ -62,7 +62,14 @@ struct cls_context {
   size_t taint_cap;
 };
 
-static inline void cls__lock(cls_context *ctx) { cls__lock_take(&ctx->lock); }
+/* Every public entry point that returns a status takes the lock here,
+ * once: the thread's error detail is cleared on the way in, so a call that
+ * succeeds never shows the text of an earlier one (cls_context_destroy,
+ * which returns nothing, takes the lock itself and keeps the detail). */
+static inline void cls__lock(cls_context *ctx) {
+  cls__error_clear();
+  cls__lock_take(&ctx->lock);
+}
 static inline void cls__unlock(cls_context *ctx) { cls__lock_give(&ctx->lock); }
 
 #endif /* CLS_CONTEXT_H */

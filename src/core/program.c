@@ -304,6 +304,28 @@ unknown:
   k->argsize = NULL;
 }
 
+/* What a CLS_ENOKERNEL detail offers instead: the program's kernels, as
+ * OpenCL lists them, or why they cannot be listed. */
+static void append_kernel_names(cl_program program) {
+  size_t n = 0;
+  char *names = NULL;
+  if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &n) != CL_SUCCESS || n == 0 ||
+      !(names = malloc(n)) ||
+      clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, n, names, NULL) != CL_SUCCESS) {
+    free(names);
+    cls__error_append("; the program's kernels cannot be listed on this platform");
+    return;
+  }
+  names[n - 1] = '\0';
+  if (!names[0])
+    cls__error_append("; the program has no kernels");
+  else
+    cls__error_append("; the program has:");
+  for (char *save = NULL, *k = strtok_r(names, ";", &save); k; k = strtok_r(NULL, ";", &save))
+    cls__error_append(" %s%s", k, save && *save ? "," : "");
+  free(names);
+}
+
 CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name,
                            cls_kernel **out) {
   if (!ctx || !prog || !name || !out)
@@ -329,6 +351,8 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
     if (crc != CL_SUCCESS) {
       rc = cls__error(crc == CL_INVALID_KERNEL_NAME ? CLS_ENOKERNEL : CLS_ECL, crc,
                       "kernel '%s': %s", name, cls_cl_status_name(crc));
+      if (rc == CLS_ENOKERNEL)
+        append_kernel_names(prog->program);
       goto done;
     }
   }
@@ -364,6 +388,7 @@ CLS_API const char *cls_kernel_name(const cls_kernel *k) {
 }
 
 CLS_API int cls_kernel_num_args(const cls_kernel *k) {
+  cls__error_clear();
   if (!k || k->magic != CLS__KERNEL_MAGIC)
     return cls__error(CLS_EINVAL, 0, "cls_kernel_num_args: not a kernel");
   return (int)k->nargs;

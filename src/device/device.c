@@ -1,7 +1,9 @@
 /* Device enumeration and the CLS_DEVICE selection rules. */
 #include "device/device.h"
+#include "util/parse.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +138,7 @@ static int list_one(void *arg, cl_platform_id p, cl_device_id d,
 }
 
 CLS_API int cls_device_list(struct cls_device_info *out, size_t cap, size_t *count) {
+  cls__error_clear();
   if (!count || (cap && !out))
     return cls__error(CLS_EINVAL, 0, "cls_device_list: NULL argument");
   struct list_arg a = {out, cap, 0};
@@ -205,27 +208,49 @@ static int describe(void *arg, cl_platform_id p, cl_device_id d,
   return 0;
 }
 
+/* "P:D": two indices, unsigned decimals.  Beyond INT_MAX no platform or
+ * device can exist: refused as malformed, never wrapped onto another. */
+static int parse_indices(const struct cls__parser *ps, struct select_arg *a) {
+  struct cls__span p, d, all = cls__span_of(ps->text);
+  cls__span_split(all, ':', &p, &d);
+  uint64_t pi, di;
+  int rc;
+  if ((rc = cls__parse_uint(ps, "platform index", p, 0, INT_MAX, &pi)) < 0 ||
+      (rc = cls__parse_uint(ps, "device index", d, 0, INT_MAX, &di)) < 0)
+    return rc;
+  a->how = SEL_INDEX;
+  a->p = (int)pi;
+  a->d = (int)di;
+  return CLS_OK;
+}
+
+/* The CLS_DEVICE grammar: "" (the default), "P:D" (anything with a ':'),
+ * a type, or a name substring; no whitespace anywhere (src/util/parse.h). */
+static int parse_spec(const char *spec, struct select_arg *a) {
+  struct cls__parser ps = {"CLS_DEVICE", spec, NULL};
+  int rc = cls__parse_text(&ps);
+  if (rc < 0)
+    return rc;
+  if (strchr(spec, ':'))
+    return parse_indices(&ps, a);
+  if (strcasecmp(spec, "cpu") == 0) {
+    a->how = SEL_TYPE, a->type = CLS_DEVICE_CPU;
+  } else if (strcasecmp(spec, "gpu") == 0) {
+    a->how = SEL_TYPE, a->type = CLS_DEVICE_GPU;
+  } else if (strcasecmp(spec, "accelerator") == 0) {
+    a->how = SEL_TYPE, a->type = CLS_DEVICE_ACCELERATOR;
+  } else {
+    a->how = SEL_NAME;
+    a->name = spec;
+  }
+  return CLS_OK;
+}
+
 int cls__device_choose(const char *spec, struct cls__device_choice *out) {
   struct select_arg a = {.how = SEL_DEFAULT, .out = out};
-  if (spec && *spec) {
-    int p, d, used = 0;
-    if (sscanf(spec, "%d:%d%n", &p, &d, &used) == 2 && spec[used] == '\0') {
-      if (p < 0 || d < 0)
-        return cls__error(CLS_ECONFIG, 0, "device '%s': indices must be >= 0", spec);
-      a.how = SEL_INDEX;
-      a.p = p;
-      a.d = d;
-    } else if (strcasecmp(spec, "cpu") == 0) {
-      a.how = SEL_TYPE, a.type = CLS_DEVICE_CPU;
-    } else if (strcasecmp(spec, "gpu") == 0) {
-      a.how = SEL_TYPE, a.type = CLS_DEVICE_GPU;
-    } else if (strcasecmp(spec, "accelerator") == 0) {
-      a.how = SEL_TYPE, a.type = CLS_DEVICE_ACCELERATOR;
-    } else {
-      a.how = SEL_NAME;
-      a.name = spec;
-    }
-  }
+  int rc;
+  if (spec && *spec && (rc = parse_spec(spec, &a)) < 0)
+    return rc;
   int seen = visit(select_one, &a);
   if (seen < 0)
     return seen;
@@ -246,6 +271,7 @@ int cls__device_choose(const char *spec, struct cls__device_choice *out) {
 }
 
 CLS_API int cls_device_select(const char *spec, struct cls_device_info *out) {
+  cls__error_clear();
   if (!out)
     return cls__error(CLS_EINVAL, 0, "cls_device_select: NULL out");
   struct cls__device_choice c;

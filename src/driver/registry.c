@@ -1,5 +1,6 @@
 /* The driver registry: one table of ops structs, and selection by name. */
 #include "driver/driver.h"
+#include "util/parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,19 @@ static void list_drivers(void) {
                       strcmp(drivers[i]->name, CLS_DEFAULT_DRIVER) == 0 ? " (default)" : "");
 }
 
+/* The CLS_SCHEDULER grammar is NAME[:PARAMETERS]; the driver parses its
+ * parameters (src/util/parse.h), this the whole text and the name. */
 int cls__driver_find(const char *spec, const struct cls__driver_ops **out, const char **params) {
   if (!spec || !*spec)
     spec = CLS_DEFAULT_DRIVER;
+  struct cls__parser ps = {"CLS_SCHEDULER", spec, NULL};
+  int rc = cls__parse_text(&ps);
+  if (rc < 0)
+    return rc;
   size_t n = strcspn(spec, ":");
   *params = spec[n] == ':' ? spec + n + 1 : NULL;
+  if (*params && !**params)
+    return cls__parse_fail(&ps, "nothing after ':' (drop the ':' or give parameters)");
   if (n == 4 && strncmp(spec, "help", 4) == 0) {
     cls__error(CLS_EDRIVER, 0, "scheduler drivers:");
     list_drivers();
@@ -50,6 +59,7 @@ int cls__driver_find(const char *spec, const struct cls__driver_ops **out, const
 CLS_API size_t cls_driver_count(void) { return NDRIVERS; }
 
 CLS_API int cls_driver_info(size_t i, const char **name, const char **description) {
+  cls__error_clear();
   if (i >= NDRIVERS)
     return cls__error(CLS_ERANGE, 0, "cls_driver_info: no driver %zu", i);
   if (name)

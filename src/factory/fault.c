@@ -14,14 +14,15 @@
  *                             else every time)
  *          | status=CODE      OpenCL status to fail with, by name
  *                             (CL_OUT_OF_RESOURCES) or number (-5)
- * A fault needs at least one key.  "complete" faults enqueue the command
+ * A fault needs at least one key, each key at most once; no whitespace and
+ * no empty fault or key anywhere (src/util/parse.h: the rules every
+ * configuration string follows).  "complete" faults enqueue the command
  * for real (so no real command ever waits on a failed event) and report it
  * failed when poll() sees it finish. */
 #include "factory/call.h"
 #include "factory/fault.h"
+#include "util/parse.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,102 +56,112 @@ void cls__fault_config_free(struct cls__fault_config *cfg) {
   free(cfg);
 }
 
-static bool parse_u64(const char *s, uint64_t *out) {
-  if (!*s || !isdigit((unsigned char)*s))
-    return false;
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end)
-    return false;
-  *out = v;
-  return true;
-}
-
-static bool parse_status(const char *s, cl_int *out) {
-  if (s[0] == '-') {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || v >= 0 || v < -10000)
-      return false;
-    *out = (cl_int)v;
-    return true;
+/* An OpenCL status: its name, or a negative number (-5). */
+static int parse_status(const struct cls__parser *ps, struct cls__span v, cl_int *out) {
+  uint64_t u;
+  if (v.n > 1 && v.p[0] == '-' &&
+      cls__parse_uint(ps, "status", (struct cls__span){v.p + 1, v.n - 1}, 1, 10000, &u) == 0) {
+    *out = -(cl_int)u;
+    return CLS_OK;
   }
-  for (int c = -1; c > -80; c--)
-    if (strcmp(cls_cl_status_name(c), s) == 0) {
+  for (int c = -1; c > -80 && v.p[0] != '-'; c--)
+    if (cls__span_is(v, cls_cl_status_name(c))) {
       *out = c;
-      return true;
+      return CLS_OK;
     }
-  return false;
+  cls__parse_fail(ps, "status ");
+  cls__parse_append_quoted(v);
+  cls__error_append(" is neither an OpenCL error name (CL_OUT_OF_RESOURCES) nor a number in "
+                    "-10000..-1");
+  return CLS_ECONFIG;
 }
 
 static const char *const ops[] = {"launch", "upload", "download", "copy", "fill"};
 
-static int parse_one(char *text, struct fault *f) {
-  char *colon = strchr(text, ':');
-  if (!colon)
-    return cls__error(CLS_ECONFIG, 0, "fault '%s': expected WHEN:KEY=VALUE", text);
-  *colon = '\0';
-  if (strcmp(text, "enqueue") == 0)
+enum { K_KERNEL, K_OP, K_STREAM, K_NTH, K_TIMES, K_STATUS };
+static const char *const key_names[] = {"kernel", "op", "stream", "nth", "times", "status"};
+
+/* Duplicates a value (a kernel or op name) into *out. */
+static int keep(struct cls__span v, char **out) {
+  if (!(*out = malloc(v.n + 1)))
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  memcpy(*out, v.p, v.n);
+  (*out)[v.n] = '\0';
+  return CLS_OK;
+}
+
+static int parse_key(const struct cls__parser *ps, int key, struct cls__span v, struct fault *f) {
+  uint64_t u;
+  int rc;
+  if ((key == K_KERNEL || key == K_OP) && f->when == W_ALLOC)
+    return cls__parse_fail(ps, "%s does not apply to alloc", key_names[key]);
+  switch (key) {
+  case K_KERNEL:
+    return keep(v, &f->kernel);
+  case K_OP:
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+      if (cls__span_is(v, ops[i]))
+        return keep(v, &f->op);
+    cls__parse_fail(ps, "op ");
+    cls__parse_append_quoted(v);
+    cls__error_append(" is not one of launch, upload, download, copy, fill");
+    return CLS_ECONFIG;
+  case K_STREAM:
+    if ((rc = cls__parse_uint(ps, "stream", v, 0, CLS_MAX_STREAMS - 1, &u)) == CLS_OK)
+      f->stream = (int)u;
+    return rc;
+  case K_NTH:
+    return cls__parse_uint(ps, "nth", v, 1, UINT64_MAX, &f->nth);
+  case K_TIMES:
+    return cls__parse_uint(ps, "times", v, 1, UINT64_MAX, &f->times);
+  default:
+    return parse_status(ps, v, &f->status);
+  }
+}
+
+/* One fault: WHEN:KEY=VALUE{,KEY=VALUE}. */
+static int parse_one(const struct cls__parser *ps, struct cls__span text, struct fault *f) {
+  struct cls__span when, rest;
+  if (!cls__span_split(text, ':', &when, &rest)) {
+    cls__parse_fail(ps, "fault ");
+    cls__parse_append_quoted(text);
+    cls__error_append(": expected WHEN:KEY=VALUE");
+    return CLS_ECONFIG;
+  }
+  if (cls__span_is(when, "enqueue"))
     f->when = W_ENQUEUE;
-  else if (strcmp(text, "complete") == 0)
+  else if (cls__span_is(when, "complete"))
     f->when = W_COMPLETE;
-  else if (strcmp(text, "alloc") == 0)
+  else if (cls__span_is(when, "alloc"))
     f->when = W_ALLOC;
-  else
-    return cls__error(CLS_ECONFIG, 0, "fault '%s': unknown WHEN (enqueue, complete, alloc)",
-                      text);
+  else {
+    cls__parse_fail(ps, "unknown WHEN ");
+    cls__parse_append_quoted(when);
+    cls__error_append(" (enqueue, complete, alloc)");
+    return CLS_ECONFIG;
+  }
   f->stream = -1;
   f->status = f->when == W_ALLOC ? CL_MEM_OBJECT_ALLOCATION_FAILURE : CL_OUT_OF_RESOURCES;
-  char *rest = colon + 1;
-  if (!*rest)
-    return cls__error(CLS_ECONFIG, 0, "fault '%s:': needs at least one KEY=VALUE", text);
-  char *save = NULL;
-  for (char *kv = strtok_r(rest, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(kv, '=');
-    if (!eq || eq == kv || !eq[1])
-      return cls__error(CLS_ECONFIG, 0, "fault '%s:%s': expected KEY=VALUE", text, kv);
-    *eq = '\0';
-    const char *v = eq + 1;
-    uint64_t u;
-    if (strcmp(kv, "kernel") == 0) {
-      if (f->when == W_ALLOC)
-        return cls__error(CLS_ECONFIG, 0, "fault 'alloc': kernel= does not apply");
-      free(f->kernel);
-      if (!(f->kernel = strdup(v)))
-        return cls__error(CLS_ENOMEM, 0, "out of host memory");
-    } else if (strcmp(kv, "op") == 0) {
-      bool known = false;
-      for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-        known |= strcmp(ops[i], v) == 0;
-      if (!known || f->when == W_ALLOC)
-        return cls__error(CLS_ECONFIG, 0, "fault '%s': op=%s (launch, upload, download, copy, "
-                          "fill; not for alloc)", text, v);
-      free(f->op);
-      if (!(f->op = strdup(v)))
-        return cls__error(CLS_ENOMEM, 0, "out of host memory");
-    } else if (strcmp(kv, "stream") == 0) {
-      if (!parse_u64(v, &u) || u >= CLS_MAX_STREAMS)
-        return cls__error(CLS_ECONFIG, 0, "fault '%s': stream=%s (0..%d)", text, v,
-                          CLS_MAX_STREAMS - 1);
-      f->stream = (int)u;
-    } else if (strcmp(kv, "nth") == 0) {
-      if (!parse_u64(v, &u) || u == 0)
-        return cls__error(CLS_ECONFIG, 0, "fault '%s': nth=%s (a count from 1)", text, v);
-      f->nth = u;
-    } else if (strcmp(kv, "times") == 0) {
-      if (!parse_u64(v, &u) || u == 0)
-        return cls__error(CLS_ECONFIG, 0, "fault '%s': times=%s (a count from 1)", text, v);
-      f->times = u;
-    } else if (strcmp(kv, "status") == 0) {
-      if (!parse_status(v, &f->status))
-        return cls__error(CLS_ECONFIG, 0, "fault '%s': status=%s (an OpenCL error name or "
-                          "negative number)", text, v);
-    } else {
-      return cls__error(CLS_ECONFIG, 0, "fault '%s': unknown key '%s' (kernel, op, stream, "
-                        "nth, times, status)", text, kv);
-    }
+  if (rest.n == 0) {
+    cls__parse_fail(ps, "fault ");
+    cls__parse_append_quoted(text);
+    cls__error_append(" needs at least one KEY=VALUE");
+    return CLS_ECONFIG;
   }
+  struct cls__items it;
+  cls__items_init(&it, ps, rest, ',');
+  struct cls__keys keys = {key_names, sizeof key_names / sizeof *key_names, 0};
+  struct cls__span item, v;
+  int rc;
+  while ((rc = cls__items_next(&it, &item)) > 0) {
+    int key = cls__parse_kv(ps, item, &keys, &v);
+    if (key < 0)
+      return key;
+    if ((rc = parse_key(ps, key, v, f)) < 0)
+      return rc;
+  }
+  if (rc < 0)
+    return rc;
   if (f->nth && !f->times)
     f->times = 1;
   return CLS_OK;
@@ -158,45 +169,36 @@ static int parse_one(char *text, struct fault *f) {
 
 int cls__fault_parse(const char *spec, struct cls__fault_config **out) {
   *out = NULL;
-  int rc = CLS_OK;
-  char *copy = strdup(spec);
+  if (!*spec)
+    return CLS_OK; /* empty: no faults, as when unset */
+  struct cls__parser ps = {"CLS_FAULT", spec, NULL};
+  int rc = cls__parse_text(&ps);
+  if (rc < 0)
+    return rc;
   struct cls__fault_config *cfg = calloc(1, sizeof *cfg);
-  if (!copy || !cfg) {
-    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
-    goto fail;
-  }
-  size_t cap = 1;
-  for (const char *p = spec; *p; p++)
-    cap += *p == ';';
-  cfg->faults = calloc(cap, sizeof *cfg->faults);
-  if (!cfg->faults) {
-    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
-    goto fail;
-  }
-  char *save = NULL;
-  for (char *one = strtok_r(copy, ";", &save); one; one = strtok_r(NULL, ";", &save)) {
-    while (isspace((unsigned char)*one))
-      one++;
-    if (!*one)
-      continue;
-    rc = parse_one(one, &cfg->faults[cfg->n]);
-    cfg->n++; /* counted even on failure so its strings are freed */
-    if (rc < 0) {
-      cls__error_append(" (in CLS_FAULT '%s')", spec);
-      goto fail;
+  if (!cfg)
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  size_t cap = 0;
+  struct cls__items it;
+  cls__items_init(&it, &ps, cls__span_of(spec), ';');
+  struct cls__span one;
+  while ((rc = cls__items_next(&it, &one)) > 0) {
+    if (!cls__grow((void **)&cfg->faults, &cap, cfg->n + 1, sizeof *cfg->faults, 4)) {
+      rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+      break;
     }
+    memset(&cfg->faults[cfg->n], 0, sizeof *cfg->faults);
+    rc = parse_one(&ps, one, &cfg->faults[cfg->n]);
+    cfg->n++; /* counted even on failure so its strings are freed */
+    if (rc < 0)
+      break;
   }
-  free(copy);
-  if (cfg->n == 0) {
+  if (rc < 0) {
     cls__fault_config_free(cfg);
-    return CLS_OK;
+    return rc;
   }
   *out = cfg;
   return CLS_OK;
-fail:
-  free(copy);
-  cls__fault_config_free(cfg);
-  return rc;
 }
 
 /* Does a fault fire for this event?  Counts the event either way. */

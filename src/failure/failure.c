@@ -17,16 +17,25 @@ static struct cls__failures *table(cls_context *ctx) {
   return &ctx->failures;
 }
 
-/* F9: one log line per failure, the backstop for a failure nobody reads. */
+/* F9: one log line per failure, the backstop for a failure nobody reads.
+ * Only what the record has: no OpenCL status when none is behind it (a
+ * clstream refusal, a buffer never written), no stream or position when
+ * it names none. */
 static void log_failure(cls_context *ctx, struct cls__failure *f) {
   if (f->logged)
     return;
   f->logged = true;
-  cls__log(&ctx->log, CLS_LOG_ERRORS, "%s%s (%s) in %s%s%s%s on stream %d at %llu: %s",
-           f->async ? "async failure: " : "failure: ", cls_err_name(f->status),
-           cls_cl_status_name(f->cl_status), f->operation, f->kernel[0] ? " of '" : "",
-           f->kernel, f->kernel[0] ? "'" : "", f->stream, (unsigned long long)f->position,
-           f->message);
+  char cl[64] = "", where[64] = "";
+  if (f->cl_status)
+    snprintf(cl, sizeof cl, " (%s)", cls_cl_status_name(f->cl_status));
+  if (f->stream >= 0 && f->position)
+    snprintf(where, sizeof where, " on stream %d at position %llu", f->stream,
+             (unsigned long long)f->position);
+  else if (f->stream >= 0)
+    snprintf(where, sizeof where, " on stream %d", f->stream);
+  cls__log(&ctx->log, CLS_LOG_ERRORS, "%s%s%s in %s%s%s%s%s: %s",
+           f->async ? "async failure: " : "failure: ", cls_err_name(f->status), cl, f->operation,
+           f->kernel[0] ? " of '" : "", f->kernel, f->kernel[0] ? "'" : "", where, f->message);
 }
 
 struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_status,
@@ -61,8 +70,8 @@ struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, 
   if (f == &cls__never_written) {
     int st = cls__handle_stream(h);
     f = cls__failure_mint(ctx, CLS_ETAINTED, 0, "alloc", "", st, 0, false,
-                          "buffer of %zu bytes allocated on stream %d was never written",
-                          slot->size, st);
+                          "buffer of %zu byte%s allocated on stream %d was never written",
+                          slot->size, slot->size == 1 ? "" : "s", st);
     if (!f)
       return &cls__never_written; /* out of memory: the sentinel still fails reads */
     cls__slot_set_failure(slot, f);

@@ -82,11 +82,18 @@ static inline void cls__exit_write(struct cls__failure *provisional, const struc
 /* F5: builds the report of a read over `handles`: every distinct failure
  * once, every bad handle.  Returns CLS_OK when there is nothing to report
  * (and *out is NULL), CLS_ETAINTED with *out (if out != NULL) otherwise, or
- * CLS_ENOMEM. */
-int cls__read_report(cls_context *ctx, const cls_buffer *handles, size_t n,
+ * CLS_ENOMEM.  CLS_ETAINTED sets the thread's detail: the read (`op`, on
+ * `stream`, -1 for none), the number of failures and the first root. */
+int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buffer *handles,
+                     size_t n, cls_report **out);
+/* CLS_ETAINTED for a copy whose source `src` carries `f` (F2: the copy is
+ * skipped), with the detail of a read.  A skipped launch formats nothing
+ * (F10); a copy is no hot path. */
+int cls__copy_tainted(const char *op, int stream, cls_buffer src, const struct cls__failure *f);
+/* A report naming exactly the given failures (async read failures), with
+ * the same detail; `what` names the call ("sync of stream 2"). */
+int cls__report_from(const char *what, struct cls__failure *const *fs, size_t n,
                      cls_report **out);
-/* A report naming exactly the given failures (async read failures). */
-int cls__report_from(struct cls__failure *const *fs, size_t n, cls_report **out);
 
 /* Number of failures minted so far: a driver that submits deferred work
  * while ordering compares it before and after (a failure was found). */

@@ -55,7 +55,74 @@ static void report_add(cls_report *r, struct cls__failure *f) {
   r->failures[r->nfailures++] = f;
 }
 
-int cls__report_from(struct cls__failure *const *fs, size_t n, cls_report **out) {
+/* One failure in a line of the detail, worded as the report's first line
+ * of it (render_failure) and its log line. */
+static void append_root(const struct cls__failure *f) {
+  cls__error_append("%s", cls_err_name(f->status));
+  if (f->cl_status)
+    cls__error_append(" (%s)", cls_cl_status_name(f->cl_status));
+  cls__error_append("%s in %s", f->async ? ", found after the call returned," : "",
+                    f->operation ? f->operation : "?");
+  if (f->kernel[0])
+    cls__error_append(" of '%s'", f->kernel);
+  if (f->stream >= 0)
+    cls__error_append(" on stream %d", f->stream);
+  if (f->position)
+    cls__error_append(" at position %llu", (unsigned long long)f->position);
+  cls__error_append(": %s", f->message);
+  if (f->skipped)
+    cls__error_append("; skip chain: %llu launch%s", (unsigned long long)f->skipped,
+                      f->skipped == 1 ? "" : "es");
+}
+
+/* The counts and the first root: the tail of every CLS_ETAINTED detail. */
+static void append_summary(size_t nf, size_t nbad, const struct cls__failure *first) {
+  cls__error_append(": %zu failure%s", nf, nf == 1 ? "" : "s");
+  if (nbad)
+    cls__error_append(", %zu bad handle%s", nbad, nbad == 1 ? "" : "s");
+  if (first) {
+    cls__error_append("; %s: ", nf > 1 ? "first root" : "root");
+    append_root(first);
+  }
+}
+
+/* The detail of a read that returns CLS_ETAINTED: the read, then the
+ * summary, so a program that prints only cls_last_error_detail() learns
+ * the cause (the report has the chains). */
+static int tainted(const char *op, int stream, const cls_buffer *handles, size_t n,
+                   const cls_report *r) {
+  if (n == 1)
+    cls__error(CLS_ETAINTED, 0, "%s of buffer %#llx", op, (unsigned long long)handles[0].bits);
+  else
+    cls__error(CLS_ETAINTED, 0, "%s of %zu buffers", op, n);
+  if (stream >= 0)
+    cls__error_append(" on stream %d", stream);
+  append_summary(r->nfailures, r->nbad, r->nfailures ? &r->snap[0] : NULL);
+  if (!r->nfailures && r->nbad)
+    cls__error_append("; buffer %#llx: %s", (unsigned long long)r->bad[0].handle.bits,
+                      cls_strerror(r->bad[0].why));
+  return CLS_ETAINTED;
+}
+
+int cls__copy_tainted(const char *op, int stream, cls_buffer src, const struct cls__failure *f) {
+  cls__error(CLS_ETAINTED, 0, "%s on stream %d from buffer %#llx", op, stream,
+             (unsigned long long)src.bits);
+  append_summary(1, 0, f);
+  return CLS_ETAINTED;
+}
+
+int cls__report_from(const char *what, struct cls__failure *const *fs, size_t n,
+                     cls_report **out) {
+  size_t distinct = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = 0;
+    while (j < i && fs[j] != fs[i])
+      j++;
+    distinct += j == i;
+  }
+  cls__error(CLS_ETAINTED, 0, "%s: %zu non-blocking download%s read data that failed", what,
+             n, n == 1 ? "" : "s");
+  append_summary(distinct, 0, n ? fs[0] : NULL);
   if (!out)
     return CLS_ETAINTED;
   cls_report *r = report_new(n, 0);
@@ -67,7 +134,8 @@ int cls__report_from(struct cls__failure *const *fs, size_t n, cls_report **out)
   return CLS_ETAINTED;
 }
 
-int cls__read_report(cls_context *ctx, const cls_buffer *handles, size_t n, cls_report **out) {
+int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buffer *handles,
+                     size_t n, cls_report **out) {
   size_t nf = 0, nbad = 0;
   for (size_t i = 0; i < n; i++) {
     struct cls__slot *s = cls__resolve(ctx, handles[i]);
@@ -80,11 +148,12 @@ int cls__read_report(cls_context *ctx, const cls_buffer *handles, size_t n, cls_
     *out = NULL;
   if (nf == 0 && nbad == 0)
     return CLS_OK;
-  if (!out)
-    return CLS_ETAINTED;
+  /* Built even when the caller wants none: the detail is made from it. */
   cls_report *r = report_new(nf, nbad);
   if (!r)
-    return cls__error(CLS_ENOMEM, 0, "out of memory building a report");
+    return out ? cls__error(CLS_ENOMEM, 0, "out of memory building a report")
+               : cls__error(CLS_ETAINTED, 0, "%s: the data carries a failure (out of memory "
+                            "describing it)", op);
   for (size_t i = 0; i < n; i++) {
     struct cls__binding b = {.handle = handles[i], .access = CLS_READ};
     b.slot = cls__resolve(ctx, handles[i]);
@@ -97,17 +166,23 @@ int cls__read_report(cls_context *ctx, const cls_buffer *handles, size_t n, cls_
       report_add(r, f);
     }
   }
-  *out = r;
+  tainted(op, stream, handles, n, r);
+  if (out)
+    *out = r;
+  else
+    cls_report_free(r);
   return CLS_ETAINTED;
 }
 
 CLS_API size_t cls_report_failures(const cls_report *r) { return r ? r->nfailures : 0; }
 
 CLS_API int cls_report_failure(const cls_report *r, size_t i, struct cls_failure_info *o) {
+  cls__error_clear();
   if (!r || !o)
-    return CLS_EINVAL;
+    return cls__error(CLS_EINVAL, 0, "cls_report_failure: NULL argument");
   if (i >= r->nfailures)
-    return CLS_ERANGE;
+    return cls__error(CLS_ERANGE, 0, "cls_report_failure: no failure %zu (the report has %zu)",
+                      i, r->nfailures);
   const struct cls__failure *f = &r->snap[i];
   o->status = f->status;
   o->cl_status = f->cl_status;
@@ -125,10 +200,11 @@ CLS_API int cls_report_failure(const cls_report *r, size_t i, struct cls_failure
 }
 
 CLS_API int cls_report_skip(const cls_report *r, size_t fi, size_t i, struct cls_skip_info *o) {
+  cls__error_clear();
   if (!r || !o)
-    return CLS_EINVAL;
+    return cls__error(CLS_EINVAL, 0, "cls_report_skip: NULL argument");
   if (fi >= r->nfailures || i >= r->snap[fi].nskips)
-    return CLS_ERANGE;
+    return cls__error(CLS_ERANGE, 0, "cls_report_skip: no skip %zu of failure %zu", i, fi);
   const struct cls__skip *s = &r->snap[fi].skips[i];
   o->kind = s->kind;
   o->kernel = s->kernel;
@@ -141,10 +217,12 @@ CLS_API int cls_report_skip(const cls_report *r, size_t fi, size_t i, struct cls
 CLS_API size_t cls_report_bad_handles(const cls_report *r) { return r ? r->nbad : 0; }
 
 CLS_API int cls_report_bad_handle(const cls_report *r, size_t i, cls_buffer *h, int *why) {
+  cls__error_clear();
   if (!r)
-    return CLS_EINVAL;
+    return cls__error(CLS_EINVAL, 0, "cls_report_bad_handle: NULL report");
   if (i >= r->nbad)
-    return CLS_ERANGE;
+    return cls__error(CLS_ERANGE, 0, "cls_report_bad_handle: no bad handle %zu (the report "
+                      "has %zu)", i, r->nbad);
   if (h)
     *h = r->bad[i].handle;
   if (why)

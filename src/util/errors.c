@@ -104,44 +104,38 @@ CLS_API const char *cls_cl_status_name(int s) {
 CLS_API const char *cls_version_string(void) { return PACKAGE_VERSION; }
 
 /* The last error of each thread: the OpenCL status behind it and a detail
- * text.  Thread-local so concurrent contexts never mix their details. */
-static _Thread_local struct {
-  int cl_status;
-  char detail[8192];
-} last;
+ * text.  Thread-local so concurrent contexts never mix their details.  The
+ * text counts only while cls__last.has_detail is set, so clearing (every
+ * entry point does) is two stores inline (util.h), never a write here. */
+_Thread_local struct cls__last_error cls__last;
+static _Thread_local char detail[8192];
 
 int cls__error(int err, cl_int cl_status, const char *fmt, ...) {
-  last.cl_status = cl_status;
-  last.detail[0] = '\0';
+  cls__last.cl_status = cl_status;
+  cls__last.has_detail = true;
+  detail[0] = '\0';
   if (fmt) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last.detail, sizeof last.detail, fmt, ap);
+    vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
   }
   return err;
 }
 
 void cls__error_append(const char *fmt, ...) {
-  size_t len = strlen(last.detail);
-  if (len + 1 >= sizeof last.detail)
+  if (!cls__last.has_detail) {
+    cls__last.has_detail = true;
+    detail[0] = '\0';
+  }
+  size_t len = strlen(detail);
+  if (len + 1 >= sizeof detail)
     return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(last.detail + len, sizeof last.detail - len, fmt, ap);
+  vsnprintf(detail + len, sizeof detail - len, fmt, ap);
   va_end(ap);
 }
 
-int cls__error_code(int err) {
-  last.cl_status = 0;
-  last.detail[0] = '\0';
-  return err;
-}
-
-void cls__error_clear(void) {
-  last.cl_status = 0;
-  last.detail[0] = '\0';
-}
-
-CLS_API int cls_last_cl_status(void) { return last.cl_status; }
-CLS_API const char *cls_last_error_detail(void) { return last.detail; }
+CLS_API int cls_last_cl_status(void) { return cls__last.cl_status; }
+CLS_API const char *cls_last_error_detail(void) { return cls__last.has_detail ? detail : ""; }

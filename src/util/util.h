@@ -23,9 +23,23 @@ int cls__error(int err, cl_int cl_status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Appends to this thread's detail text. */
 void cls__error_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void cls__error_clear(void);
+
+/* The head of this thread's last error (errors.c): inline, because every
+ * public entry point clears it and a skipped launch sets it. */
+struct cls__last_error {
+  int cl_status;
+  bool has_detail; /* else the detail is "" */
+};
+extern _Thread_local struct cls__last_error cls__last;
+static inline void cls__error_clear(void) {
+  cls__last.cl_status = 0;
+  cls__last.has_detail = false;
+}
 /* cls__error without detail: for the frequent, expected codes (a skip). */
-int cls__error_code(int err);
+static inline int cls__error_code(int err) {
+  cls__error_clear();
+  return err;
+}
 
 /* Makes room for `need` elements of `size` bytes in the growing array *p of
  * capacity *cap (doubled, from `first`).  False when out of memory, the
