@@ -66,7 +66,7 @@ extern "C" {
   XX(ETAINTED, -18, "read of data that carries a failure")                    \
   XX(EALLOC, -19, "device allocation failed")                                 \
   XX(ECONFIG, -20, "malformed configuration string")                          \
-  XX(EDRIVER, -21, "unknown scheduler driver")                                \
+  XX(EDRIVER, -21, "unknown scheduler driver, or help asked for")            \
   XX(ENOSYS, -22, "not supported by this platform or driver")                 \
   XX(EVERSION, -23, "unsupported ops struct version")
 

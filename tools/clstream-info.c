@@ -21,7 +21,9 @@ static void usage(FILE *to) {
           "Environment:\n"
           "  CLS_DEVICE     device selection: \"P:D\", \"cpu\", \"gpu\", \"accelerator\",\n"
           "                 or part of a platform or device name (\"pocl\")\n"
-          "  CLS_SCHEDULER  driver: \"event\" or \"scheduler\"\n"
+          "  CLS_SCHEDULER  driver and its parameters: \"event\", \"scheduler\",\n"
+          "                 \"scheduler:interleave,max_tasks=8\"; CLS_SCHEDULER=help\n"
+          "                 prints every driver with its parameters\n"
           "  OCL_ICD_VENDORS  restricts the OpenCL ICD loader to these vendors\n");
 }
 
@@ -210,7 +212,8 @@ int main(int argc, char **argv) {
   print_quirks(ctx);
   cls_context_destroy(ctx);
 
-  printf("\nscheduler drivers (CLS_SCHEDULER=NAME[:PARAMS]):\n");
+  printf("\nscheduler drivers (CLS_SCHEDULER=NAME[:PARAMS]; CLS_SCHEDULER=help lists the "
+         "parameters):\n");
   for (size_t i = 0; i < cls_driver_count(); i++) {
     const char *name = NULL, *desc = NULL;
     if (cls_driver_info(i, &name, &desc) == CLS_OK)
