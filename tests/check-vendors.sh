@@ -158,6 +158,18 @@ for v in $vendors; do
     "$top_builddir/tools/clstream-info" >"$logdir/$v-clstream-info.log" 2>&1
     grep -E '^context device:' "$logdir/$v-clstream-info.log" ||
       echo "$v: clstream-info found no device (see $logdir/$v-clstream-info.log)"
+    # rusticl offers no device until RUSTICL_ENABLE names a driver:
+    # clstream-info lists the platform anyway, and says so.
+    if [ -n "$enable" ]; then
+      run_one "$v" clstream-info-without-RUSTICL_ENABLE ${SHELL:-/bin/sh} -c '
+        out=$(unset RUSTICL_ENABLE; "$1" 2>&1)
+        rc=$?
+        printf "%s\n=== exit status %s (expected 1)\n" "$out" $rc
+        test $rc -eq 1 &&
+          printf "%s\n" "$out" | grep -q "^platform 0: rusticl" &&
+          printf "%s\n" "$out" | grep -q "no device: Mesa.s rusticl offers no device until RUSTICL_ENABLE"' \
+        sh "$top_builddir/tools/clstream-info"
+    fi
     for t in ${CLS_TEST_PAIRS:-} ${CLS_SINGLE_TESTS:-}; do
       case $t in
         *.sh@*) path=$top_srcdir/$t ;; # a script: the runner takes it from the sources
