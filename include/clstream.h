@@ -161,7 +161,7 @@ struct cls_context_options {
   const char *device;
   /* Driver name; NULL: $CLS_SCHEDULER, then the configure-time default. */
   const char *scheduler;
-  /* Fault injection spec (grammar in README "Fault injection"); NULL:
+  /* Fault injection spec (grammar in docs/testing.md); NULL:
    * $CLS_FAULT, then none. */
   const char *fault;
   /* Stream factory; NULL: the OpenCL in-order queue factory.  The factory
