@@ -67,7 +67,7 @@ extern "C" {
   XX(ETAINTED, -18, "read of data that carries a failure")                    \
   XX(EALLOC, -19, "device allocation failed")                                 \
   XX(ECONFIG, -20, "malformed configuration string")                          \
-  XX(EDRIVER, -21, "unknown scheduler driver")                                \
+  XX(EDRIVER, -21, "unknown scheduler driver, or help asked for")            \
   XX(ENOSYS, -22, "not supported by this platform or driver")                 \
   XX(EVERSION, -23, "unsupported ops struct version")                         \
   XX(EACCESS, -24, "declared access does not match the kernel's signature")
@@ -173,7 +173,7 @@ struct cls_context_options {
   /* Driver name and parameters (CLS_SCHEDULER's grammar); NULL:
    * $CLS_SCHEDULER, then the configure-time default. */
   const char *scheduler;
-  /* Fault injection spec (grammar in README "Fault injection"); NULL:
+  /* Fault injection spec (grammar in docs/testing.md); NULL:
    * $CLS_FAULT, then none.  For all three strings, "" is the same as NULL
    * and malformed text makes creation fail with CLS_ECONFIG (rules in
    * docs/design.md, "Configuration strings"). */
@@ -243,7 +243,11 @@ CLS_API int cls_sync(cls_context *ctx, cls_report **report);
 typedef struct cls_buffer {
   uint64_t bits;
 } cls_buffer;
+#ifdef __cplusplus
+#define CLS_BUFFER_NULL (cls_buffer())
+#else
 #define CLS_BUFFER_NULL ((cls_buffer){0})
+#endif
 
 /* Allocates `size` bytes from `stream`'s memory pool.  Nothing has written
  * a fresh buffer, so until something does (upload, fill, copy, launch) it
@@ -317,10 +321,14 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog,
 CLS_API const char *cls_kernel_name(const cls_kernel *k);
 CLS_API int cls_kernel_num_args(const cls_kernel *k);
 
-/* CLS_ACCESS_INFER: the access is inferred from the kernel's signature (a
- * const global pointer is read, anything else read-write); see
- * docs/design.md, F11. */
-enum cls_access { CLS_READ = 1, CLS_WRITE = 2, CLS_READ_WRITE = 3, CLS_ACCESS_INFER = 4 };
+enum cls_access {
+  CLS_READ = 1,
+  CLS_WRITE = 2,
+  CLS_READ_WRITE = 3,
+  /* access inferred from the kernel signature (const global pointer: read,
+   * else read-write); see docs/design.md F11 */
+  CLS_ACCESS_INFER = 4
+};
 enum cls_arg_kind { CLS_ARG_BUFFER = 1, CLS_ARG_SCALAR = 2, CLS_ARG_LOCAL = 3 };
 
 /* One kernel argument.  Buffers bind the whole buffer with a declared
@@ -333,12 +341,41 @@ typedef struct cls_arg {
   size_t size;       /* scalars and local memory */
 } cls_arg;
 
+/* Argument constructors: CLS_IN, CLS_OUT and CLS_INOUT bind a buffer read,
+ * written or both; CLS_ARG binds one whose access is taken from the
+ * kernel's signature; CLS_SCALAR copies the lvalue `v`; CLS_LOCAL asks for
+ * `n` bytes of local memory.  C gets compound literals (C99); C++ has
+ * neither those nor (before C++20) designated initializers, so it gets
+ * inline functions, and both languages compile this header warning-free. */
+#ifdef __cplusplus
+static inline cls_arg cls__arg_buffer(int access, cls_buffer b) {
+  cls_arg a = cls_arg();
+  a.kind = CLS_ARG_BUFFER;
+  a.access = access;
+  a.buffer = b;
+  return a;
+}
+static inline cls_arg cls__arg_sized(int kind, const void *value, size_t size) {
+  cls_arg a = cls_arg();
+  a.kind = kind;
+  a.value = value;
+  a.size = size;
+  return a;
+}
+#define CLS_IN(b) cls__arg_buffer(CLS_READ, (b))
+#define CLS_OUT(b) cls__arg_buffer(CLS_WRITE, (b))
+#define CLS_INOUT(b) cls__arg_buffer(CLS_READ_WRITE, (b))
+#define CLS_ARG(b) cls__arg_buffer(CLS_ACCESS_INFER, (b))
+#define CLS_SCALAR(v) cls__arg_sized(CLS_ARG_SCALAR, &(v), sizeof(v))
+#define CLS_LOCAL(n) cls__arg_sized(CLS_ARG_LOCAL, NULL, (n))
+#else
 #define CLS_IN(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_READ, .buffer = (b)})
 #define CLS_OUT(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_WRITE, .buffer = (b)})
 #define CLS_INOUT(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_READ_WRITE, .buffer = (b)})
 #define CLS_ARG(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_ACCESS_INFER, .buffer = (b)})
 #define CLS_SCALAR(v) ((cls_arg){.kind = CLS_ARG_SCALAR, .value = &(v), .size = sizeof(v)})
 #define CLS_LOCAL(n) ((cls_arg){.kind = CLS_ARG_LOCAL, .size = (n)})
+#endif
 
 /* Maximum number of arguments of one launch. */
 #define CLS_MAX_ARGS 32

@@ -3,7 +3,8 @@
 # Finds the OpenCL headers and the ICD loader.  Order: --with-opencl=DIR
 # (DIR/include, DIR/lib or DIR/lib64), then pkg-config "OpenCL", then a plain
 # link test of clGetPlatformIDs.  Sets and substitutes OPENCL_CFLAGS and
-# OPENCL_LIBS; stops configure when no usable OpenCL is found.
+# OPENCL_LIBS, and what clstream.pc says of OpenCL (CLS_PC_*); stops
+# configure when no usable OpenCL is found.
 AC_DEFUN([CLS_CHECK_OPENCL], [
   AC_ARG_WITH([opencl],
     [AS_HELP_STRING([--with-opencl=DIR],
@@ -44,4 +45,15 @@ AC_DEFUN([CLS_CHECK_OPENCL], [
   LIBS=$cls_save_LIBS
   AC_SUBST([OPENCL_CFLAGS])
   AC_SUBST([OPENCL_LIBS])
+
+  # clstream.pc: <clstream/stream.h> includes <CL/cl.h>, and a static link
+  # needs the loader.  Through OpenCL.pc where configure found it there;
+  # else with the flags configure used (a Requires on a .pc that does not
+  # exist would make pkg-config refuse clstream too).
+  AS_IF([test "x$cls_opencl_found" = xpkg-config],
+    [CLS_PC_REQUIRES_PRIVATE=OpenCL CLS_PC_OPENCL_CFLAGS= CLS_PC_OPENCL_LIBS=],
+    [CLS_PC_REQUIRES_PRIVATE= CLS_PC_OPENCL_CFLAGS=$OPENCL_CFLAGS CLS_PC_OPENCL_LIBS=$OPENCL_LIBS])
+  AC_SUBST([CLS_PC_REQUIRES_PRIVATE])
+  AC_SUBST([CLS_PC_OPENCL_CFLAGS])
+  AC_SUBST([CLS_PC_OPENCL_LIBS])
 ])

@@ -4,6 +4,8 @@
 # --without-check builds no tests.  --with-test-icd=FILE names the ICD file
 # the test harness restricts the loader to (default: PoCL's, when installed);
 # the tests never see another vendor unless $OCL_ICD_VENDORS says so.
+# AM_CONDITIONAL CLS_CXX: configure.ac's AC_PROG_CXX found a C++ compiler
+# that compiles, so make check builds a C++ user of the public headers.
 AC_DEFUN([CLS_CHECK_TESTS], [
   AC_ARG_WITH([check],
     [AS_HELP_STRING([--without-check], [do not build the test suite])],
@@ -22,4 +24,11 @@ AC_DEFUN([CLS_CHECK_TESTS], [
        [with_test_icd=/etc/OpenCL/vendors/pocl.icd], [with_test_icd=])])
   AS_IF([test "x$with_test_icd" = xno], [with_test_icd=])
   AC_SUBST([CLS_TEST_ICD], [$with_test_icd])
+
+  # AC_PROG_CXX names g++ even where there is none: try it.
+  AC_LANG_PUSH([C++])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <cstdio>]], [[std::puts("");]])],
+    [cls_have_cxx=yes], [cls_have_cxx=no])
+  AC_LANG_POP([C++])
+  AM_CONDITIONAL([CLS_CXX], [test "x$cls_have_cxx" = xyes])
 ])

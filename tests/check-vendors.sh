@@ -11,26 +11,30 @@
 #             tests keep their checks and shrink their loads: oclgrind
 #             interprets every work-item)
 #
-# Each test program runs under every driver setting (tests/each-driver.sh),
-# then the demo (tests/demo.sh: examples/pipeline verifies, and reports an
-# injected failure on every stage downstream).  Why each case is left out
-# on a vendor is written next to it here and in README "Portability".
+# The tests are `make check`'s: each test program, and the demo
+# (tests/demo.sh: examples/pipeline verifies, and reports an injected
+# failure on every stage downstream), under every driver setting, each
+# (program, setting) pair a test of its own (tests/driver-test.sh).  Why
+# each case is left out on a vendor is written next to it here and in
+# README "Portability".
 #
 # Environment:
 #   CLS_VENDORS            vendors to run (default: "pocl rusticl oclgrind")
 #   CLS_VENDORS_REQUIRED   set: a vendor that is not installed fails the run
 #                          (default: it is reported as skipped)
-#   CLS_TEST_PROGS         the test programs (from Makefile.am)
+#   CLS_TEST_PAIRS         the pairs, PROGRAM@SETTING (from Makefile.am)
+#   CLS_SINGLE_TESTS       the programs that run once (from Makefile.am)
 #   CLS_OCLGRIND_ICD       the generated oclgrind .icd file
 #   CLS_POCL_ICD, CLS_RUSTICL_ICD   other .icd files than Debian's
 #   top_builddir           the build directory (from Makefile.am)
 #
-# Logs: tests/vendors/VENDOR-PROGRAM.log.  Exit 0 when nothing failed.
-# The last line counts programs (and demos) over every vendor:
+# Logs: tests/vendors/VENDOR-TEST.log (pocl-test-launch@event.log).  Exit
+# 0 when nothing failed.  The last line counts tests over every vendor:
 #   check-vendors: N passed, N failed, N skipped
 
 top_builddir=${top_builddir:-.}
 srcdir=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=$(cd "$srcdir/.." && pwd)
 vendors=${CLS_VENDORS:-pocl rusticl oclgrind}
 logdir=$top_builddir/tests/vendors
 mkdir -p "$logdir" || exit 1
@@ -84,8 +88,8 @@ installed() {
   esac
 }
 
-# run_one VENDOR NAME COMMAND...: one program (or the demo) under every
-# driver setting, with the vendor's environment; counts the result.
+# run_one VENDOR NAME COMMAND...: one test, with the vendor's environment;
+# counts the result.
 run_one() {
   v=$1
   name=$2
@@ -101,10 +105,10 @@ run_one() {
     124) res="FAIL (timed out)"; failed=$((failed + 1)) ;;
     *) res="FAIL (exit $rc)"; failed=$((failed + 1)) ;;
   esac
-  printf '%-10s %-20s %4ds  %s\n' "$v" "$name" "$t" "$res"
+  printf '%-10s %-40s %4ds  %s\n' "$v" "$name" "$t" "$res"
   case $res in
     FAIL*)
-      grep -E ':[EF]:|^FAIL|=== CLS_SCHEDULER=.*exit [^0]' "$log" | head -n 20 | sed 's/^/    /'
+      grep -E ':[EF]:|^FAIL' "$log" | head -n 20 | sed 's/^/    /'
       ;;
   esac
 }
@@ -154,10 +158,25 @@ for v in $vendors; do
     "$top_builddir/tools/clstream-info" >"$logdir/$v-clstream-info.log" 2>&1
     grep -E '^context device:' "$logdir/$v-clstream-info.log" ||
       echo "$v: clstream-info found no device (see $logdir/$v-clstream-info.log)"
-    for p in ${CLS_TEST_PROGS:-}; do
-      run_one "$v" "$(basename "$p")" ${SHELL:-/bin/sh} "$srcdir/each-driver.sh" "$top_builddir/$p"
+    # rusticl offers no device until RUSTICL_ENABLE names a driver:
+    # clstream-info lists the platform anyway, and says so.
+    if [ -n "$enable" ]; then
+      run_one "$v" clstream-info-without-RUSTICL_ENABLE ${SHELL:-/bin/sh} -c '
+        out=$(unset RUSTICL_ENABLE; "$1" 2>&1)
+        rc=$?
+        printf "%s\n=== exit status %s (expected 1)\n" "$out" $rc
+        test $rc -eq 1 &&
+          printf "%s\n" "$out" | grep -q "^platform 0: rusticl" &&
+          printf "%s\n" "$out" | grep -q "no device: Mesa.s rusticl offers no device until RUSTICL_ENABLE"' \
+        sh "$top_builddir/tools/clstream-info"
+    fi
+    for t in ${CLS_TEST_PAIRS:-} ${CLS_SINGLE_TESTS:-}; do
+      case $t in
+        *.sh@*) path=$top_srcdir/$t ;; # a script: the runner takes it from the sources
+        *) path=$top_builddir/$t ;;
+      esac
+      run_one "$v" "$(basename "$t")" ${SHELL:-/bin/sh} "$srcdir/driver-test.sh" "$path"
     done
-    run_one "$v" demo ${SHELL:-/bin/sh} "$srcdir/each-driver.sh" ${SHELL:-/bin/sh} "$srcdir/demo.sh"
     echo "$passed $failed $skipped" >"$logdir/$v.counts"
   )
   read -r p f s <"$logdir/$v.counts"

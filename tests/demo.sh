@@ -59,6 +59,9 @@ if grep -q '^No OpenCL device found' "$out"; then
   echo "SKIP: no OpenCL device"
   exit 77
 fi
+# clstream-info names each platform the loader offers, its devices below.
+expect "clstream-info" '^platform 0: .+'
+expect "clstream-info" '^  \[[0-9]+:0\] '
 
 # 1. Everything verifies.
 run "clean run" "$pipeline" --size 256 --quiet

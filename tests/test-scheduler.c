@@ -4,6 +4,8 @@
  * Every context here names its driver, so this program runs once. */
 #include "common.h"
 
+#include <unistd.h>
+
 static const char *src =
     "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }\n"
     "kernel void cp(global const int *a, global int *b) {\n"
@@ -199,10 +201,69 @@ START_TEST(queues_does_not_apply_to_interleave) {
 }
 END_TEST
 
-START_TEST(help_lists_the_drivers_with_descriptions) {
-  ck_assert_int_eq(create_rc("help"), CLS_EDRIVER);
-  const char *d = cls_last_error_detail();
-  ck_assert_msg(strstr(d, "event") && strstr(d, "scheduler") && strstr(d, "(default)"), "%s", d);
+/* Context creation with stderr in a temporary file: its return code in
+ * *rc, what it printed as the result. */
+static const char *stderr_of_create(const char *scheduler, int *rc) {
+  static char out[8192];
+  FILE *tmp = tmpfile();
+  ck_assert_ptr_nonnull(tmp);
+  fflush(stderr);
+  int saved = dup(2);
+  ck_assert_int_ge(saved, 0);
+  ck_assert_int_ge(dup2(fileno(tmp), 2), 0);
+  *rc = create_rc(scheduler);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  rewind(tmp);
+  size_t n = fread(out, 1, sizeof out - 1, tmp);
+  out[n] = '\0';
+  fclose(tmp);
+  return out;
+}
+
+static int occurrences(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+    n++;
+  return n;
+}
+
+/* CLS_SCHEDULER=help (or the option) prints every driver with its syntax
+ * and parameters once, on stderr; creation fails with CLS_EDRIVER and a
+ * detail that says the help was printed, without the list again (a
+ * program printing the detail showed it twice). */
+START_TEST(help_prints_every_driver_and_its_parameters_once) {
+  for (int from_env = 0; from_env < 2; from_env++) {
+    int rc;
+    if (from_env)
+      setenv("CLS_SCHEDULER", "help", 1);
+    const char *err = stderr_of_create(from_env ? NULL : "help", &rc);
+    if (from_env)
+      unsetenv("CLS_SCHEDULER");
+    ck_assert_int_eq(rc, CLS_EDRIVER);
+    static const char *const want[] = {
+        "CLS_SCHEDULER=NAME[:PARAMETERS]",
+        "scheduler[:[sequential|interleave][,max_tasks=N][,queues=M]]",
+        "sequential ", "interleave ", "max_tasks=N ", "queues=M ", "(default)",
+        "no parameters"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+      ck_assert_msg(occurrences(err, want[i]) >= 1, "'%s' missing from:\n%s", want[i], err);
+    ck_assert_msg(occurrences(err, "max_tasks=N ") == 1 && occurrences(err, "\n  event") == 1,
+                  "printed more than once:\n%s", err);
+    const char *d = cls_last_error_detail();
+    ck_assert_msg(strstr(d, "help") && strstr(d, "printed"), "detail: %s", d);
+    ck_assert_msg(!strstr(d, "unknown") && !strstr(d, "max_tasks") && !strstr(d, "\n"),
+                  "detail: %s", d);
+  }
+  /* An unknown name prints nothing and points at the help. */
+  int rc;
+  const char *err = stderr_of_create("nope", &rc);
+  ck_assert_int_eq(rc, CLS_EDRIVER);
+  ck_assert_msg(err[0] == '\0', "printed: %s", err);
+  ck_assert_msg(strstr(cls_last_error_detail(), "unknown scheduler driver 'nope'") &&
+                    strstr(cls_last_error_detail(), "CLS_SCHEDULER=help"),
+                "%s", cls_last_error_detail());
 }
 END_TEST
 
@@ -424,7 +485,7 @@ int main(void) {
   tcase_add_test(tc, empty_parameters_are_refused);
   tcase_add_test(tc, a_parameter_given_twice_is_refused);
   tcase_add_test(tc, queues_does_not_apply_to_interleave);
-  tcase_add_test(tc, help_lists_the_drivers_with_descriptions);
+  tcase_add_test(tc, help_prints_every_driver_and_its_parameters_once);
   tcase_add_test(tc, environment_overrides_the_default_and_options_override_it);
   tcase_add_test(tc, batching_k_tasks_take_about_k_over_m_flushes);
   tcase_add_test(tc, a_consumer_submits_the_producers_pending_tasks_first);

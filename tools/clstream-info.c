@@ -1,11 +1,15 @@
-/* clstream-info: lists every OpenCL platform and device clstream can see,
- * the device the default selection and $CLS_DEVICE pick, the driver a
- * context runs on, and the quirks probed on its device.
+/* clstream-info: lists every OpenCL platform the ICD loader offers, with
+ * its devices or why it has none, the device the default selection and
+ * $CLS_DEVICE pick, the driver a context runs on, and the quirks probed on
+ * its device.  The platforms come from OpenCL itself: clstream's device
+ * list has only platforms that have devices.
  *
  * Exit status: 0 on success, 1 when no device is found (or the selection or
  * the context fails), 2 on a usage error. */
 #include <clstream.h>
+#include <clstream/cl.h>
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +18,19 @@ static void usage(FILE *to) {
   fprintf(to,
           "Usage: clstream-info [--help] [--version]\n"
           "\n"
-          "Lists the OpenCL platforms and devices clstream can use, the device\n"
-          "the default selection picks, the device $CLS_DEVICE picks (when set)\n"
-          "and the driver a context runs on.\n"
+          "Lists every OpenCL platform the ICD loader offers, with its devices\n"
+          "or why it has none, the device the default selection picks, the device\n"
+          "$CLS_DEVICE picks (when set) and the driver a context runs on.\n"
           "\n"
           "Environment:\n"
           "  CLS_DEVICE     device selection: \"P:D\", \"cpu\", \"gpu\", \"accelerator\",\n"
           "                 or part of a platform or device name (\"pocl\")\n"
-          "  CLS_SCHEDULER  driver: \"event\" or \"scheduler\"\n"
-          "  OCL_ICD_VENDORS  restricts the OpenCL ICD loader to these vendors\n");
+          "  CLS_SCHEDULER  driver and its parameters: \"event\", \"scheduler\",\n"
+          "                 \"scheduler:interleave,max_tasks=8\"; CLS_SCHEDULER=help\n"
+          "                 prints every driver with its parameters\n"
+          "  OCL_ICD_VENDORS  restricts the OpenCL ICD loader to these vendors\n"
+          "  RUSTICL_ENABLE   the drivers Mesa's rusticl offers devices of\n"
+          "                   (none until set; llvmpipe is the CPU one)\n");
 }
 
 static const char *type_name(int type) {
@@ -52,9 +60,8 @@ static const char *human_bytes(unsigned long long n, char *buf, size_t cap) {
 
 static void print_device(const struct cls_device_info *d) {
   char b[64];
-  printf("[%d:%d] %s (%s)\n", d->platform_index, d->device_index,
+  printf("  [%d:%d] %s (%s)\n", d->platform_index, d->device_index,
          d->device_name, type_name(d->type));
-  printf("    platform           %s, %s\n", d->platform_name, d->platform_version);
   printf("    device version     %s\n", d->device_version);
   printf("    driver version     %s\n", d->driver_version);
   printf("    compute units      %u\n", d->compute_units);
@@ -65,6 +72,88 @@ static void print_device(const struct cls_device_info *d) {
   printf("    work-item sizes    %zu x %zu x %zu\n", d->max_work_item_sizes[0],
          d->max_work_item_sizes[1], d->max_work_item_sizes[2]);
   printf("    base address align %u bytes\n", d->base_addr_align);
+}
+
+/* As clstream's device list (src/device/device.c): it numbers platforms
+ * in the loader's order, up to this many. */
+#define MAX_PLATFORMS 16
+
+static int contains_nocase(const char *hay, const char *needle) {
+  for (; *hay; hay++) {
+    size_t i = 0;
+    while (needle[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+      i++;
+    if (!needle[i])
+      return 1;
+  }
+  return 0;
+}
+
+/* Why a platform offers no device, where that can be known. */
+static const char *no_device_reason(const char *name, cl_int status, char *buf, size_t cap) {
+  const char *enable = getenv("RUSTICL_ENABLE");
+  if (contains_nocase(name, "rusticl")) {
+    if (!enable || !*enable)
+      return "Mesa's rusticl offers no device until RUSTICL_ENABLE names a driver:\n"
+             "      RUSTICL_ENABLE=llvmpipe for the CPU";
+    snprintf(buf, cap,
+             "RUSTICL_ENABLE=%.40s names no driver that found a device\n"
+             "      (RUSTICL_ENABLE=llvmpipe for the CPU)",
+             enable);
+    return buf;
+  }
+  if (contains_nocase(name, "clover"))
+    return "Mesa's Clover drives some GPUs only (radeonsi, r600, nouveau), and found none";
+  if (status == CL_DEVICE_NOT_FOUND || status == CL_SUCCESS)
+    return "the platform reports none (CL_DEVICE_NOT_FOUND)";
+  snprintf(buf, cap, "clGetDeviceIDs failed: %s", cls_cl_status_name(status));
+  return buf;
+}
+
+static void platform_str(cl_platform_id p, cl_platform_info what, char *buf, size_t cap) {
+  buf[0] = '\0';
+  if (clGetPlatformInfo(p, what, cap, buf, NULL) != CL_SUCCESS)
+    snprintf(buf, cap, "?");
+  buf[cap - 1] = '\0';
+  for (size_t n = strlen(buf); n && isspace((unsigned char)buf[n - 1]); n--)
+    buf[n - 1] = '\0'; /* rusticl's version ends in a space */
+}
+
+/* Every platform, with clstream's devices of it, or why it has none.
+ * Returns the number of platforms. */
+static cl_uint print_platforms(const struct cls_device_info *devs, size_t count) {
+  cl_platform_id plats[MAX_PLATFORMS];
+  cl_uint np = 0;
+  cl_int rc = clGetPlatformIDs(MAX_PLATFORMS, plats, &np);
+  if (rc != CL_SUCCESS || np == 0) {
+    printf("No OpenCL platform: the ICD loader found none%s.\n\n",
+           getenv("OCL_ICD_VENDORS") ? "" : " (no .icd file in /etc/OpenCL/vendors?)");
+    return 0;
+  }
+  if (np > MAX_PLATFORMS)
+    np = MAX_PLATFORMS;
+  printf("%u OpenCL platform%s, %zu device%s:\n\n", np, np == 1 ? "" : "s", count,
+         count == 1 ? "" : "s");
+  for (cl_uint p = 0; p < np; p++) {
+    char name[128], vendor[128], version[256], why[160];
+    platform_str(plats[p], CL_PLATFORM_NAME, name, sizeof name);
+    platform_str(plats[p], CL_PLATFORM_VENDOR, vendor, sizeof vendor);
+    platform_str(plats[p], CL_PLATFORM_VERSION, version, sizeof version);
+    printf("platform %u: %s (%s), %s\n", p, name, vendor, version);
+    int shown = 0;
+    for (size_t i = 0; i < count; i++)
+      if (devs[i].platform_index == (int)p) {
+        print_device(&devs[i]);
+        shown++;
+      }
+    if (!shown) {
+      cl_uint nd = 0;
+      cl_int st = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+      printf("    no device: %s\n", no_device_reason(name, st, why, sizeof why));
+    }
+    printf("\n");
+  }
+  return np;
 }
 
 static void print_error(const char *what, int rc) {
@@ -140,20 +229,13 @@ int main(int argc, char **argv) {
     print_error("listing devices:", rc);
     return 1;
   }
-  if (count == 0) {
-    printf("No OpenCL device found.\n");
-    const char *vendors = getenv("OCL_ICD_VENDORS");
-    if (vendors)
-      printf("(OCL_ICD_VENDORS=%s restricts the ICD loader)\n", vendors);
-    return 1;
-  }
-  struct cls_device_info *devs = calloc(count, sizeof *devs);
+  struct cls_device_info *devs = calloc(count ? count : 1, sizeof *devs);
   if (!devs) {
     fprintf(stderr, "clstream-info: out of memory\n");
     return 1;
   }
   size_t listed = 0;
-  rc = cls_device_list(devs, count, &listed);
+  rc = count ? cls_device_list(devs, count, &listed) : CLS_OK;
   if (rc != CLS_OK) {
     print_error("listing devices:", rc);
     free(devs);
@@ -161,18 +243,15 @@ int main(int argc, char **argv) {
   }
   if (listed < count) /* a device went away between the two calls */
     count = listed;
-
-  int platforms = 0;
-  for (size_t i = 0; i < count; i++)
-    if (i == 0 || devs[i].platform_index != devs[i - 1].platform_index)
-      platforms++;
-  printf("%zu OpenCL device%s on %d platform%s:\n\n", count,
-         count == 1 ? "" : "s", platforms, platforms == 1 ? "" : "s");
-  for (size_t i = 0; i < count; i++) {
-    print_device(&devs[i]);
-    printf("\n");
-  }
+  print_platforms(devs, count);
   free(devs);
+  if (count == 0) {
+    printf("No OpenCL device found.\n");
+    const char *vendors = getenv("OCL_ICD_VENDORS");
+    if (vendors)
+      printf("(OCL_ICD_VENDORS=%s restricts the ICD loader)\n", vendors);
+    return 1;
+  }
 
   int status = 0;
   struct cls_device_info pick;
@@ -210,7 +289,8 @@ int main(int argc, char **argv) {
   print_quirks(ctx);
   cls_context_destroy(ctx);
 
-  printf("\nscheduler drivers (CLS_SCHEDULER=NAME[:PARAMS]):\n");
+  printf("\nscheduler drivers (CLS_SCHEDULER=NAME[:PARAMS]; CLS_SCHEDULER=help lists the "
+         "parameters):\n");
   for (size_t i = 0; i < cls_driver_count(); i++) {
     const char *name = NULL, *desc = NULL;
     if (cls_driver_info(i, &name, &desc) == CLS_OK)

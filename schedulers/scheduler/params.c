@@ -30,6 +30,20 @@ static int parse_strategy(const struct cls__parser *ps, struct cls__span item,
   return CLS_ECONFIG;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* What CLS_SCHEDULER=help prints: the parser below is the authority. */
+const char cls__sched_usage[] = "scheduler[:[sequential|interleave][,max_tasks=N][,queues=M]]";
+const struct cls__driver_param cls__sched_params[] = {
+    {"sequential", "each stream's tasks, in order, onto its backend queue (default)"},
+    {"interleave", "the pending tasks of every stream, round-robin, onto one queue"},
+    {"max_tasks=N", "submit a stream's task list once it holds N tasks (1 to 1048576, "
+                    "default " STR(DEFAULT_MAX_TASKS) ")"},
+    {"queues=M", "sequential: stream i uses backend queue i mod M (1 to " STR(CLS_MAX_STREAMS)
+                 ", default one queue per stream)"},
+    {NULL, NULL}};
+
 int cls__sched_parse_params(struct sched_driver *d, const char *params) {
   d->strategy = SEQUENTIAL;
   d->max_tasks = DEFAULT_MAX_TASKS;

@@ -103,6 +103,9 @@ struct sched_driver {
 /* Sets d's strategy, max_tasks and nqueues from CLS_SCHEDULER's
  * parameters (NULL: the defaults); CLS_ECONFIG recorded on an error. */
 int cls__sched_parse_params(struct sched_driver *d, const char *params);
+/* The selection's syntax and the parameters, for CLS_SCHEDULER=help. */
+extern const char cls__sched_usage[];
+extern const struct cls__driver_param cls__sched_params[];
 
 /* ------------------------------------------------------------------ */
 /* Task lists (list.c)                                                 */

@@ -205,6 +205,8 @@ const struct cls__driver_ops cls__scheduler_driver = {
     .name = "scheduler",
     .description = "logical streams batch tasks onto shared queues "
                    "(sequential or interleave; max_tasks, queues)",
+    .usage = cls__sched_usage,
+    .params = cls__sched_params,
     .create = sc_create,
     .destroy = sc_destroy,
     .open = sc_open,

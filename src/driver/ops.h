@@ -15,10 +15,22 @@ struct cls__driver {
   cls_context *ctx;
 };
 
+/* One parameter of a driver, as CLS_SCHEDULER=help shows it. */
+struct cls__driver_param {
+  const char *syntax;  /* "max_tasks=N" */
+  const char *meaning; /* one line */
+};
+
 struct cls__driver_ops {
   unsigned version;             /* CLS__DRIVER_OPS_VERSION */
   const char *name;             /* as CLS_SCHEDULER names it */
   const char *description;      /* one line */
+  /* For CLS_SCHEDULER=help: the whole selection's syntax
+   * ("scheduler[:sequential|interleave][,max_tasks=N]"), and its
+   * parameters, the table ending with {NULL, NULL}.  Optional: NULL
+   * usage means the name alone, NULL params that it takes none. */
+  const char *usage;
+  const struct cls__driver_param *params;
   /* Creates the driver's state from `params` (the text after "name:" in
    * the selection, or NULL); *out is owned by the core until destroy().
    * Streams do not exist yet.  On failure nothing is left behind, and the

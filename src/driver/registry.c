@@ -23,6 +23,25 @@ static void list_drivers(void) {
                       strcmp(drivers[i]->name, CLS_DEFAULT_DRIVER) == 0 ? " (default)" : "");
 }
 
+/* CLS_SCHEDULER=help: every driver with its syntax and parameters, once, on
+ * stderr (the one place a user asking for help looks; the error detail
+ * then only says it was printed, so a program that prints the detail does
+ * not show the list twice). */
+static void print_help(FILE *to) {
+  fprintf(to, "clstream: scheduler drivers: CLS_SCHEDULER=NAME[:PARAMETERS], the parameters\n"
+              "comma-separated (scheduler:interleave,max_tasks=8):\n");
+  for (size_t i = 0; i < NDRIVERS; i++) {
+    const struct cls__driver_ops *d = drivers[i];
+    fprintf(to, "\n  %s%s\n    %s\n", d->usage ? d->usage : d->name,
+            strcmp(d->name, CLS_DEFAULT_DRIVER) == 0 ? "  (default)" : "", d->description);
+    if (!d->params || !d->params[0].syntax)
+      fprintf(to, "    no parameters\n");
+    for (const struct cls__driver_param *p = d->params; p && p->syntax; p++)
+      fprintf(to, "    %-12s %s\n", p->syntax, p->meaning);
+  }
+  fflush(to);
+}
+
 /* The CLS_SCHEDULER grammar is NAME[:PARAMETERS]; the driver parses its
  * parameters (src/util/parse.h), this the whole text and the name. */
 int cls__driver_find(const char *spec, const struct cls__driver_ops **out, const char **params) {
@@ -37,10 +56,10 @@ int cls__driver_find(const char *spec, const struct cls__driver_ops **out, const
   if (*params && !**params)
     return cls__parse_fail(&ps, "nothing after ':' (drop the ':' or give parameters)");
   if (n == 4 && strncmp(spec, "help", 4) == 0) {
-    cls__error(CLS_EDRIVER, 0, "scheduler drivers:");
-    list_drivers();
-    fprintf(stderr, "clstream: %s\n", cls_last_error_detail());
-    return CLS_EDRIVER;
+    print_help(stderr);
+    return cls__error(CLS_EDRIVER, 0,
+                      "scheduler \"help\": the drivers and their parameters were printed on "
+                      "stderr; no context is created until one is named");
   }
   for (size_t i = 0; i < NDRIVERS; i++)
     if (strlen(drivers[i]->name) == n && strncmp(drivers[i]->name, spec, n) == 0) {
@@ -50,11 +69,13 @@ int cls__driver_find(const char *spec, const struct cls__driver_ops **out, const
       *out = drivers[i];
       return CLS_OK;
     }
-  cls__error(CLS_EDRIVER, 0, "unknown scheduler driver '%.*s'; drivers:", (int)n, spec);
+  cls__error(CLS_EDRIVER, 0,
+             "unknown scheduler driver '%.*s' (CLS_SCHEDULER=help shows their parameters); "
+             "drivers:",
+             (int)n, spec);
   list_drivers();
   return CLS_EDRIVER;
 }
-
 
 CLS_API size_t cls_driver_count(void) { return NDRIVERS; }
 
