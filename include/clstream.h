@@ -380,6 +380,43 @@ static inline cls_arg cls__arg_sized(int kind, const void *value, size_t size) {
 /* Maximum number of arguments of one launch. */
 #define CLS_MAX_ARGS 32
 
+/* What a kernel needs of a launch, asked before one is refused. */
+#define CLS_KERNEL_INFO_VERSION 1
+struct cls_kernel_arg_info {
+  char name[64];     /* "" where the platform gives none; cut at 63 bytes */
+  int kind;          /* enum cls_arg_kind, from the address qualifier (a
+                        __constant pointer is a buffer); 0 where unknown */
+  int access;        /* buffers: CLS_READ for a const global or __constant
+                        pointer, CLS_READ_WRITE for a non-const one (what
+                        CLS_ARG infers, and what F11 checks CLS_IN against);
+                        0 where the platform gives no type qualifier, and
+                        for scalars and local memory */
+};
+struct cls_kernel_info {
+  unsigned version;  /* set by the caller: CLS_KERNEL_INFO_VERSION */
+  /* The largest work-group (product of the local sizes) cls_launch
+   * accepts for this kernel: the kernel's CL_KERNEL_WORK_GROUP_SIZE, or
+   * the device's maximum where the vendor runs more than it reports
+   * (struct cls_quirks, wg_above_kernel_max).  Each local size is also
+   * checked against the device's max_work_item_sizes. */
+  size_t max_work_group_size;
+  size_t kernel_work_group_size; /* CL_KERNEL_WORK_GROUP_SIZE as reported */
+  size_t preferred_work_group_size_multiple;
+  /* As reported when the kernel was looked up: the kernel's own local
+   * memory, without CLS_LOCAL arguments, and private memory per
+   * work-item (vendors differ in what they count: docs/portability.md). */
+  unsigned long long local_mem_size;
+  unsigned long long private_mem_size;
+  int nargs;         /* the kernel's; args[] describes the first
+                        CLS_MAX_ARGS of them */
+  struct cls_kernel_arg_info args[CLS_MAX_ARGS];
+};
+/* Fills *out for `k`.  CLS_EINVAL for NULL or something that is not a
+ * kernel, CLS_EVERSION for an unknown out->version, CLS_EBUILD for a
+ * kernel of a program that failed to build (nothing is known of it: out
+ * holds zeros and nargs -1). */
+CLS_API int cls_kernel_info(const cls_kernel *k, struct cls_kernel_info *out);
+
 /* Launches `kernel` on `stream` over `dims` (1-3) dimensions.  `local` may
  * be NULL (the runtime picks).  Order against other streams is inferred from
  * the buffer arguments: no user sync is needed.
@@ -474,7 +511,7 @@ CLS_API int cls_set_logger(cls_context *ctx, int level, cls_log_fn fn,
  * clstream treats as the worst case.  README "Portability" lists the
  * workaround each answer selects. */
 #define CLS_QUIRK_UNKNOWN (-1)
-#define CLS_QUIRKS_VERSION 1
+#define CLS_QUIRKS_VERSION 2
 struct cls_quirks {
   unsigned version;          /* set by the caller: CLS_QUIRKS_VERSION */
   int probed;                /* 1: the probes ran to the end in time */
@@ -500,8 +537,23 @@ struct cls_quirks {
   size_t max_work_group_size;
   size_t page_size;          /* this context's memory pages */
   double probe_ms;           /* how long the probes took in this process */
+  /* Version 2.  A launch whose work-group is larger than the kernel's
+   * CL_KERNEL_WORK_GROUP_SIZE but within the device's maximum runs and
+   * computes right (rusticl: 32 reported for every kernel, 1024 run).
+   * Probed on first need (a kernel reporting less than the device's
+   * maximum, or a version-2 call of cls_context_quirks), once per device
+   * and process, with a tiny kernel at the device's maximum whose every
+   * element is checked.  Where 1, launches of a kernel that reports no
+   * less than the probe's kernel did, and requires no work-group size, are
+   * checked against the device's limits; elsewhere against the kernel's
+   * value.  0 also where the probe's kernel reported the device's maximum
+   * (nothing above it to run: PoCL, oclgrind). */
+  int wg_above_kernel_max;
+  size_t kernel_work_group_size; /* the probe kernel's CL_KERNEL_WORK_GROUP_SIZE,
+                                    0 if unknown */
 };
-/* The quirks of the context's device. */
+/* The quirks of the context's device.  A caller's version 1 struct gets
+ * the version 1 fields only. */
 CLS_API int cls_context_quirks(cls_context *ctx, struct cls_quirks *out);
 
 #ifdef __cplusplus

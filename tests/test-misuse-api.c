@@ -419,6 +419,8 @@ START_TEST(launch_mistakes_get_their_codes_and_leave_a_record) {
   CT_ERR(cls_launch(ctx, 0, (cls_kernel *)&fake, 1, g, NULL, 2, ok), CLS_EINVAL);
   ck_assert_str_eq(cls_kernel_name((cls_kernel *)&fake), "");
   CT_ERR(cls_kernel_num_args((cls_kernel *)&fake), CLS_EINVAL);
+  struct cls_kernel_info ki = {.version = CLS_KERNEL_INFO_VERSION};
+  CT_ERR(cls_kernel_info((cls_kernel *)&fake, &ki), CLS_EINVAL);
   cls_context_destroy(other);
   /* Nothing ran; b carries the last refusal's record (F12), a was only
    * ever read, and the context works. */
@@ -457,6 +459,14 @@ START_TEST(program_and_kernel_misuse_is_rejected) {
   ck_assert_str_eq(cls_kernel_name(NULL), "");
   CT_ERR(cls_kernel_num_args(NULL), CLS_EINVAL);
   ck_assert_int_eq(cls_kernel_num_args(fill_k), 2);
+  struct cls_kernel_info ki = {.version = CLS_KERNEL_INFO_VERSION};
+  CT_ERR(cls_kernel_info(NULL, &ki), CLS_EINVAL);
+  CT_ERR(cls_kernel_info(fill_k, NULL), CLS_EINVAL);
+  ki.version = CLS_KERNEL_INFO_VERSION + 1;
+  CT_ERR(cls_kernel_info(fill_k, &ki), CLS_EVERSION);
+  ki.version = CLS_KERNEL_INFO_VERSION;
+  CT_OK(cls_kernel_info(fill_k, &ki));
+  ck_assert_int_eq(ki.nargs, 2);
   assert_context_works();
 }
 END_TEST

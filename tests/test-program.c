@@ -254,6 +254,156 @@ START_TEST(failed_build_reaches_the_read_with_its_log) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* cls_kernel_info: ask before you are refused                         */
+/* ------------------------------------------------------------------ */
+
+#define LONG_NAME "an_argument_name_longer_than_sixty_three_bytes_which_is_cut_to_fit_it"
+#define SIG_SRC                                                        \
+  "kernel void sig_k(global const float *in, global float *out,\n"    \
+  "                  constant int *table, local int *scratch, int n,\n" \
+  "                  global int *" LONG_NAME ") {\n"                   \
+  "  local int own[64];\n"                                             \
+  "  size_t i = get_global_id(0), l = get_local_id(0);\n"              \
+  "  own[l % 64] = table[0];\n"                                        \
+  "  scratch[l] = n;\n"                                                \
+  "  barrier(CLK_LOCAL_MEM_FENCE);\n"                                  \
+  "  out[i] = in[i] + (float)(own[0] + scratch[0]);\n"                 \
+  "  " LONG_NAME "[i] = 1;\n"                                          \
+  "}\n"
+
+static struct cls_kernel_info kernel_info(cls_kernel *k) {
+  struct cls_kernel_info ki;
+  memset(&ki, 0x7f, sizeof ki);
+  ki.version = CLS_KERNEL_INFO_VERSION;
+  int rc = cls_kernel_info(k, &ki);
+  ck_assert_msg(rc == 0, "cls_kernel_info(%s): %s: %s", cls_kernel_name(k), cls_err_name(rc),
+                cls_last_error_detail());
+  ck_assert_uint_eq(ki.version, CLS_KERNEL_INFO_VERSION);
+  return ki;
+}
+
+/* Names, kinds and the access clstream infers (F11), on every vendor:
+ * all three give argument info, oclgrind at OpenCL 1.2 too. */
+START_TEST(kernel_info_names_each_argument_its_kind_and_access) {
+  struct cls_device_info d = ct_context_info(ctx);
+  cls_kernel *k = ct_kernel(ctx, SIG_SRC, "sig_k");
+  struct cls_kernel_info ki = kernel_info(k);
+  ck_assert_int_eq(ki.nargs, 6);
+  ck_assert_int_eq(ki.nargs, cls_kernel_num_args(k));
+  static const struct {
+    const char *name;
+    int kind, access;
+  } want[] = {{"in", CLS_ARG_BUFFER, CLS_READ},
+              {"out", CLS_ARG_BUFFER, CLS_READ_WRITE},
+              {"table", CLS_ARG_BUFFER, CLS_READ},
+              {"scratch", CLS_ARG_LOCAL, 0},
+              {"n", CLS_ARG_SCALAR, 0},
+              {LONG_NAME, CLS_ARG_BUFFER, CLS_READ_WRITE}};
+  for (int i = 0; i < 5; i++) {
+    ck_assert_str_eq(ki.args[i].name, want[i].name);
+    ck_assert_msg(ki.args[i].kind == want[i].kind && ki.args[i].access == want[i].access,
+                  "argument %d (%s): kind %d access %d, expected %d %d", i, want[i].name,
+                  ki.args[i].kind, ki.args[i].access, want[i].kind, want[i].access);
+  }
+  /* A long name is cut to the field, not dropped. */
+  ck_assert_uint_eq(strlen(ki.args[5].name), sizeof ki.args[5].name - 1);
+  ck_assert(strncmp(ki.args[5].name, LONG_NAME, sizeof ki.args[5].name - 1) == 0);
+  ck_assert_int_eq(ki.args[5].kind, CLS_ARG_BUFFER);
+  /* Past nargs: zeros. */
+  ck_assert_str_eq(ki.args[6].name, "");
+  ck_assert_int_eq(ki.args[6].kind, 0);
+  /* Limits: within the device's, as reported. */
+  ck_assert_uint_gt(ki.max_work_group_size, 0);
+  ck_assert_uint_le(ki.max_work_group_size, d.max_work_group_size);
+  ck_assert_uint_gt(ki.kernel_work_group_size, 0);
+  ck_assert_uint_ge(ki.preferred_work_group_size_multiple, 1);
+  /* 256 bytes of its own local memory (rusticl counts 512); no vendor
+   * counts fewer.  Private memory: whatever the vendor says (PoCL 1024
+   * for any kernel, the others 0 here). */
+  ck_assert_uint_ge(ki.local_mem_size, 64 * sizeof(int));
+  ck_assert_uint_le(ki.local_mem_size, d.local_mem_size);
+}
+END_TEST
+
+/* The access the query tells is the one the launch checks: CLS_IN on an
+ * argument it calls read-write is refused (F11), CLS_ARG takes it. */
+START_TEST(kernel_info_access_is_what_the_launch_checks) {
+  cls_kernel *k = ct_kernel(ctx, CT_ADD_SRC, "add_k");
+  struct cls_kernel_info ki = kernel_info(k);
+  ck_assert_int_eq(ki.nargs, 3);
+  ck_assert_int_eq(ki.args[0].access, CLS_READ);
+  ck_assert_int_eq(ki.args[1].access, CLS_READ);
+  ck_assert_int_eq(ki.args[2].access, CLS_READ_WRITE);
+  cls_buffer a = ct_written(ctx, 0, 16, 2), b = ct_written(ctx, 0, 16, 3),
+             c = ct_written(ctx, 0, 16, 0); /* CLS_ARG: read-write, so written first */
+  size_t g = 16;
+  CT_OK(cls_launch(ctx, 0, k, 1, &g, NULL, 3, (cls_arg[]){CLS_ARG(a), CLS_ARG(b), CLS_ARG(c)}));
+  ct_expect_ints(ctx, 0, c, 16, 5);
+  CT_ERR(cls_launch(ctx, 0, k, 1, &g, NULL, 3, (cls_arg[]){CLS_IN(a), CLS_IN(b), CLS_IN(c)}),
+         CLS_EACCESS);
+}
+END_TEST
+
+/* The maximum the query tells is the one the launch enforces: a launch
+ * at it runs, one above it is refused (rusticl: above the 32 it reports,
+ * where the quirk probe found more runs; see test-quirks). */
+START_TEST(kernel_info_maximum_is_what_the_launch_enforces) {
+  struct cls_device_info d = ct_context_info(ctx);
+  cls_kernel *k = ct_kernel(ctx, CT_FILL_SRC, "fill_k");
+  struct cls_kernel_info ki = kernel_info(k);
+  size_t most = ki.max_work_group_size < d.max_work_item_sizes[0] ? ki.max_work_group_size
+                                                                  : d.max_work_item_sizes[0];
+  size_t n = 2 * most, g[1] = {n}, l[1] = {most};
+  cls_buffer o = ct_alloc(ctx, 0, n * sizeof(int));
+  int v = 9;
+  int rc = cls_launch(ctx, 0, k, 1, g, l, 2, (cls_arg[]){CLS_OUT(o), CLS_SCALAR(v)});
+  ck_assert_msg(rc == 0, "local size %zu: %s: %s", most, cls_err_name(rc),
+                cls_last_error_detail());
+  int *got = malloc(n * sizeof *got);
+  ck_assert_ptr_nonnull(got);
+  ct_download_ints(ctx, 0, o, got, n);
+  CT_EXPECT_INTS(got, n, i, 9);
+  free(got);
+  /* One more item per group than the maximum, in two dimensions so that
+   * no dimension's own limit decides. */
+  if (d.max_work_item_sizes[1] >= 2 && most >= 2 && most == ki.max_work_group_size) {
+    size_t g2[2] = {most / 2 + 1, 2}, l2[2] = {most / 2 + 1, 2};
+    if ((most / 2 + 1) * 2 > ki.max_work_group_size) {
+      CT_ERR(cls_launch(ctx, 0, k, 2, g2, l2, 2, (cls_arg[]){CLS_OUT(o), CLS_SCALAR(v)}),
+             CLS_EWORKSIZE);
+      ck_assert_msg(strstr(cls_last_error_detail(), "exceeds the maximum"), "%s",
+                    cls_last_error_detail());
+    }
+  }
+}
+END_TEST
+
+START_TEST(kernel_info_arguments_and_version_are_checked) {
+  cls_kernel *k = ct_kernel(ctx, CT_FILL_SRC, "fill_k");
+  struct cls_kernel_info ki = {.version = CLS_KERNEL_INFO_VERSION};
+  CT_ERR(cls_kernel_info(NULL, &ki), CLS_EINVAL);
+  CT_ERR(cls_kernel_info(k, NULL), CLS_EINVAL);
+  unsigned fake[16] = {0};
+  CT_ERR(cls_kernel_info((const cls_kernel *)fake, &ki), CLS_EINVAL);
+  ki.version = 0;
+  CT_ERR(cls_kernel_info(k, &ki), CLS_EVERSION);
+  ki.version = CLS_KERNEL_INFO_VERSION + 1;
+  CT_ERR(cls_kernel_info(k, &ki), CLS_EVERSION);
+  /* A kernel of a failed build: nothing is known of it. */
+  cls_program *p = NULL;
+  CT_ERR(cls_program_build(ctx, BAD_SRC, NULL, &p), CLS_EBUILD);
+  cls_kernel *bad = NULL;
+  CT_OK(cls_kernel_get(ctx, p, "bad_k", &bad));
+  ki.version = CLS_KERNEL_INFO_VERSION;
+  CT_ERR(cls_kernel_info(bad, &ki), CLS_EBUILD);
+  ck_assert_int_eq(ki.nargs, -1);
+  ck_assert_uint_eq(ki.max_work_group_size, 0);
+  ck_assert(strstr(cls_last_error_detail(), "bad_k"));
+  CT_OK(cls_program_release(ctx, p));
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("program");
@@ -272,6 +422,10 @@ int main(void) {
   ADD(build_again_after_release);
   ADD(release_then_destroy_is_clean);
   ADD(programs_are_per_context);
+  ADD(kernel_info_names_each_argument_its_kind_and_access);
+  ADD(kernel_info_access_is_what_the_launch_checks);
+  ADD(kernel_info_maximum_is_what_the_launch_enforces);
+  ADD(kernel_info_arguments_and_version_are_checked);
 #undef ADD
   return ct_run(s);
 }

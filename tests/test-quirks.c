@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum vendor { OTHER, POCL, RUSTICL, OCLGRIND };
 
@@ -297,6 +298,174 @@ START_TEST(real_failure_report_names_the_quirk_where_it_shaped_it) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* wg_above_kernel_max: never stricter than the vendor                 */
+/* ------------------------------------------------------------------ */
+
+#define IDS_SRC                                                        \
+  "kernel void ids_k(global int *out) {\n"                             \
+  "  out[get_global_id(0)] = (int)get_global_id(0);\n"                 \
+  "}\n"
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* The largest 1D work-group the device takes. */
+static size_t device_group(const struct cls_device_info *d) {
+  return min_size(d->max_work_group_size, d->max_work_item_sizes[0]);
+}
+
+static struct cls_kernel_info info_of(cls_kernel *k) {
+  struct cls_kernel_info ki = {.version = CLS_KERNEL_INFO_VERSION};
+  CT_OK(cls_kernel_info(k, &ki));
+  return ki;
+}
+
+/* ids_k and rev_k (tests/common.h) over two groups of `group` items,
+ * every element checked: rev_k is right only if each group really ran as
+ * one work-group (local memory and a barrier across all of it). */
+static void run_groups_of(cls_context *ctx, cls_kernel *ids, cls_kernel *rev, size_t group) {
+  size_t n = 2 * group, g[1] = {n}, l[1] = {group};
+  int *host = malloc(n * sizeof *host);
+  ck_assert_ptr_nonnull(host);
+  for (size_t i = 0; i < n; i++)
+    host[i] = (int)(7 * i + 3);
+  cls_buffer in = ct_alloc(ctx, 0, n * sizeof(int)), out = ct_alloc(ctx, 0, n * sizeof(int));
+  ct_upload_ints(ctx, 0, in, host, n);
+  int rc = cls_launch(ctx, 0, ids, 1, g, l, 1, (cls_arg[]){CLS_OUT(out)});
+  ck_assert_msg(rc == 0, "ids_k, local size %zu: %s: %s", group, cls_err_name(rc),
+                cls_last_error_detail());
+  ct_download_ints(ctx, 0, out, host, n);
+  CT_EXPECT_INTS(host, n, i, (int)i);
+  rc = cls_launch(ctx, 0, rev, 1, g, l, 3,
+                  (cls_arg[]){CLS_IN(in), CLS_OUT(out), CLS_LOCAL(group * sizeof(int))});
+  ck_assert_msg(rc == 0, "rev_k, local size %zu: %s: %s", group, cls_err_name(rc),
+                cls_last_error_detail());
+  ct_download_ints(ctx, 0, out, host, n);
+  CT_EXPECT_INTS(host, n, i, (int)(7 * ((i / group) * group + group - 1 - i % group) + 3));
+  CT_OK(cls_free(ctx, in));
+  CT_OK(cls_free(ctx, out));
+  free(host);
+}
+
+/* The verdict of each vendor (docs/portability.md), probed once per
+ * device and process, and only where asked for. */
+START_TEST(wg_above_kernel_max_matches_the_vendor_and_is_probed_once) {
+  cls_context *ctx = ct_context();
+  struct cls_device_info d = ct_context_info(ctx);
+  struct cls_quirks q = quirks_of(ctx);
+  ck_assert_msg(is_answer(q.wg_above_kernel_max), "wg_above_kernel_max = %d",
+                q.wg_above_kernel_max);
+  ck_assert_uint_gt(q.kernel_work_group_size, 0);
+  /* 1 only where the probe kernel reported less than the device runs. */
+  if (q.wg_above_kernel_max == 1)
+    ck_assert_uint_lt(q.kernel_work_group_size, device_group(&d));
+  switch (vendor_of(&d)) {
+  case POCL:
+  case OCLGRIND:
+    /* Every kernel reports the device's maximum: nothing above it. */
+    ck_assert_int_eq(q.wg_above_kernel_max, 0);
+    ck_assert_uint_eq(q.kernel_work_group_size, d.max_work_group_size);
+    break;
+  case RUSTICL:
+    /* 32 reported for every kernel; the device's 1024 runs, and right. */
+    ck_assert_int_eq(q.wg_above_kernel_max, 1);
+    ck_assert_uint_eq(q.kernel_work_group_size, 32);
+    ck_assert_uint_eq(d.max_work_group_size, 1024);
+    break;
+  case OTHER:
+    break;
+  }
+  unsigned runs = cls__quirks_wg_probes_run();
+  ck_assert_uint_ge(runs, 1);
+  cls_context *other = ct_context();
+  struct cls_quirks q2 = quirks_of(other);
+  ck_assert_int_eq(q2.wg_above_kernel_max, q.wg_above_kernel_max);
+  ck_assert_uint_eq(q2.kernel_work_group_size, q.kernel_work_group_size);
+  ct_kernel(other, IDS_SRC, "ids_k");
+  ck_assert_uint_eq(cls__quirks_wg_probes_run(), runs);
+  cls_context_destroy(other);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Issue 22: rusticl reports CL_KERNEL_WORK_GROUP_SIZE 32 for every kernel
+ * and runs 256 (Rodinia's SRAD) right; clstream used to refuse it.  Where
+ * the probe says so, a launch above the kernel's reported maximum runs,
+ * and computes right; where it does not, the kernel's maximum is the
+ * limit and runs.  Above the device's maximum is refused everywhere. */
+START_TEST(launch_above_the_reported_kernel_maximum_runs_where_the_probe_says_so) {
+  cls_context *ctx = ct_context();
+  struct cls_device_info d = ct_context_info(ctx);
+  struct cls_quirks q = quirks_of(ctx);
+  cls_program *p = ct_build(ctx, IDS_SRC CT_REV_SRC, NULL);
+  cls_kernel *ids = ct_get_kernel(ctx, p, "ids_k"), *rev = ct_get_kernel(ctx, p, "rev_k");
+  size_t most = device_group(&d);
+  size_t enforced = most;
+  cls_kernel *ks[] = {ids, rev};
+  for (size_t i = 0; i < 2; i++) {
+    struct cls_kernel_info ki = info_of(ks[i]);
+    ck_assert_uint_gt(ki.kernel_work_group_size, 0);
+    /* What the quirk says is what the pre-check takes. */
+    size_t want = q.wg_above_kernel_max == 1 && ki.kernel_work_group_size >= q.kernel_work_group_size
+                      ? d.max_work_group_size
+                      : min_size(ki.kernel_work_group_size, d.max_work_group_size);
+    ck_assert_msg(ki.max_work_group_size == want, "%s: enforced %zu, reported %zu, expected %zu",
+                  cls_kernel_name(ks[i]), ki.max_work_group_size, ki.kernel_work_group_size,
+                  want);
+    if (q.wg_above_kernel_max == 1)
+      ck_assert_uint_lt(ki.kernel_work_group_size, ki.max_work_group_size);
+    enforced = min_size(enforced, ki.max_work_group_size);
+  }
+  if (q.wg_above_kernel_max == 1) {
+    /* SRAD's 256 (when it is above the reported value), then the most. */
+    if (256 > q.kernel_work_group_size && 256 <= most)
+      run_groups_of(ctx, ids, rev, 256);
+    run_groups_of(ctx, ids, rev, most);
+  } else {
+    /* The reported maximum is the limit, and it runs. */
+    run_groups_of(ctx, ids, rev, enforced);
+    if (2 * enforced <= most) {
+      size_t g[1] = {4 * enforced}, l[1] = {2 * enforced};
+      cls_buffer o = ct_alloc(ctx, 0, g[0] * sizeof(int));
+      CT_ERR(cls_launch(ctx, 0, ids, 1, g, l, 1, (cls_arg[]){CLS_OUT(o)}), CLS_EWORKSIZE);
+      ck_assert(strstr(cls_last_error_detail(), "CL_KERNEL_WORK_GROUP_SIZE"));
+      CT_OK(cls_free(ctx, o));
+    }
+  }
+  /* Above the device's maximum: refused, naming the device's limit. */
+  size_t g[1] = {4 * d.max_work_group_size}, l[1] = {2 * d.max_work_group_size};
+  cls_buffer o = ct_alloc(ctx, 0, sizeof(int));
+  CT_ERR(cls_launch(ctx, 0, ids, 1, g, l, 1, (cls_arg[]){CLS_OUT(o)}), CLS_EWORKSIZE);
+  if (d.max_work_item_sizes[1] >= 2) {
+    size_t g2[2] = {most, 2}, l2[2] = {most, 2};
+    CT_ERR(cls_launch(ctx, 0, ids, 2, g2, l2, 1, (cls_arg[]){CLS_OUT(o)}), CLS_EWORKSIZE);
+    if (enforced == d.max_work_group_size)
+      ck_assert_msg(strstr(cls_last_error_detail(), "the device's"), "%s",
+                    cls_last_error_detail());
+  }
+  CT_OK(cls_program_release(ctx, p));
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A program built against version 1 of struct cls_quirks passes the
+ * smaller struct: nothing past its end may be written. */
+START_TEST(version_1_caller_gets_the_version_1_fields_only) {
+  cls_context *ctx = ct_context();
+  struct cls_quirks q;
+  memset(&q, 0x7f, sizeof q);
+  q.version = 1;
+  CT_OK(cls_context_quirks(ctx, &q));
+  ck_assert_uint_eq(q.version, 1);
+  ck_assert_int_eq(q.probed, 1);
+  size_t v1 = offsetof(struct cls_quirks, wg_above_kernel_max);
+  const unsigned char *tail = (const unsigned char *)&q + v1;
+  for (size_t i = 0; i < sizeof q - v1; i++)
+    ck_assert_uint_eq(tail[i], 0x7f);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("quirks");
@@ -310,5 +479,8 @@ int main(void) {
   CT_ADD(s, work_after_the_probe_is_right);
   CT_ADD(s, terabyte_allocation_is_etoobig_everywhere);
   CT_ADD(s, real_failure_report_names_the_quirk_where_it_shaped_it);
+  CT_ADD(s, wg_above_kernel_max_matches_the_vendor_and_is_probed_once);
+  CT_ADD(s, launch_above_the_reported_kernel_maximum_runs_where_the_probe_says_so);
+  CT_ADD(s, version_1_caller_gets_the_version_1_fields_only);
   return ct_run(s);
 }

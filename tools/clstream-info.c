@@ -194,6 +194,18 @@ static void print_quirks(cls_context *ctx) {
          q.cl_version / 10 % 10);
   printf("  max allocation                       %s\n", human_bytes(q.max_alloc_size, b, sizeof b));
   printf("  max work-group                       %zu\n", q.max_work_group_size);
+  printf("  runs above the kernel's work-group   %s", answer(q.wg_above_kernel_max));
+  if (q.kernel_work_group_size >= q.max_work_group_size)
+    printf(" (nothing above: a probe kernel reports the device's %zu)", q.kernel_work_group_size);
+  else if (q.kernel_work_group_size && q.wg_above_kernel_max == 1)
+    printf(" (a probe kernel reports %zu; %zu ran right)", q.kernel_work_group_size,
+           q.max_work_group_size);
+  else if (q.kernel_work_group_size && q.wg_above_kernel_max == 0)
+    printf(" (a probe kernel reports %zu; more did not run right)", q.kernel_work_group_size);
+  printf("\n      launches are checked against %s\n",
+         q.wg_above_kernel_max == 1
+             ? "the device's work-group maximum, not the kernel's"
+             : "each kernel's CL_KERNEL_WORK_GROUP_SIZE (cls_kernel_info tells it)");
   printf("  memory page                          %s\n",
          human_bytes(q.page_size, b, sizeof b));
   printf("      sizes and work sizes are checked against these before OpenCL sees them\n");

@@ -208,9 +208,17 @@ CLS_API int cls_context_quirks(cls_context *ctx, struct cls_quirks *out) {
   if (out->version < 1 || out->version > CLS_QUIRKS_VERSION)
     return cls__error(CLS_EVERSION, 0, "struct cls_quirks version %u (this library: 1..%d)",
                       out->version, CLS_QUIRKS_VERSION);
-  /* Fixed since the context was created: no lock needed. */
+  /* Fixed since the context was created: no lock needed.  The version 2
+   * answer is probed on first need, behind the probes' own lock. */
   unsigned version = out->version;
-  *out = ctx->quirks;
+  struct cls_quirks q = ctx->quirks;
+  size_t size = sizeof q;
+  if (version >= 2)
+    q.wg_above_kernel_max =
+        cls__quirks_wg(ctx->clctx, ctx->device, &ctx->info, &q.kernel_work_group_size);
+  else
+    size = offsetof(struct cls_quirks, wg_above_kernel_max); /* the caller's struct ends there */
+  memcpy(out, &q, size);
   out->version = version;
   return CLS_OK;
 }

@@ -52,13 +52,16 @@ static int check_range(cls_context *ctx, const cls_kernel *k, unsigned dims,
                         k->name, local[i], ctx->info.max_work_item_sizes[i], i);
     group *= local[i];
   }
-  size_t max = k->max_wg && k->max_wg < ctx->info.max_work_group_size
-                   ? k->max_wg
-                   : ctx->info.max_work_group_size;
+  /* k->max_wg: the kernel's limit, or the device's where the vendor runs
+   * more than the kernel reports (quirk wg_above_kernel_max, program.c). */
+  bool own = k->max_wg && k->max_wg < ctx->info.max_work_group_size;
+  size_t max = own ? k->max_wg : ctx->info.max_work_group_size;
   if (group > max)
     return cls__error(CLS_EWORKSIZE, 0,
-                      "launch of '%s': work-group of %zu items exceeds the maximum of %zu",
-                      k->name, group, max);
+                      "launch of '%s': work-group of %zu items exceeds the maximum of %zu (%s)",
+                      k->name, group, max,
+                      own ? "the kernel's CL_KERNEL_WORK_GROUP_SIZE; see cls_kernel_info"
+                          : "the device's CL_DEVICE_MAX_WORK_GROUP_SIZE");
   return CLS_OK;
 }
 

@@ -2,6 +2,7 @@
  * device, source hash and options; kernels looked up by name, with their
  * argument count and (where the platform gives it) argument kinds. */
 #include "core/program.h"
+#include "device/quirks.h"
 #include "failure/failure.h"
 
 #include <stdlib.h>
@@ -326,6 +327,39 @@ static void append_kernel_names(cl_program program) {
   free(names);
 }
 
+/* The work-group maximum launches of k are checked against: the
+ * kernel's, or the device's where the vendor runs more than it reports
+ * for every kernel (quirk wg_above_kernel_max, rusticl), unless this
+ * kernel reports less than the probe's own kernel did (a limit of its
+ * own) or requires a work-group size. */
+static size_t enforced_wg(cls_context *ctx, const struct cls_kernel *k) {
+  size_t dev = ctx->info.max_work_group_size;
+  if (!k->kernel_wg || k->kernel_wg >= dev)
+    return dev;
+  size_t reqd[3] = {0, 0, 0};
+  if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                               sizeof reqd, reqd, NULL) != CL_SUCCESS || reqd[0])
+    return k->kernel_wg;
+  size_t probed = 0;
+  if (cls__quirks_wg(ctx->clctx, ctx->device, &ctx->info, &probed) == 1 && probed &&
+      k->kernel_wg >= probed)
+    return dev;
+  return k->kernel_wg;
+}
+
+static void work_group_info(cls_context *ctx, struct cls_kernel *k) {
+  cl_device_id d = ctx->device;
+  clGetKernelWorkGroupInfo(k->kernel, d, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->kernel_wg,
+                           &k->kernel_wg, NULL);
+  clGetKernelWorkGroupInfo(k->kernel, d, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                           sizeof k->wg_multiple, &k->wg_multiple, NULL);
+  clGetKernelWorkGroupInfo(k->kernel, d, CL_KERNEL_LOCAL_MEM_SIZE, sizeof k->local_mem,
+                           &k->local_mem, NULL);
+  clGetKernelWorkGroupInfo(k->kernel, d, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof k->private_mem,
+                           &k->private_mem, NULL);
+  k->max_wg = enforced_wg(ctx, k);
+}
+
 CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name,
                            cls_kernel **out) {
   if (!ctx || !prog || !name || !out)
@@ -371,8 +405,7 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
   k->nargs = CLS__NARGS_UNKNOWN;
   if (kern) {
     clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
-    clGetKernelWorkGroupInfo(kern, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->max_wg,
-                             &k->max_wg, NULL);
+    work_group_info(ctx, k);
     arg_info(ctx, k);
   }
   k->next = prog->kernels;
@@ -392,4 +425,67 @@ CLS_API int cls_kernel_num_args(const cls_kernel *k) {
   if (!k || k->magic != CLS__KERNEL_MAGIC)
     return cls__error(CLS_EINVAL, 0, "cls_kernel_num_args: not a kernel");
   return (int)k->nargs;
+}
+
+/* The argument's name, cut to fit: cls__kernel_arg_name gives "" for a
+ * name longer than its buffer. */
+static void arg_name(const struct cls_kernel *k, cl_uint i, char *out, size_t cap) {
+  out[0] = '\0';
+  size_t len = 0;
+  if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_NAME, 0, NULL, &len) != CL_SUCCESS || !len)
+    return;
+  if (len <= cap) {
+    cls__kernel_arg_name(k, i, out, cap);
+    return;
+  }
+  char *full = malloc(len);
+  if (full && clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_NAME, len, full, NULL) == CL_SUCCESS) {
+    memcpy(out, full, cap - 1);
+    out[cap - 1] = '\0';
+  }
+  free(full);
+}
+
+CLS_API int cls_kernel_info(const cls_kernel *k, struct cls_kernel_info *out) {
+  if (!k || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_kernel_info: NULL argument");
+  if (k->magic != CLS__KERNEL_MAGIC)
+    return cls__error(CLS_EINVAL, 0, "cls_kernel_info: not a kernel");
+  if (out->version < 1 || out->version > CLS_KERNEL_INFO_VERSION)
+    return cls__error(CLS_EVERSION, 0, "struct cls_kernel_info version %u (this library: 1..%d)",
+                      out->version, CLS_KERNEL_INFO_VERSION);
+  unsigned version = out->version;
+  memset(out, 0, sizeof *out);
+  out->version = version;
+  if (!k->kernel) {
+    out->nargs = -1;
+    return cls__error(CLS_EBUILD, 0, "kernel '%s': its program failed to build", k->name);
+  }
+  cls__lock(k->ctx); /* the kernel's argument queries, against a launch setting them */
+  out->max_work_group_size = k->max_wg ? k->max_wg : k->ctx->info.max_work_group_size;
+  out->kernel_work_group_size = k->kernel_wg;
+  out->preferred_work_group_size_multiple = k->wg_multiple;
+  out->local_mem_size = k->local_mem;
+  out->private_mem_size = k->private_mem;
+  out->nargs = (int)k->nargs;
+  for (cl_uint i = 0; i < k->nargs && i < CLS_MAX_ARGS; i++) {
+    struct cls_kernel_arg_info *a = &out->args[i];
+    arg_name(k, i, a->name, sizeof a->name);
+    switch (k->argq[i]) {
+    case CLS__ARGQ_GLOBAL:
+      a->kind = CLS_ARG_BUFFER;
+      a->access = k->readonly >> i & 1 ? CLS_READ : k->writable >> i & 1 ? CLS_READ_WRITE : 0;
+      break;
+    case CLS__ARGQ_LOCAL:
+      a->kind = CLS_ARG_LOCAL;
+      break;
+    case CLS__ARGQ_PRIVATE:
+      a->kind = CLS_ARG_SCALAR;
+      break;
+    default:
+      break; /* no argument info: unknown */
+    }
+  }
+  cls__unlock(k->ctx);
+  return CLS_OK;
 }

@@ -27,9 +27,14 @@ struct cls_kernel {
    * i is a global pointer the kernel may write (not const, not
    * __constant), resp. one it only reads.  Both 0 where unknown. */
   uint32_t writable, readonly;
-  size_t max_wg;           /* CL_KERNEL_WORK_GROUP_SIZE */
+  size_t max_wg;           /* the work-group maximum launches are checked
+                              against (cls_kernel_info); 0: the device's */
   struct cls_kernel *next;
   struct cls_program *prog;
+  /* As reported at the lookup, for cls_kernel_info. */
+  size_t kernel_wg;        /* CL_KERNEL_WORK_GROUP_SIZE */
+  size_t wg_multiple;
+  cl_ulong local_mem, private_mem;
 };
 
 struct cls_program {

@@ -35,7 +35,14 @@
  *
  * Answers are cached per cl_device_id for the process, behind one mutex:
  * one probe per device whoever asks first, and a second context on a
- * device costs nothing. */
+ * device costs nothing.
+ *
+ * One more probe, wg_above_kernel_max, needs a kernel, so it runs on
+ * first need instead (cls__quirks_wg), cached the same way: does a
+ * work-group larger than the kernel's CL_KERNEL_WORK_GROUP_SIZE, at the
+ * device's maximum, run and compute right?  rusticl reports 32 for every
+ * kernel and runs 1024; a pre-check that believed it would be stricter
+ * than the vendor. */
 #include "quirks.h"
 
 #include <pthread.h>
@@ -56,9 +63,10 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
   cl_device_id device;
   struct cls_quirks quirks;
+  bool wg_done;             /* quirks.wg_above_kernel_max is probed */
 } cache[MAX_CACHED];
 static size_t ncached;
-static atomic_uint probes_run;
+static atomic_uint probes_run, wg_probes_run;
 
 /* Callbacks may come late, from a vendor's thread, even after the probe
  * gave up waiting: they only touch these statics, and only for the probe
@@ -130,6 +138,8 @@ static void unknown(struct cls_quirks *q) {
   q->queue_poisoned = CLS_QUIRK_UNKNOWN;
   q->finish_early = CLS_QUIRK_UNKNOWN;
   q->dependent_status = 0;
+  q->wg_above_kernel_max = CLS_QUIRK_UNKNOWN; /* cls__quirks_wg, on first need */
+  q->kernel_work_group_size = 0;
 }
 
 /* How a step of the probe ended: on to the next, not answered (the rest
@@ -286,3 +296,148 @@ void cls__quirks_probe(cl_context clctx, cl_device_id device, struct cls_quirks 
 }
 
 unsigned cls__quirks_probes_run(void) { return atomic_load(&probes_run); }
+
+/* ------------------------------------------------------------------ */
+/* wg_above_kernel_max                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Each work-item reads what the mirror item of its group wrote before
+ * the barrier: right only if the whole group really is one work-group. */
+static const char wg_source[] =
+    "kernel void cls_wg_probe(global int *out, local int *tmp) {\n"
+    "  size_t l = get_local_id(0), n = get_local_size(0);\n"
+    "  tmp[l] = (int)get_global_id(0);\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  out[get_global_id(0)] = tmp[n - 1 - l];\n"
+    "}\n";
+/* Bound on the launch and the read (a JIT may compile at the launch). */
+#define WG_DEADLINE_NS (10 * 1000000000LL)
+#define WG_GROUPS 2
+
+/* Launches `group` items per group and checks every element; 1 when all
+ * are right, 0 when the launch is refused, fails or computes wrong,
+ * CLS_QUIRK_UNKNOWN when it could not tell.  *stuck: a command never
+ * finished, and nothing of the probe may be released. */
+static int wg_launch(cl_context c, cl_device_id d, cl_kernel k, size_t group, bool *stuck) {
+  size_t n = group * WG_GROUPS;
+  int verdict = CLS_QUIRK_UNKNOWN;
+  cl_event run = NULL, read = NULL;
+  cl_int rc;
+  cl_int *host = malloc(n * sizeof *host);
+  if (!host)
+    return CLS_QUIRK_UNKNOWN;
+  cl_command_queue queue = clCreateCommandQueue(c, d, 0, &rc);
+  if (rc != CL_SUCCESS)
+    goto free_host;
+  cl_mem mem = clCreateBuffer(c, CL_MEM_READ_WRITE, n * sizeof *host, NULL, &rc);
+  if (rc != CL_SUCCESS)
+    goto release_queue;
+  const cl_int none = -1; /* no element's right value */
+  if (clEnqueueFillBuffer(queue, mem, &none, sizeof none, 0, n * sizeof *host, 0, NULL, NULL) !=
+          CL_SUCCESS ||
+      clSetKernelArg(k, 0, sizeof mem, &mem) != CL_SUCCESS ||
+      clSetKernelArg(k, 1, group * sizeof(cl_int), NULL) != CL_SUCCESS)
+    goto settle_fill;
+  rc = clEnqueueNDRangeKernel(queue, k, 1, NULL, &n, &group, 0, NULL, &run);
+  if (rc != CL_SUCCESS) {
+    verdict = 0; /* refused by the vendor too: its own limit is real */
+    goto settle_fill;
+  }
+  if (clEnqueueReadBuffer(queue, mem, CL_FALSE, 0, n * sizeof *host, host, 0, NULL, &read) !=
+      CL_SUCCESS)
+    goto settle_fill;
+  clFlush(queue);
+  cl_event evs[2] = {run, read};
+  if (!settle(evs, 2, now_ns() + WG_DEADLINE_NS)) {
+    *stuck = true; /* leaked: releasing a queue with a stuck command hangs on PoCL */
+    return CLS_QUIRK_UNKNOWN;
+  }
+  if (status_of(run) < 0 || status_of(read) < 0) {
+    verdict = status_of(run) < 0 ? 0 : CLS_QUIRK_UNKNOWN;
+    goto release;
+  }
+  verdict = 1;
+  for (size_t i = 0; i < n && verdict; i++) {
+    size_t g = i / group, l = i % group;
+    verdict = host[i] == (cl_int)(g * group + group - 1 - l);
+  }
+  goto release;
+settle_fill: /* what went in before the failure finishes before the release */
+  if (!settle_queue(queue, now_ns() + WG_DEADLINE_NS)) {
+    *stuck = true;
+    return CLS_QUIRK_UNKNOWN;
+  }
+release:
+  if (read)
+    clReleaseEvent(read);
+  if (run)
+    clReleaseEvent(run);
+  clReleaseMemObject(mem);
+release_queue:
+  clReleaseCommandQueue(queue);
+free_host:
+  free(host);
+  return verdict;
+}
+
+static int wg_probe(cl_context c, cl_device_id d, const struct cls_device_info *info,
+                    size_t *reported) {
+  *reported = 0;
+  size_t group = info->max_work_group_size < info->max_work_item_sizes[0]
+                     ? info->max_work_group_size
+                     : info->max_work_item_sizes[0];
+  if (group == 0 || group * sizeof(cl_int) > info->local_mem_size)
+    return CLS_QUIRK_UNKNOWN; /* the probe kernel would not fit */
+  int verdict = CLS_QUIRK_UNKNOWN;
+  bool stuck = false;
+  cl_int rc;
+  const char *src = wg_source;
+  cl_program prog = clCreateProgramWithSource(c, 1, &src, NULL, &rc);
+  if (rc != CL_SUCCESS)
+    return CLS_QUIRK_UNKNOWN;
+  cl_kernel k = NULL;
+  if (clBuildProgram(prog, 1, &d, "", NULL, NULL) != CL_SUCCESS)
+    goto release_program;
+  k = clCreateKernel(prog, "cls_wg_probe", &rc);
+  if (rc != CL_SUCCESS || clGetKernelWorkGroupInfo(k, d, CL_KERNEL_WORK_GROUP_SIZE,
+                                                   sizeof *reported, reported, NULL) != CL_SUCCESS)
+    goto release_kernel;
+  if (*reported >= group)
+    verdict = 0; /* the kernel's value is the device's: nothing above it to run */
+  else
+    verdict = wg_launch(c, d, k, group, &stuck);
+release_kernel:
+  if (stuck)
+    return verdict; /* the kernel is held by a command that never finished */
+  if (k)
+    clReleaseKernel(k);
+release_program:
+  clReleaseProgram(prog);
+  return verdict;
+}
+
+int cls__quirks_wg(cl_context clctx, cl_device_id device, const struct cls_device_info *info,
+                   size_t *reported) {
+  pthread_mutex_lock(&cache_lock);
+  size_t i = 0;
+  while (i < ncached && cache[i].device != device)
+    i++;
+  int verdict;
+  if (i < ncached && cache[i].wg_done) {
+    verdict = cache[i].quirks.wg_above_kernel_max;
+    *reported = cache[i].quirks.kernel_work_group_size;
+  } else {
+    /* With the lock held, as the other probes: one per device. */
+    verdict = wg_probe(clctx, device, info, reported);
+    atomic_fetch_add(&wg_probes_run, 1);
+    if (i < ncached) {
+      cache[i].quirks.wg_above_kernel_max = verdict;
+      cache[i].quirks.kernel_work_group_size = *reported;
+      cache[i].wg_done = true;
+    }
+  }
+  pthread_mutex_unlock(&cache_lock);
+  return verdict;
+}
+
+unsigned cls__quirks_wg_probes_run(void) { return atomic_load(&wg_probes_run); }

@@ -19,4 +19,14 @@ void cls__quirks_probe(cl_context clctx, cl_device_id device, struct cls_quirks 
 /* Number of probes actually run in this process (tests: the cache). */
 unsigned cls__quirks_probes_run(void);
 
+/* The quirk wg_above_kernel_max of `device` (1, 0 or CLS_QUIRK_UNKNOWN),
+ * and in *reported the probe kernel's CL_KERNEL_WORK_GROUP_SIZE (0 if
+ * unknown).  Probed on the first call for that device in this process, on
+ * `clctx` (it builds a kernel: not at context creation), then cached like
+ * the others.  Never fails. */
+int cls__quirks_wg(cl_context clctx, cl_device_id device, const struct cls_device_info *info,
+                   size_t *reported);
+/* Number of those probes run in this process (tests: the cache). */
+unsigned cls__quirks_wg_probes_run(void);
+
 #endif /* CLS_QUIRKS_H */
