@@ -33,7 +33,6 @@ static void teardown(void) {
 
 static void assert_context_works(void) { ct_assert_context_works(ctx, fill_k, 1); }
 
-static void expect_value(cls_buffer b, size_t n, int v) { ct_expect_ints(ctx, 0, b, n, v); }
 
 /* ------------------------------------------------------------------ */
 /* Errors and versions                                                 */
