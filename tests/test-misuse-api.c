@@ -33,7 +33,6 @@ static void teardown(void) {
 
 static void assert_context_works(void) { ct_assert_context_works(ctx, fill_k, 1); }
 
-
 /* ------------------------------------------------------------------ */
 /* Errors and versions                                                 */
 /* ------------------------------------------------------------------ */
