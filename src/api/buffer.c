@@ -68,13 +68,13 @@ CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size) {
   return rc;
 }
 
-/* F12: a refused write leaves its record on the destination, when the
- * destination handle itself is good. */
-static int refused(cls_context *ctx, const char *op, int stream, cls_buffer dst, int rc) {
-  struct cls__slot *d = cls__resolve(ctx, dst);
+/* F12: a refused write leaves its record on its destination `d`, the slot
+ * of handle `dst` (resolved: a bad destination is no refusal to record). */
+static int refused(cls_context *ctx, const char *op, int stream, cls_buffer dst,
+                   struct cls__slot *d, int rc) {
   struct cls__binding b = {dst, d, CLS_WRITE};
   struct cls__refusal r = {.op = op, .stream = stream};
-  return d ? cls__refused(ctx, &r, &b, 1, rc) : rc;
+  return cls__refused(ctx, &r, &b, 1, rc);
 }
 
 static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
@@ -100,7 +100,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, "upload", stream, dst, rc);
+  rc = refused(ctx, "upload", stream, dst, d, rc);
   goto out;
 }
 
@@ -211,7 +211,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, "copy", stream, dst, rc);
+  rc = refused(ctx, "copy", stream, dst, d, rc);
   goto out;
 }
 
@@ -253,7 +253,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, "fill", stream, dst, rc);
+  rc = refused(ctx, "fill", stream, dst, d, rc);
   goto out;
 }
 

@@ -65,10 +65,11 @@ static void note_failed(struct ocl_stream *s, uint64_t seq, cl_int st) {
   s->nfailed++;
 }
 
-/* The event of the newest command in the ring (len > 0). */
-static cl_event tail_event(const struct ocl_stream *s) {
-  return s->ring[(s->head + s->len - 1) & (s->cap - 1)].ev;
+/* The newest command in the ring (len > 0), and its event. */
+static struct ev_entry *tail_entry(const struct ocl_stream *s) {
+  return &s->ring[(s->head + s->len - 1) & (s->cap - 1)];
 }
+static cl_event tail_event(const struct ocl_stream *s) { return tail_entry(s)->ev; }
 
 static cl_int status_of(cl_event ev) {
   cl_int st = CL_QUEUED;
@@ -122,7 +123,7 @@ static uint64_t finished_upto(struct ocl_stream *s, bool all) {
       }
       s->tail_skip = 15;
     }
-    struct ev_entry *tail = &s->ring[(s->head + s->len - 1) & (s->cap - 1)];
+    struct ev_entry *tail = tail_entry(s);
     if (status_of(tail->ev) > CL_COMPLETE)
       return 0;
     upto = tail->seq;
@@ -269,7 +270,7 @@ static cl_event ocl_last_event(void *stream) {
   struct ocl_stream *s = stream;
   if (!s->len)
     return NULL;
-  s->lent_seq = s->ring[(s->head + s->len - 1) & (s->cap - 1)].seq;
+  s->lent_seq = tail_entry(s)->seq;
   return tail_event(s);
 }
 
