@@ -30,6 +30,7 @@ struct ocl_stream {
   bool lags;
   unsigned tail_skip;
   uint64_t lent_seq; /* the newest command whose event was lent (0: none) */
+  uint64_t done_seq; /* the newest blocking command, finished on return */
 };
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
@@ -82,8 +83,10 @@ static cl_int status_of(cl_event ev) {
  * one of the same in-order queue completed (a blocking read, an event
  * another queue waited on).  When a later command has finished, the head
  * has too: waiting for it returns at once and brings its status up to
- * date.  Two later commands are worth a look when the head reads
- * unfinished: the one whose event was lent to another queue (that queue
+ * date.  A blocking read or write that returned has finished, and with it
+ * everything before it: its seq is taken without a look, since a download
+ * learns right after it returns whether what it read had failed.  Two later
+ * commands are worth a look when the head reads unfinished: the one whose event was lent to another queue (that queue
  * waited on it, so its status is current; a read that depended on it must
  * learn the failures before it, whatever the heuristic below says), and the
  * tail: at every such drain once a lag was seen, every 16th before (one
@@ -110,7 +113,9 @@ static uint64_t finished_upto(struct ocl_stream *s, bool all) {
     return 0; /* a lone entry is its own tail */
   struct ev_entry *head = &s->ring[s->head];
   uint64_t upto = 0;
-  if (s->lent_seq > head->seq) {
+  if (s->done_seq > head->seq)
+    upto = s->done_seq; /* a blocking call returned: no need to look */
+  if (!upto && s->lent_seq > head->seq) {
     struct ev_entry *lent = entry_of(s, s->lent_seq);
     if (lent && status_of(lent->ev) <= CL_COMPLETE)
       upto = lent->seq;
@@ -212,7 +217,11 @@ static void push(struct ocl_stream *s, uint64_t seq) {
   s->len++;
 }
 
-#define WITH_EVENT(s, seq, call)            \
+#define WITH_EVENT(s, seq, call) WITH_EVENT_DONE(s, seq, 0, call)
+
+/* `done`: the call blocks until the command finished, so every command
+ * before it has too (in-order queue) whatever their statuses read. */
+#define WITH_EVENT_DONE(s, seq, done, call) \
   do {                                      \
     cl_event *ev_ = slot_for(s);            \
     if (!ev_)                               \
@@ -221,6 +230,8 @@ static void push(struct ocl_stream *s, uint64_t seq) {
     if (rc_ != CL_SUCCESS)                  \
       return rc_;                           \
     push(s, seq);                           \
+    if (done)                               \
+      s->done_seq = seq;                    \
     return CL_SUCCESS;                      \
   } while (0)
 
@@ -239,14 +250,14 @@ static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t 
 static cl_int ocl_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
                         int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
-  WITH_EVENT(s, seq, clEnqueueWriteBuffer(s->q, dst, blocking ? CL_TRUE : CL_FALSE, off, size,
+  WITH_EVENT_DONE(s, seq, blocking, clEnqueueWriteBuffer(s->q, dst, blocking ? CL_TRUE : CL_FALSE, off, size,
                                           src, nwait, nwait ? wait : NULL, ev_));
 }
 
 static cl_int ocl_read(void *stream, cl_mem src, size_t off, size_t size, void *dst,
                        int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
-  WITH_EVENT(s, seq, clEnqueueReadBuffer(s->q, src, blocking ? CL_TRUE : CL_FALSE, off, size,
+  WITH_EVENT_DONE(s, seq, blocking, clEnqueueReadBuffer(s->q, src, blocking ? CL_TRUE : CL_FALSE, off, size,
                                          dst, nwait, nwait ? wait : NULL, ev_));
 }
 
