@@ -70,14 +70,16 @@ extern "C" {
   XX(EDRIVER, -21, "unknown scheduler driver, or help asked for")            \
   XX(ENOSYS, -22, "not supported by this platform or driver")                 \
   XX(EVERSION, -23, "unsupported ops struct version")                         \
-  XX(EACCESS, -24, "declared access does not match the kernel's signature")
+  XX(EACCESS, -24, "declared access does not match the kernel's signature")   \
+  XX(EGUARD, -25, "guard mode: a kernel wrote outside its buffer or left "     \
+                  "declared output unwritten")
 
 enum cls_errno {
   CLS_OK = 0,
 #define CLS__ERR_ENUM(name, val, msg) CLS_##name = (val),
   CLS_ERRNO_MAP(CLS__ERR_ENUM)
 #undef CLS__ERR_ENUM
-  CLS__ERR_LAST = -25
+  CLS__ERR_LAST = -26
 };
 
 /* Message and symbolic name of a CLS_E* code ("unknown error" / "UNKNOWN"
@@ -164,7 +166,7 @@ struct cls_stream_factory; /* <clstream/stream.h> */
  * first use. */
 #define CLS_MAX_STREAMS 64
 
-#define CLS_CONTEXT_OPTIONS_VERSION 1
+#define CLS_CONTEXT_OPTIONS_VERSION 2
 struct cls_context_options {
   unsigned version;             /* CLS_CONTEXT_OPTIONS_VERSION */
   /* Device selection string (see cls_device_select); NULL: $CLS_DEVICE,
@@ -186,6 +188,10 @@ struct cls_context_options {
    * of the device's global memory when that is less (oclgrind: 4 MiB);
    * either is capped by the device's maximum allocation. */
   size_t page_size;
+  /* Version 2 on. */
+  /* Guard mode (docs/guard.md): 1 on, -1 off, 0: $CLS_GUARD ("0" or
+   * "1"), then off. */
+  int guard;
 };
 
 /* Creates a context on one device.  opts may be NULL.  On failure nothing

@@ -58,7 +58,7 @@ skipped=0
 # needed.  The results stay right; only these exact wait counts differ.
 rusticl_exclude="cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait"
-# oclgrind runs a whole queue inside clFlush.  The first five cases hold a
+# oclgrind runs a whole queue inside clFlush.  The first six cases hold a
 # producer behind a user event while a consumer on another stream is
 # ordered after it (or, F7_failed_..., while the scheduler hands the
 # producer's list to its queue), which flushes the producer's queue: on
@@ -71,6 +71,7 @@ F8_replay_over_a_grown_wrapped_log
 F7_running_producer_is_waited_on_without_a_poll
 F7_failed_last_event_is_polled_not_waited_on
 F7_deferred_wait_on_a_failed_event_is_dropped
+guard_failure_reaches_what_read_the_buffer_F8
 cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait"
 

@@ -4,6 +4,7 @@
 #include "core/command.h"
 #include "core/refusal.h"
 #include "failure/inflight.h"
+#include "guard/guard.h"
 #include "memory/memory.h"
 #include "stream/pool.h"
 
@@ -166,6 +167,10 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
     goto out;
   }
   rc = cls__read_report(ctx, "download", stream, &src, 1, report);
+  /* Guard mode: bytes a CLS_OUT launch never wrote make the buffer fail. */
+  if (rc == CLS_OK && ctx->guard &&
+      cls__guard_canary_read(ctx, src, s, offset, dst, size) == CLS_EGUARD)
+    rc = cls__read_report(ctx, "download", stream, &src, 1, report);
 out:
   cls__unlock(ctx);
   return rc;

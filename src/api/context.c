@@ -6,6 +6,7 @@
 #include "device/quirks.h"
 #include "driver/driver.h"
 #include "failure/inflight.h"
+#include "guard/guard.h"
 #include "memory/memory.h"
 #include "stream/pool.h"
 
@@ -105,6 +106,13 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   const char *fault = pick(opts->fault, "CLS_FAULT");
   if (fault && (rc = cls__fault_parse(fault, &ctx->faults)) < 0)
     goto fail_config;
+  bool guard = false;
+  int gopt = opts->version >= 2 ? opts->guard : 0;
+  const char *genv = getenv("CLS_GUARD");
+  if (gopt)
+    guard = gopt > 0;
+  else if (genv && *genv && (rc = cls__guard_parse(genv, &guard)) < 0)
+    goto fail_guard_config;
   const char *params = NULL;
   if ((rc = cls__driver_find(pick(opts->scheduler, "CLS_SCHEDULER"), &ctx->driver_ops,
                              &params)) < 0)
@@ -136,15 +144,21 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   ctx->quirks.page_size = ctx->page_size;
   ctx->tag = new_tag();
 
+  /* Before any buffer is carved: guard mode decides how. */
+  if (guard && (rc = cls__guard_create(ctx)) < 0)
+    goto fail_guard;
   if ((rc = start_streams(ctx, opts, params)) < 0)
     goto fail_streams;
   *out = ctx;
   return CLS_OK;
 
 fail_streams:
+  cls__guard_destroy(ctx);
+fail_guard:
   clReleaseContext(ctx->clctx);
 fail_device:
 fail_driver_name:
+fail_guard_config:
   cls__fault_config_free(ctx->faults);
 fail_config:
   cls__lock_fini(&ctx->lock);
@@ -182,6 +196,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   }
   pool->nstreams = 0;
   ctx->driver_ops->destroy(ctx->driver);
+  cls__guard_destroy(ctx);
   cls__failures_fini(&ctx->failures);
   cls__inflight_fini(ctx);
   free_reads(ctx);

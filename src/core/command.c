@@ -17,6 +17,7 @@
 #include "driver/ops.h"
 #include "order/order.h"
 #include "failure/inflight.h"
+#include "guard/guard.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,9 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   const struct cls__driver_ops *d = ctx->driver_ops;
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
   int rc;
+  if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure &&
+      (rc = cls__guard_canary_fill(ctx, cmd)) < 0)
+    return rc;
   for (;;) {
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
       /* Its program never built: the launch cannot run, and its outputs
@@ -122,7 +126,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       return cls__refuse(ctx, cmd, found, report);
   }
   struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
-  uint64_t pos = ++s->issued;
+  uint64_t pos = cmd->internal ? s->issued + 1 : ++s->issued;
   if (prov) {
     prov->scope_name = name;
     prov->operation = cmd->op;
@@ -161,7 +165,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                       cls_cl_status_name(crc));
   }
   s->submitted = cmd->seq;
-  s->stats.enqueues++;
+  s->stats.enqueues += !cmd->internal;
   s->stats.launches += cmd->kind == CLS__CMD_LAUNCH;
   uint64_t stamp = ++ctx->stamp;
   if (cmd->kind == CLS__CMD_READ && cmd->x.blocking) {
@@ -172,6 +176,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       cls__inflight_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, s->id, cmd->seq, pos,
                             stamp, cmd->op, name, pending, cmd->nbind);
   commit(ctx, cmd, prov, stamp, e);
+  if (ctx->guard)
+    cls__guard_committed(ctx, cmd, pos);
   if (!e)
     return CLS_ENOMEM; /* the log could not grow; the command runs */
   if (cls__inflight_commit(ctx))

@@ -17,6 +17,7 @@
 #include "util/log.h"
 
 struct cls__driver;
+struct cls__guard;
 struct cls__driver_ops;
 struct cls__log_entry;
 struct cls__log_binding;
@@ -60,6 +61,7 @@ struct cls_context {
    * carries the taint to what read it */
   struct cls__taint { cls_buffer handle; uint64_t stamp; } *taint_set;
   size_t taint_cap;
+  struct cls__guard *guard; /* guard mode's state (guard.h); NULL: off */
 };
 
 /* Every public entry point that returns a status takes the lock here,

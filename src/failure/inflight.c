@@ -13,6 +13,7 @@
 #include "failure/inflight.h"
 #include "device/quirks.h"
 #include "driver/ops.h"
+#include "guard/guard.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
 
@@ -27,7 +28,9 @@ static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
   if (e->kind == CLS__ENTRY_FAILED)
     return true;
   struct cls__stream *s = cls__stream_peek(ctx, e->stream);
-  return !s || s->completed >= e->seq;
+  if (s && s->completed < e->seq)
+    return false;
+  return !ctx->guard || !cls__guard_holds(ctx, e); /* guard mode: checked first */
 }
 
 void cls__inflight_prune(cls_context *ctx) {
@@ -193,8 +196,9 @@ static void poll_earlier(cls_context *ctx, size_t k) {
   polling.n = mark;
 }
 
-void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
-                          bool deferred) {
+/* The log position of command `seq` of `stream`; the log's length when it
+ * is not logged. */
+static size_t find(cls_context *ctx, int stream, uint64_t seq) {
   size_t k = 0;
   while (k < ctx->inflight_len) {
     struct cls__log_entry *e = at(ctx, k);
@@ -203,6 +207,14 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
       break;
     k++;
   }
+  return k;
+}
+
+static void replay(cls_context *ctx, size_t k, struct cls__failure *f);
+
+void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
+                          bool deferred) {
+  size_t k = find(ctx, stream, seq);
   if (k == ctx->inflight_len)
     return; /* not a logged command (a blocking read checks its own status) */
   poll_earlier(ctx, k);
@@ -226,11 +238,36 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
                : "");
   if (!f)
     return;
+  replay(ctx, k, f);
+  cls__failure_unref(f);
+}
+
+struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint64_t seq,
+                                             int status, const char *detail) {
+  size_t k = find(ctx, stream, seq);
+  if (k == ctx->inflight_len)
+    return NULL;
+  poll_earlier(ctx, k);
+  k = find(ctx, stream, seq); /* a poll may have pruned the log's head */
+  if (k == ctx->inflight_len)
+    return NULL;
+  struct cls__log_entry *root = at(ctx, k);
+  bool launch = strcmp(root->op, "launch") == 0;
+  struct cls__failure *f = cls__failure_mint(ctx, status, 0, root->op, launch ? root->kernel : "",
+                                             stream, root->position, true, "%s", detail);
+  if (f)
+    replay(ctx, k, f);
+  return f;
+}
+
+/* Failure f of the command at log position k: its write set and what ran
+ * on it take f, as if f had been known at k's enqueue. */
+static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
+  struct cls__log_entry *root = at(ctx, k);
   if (root->untrusted) {
     /* It ran on the output of a failure found before this one: had that
      * been known at its enqueue it would have been skipped, so its outputs
      * keep that failure (logged above, this one taints nothing). */
-    cls__failure_unref(f);
     return;
   }
   if (root->read && !root->read->failure) {
@@ -262,7 +299,6 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
     if (slot && slot->write_stamp == ctx->taint_set[i].stamp) /* freed: nobody reads it */
       cls__slot_set_failure(slot, f);
   }
-  cls__failure_unref(f);
 }
 
 void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r) {

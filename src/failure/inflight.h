@@ -121,6 +121,11 @@ static inline bool cls__inflight_commit(cls_context *ctx) {
 }
 /* Drops the entries known complete (head first). */
 void cls__inflight_prune(cls_context *ctx);
+/* The same for a failure clstream finds itself (guard mode): a record
+ * with `status` and `detail`, one reference for the caller; NULL when the
+ * command is no longer logged (or out of memory). */
+struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint64_t seq,
+                                             int status, const char *detail);
 /* F8: command `seq` of `stream` failed with `cl_status` after its enqueue. */
 void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
                           cl_int cl_status, bool deferred);

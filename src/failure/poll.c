@@ -4,6 +4,7 @@
  * (inflight.c), and entries known complete leave the log. */
 #include "failure/inflight.h"
 #include "driver/ops.h"
+#include "guard/guard.h"
 
 void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
                         bool deferred) {
@@ -14,6 +15,8 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
 
 int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
   int rc = ctx->driver_ops->poll(ctx->driver, s, wait);
+  if (ctx->guard)
+    cls__guard_check(ctx); /* before the log forgets the launches checked */
   cls__inflight_prune(ctx);
   return rc;
 }

@@ -13,6 +13,7 @@
 #include "memory/memory.h"
 #include "driver/ops.h"
 #include "failure/inflight.h"
+#include "guard/guard.h"
 #include "stream/pool.h"
 
 #include <stdlib.h>
@@ -129,6 +130,8 @@ static void release_extent(struct cls__page *p, size_t offset, size_t span, uint
 static void block_release(cls_context *ctx, struct cls__memory *m, struct cls__page *page,
                           size_t offset, size_t span, cl_mem mem, uint64_t own_seq) {
   if (page->dedicated) {
+    if (mem != page->mem) /* guard mode: a sub-buffer even then */
+      clReleaseMemObject(mem);
     page_drop(ctx, m, page);
     return;
   }
@@ -221,7 +224,9 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
     return cls__error(CLS_ETOOBIG, 0,
                       "cls_alloc: %zu bytes exceeds the device's maximum allocation of %llu",
                       size, ctx->info.max_alloc_size);
-  size_t span = (size + align - 1) / align * align;
+  size_t span = ctx->guard ? cls__guard_span(ctx, size, align) : (size + align - 1) / align * align;
+  if (span < size)
+    return cls__error(CLS_ETOOBIG, 0, "cls_alloc: %zu bytes and their guards overflow", size);
   if (ctx->faults) {
     cl_int frc = cls__fault_alloc(ctx->faults, s->id);
     if (frc != CL_SUCCESS)
@@ -245,8 +250,10 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
   if (rc < 0)
     goto fail_place;
   cl_mem mem = page->mem;
-  if (!page->dedicated) {
-    cl_buffer_region region = {.origin = offset, .size = size};
+  /* Guard mode: the data starts after its guard, in every page. */
+  size_t data = ctx->guard ? offset + cls__guard_before(ctx) : offset;
+  if (!page->dedicated || ctx->guard) {
+    cl_buffer_region region = {.origin = data, .size = size};
     cl_int crc;
     mem = clCreateSubBuffer(page->mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
                             &region, &crc);
@@ -267,9 +274,22 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
   slot->writer = page->release_seq ? s->id : -1;
   slot->write_seq = page->release_seq;
   slot->read_mask = 0;
+  slot->canary_kernel = NULL;
+  if (ctx->guard) {
+    /* The guards go through a queue of their own: the earlier uses of
+     * this region on the owning stream must be over first. */
+    if (page->release_seq > s->completed)
+      cls__stream_poll(ctx, s, true);
+    if ((rc = cls__guard_arm(ctx, slot)) < 0)
+      goto fail_guard;
+  }
   *out = cls__handle_make(ctx, s->id, index, slot->gen);
   return CLS_OK;
 
+fail_guard:
+  slot->live_gen = CLS__SLOT_FREE;
+  if (mem != page->mem)
+    clReleaseMemObject(mem);
 fail_sub:
   if (page->dedicated)
     page_drop(ctx, m, page);
@@ -286,6 +306,8 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
     int err = cls__resolve_error(ctx, h);
     return cls__error(err, 0, "cls_free: %s", cls_strerror(err));
   }
+  if (ctx->guard)
+    cls__guard_forget(ctx, h);
   int owner = cls__handle_stream(h);
   struct cls__stream *s = cls__stream_peek(ctx, owner);
   struct cls__memory *m = &s->mem;
@@ -350,11 +372,11 @@ void cls__memory_fini(cls_context *ctx, struct cls__stream *s) {
     if (slot->live_gen == CLS__SLOT_FREE)
       continue;
     cls__slot_set_failure(slot, NULL);
-    if (!slot->page->dedicated)
+    if (slot->mem != slot->page->mem)
       clReleaseMemObject(slot->mem);
   }
   for (size_t i = 0; i < m->npending; i++)
-    if (!m->pending[i].page->dedicated)
+    if (m->pending[i].mem != m->pending[i].page->mem)
       clReleaseMemObject(m->pending[i].mem);
   for (size_t i = 0; i < m->npages; i++) {
     ctx->page_bytes -= m->pages[i]->size;

@@ -44,6 +44,11 @@ struct cls__slot {
   uint64_t read_mask;      /* streams that read since the last write */
   uint64_t read_seq[CLS_MAX_STREAMS];
   int next_free;           /* free-slot list */
+  /* Guard mode: the canary-filled launch that last wrote it (NULL: the
+   * last write was another command), for the check on a download. */
+  const char *canary_kernel;
+  int canary_stream;
+  uint64_t canary_position;
 };
 
 /* A freed block waiting for its uses on other streams to complete. */

@@ -1,0 +1,59 @@
+/* Internal: guard mode (CLS_GUARD=1), a device-memory checker.
+ *
+ * What it promises:
+ *   - every buffer of a guarded context sits between two guard regions of
+ *     its own page (so it stays a sub-buffer), written with a known pattern
+ *     when the buffer is allocated;
+ *   - after a launch that could write a guarded buffer has completed (as
+ *     a poll finds it: at syncs, reads and polls), the buffer's guards are
+ *     read back; a damaged guard is a failure of that launch found after
+ *     its enqueue (F8, rooted at the first launch that could have done it),
+ *     and the neighbouring buffer in the page takes it too;
+ *   - each CLS_OUT destination of a launch is filled with a canary byte on
+ *     the launch's stream first; a blocking download of a buffer whose last
+ *     writer was that launch fails when what it read still holds a run of
+ *     four or more canary bytes, naming the kernel and the first offset.
+ * Off (ctx->guard NULL), none of this runs: one branch per command. */
+#ifndef CLS_GUARD_H
+#define CLS_GUARD_H
+
+#include "driver/cmd.h"
+#include "memory/slot.h"
+
+struct cls__log_entry;
+
+/* Parses CLS_GUARD's grammar ("0" or "1") into *on; CLS_ECONFIG otherwise. */
+int cls__guard_parse(const char *text, bool *on);
+/* Creates the guard state and its queue on ctx's device (ctx->guard). */
+int cls__guard_create(cls_context *ctx);
+void cls__guard_destroy(cls_context *ctx);
+
+/* Bytes of guard before a buffer's data (the carve alignment), and the
+ * span a buffer of `size` bytes takes with both guards. */
+size_t cls__guard_before(const cls_context *ctx);
+size_t cls__guard_span(const cls_context *ctx, size_t size, size_t align);
+/* Writes slot's guards (the slot is carved, its page region free of any
+ * earlier use).  Returns a CLS_E* code. */
+int cls__guard_arm(cls_context *ctx, struct cls__slot *slot);
+
+/* Before a launch: fills each CLS_OUT destination with the canary on the
+ * launch's stream (commands of their own, not counted as the user's).
+ * Returns a CLS_E* code when a fill could not be made. */
+int cls__guard_canary_fill(cls_context *ctx, const struct cls__cmd *cmd);
+/* After a command's commit: checks to make once a launch completes, and
+ * which buffers now hold a canary-filled launch's output. */
+void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position);
+/* The checks whose launches have completed (cls__stream_poll). */
+void cls__guard_check(cls_context *ctx);
+/* True while log entry e has a check still to make: the F8 log keeps it,
+ * so a damaged guard can still be replayed from it. */
+bool cls__guard_holds(const cls_context *ctx, const struct cls__log_entry *e);
+/* After a blocking download of [offset, offset + size) of `h` into `bytes`:
+ * CLS_OK, or CLS_EGUARD with the buffer now carrying the failure when the
+ * bytes hold the canary of the launch that last wrote it. */
+int cls__guard_canary_read(cls_context *ctx, cls_buffer h, struct cls__slot *slot,
+                           size_t offset, const void *bytes, size_t size);
+/* A buffer is freed: its checks go. */
+void cls__guard_forget(cls_context *ctx, cls_buffer h);
+
+#endif /* CLS_GUARD_H */

@@ -1,0 +1,247 @@
+/* Guard mode (CLS_GUARD): an out-of-bounds kernel write is caught at the
+ * guards around the buffer it crossed, and a CLS_OUT destination a launch
+ * left partly unwritten is caught by its canary on the download.  Each
+ * failure is a record like any other: reads of what it reached fail with
+ * CLS_ETAINTED, their root CLS_EGUARD. */
+#include "common.h"
+#include "gate.h"
+
+#include <stdint.h>
+
+#define GUARD_SRC                                                             \
+  "__kernel void poke(__global int *a, int at, int v) { a[at] = v; }\n"       \
+  "__kernel void part(__global int *o, int n) {\n"                           \
+  "  int i = get_global_id(0); if (i < n / 2) o[i] = i + 1; }\n"              \
+  "__kernel void full(__global int *o) { int i = get_global_id(0); o[i] = i; }\n" \
+  "__kernel void twice(__global const int *a, __global int *o) {\n"           \
+  "  int i = get_global_id(0); o[i] = 2 * a[i]; }\n"
+
+enum { N = 16 };
+static cls_context *ctx;
+static cls_kernel *poke, *part, *full, *twice;
+
+static cls_context *guarded(int guard) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .guard = guard};
+  return ct_context_opts(&o);
+}
+
+static void setup(void) {
+  ctx = guarded(1);
+  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
+  poke = ct_get_kernel(ctx, p, "poke");
+  part = ct_get_kernel(ctx, p, "part");
+  full = ct_get_kernel(ctx, p, "full");
+  twice = ct_get_kernel(ctx, p, "twice");
+}
+static void teardown(void) {
+  cls_context_destroy(ctx);
+  ctx = NULL;
+}
+
+/* The root a download of b[0..bytes) reports, copied out. */
+struct root {
+  int status;
+  char message[256];
+};
+static struct root root_of(int stream, cls_buffer b, size_t bytes) {
+  int got[N];
+  cls_report *r = NULL;
+  int rc = cls_download(ctx, stream, b, 0, got, bytes, &r);
+  ck_assert_msg(rc == CLS_ETAINTED, "download returned %s: %s", cls_err_name(rc),
+                cls_last_error_detail());
+  ck_assert_ptr_nonnull(r);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  struct root out = {.status = fi.status};
+  snprintf(out.message, sizeof out.message, "%s", fi.message);
+  cls_report_free(r);
+  return out;
+}
+
+static void expect_guard_root(int stream, cls_buffer b, const char *what) {
+  struct root r = root_of(stream, b, N * sizeof(int));
+  ck_assert_msg(r.status == CLS_EGUARD, "root status %s, message '%s'", cls_err_name(r.status),
+                r.message);
+  ck_assert_msg(strstr(r.message, what), "root '%s' does not say '%s'", r.message, what);
+}
+
+static void poke_at(int stream, cls_buffer b, int at) {
+  int v = 0x5eed;
+  cls_arg a[] = {CLS_INOUT(b), CLS_SCALAR(at), CLS_SCALAR(v)};
+  size_t g[1] = {1};
+  CT_OK(cls_launch(ctx, stream, poke, 1, g, NULL, 3, a));
+}
+
+START_TEST(guard_write_past_the_end_taints_the_buffer_and_its_neighbour) {
+  cls_buffer a = ct_written(ctx, 0, N, 1), b = ct_written(ctx, 0, N, 2);
+  poke_at(0, a, N); /* one int past a's end */
+  CT_OK(cls_stream_sync(ctx, 0, NULL));
+  expect_guard_root(0, a, "past the end of");
+  expect_guard_root(0, a, "'poke' on stream 0");
+  expect_guard_root(1, b, "past the end of");
+}
+END_TEST
+
+START_TEST(guard_write_before_the_start_is_caught) {
+  cls_buffer a = ct_written(ctx, 0, N, 1);
+  poke_at(0, a, -1);
+  CT_OK(cls_stream_sync(ctx, 0, NULL));
+  expect_guard_root(0, a, "before the start of");
+}
+END_TEST
+
+START_TEST(guard_writes_in_bounds_leave_every_buffer_good) {
+  cls_buffer a = ct_written(ctx, 0, N, 1), b = ct_written(ctx, 0, N, 2);
+  poke_at(0, a, 0);
+  poke_at(0, a, N - 1);
+  CT_OK(cls_stream_sync(ctx, 0, NULL));
+  int got[N];
+  ct_download_ints(ctx, 1, a, got, N);
+  ck_assert_int_eq(got[0], 0x5eed);
+  ck_assert_int_eq(got[N - 1], 0x5eed);
+  ck_assert_int_eq(got[1], 1);
+  ct_download_ints(ctx, 1, b, got, N);
+  ck_assert_int_eq(got[0], 2);
+}
+END_TEST
+
+/* F8: a launch on another stream that read the crossed buffer before the
+ * guard was found damaged passes the failure on.  The gate holds the
+ * crossing launch, so the reader is enqueued before it can have run. */
+START_TEST(guard_failure_reaches_what_read_the_buffer_F8) {
+  cls_context_destroy(ctx);
+  struct gate gt = {.gated = "poke"};
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .guard = 1,
+                                  .factory = &gate_factory, .factory_data = &gt};
+  ctx = ct_context_opts(&o);
+  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
+  poke = ct_get_kernel(ctx, p, "poke");
+  twice = ct_get_kernel(ctx, p, "twice");
+  cls_buffer a = ct_written(ctx, 0, N, 1), c = ct_alloc(ctx, 1, N * sizeof(int));
+  poke_at(0, a, N + 1);
+  cls_arg t[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 1, twice, 1, g, NULL, 2, t));
+  ck_assert_uint_gt(gt.held, 0); /* the crossing launch was held */
+  gate_open(&gt);
+  CT_OK(cls_sync(ctx, NULL));
+  expect_guard_root(1, c, "past the end of");
+  cls_context_destroy(ctx);
+  ctx = NULL;
+  gate_release(&gt);
+}
+END_TEST
+
+/* The guard is rewritten once checked: a second crossing is a new record. */
+START_TEST(guard_is_restored_after_a_crossing) {
+  cls_buffer a = ct_written(ctx, 0, N, 1);
+  poke_at(0, a, N);
+  CT_OK(cls_stream_sync(ctx, 0, NULL));
+  expect_guard_root(0, a, "past the end of");
+  CT_OK(cls_upload(ctx, 0, a, 0, (int[N]){0}, N * sizeof(int))); /* good again */
+  poke_at(0, a, 3);
+  CT_OK(cls_stream_sync(ctx, 0, NULL));
+  int got[N];
+  ct_download_ints(ctx, 0, a, got, N);
+  ck_assert_int_eq(got[3], 0x5eed);
+}
+END_TEST
+
+START_TEST(guard_canary_names_bytes_a_CLS_OUT_launch_never_wrote) {
+  cls_buffer o = ct_alloc(ctx, 0, N * sizeof(int));
+  int n = N;
+  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(n)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, part, 1, g, NULL, 2, a));
+  /* The half it wrote reads good: the check is on what a read returns. */
+  int got[N];
+  CT_OK(cls_download(ctx, 1, o, 0, got, N / 2 * sizeof(int), NULL));
+  ck_assert_int_eq(got[N / 2 - 1], N / 2);
+  struct root r = root_of(1, o, N * sizeof(int));
+  ck_assert_int_eq(r.status, CLS_EGUARD);
+  char want[64];
+  snprintf(want, sizeof want, "the first at offset %d", (int)(N / 2 * sizeof(int)));
+  ck_assert_msg(strstr(r.message, "'part'") && strstr(r.message, "CLS_OUT") &&
+                    strstr(r.message, want),
+                "root '%s'", r.message);
+}
+END_TEST
+
+START_TEST(guard_canary_is_silent_when_the_launch_wrote_everything) {
+  cls_buffer o = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_arg a[] = {CLS_OUT(o)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, full, 1, g, NULL, 1, a));
+  int got[N];
+  ct_download_ints(ctx, 1, o, got, N);
+  ck_assert_int_eq(got[N - 1], N - 1);
+  /* The canary fill is clstream's own: the user's count is one command. */
+  struct cls_stream_stats st;
+  CT_OK(cls_stream_stats(ctx, 0, &st));
+  ck_assert_uint_eq(st.launches, 1);
+}
+END_TEST
+
+/* An upload after the partial launch is the last write: no canary check. */
+START_TEST(guard_canary_check_ends_with_the_next_write) {
+  cls_buffer o = ct_alloc(ctx, 0, N * sizeof(int));
+  int n = N;
+  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(n)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, part, 1, g, NULL, 2, a));
+  int v[N];
+  for (int i = 0; i < N; i++)
+    v[i] = 0xcbcbcbcb; /* the canary's own bytes, written by the user */
+  CT_OK(cls_upload(ctx, 0, o, 0, v, sizeof v));
+  int got[N];
+  ct_download_ints(ctx, 0, o, got, N);
+  ck_assert_int_eq(got[0], (int)0xcbcbcbcb);
+}
+END_TEST
+
+START_TEST(guard_setting_is_parsed_strictly) {
+  setenv("CLS_GUARD", "2", 1);
+  cls_context *c = NULL;
+  CT_ERR(cls_context_create(&c, NULL), CLS_ECONFIG);
+  ck_assert_ptr_null(c);
+  ck_assert_msg(strstr(cls_last_error_detail(), "CLS_GUARD"), "%s", cls_last_error_detail());
+  setenv("CLS_GUARD", "1", 1);
+  CT_OK(cls_context_create(&c, NULL));
+  cls_context_destroy(c);
+  unsetenv("CLS_GUARD");
+}
+END_TEST
+
+/* Without guard mode the same crossing is not seen: this is what the mode
+ * is for (documented in docs/guard.md). */
+START_TEST(guard_off_leaves_out_of_bounds_writes_unseen) {
+  cls_context_destroy(ctx);
+  ctx = guarded(-1);
+  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
+  poke = ct_get_kernel(ctx, p, "poke");
+  cls_buffer a = ct_written(ctx, 0, N, 1), b = ct_written(ctx, 0, N, 2);
+  poke_at(0, a, N); /* lands in the page: b, or the padding after a */
+  CT_OK(cls_stream_sync(ctx, 0, NULL));
+  int got[N];
+  ct_download_ints(ctx, 0, a, got, N);
+  ct_download_ints(ctx, 0, b, got, N);
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  Suite *s = suite_create("guard");
+#define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
+  ADD(guard_write_past_the_end_taints_the_buffer_and_its_neighbour);
+  ADD(guard_write_before_the_start_is_caught);
+  ADD(guard_writes_in_bounds_leave_every_buffer_good);
+  ADD(guard_failure_reaches_what_read_the_buffer_F8);
+  ADD(guard_is_restored_after_a_crossing);
+  ADD(guard_canary_names_bytes_a_CLS_OUT_launch_never_wrote);
+  ADD(guard_canary_is_silent_when_the_launch_wrote_everything);
+  ADD(guard_canary_check_ends_with_the_next_write);
+  ADD(guard_setting_is_parsed_strictly);
+  ADD(guard_off_leaves_out_of_bounds_writes_unseen);
+#undef ADD
+  return ct_run(s);
+}
