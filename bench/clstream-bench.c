@@ -26,6 +26,8 @@
  *   skip-chain  a failed launch, then 10,000 launches depending on it: cost
  *               per skipped launch and OpenCL calls made for them (no raw
  *               counterpart)
+ *   guard       tiny-chain and fan again in guard mode (CLS_GUARD): what
+ *               the checker costs, rows without a target
  * Then a calibration, raw OpenCL only: tiny-chain against itself with one
  * thing a layer adds (an argument set per launch, an event per launch,
  * events kept until polled), to say what those cost on the device, and the
@@ -491,11 +493,14 @@ static cls_buffer zeros(cls_context *ctx, int stream, size_t bytes) {
 
 /* fault: a fault plan, and the counting factory around the OpenCL one
  * (skip-chain); NULL: the OpenCL factory itself, as a user gets it. */
+static int lib_guard = -1; /* the guard option of the next lib_init */
+
 static void lib_init(struct lib *l, const char *driver, const char *fault) {
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .scheduler = driver,
                                   .fault = fault,
-                                  .factory = fault ? &counting : NULL};
+                                  .factory = fault ? &counting : NULL,
+                                  .guard = lib_guard};
   CLS(cls_context_create(&l->ctx, &o));
   cls_program *p;
   CLS(cls_program_build(l->ctx, SRC, NULL, &p));
@@ -612,7 +617,7 @@ static const char *verdict(const struct row *row) {
 
 static bool callgrind; /* --callgrind */
 
-static char workloads[256] = "tiny-chain,saxpy,ping-pong,fan,allocs,skip-chain,calibration";
+static char workloads[256] = "tiny-chain,saxpy,ping-pong,fan,allocs,skip-chain,guard,calibration";
 
 /* Whether --workloads names w (a whole item of the comma list). */
 static bool wanted(const char *w) {
@@ -821,7 +826,7 @@ int main(int argc, char **argv) {
       fprintf(stderr,
               "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...]\n"
               "                      [--workloads tiny-chain,saxpy,ping-pong,fan,allocs,"
-              "skip-chain,calibration]\n"
+              "skip-chain,guard,calibration]\n"
               "                      [--json FILE] [--quick] [--callgrind]\n");
       return 2;
     }
@@ -857,6 +862,16 @@ int main(int argc, char **argv) {
     cls_context_destroy(l.ctx);
     if (wanted("skip-chain"))
       skip_chain(d);
+    if (wanted("guard")) {
+      /* What guard mode costs: rows without a target. */
+      struct lib gl;
+      lib_guard = 1;
+      lib_init(&gl, d, NULL);
+      lib_guard = -1;
+      compare("tiny+guard", d, &r, raw_tiny, &gl, lib_tiny, 0, TINY_N);
+      compare("fan+guard", d, &r, raw_fan, &gl, lib_fan, 0, 6 * FAN_N);
+      cls_context_destroy(gl.ctx);
+    }
   }
   if (wanted("calibration")) {
     printf("\ncalibration: raw OpenCL against raw variants of it (second column: the "
