@@ -77,7 +77,7 @@ START_TEST(guard_write_past_the_end_taints_the_buffer_and_its_neighbour) {
   poke_at(0, a, N); /* one int past a's end */
   CT_OK(cls_stream_sync(ctx, 0, NULL));
   expect_guard_root(0, a, "past the end of");
-  expect_guard_root(0, a, "'poke' on stream 0");
+  expect_guard_root(0, a, "the first at offset 64) by 'poke' on stream 0 at position 3");
   expect_guard_root(1, b, "past the end of");
 }
 END_TEST

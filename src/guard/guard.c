@@ -261,7 +261,7 @@ static struct cls__slot *neighbour(cls_context *ctx, cls_buffer h, const struct 
   return NULL;
 }
 
-/* One buffer's due checks, from index i: returns how many there were. */
+/* One buffer's due checks: the first and the last of `ncand` launches. */
 static void check_buffer(cls_context *ctx, const struct check *first, size_t ncand,
                          const struct check *last) {
   struct cls__slot *slot = cls__resolve(ctx, first->h);
@@ -273,12 +273,13 @@ static void check_buffer(cls_context *ctx, const struct check *first, size_t nca
   if (n <= 0)
     return;
   char detail[192];
+  /* Where the first changed byte is, as an offset from the buffer's start. */
+  long long first_at = r ? (long long)(slot->size + at) : -(long long)(ctx->guard->before - at);
   int len = snprintf(detail, sizeof detail,
                      "guard mode: out-of-bounds write %s buffer %#llx (%ld guard bytes changed, "
-                     "the first %zu bytes %s it) by '%s' on stream %d at position %llu",
+                     "the first at offset %lld) by '%s' on stream %d at position %llu",
                      r ? "past the end of" : "before the start of",
-                     (unsigned long long)first->h.bits, n,
-                     r ? at + 1 : ctx->guard->before - at, r ? "past" : "before", first->kernel,
+                     (unsigned long long)first->h.bits, n, first_at, first->kernel,
                      first->stream, (unsigned long long)first->position);
   if (ncand > 1 && len > 0 && (size_t)len < sizeof detail)
     snprintf(detail + len, sizeof detail - (size_t)len,
