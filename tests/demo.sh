@@ -1,7 +1,8 @@
 #!/bin/sh
 # The demo as a test: examples/pipeline must verify all three stages, and
 # with an injected launch failure must report it on every stage downstream
-# (F2, F6) while the stages upstream still verify.
+# (F2, F6) while the stages upstream still verify; in guard mode it must
+# verify with no guard or canary record.
 #
 # Run by `make check` from the build directory with $top_builddir exported.
 # Exit 0 pass, 1 fail, 77 skip (only when there is no OpenCL device at all).
@@ -11,7 +12,7 @@ info=$top_builddir/tools/clstream-info
 pipeline=$top_builddir/examples/pipeline
 out=${TMPDIR:-/tmp}/clstream-demo.$$
 trap 'rm -f "$out"' 0
-unset CLS_FAULT
+unset CLS_FAULT CLS_GUARD
 
 if command -v timeout >/dev/null 2>&1; then
   limit="timeout 120"
@@ -94,6 +95,14 @@ expect "histogram fails" '^blur: OK$'
 expect "histogram fails" '^sobel: OK$'
 expect "histogram fails" "^histogram: FAILED \\($own; $cause 'histogram' on stream 2\\)$"
 expect "histogram fails" "^pipeline: 1 of 3 stages failed \\($cause 'histogram' on stream 2\\)$"
+
+# 4. Guard mode finds nothing to say about a correct program.
+CLS_GUARD=1
+export CLS_GUARD
+run "guard mode" "$pipeline" --size 256 --quiet
+unset CLS_GUARD
+test $rc -eq 0 || fail "guard mode: exit status $rc, expected 0"
+expect "guard mode" '^pipeline: all 3 stages verified$'
 
 if test $failures -ne 0; then
   echo "demo: $failures check(s) failed"
