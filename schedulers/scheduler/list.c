@@ -101,7 +101,7 @@ bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls__cmd *c
 }
 
 void cls__sched_list_reset(struct list *l) {
-  l->n = l->nargs = l->nbytes = l->nwaits = 0;
+  l->n = l->nargs = l->nbytes = l->nwaits = l->sent = 0;
 }
 
 void cls__sched_free_list(struct list *l) {

@@ -25,7 +25,7 @@ static void report_failures(cls_context *ctx, struct queue *q, uint64_t done) {
   for (size_t i = 0; i < q->len; i++) {
     struct qmap *m = &q->map[(q->head + i) & (q->cap - 1)];
     if (!m->count) {
-      if (m->bseq <= done)
+      if (m->bseq <= done && m->status != CL_SUCCESS) /* CL_SUCCESS: withdrawn */
         cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, m->status, true);
       continue;
     }

@@ -18,7 +18,7 @@
 enum strategy { SEQUENTIAL, INTERLEAVE };
 
 struct task {
-  int kind;
+  int kind; /* 0: withdrawn (sc_withdraw): dropped at submission */
   uint64_t seq;
   /* waits, in the list's event arena; owned until the enqueue */
   size_t wait0, nwait;
@@ -55,6 +55,10 @@ struct list {
   cl_event *waits;
   size_t nwaits, capwaits;
   int queue;
+  /* While the list is being submitted and a failure is being handled:
+   * the tasks before this index are in the queue (or failed there), so
+   * only the others can be withdrawn. */
+  size_t sent;
 };
 
 /* A backend queue: enqueued commands not yet known complete, in queue

@@ -111,6 +111,27 @@ static void sc_settle(struct cls__driver *base, struct cls__stream *s, uint64_t 
     cls__sched_submit_list(sd(base), s->id);
 }
 
+/* F8: a task still in s's list that reads a failed input is dropped. */
+static bool sc_withdraw(struct cls__driver *base, struct cls__stream *s, uint64_t seq) {
+  struct list *l = &sd(base)->lists[s->id];
+  size_t lo = l->sent, hi = l->n; /* tasks are in seq order */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    struct task *t = &l->tasks[mid];
+    if (t->seq == seq) {
+      if (!t->kind)
+        return false;
+      t->kind = 0;
+      return true;
+    }
+    if (t->seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return false;
+}
+
 static const struct cls__orderer sc_orderer = {.prepare = sc_settle,
                                                .queue_of = sc_queue_of,
                                                .backend_of = sc_backend_of,
@@ -215,4 +236,5 @@ const struct cls__driver_ops cls__scheduler_driver = {
     .order = sc_order,
     .submit = sc_submit,
     .settle = sc_settle,
+    .withdraw = sc_withdraw,
 };

@@ -53,6 +53,17 @@ static inline cl_int enqueue_task(const struct cls_stream_factory *f, void *qs, 
                                     : enqueue_xfer(f, qs, id, l, t, bseq, 0, NULL);
 }
 
+/* Task t of list l, of stream id, was withdrawn (F8 found it reads a
+ * failed input): it is not enqueued, its waits are waited out on the host
+ * (later commands may count on the order they gave), and it completes
+ * with the queue's command before it. */
+static __attribute__((noinline)) void dropped(struct queue *q, int id, const struct list *l,
+                                              const struct task *t) {
+  release_waits(l->waits + t->wait0, t->nwait, CL_INVALID_OPERATION);
+  if (cls__sched_map_push(q, q->seq, id, t->seq, 0, CL_SUCCESS))
+    q->unreal++;
+}
+
 /* Task `seq` of stream id could not be enqueued (rc): an error path.
  * Called with what was enqueued before it in the map. */
 static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct queue *q, int id,
@@ -104,6 +115,14 @@ static void submit_sequential(struct sched_driver *d, int id) {
   void *qs = q->stream;
   uint64_t bseq = q->seq, run = 0, run_seq = 0;
   for (; t < end; t++) {
+    if (__builtin_expect(!t->kind, 0)) {
+      q->seq = bseq;
+      if (run)
+        cls__sched_map_add(q, id, run_seq, run);
+      run = 0;
+      dropped(q, id, l, t); /* polls nothing: l, q and t stay */
+      continue;
+    }
     cl_int rc = enqueue_task(f, qs, id, bseq + 1, l, t);
     if (rc == CL_SUCCESS) {
       bseq++;
@@ -116,6 +135,7 @@ static void submit_sequential(struct sched_driver *d, int id) {
       cls__sched_map_add(q, id, run_seq, run);
     run = 0;
     size_t i = (size_t)(t - l->tasks);
+    l->sent = i + 1;
     task_failed(d, q, id, t->seq, rc);
     t = l->tasks + i;
     end = l->tasks + l->n;
@@ -146,11 +166,22 @@ static void submit_interleave(struct sched_driver *d) {
         continue;
       }
       const struct task *t = &l->tasks[round];
+      if (__builtin_expect(!t->kind, 0)) {
+        dropped(q, id, l, t);
+        continue;
+      }
       cl_int rc = enqueue_task(f, q->stream, id, q->seq + 1, l, t);
       if (rc == CL_SUCCESS) {
         q->seq++;
         cls__sched_map_add(q, id, t->seq, 1);
       } else {
+        /* What each list has handed over, for a withdrawal the failure's
+         * replay may make: this round reached stream id. */
+        for (uint64_t j = involved; j; j &= j - 1) {
+          int o = __builtin_ctzll(j);
+          size_t sent = round + (o <= id);
+          d->lists[o].sent = sent < d->lists[o].n ? sent : d->lists[o].n;
+        }
         task_failed(d, q, id, t->seq, rc);
       }
     }

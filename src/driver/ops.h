@@ -68,6 +68,14 @@ struct cls__driver_ops {
    * enqueued command holds its memory objects.  Optional: NULL for a
    * driver that enqueues at submit(). */
   void (*settle)(struct cls__driver *d, struct cls__stream *s, uint64_t upto);
+  /* F8 found that command `seq` of s, accepted but not yet handed to the
+   * backend, reads a failed input: the driver drops it, so it is skipped
+   * as it would have been had the failure been known at its submit().
+   * Returns true when it was dropped; it then completes in order with s's
+   * other commands (s->completed passes it) and its waits still order
+   * what comes after it.  Called during a poll, maybe while the driver is
+   * submitting.  Optional: NULL for a driver that enqueues at submit(). */
+  bool (*withdraw)(struct cls__driver *d, struct cls__stream *s, uint64_t seq);
 };
 
 #endif /* CLS_OPS_H */

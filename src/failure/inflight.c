@@ -227,15 +227,23 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
                   ctx->quirks.dependent_status < 0 &&
                   ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
                   cl_status == ctx->quirks.dependent_status;
-  struct cls__failure *f = cls__failure_mint(
-      ctx, launch ? CLS_ELAUNCH : CLS_ECL, cl_status, root->op, launch ? root->kernel : "", stream,
-      root->position, true,
-      deferred ? "the deferred enqueue of %s%s%s failed with %s%s"
-               : "%s%s%s failed after its enqueue with %s%s",
-      root->op, launch ? " of " : "", launch ? root->kernel : "", cls_cl_status_name(cl_status),
-      by_quirk ? " (quirk dependent_fails: what this device reports for a command queued on"
-                 " or behind a failed one)"
-               : "");
+  const char *quirk = by_quirk ? " (quirk dependent_fails: what this device reports for a "
+                                 "command queued on or behind a failed one)"
+                               : "";
+  int status = launch ? CLS_ELAUNCH : CLS_ECL;
+  const char *kernel = launch ? root->kernel : "";
+  /* A deferred enqueue says what the event driver says at the call
+   * (command.c), and why it is found later. */
+  struct cls__failure *f =
+      deferred ? cls__failure_mint(ctx, status, cl_status, root->op, kernel, stream,
+                                   root->position, true,
+                                   "enqueue of %s failed: %s (deferred: the driver hands a "
+                                   "stream's commands to its queue in batches)",
+                                   launch ? root->kernel : root->op, cls_cl_status_name(cl_status))
+               : cls__failure_mint(ctx, status, cl_status, root->op, kernel, stream,
+                                   root->position, true, "%s%s%s failed after its enqueue with %s%s",
+                                   root->op, launch ? " of " : "", kernel,
+                                   cls_cl_status_name(cl_status), quirk);
   if (!f)
     return;
   replay(ctx, k, f);
@@ -258,6 +266,20 @@ struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint6
   if (f)
     replay(ctx, k, f);
   return f;
+}
+
+/* Whether the driver dropped e's command before it reached the backend
+ * (a deferring driver's task list): then it never ran. */
+static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e) {
+  const struct cls__driver_ops *d = ctx->driver_ops;
+  struct cls__stream *s = cls__stream_peek(ctx, e->stream);
+  if (!d->withdraw || !s || s->completed >= e->seq || !d->withdraw(ctx->driver, s, e->seq))
+    return false;
+  /* Counted as a skip, as the event driver counts it, not as accepted. */
+  s->stats.skips++;
+  s->stats.enqueues--;
+  s->stats.launches -= strcmp(e->op, "launch") == 0;
+  return true;
 }
 
 /* Failure f of the command at log position k: its write set and what ran
@@ -286,11 +308,13 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
       continue;
     }
     /* A command whose enqueue failed on tainted input would not have been
-     * tried had this failure been known: it counts as skipped on it. */
+     * tried had this failure been known: it counts as skipped on it, as
+     * does one the driver had not handed to its backend yet and drops. */
     if (tainted) {
       e->untrusted = true;
-      cls__failure_add_skip(f, e->kind == CLS__ENTRY_FAILED ? CLS_SKIP_SKIPPED : CLS_SKIP_UNTRUSTED,
-                            e->kernel[0] ? e->kernel : e->op, e->stream, e->position);
+      int kind = e->kind == CLS__ENTRY_FAILED || withdrawn(ctx, e) ? CLS_SKIP_SKIPPED
+                                                                  : CLS_SKIP_UNTRUSTED;
+      cls__failure_add_skip(f, kind, e->kernel[0] ? e->kernel : e->op, e->stream, e->position);
     }
     n = writes_join(ctx, n, e, tainted);
   }
