@@ -72,14 +72,15 @@ extern "C" {
   XX(EVERSION, -23, "unsupported ops struct version")                         \
   XX(EACCESS, -24, "declared access does not match the kernel's signature")   \
   XX(EGUARD, -25, "guard mode: a kernel wrote outside its buffer or left "     \
-                  "declared output unwritten")
+                  "declared output unwritten")                                \
+  XX(ETIMEDOUT, -26, "a command did not finish within CLS_SYNC_TIMEOUT")
 
 enum cls_errno {
   CLS_OK = 0,
 #define CLS__ERR_ENUM(name, val, msg) CLS_##name = (val),
   CLS_ERRNO_MAP(CLS__ERR_ENUM)
 #undef CLS__ERR_ENUM
-  CLS__ERR_LAST = -26
+  CLS__ERR_LAST = -27
 };
 
 /* Message and symbolic name of a CLS_E* code ("unknown error" / "UNKNOWN"
@@ -192,6 +193,10 @@ struct cls_context_options {
   /* Guard mode (docs/guard.md): 1 on, -1 off, 0: $CLS_GUARD ("0" or
    * "1"), then off. */
   int guard;
+  /* Deadline for syncs and blocking transfers (docs/design.md, "Waiting
+   * with a deadline"), in seconds: > 0 that; 0: $CLS_SYNC_TIMEOUT, then
+   * none; < 0 none. */
+  double sync_timeout;
 };
 
 /* Creates a context on one device.  opts may be NULL.  On failure nothing

@@ -7,6 +7,7 @@
 #include "driver/driver.h"
 #include "failure/inflight.h"
 #include "guard/guard.h"
+#include "stream/deadline.h"
 #include "memory/memory.h"
 #include "stream/pool.h"
 
@@ -113,6 +114,13 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
     guard = gopt > 0;
   else if (genv && *genv && (rc = cls__guard_parse(genv, &guard)) < 0)
     goto fail_guard_config;
+  double topt = opts->version >= 2 ? opts->sync_timeout : 0;
+  const char *tenv = getenv("CLS_SYNC_TIMEOUT");
+  if (topt > 0)
+    ctx->sync_timeout_ns = topt >= 1e6 ? 1000000000000000ull : (uint64_t)(topt * 1e9) + 1;
+  else if (topt == 0 && tenv && *tenv &&
+           (rc = cls__timeout_parse(tenv, &ctx->sync_timeout_ns)) < 0)
+    goto fail_guard_config;
   const char *params = NULL;
   if ((rc = cls__driver_find(pick(opts->scheduler, "CLS_SCHEDULER"), &ctx->driver_ops,
                              &params)) < 0)
@@ -190,6 +198,17 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
     struct cls__stream *s = &pool->streams[i];
     if (!s->created)
       continue;
+    if (s->hung) {
+      /* Its queue may still run a command past the deadline: releasing the
+       * queue would wait for it, so the queue and the memory it may use
+       * are left behind (a thread releases the wait's event later). */
+      cls__log(&ctx->log, CLS_LOG_ERRORS,
+               "stream %d: work still running after CLS_SYNC_TIMEOUT; its queue and memory "
+               "are left unreleased",
+               s->id);
+      s->created = false;
+      continue;
+    }
     ctx->driver_ops->close(ctx->driver, s);
     cls__memory_fini(ctx, s);
     s->created = false;

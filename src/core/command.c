@@ -18,6 +18,7 @@
 #include "order/order.h"
 #include "failure/inflight.h"
 #include "guard/guard.h"
+#include "stream/pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,27 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
   return cls__error_code(CLS_ESKIPPED);
 }
 
+/* Deadline mode, before a blocking transfer: what it will wait for (its
+ * stream's earlier commands, the buffer's last writer, and for a write
+ * its readers) is waited for first, with the deadline, so the transfer
+ * itself cannot block for long. */
+static __attribute__((noinline)) int wait_inputs(cls_context *ctx, struct cls__cmd *cmd) {
+  int rc = cls__stream_poll(ctx, cmd->stream, true);
+  for (size_t i = 0; rc == CLS_OK && i < cmd->nbind; i++) {
+    const struct cls__slot *slot = cmd->bind[i].slot;
+    uint64_t streams = slot->writer >= 0 ? 1ull << slot->writer : 0;
+    if (cmd->bind[i].access & CLS_WRITE)
+      streams |= slot->read_mask;
+    streams &= ~(1ull << cmd->stream->id);
+    for (; rc == CLS_OK && streams; streams &= streams - 1) {
+      struct cls__stream *p = cls__stream_peek(ctx, __builtin_ctzll(streams));
+      if (p)
+        rc = cls__stream_poll(ctx, p, true);
+    }
+  }
+  return rc;
+}
+
 /* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
 int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
                    cls_report **report) {
@@ -105,6 +127,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   const struct cls__driver_ops *d = ctx->driver_ops;
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
   int rc;
+  if (ctx->sync_timeout_ns && cmd->x.blocking && (rc = wait_inputs(ctx, cmd)) < 0)
+    return rc;
   if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure &&
       (rc = cls__guard_canary_fill(ctx, cmd)) < 0)
     return rc;

@@ -62,6 +62,7 @@ struct cls_context {
   struct cls__taint { cls_buffer handle; uint64_t stamp; } *taint_set;
   size_t taint_cap;
   struct cls__guard *guard; /* guard mode's state (guard.h); NULL: off */
+  uint64_t sync_timeout_ns; /* CLS_SYNC_TIMEOUT; 0: wait as long as it takes */
 };
 
 /* Every public entry point that returns a status takes the lock here,

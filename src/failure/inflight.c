@@ -325,6 +325,16 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
   }
 }
 
+const struct cls__log_entry *cls__inflight_oldest(cls_context *ctx, int stream, uint64_t after) {
+  for (size_t i = 0; i < ctx->inflight_len; i++) {
+    const struct cls__log_entry *e = at(ctx, i);
+    if (e->stream == stream && (e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) &&
+        e->seq > after)
+      return e;
+  }
+  return NULL;
+}
+
 void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r) {
   for (size_t i = 0; i < ctx->inflight_len; i++)
     if (at(ctx, i)->read == r)

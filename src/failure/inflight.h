@@ -126,6 +126,9 @@ void cls__inflight_prune(cls_context *ctx);
  * command is no longer logged (or out of memory). */
 struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint64_t seq,
                                              int status, const char *detail);
+/* The oldest logged command of `stream` after its command `after`, or
+ * NULL. */
+const struct cls__log_entry *cls__inflight_oldest(cls_context *ctx, int stream, uint64_t after);
 /* F8: command `seq` of `stream` failed with `cl_status` after its enqueue. */
 void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
                           cl_int cl_status, bool deferred);

@@ -3,8 +3,13 @@
  * command it reports failed is replayed over the in-flight log
  * (inflight.c), and entries known complete leave the log. */
 #include "failure/inflight.h"
+#include "driver/driver.h"
 #include "driver/ops.h"
 #include "guard/guard.h"
+#include "stream/deadline.h"
+
+#include <stdio.h>
+#include <string.h>
 
 void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
                         bool deferred) {
@@ -13,7 +18,75 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
   cls__inflight_failed(ctx, s->id, seq, status, deferred);
 }
 
+/* The wait ran out: the oldest command of s still unfinished takes a
+ * CLS_ETIMEDOUT failure (once), as if it had failed: F8 replays it. */
+static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns) {
+  /* No poll to learn what did finish: rusticl answers a status query of a
+   * running command only once it has finished.  The command blamed is the
+   * oldest not known finished. */
+  s->hung = true;
+  char detail[192];
+  const struct cls__log_entry *e = cls__inflight_oldest(ctx, s->id, s->completed);
+  if (!e) {
+    snprintf(detail, sizeof detail, "stream %d has not finished after %.3f s (CLS_SYNC_TIMEOUT)",
+             s->id, (double)waited_ns / 1e9);
+    return cls__error(CLS_ETIMEDOUT, 0, "%s", detail);
+  }
+  bool launch = e->kernel[0] && strcmp(e->op, "launch") == 0;
+  snprintf(detail, sizeof detail,
+           "%s%s%s%s on stream %d at position %llu has not finished after %.3f s "
+           "(CLS_SYNC_TIMEOUT)",
+           e->op, launch ? " of '" : "", launch ? e->kernel : "", launch ? "'" : "", s->id,
+           (unsigned long long)e->position, (double)waited_ns / 1e9);
+  if (s->timed_out_seq != e->seq) { /* the same command is not failed twice */
+    s->timed_out_seq = e->seq;
+    cls__failure_unref(cls__inflight_failed_as(ctx, s->id, e->seq, CLS_ETIMEDOUT, detail));
+  }
+  return cls__error(CLS_ETIMEDOUT, 0, "%s", detail);
+}
+
+/* Deadline mode: everything submitted to s so far, handed to its queue,
+ * waited for at most the context's timeout. */
+static int wait_for(cls_context *ctx, struct cls__stream *s) {
+  const struct cls__driver_ops *d = ctx->driver_ops;
+  const struct cls_stream_factory *f = cls__factory(ctx);
+  if (d->settle)
+    d->settle(ctx->driver, s, s->submitted);
+  f->flush(s->backend);
+  cl_event ev = NULL;
+  cl_int crc = f->marker(s->backend, &ev);
+  if (crc != CL_SUCCESS)
+    return cls__error(CLS_ECL, crc, "stream %d: a marker to wait on failed: %s", s->id,
+                      cls_cl_status_name(crc));
+  if (!ev)
+    return CLS_OK; /* nothing to wait for */
+  uint64_t t0 = cls__now_ns();
+  int rc = cls__wait_event_for(ev, ctx->sync_timeout_ns);
+  if (rc == 1)
+    return timed_out(ctx, s, cls__now_ns() - t0);
+  if (rc == CLS_OK)
+    s->hung = false;
+  return rc;
+}
+
 int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
+  if (wait && ctx->sync_timeout_ns) {
+    if (s->completed >= s->submitted) {
+      /* Known finished, failures reported: nothing to poll (a poll could
+       * block on a queue another stream's running command shares). */
+      if (ctx->guard)
+        cls__guard_check(ctx);
+      cls__inflight_prune(ctx);
+      return CLS_OK;
+    }
+    int wrc = wait_for(ctx, s);
+    if (wrc < 0)
+      return wrc; /* the queue may still be busy: no waiting poll */
+    /* s's work has finished; a waiting poll would also wait for what
+     * other streams sharing its queue put there (a stream that timed out:
+     * scheduler:interleave). */
+    wait = false;
+  }
   int rc = ctx->driver_ops->poll(ctx->driver, s, wait);
   if (ctx->guard)
     cls__guard_check(ctx); /* before the log forgets the launches checked */

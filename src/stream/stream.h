@@ -23,6 +23,11 @@ struct cls__stream {
   uint64_t synced_mask;
   struct cls_stream_stats stats;
   struct cls__memory mem;
+  /* Deadline mode: its last wait ran out (a command may still run, so
+   * destroy leaves its queue and memory), and the command that then took
+   * CLS_ETIMEDOUT. */
+  bool hung;
+  uint64_t timed_out_seq;
 };
 
 struct cls__stream_pool {
