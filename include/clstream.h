@@ -668,7 +668,8 @@ CLS_API int cls_kernel_info(const cls_kernel *k, struct cls_kernel_info *out);
  * is not a kernel of this context, more than #CLS_MAX_ARGS arguments, a
  * scalar without a value, local size 0, or an unknown kind or access;
  * #CLS_EWORKSIZE for dims outside 1-3, a global size 0 or past what the
- * device's size_t holds, or local sizes the kernel or device refuse;
+ * device's size_t holds, or local sizes that are 0, do not divide the
+ * global sizes, or pass the kernel's or the device's limits;
  * #CLS_EARGCOUNT when nargs is not the kernel's argument count;
  * #CLS_EARGKIND when an argument's kind (or a scalar's size) does not
  * match the kernel's;
