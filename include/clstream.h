@@ -1,28 +1,45 @@
-/* clstream — portable, dependable OpenCL for programs that run many kernels
- * on several streams.
+/** \file clstream.h
+ * \brief clstream: portable, dependable OpenCL for programs that run many
+ * kernels on several streams.
  *
  * This header is the whole public API a program needs.  It does not include
  * the OpenCL headers: objects are opaque and OpenCL status codes are plain
  * ints.  Code that plugs in its own stream factory includes
  * <clstream/stream.h> as well.
  *
- * Conventions
- *   - Every function that can fail returns an int: 0 on success, a negative
- *     CLS_E* code on error.  cls_strerror() and cls_err_name() describe a
- *     code; cls_last_cl_status() and cls_last_error_detail() give the OpenCL
- *     status and the text (build log, device list...) behind the last error
- *     on the calling thread.  Each such call clears that text on entry, so
- *     after a success it is empty.
+ * \par Conventions
+ *   - Every function that can fail returns an int: 0 (#CLS_OK) on success,
+ *     a negative CLS_E* code (#cls_errno) on error.  cls_strerror() and
+ *     cls_err_name() describe a code; cls_last_cl_status() and
+ *     cls_last_error_detail() give the OpenCL status and the text (build
+ *     log, device list...) behind the last error on the calling thread.
+ *     Each such call clears that text on entry, so after a success it is
+ *     empty.
  *   - Buffers are handles carrying a generation: a freed, stale or foreign
  *     handle is detected and rejected, never dereferenced.
- *   - Every buffer carries its failure record.  A failed launch taints what it
- *     was to write; a launch reading tainted input is skipped and passes the
- *     failure on; a read of tainted data fails with CLS_ETAINTED and a report
- *     naming the root cause and the chain of skipped launches, across streams.
+ *   - Every buffer carries its failure record.  A failed launch taints what
+ *     it was to write; a launch reading tainted input is skipped and passes
+ *     the failure on; a read of tainted data fails with #CLS_ETAINTED and a
+ *     report naming the root cause and the chain of skipped launches,
+ *     across streams.
+ *   - A NULL context, or a NULL pointer where an output or input is
+ *     required, is #CLS_EINVAL unless a function says otherwise.
  *
- * Threading: one context may be used from several threads at once; every
- * call on a context is serialised by the context's lock.  Reports are owned
- * by the caller and are independent of the context they came from.
+ * \par Threading
+ * One context may be used from several threads at once; every call on a
+ * context is serialised by the context's lock.  The error state
+ * (cls_last_cl_status(), cls_last_error_detail()) is per thread.  Reports
+ * are owned by the caller and are independent of the context they came
+ * from; one report is used by one thread at a time.  Functions that take
+ * no context (errors, devices, drivers) are safe from any thread.
+ *
+ * \par Ownership
+ * The caller owns what a create or build call returns (cls_context_destroy(),
+ * cls_program_release(), cls_free(), cls_report_free()); every string a
+ * function returns is owned by the library (or the report it came from)
+ * and must not be freed.
+ *
+ * The environment variables clstream reads are listed in \ref cls_env.
  */
 #ifndef CLSTREAM_H
 #define CLSTREAM_H
@@ -38,6 +55,8 @@ extern "C" {
 #if defined(CLS_BUILDING_LIBRARY) && defined(__GNUC__)
 #define CLS_API __attribute__((visibility("default")))
 #else
+/** Marks a public function: exported from the shared library (empty for
+ * its users). */
 #define CLS_API
 #endif
 
@@ -45,7 +64,10 @@ extern "C" {
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */
 
-/* One table generates the codes, their names and their messages. */
+/** The error table, as an X-macro: XX(NAME, value, message) for each
+ * CLS_E* code.  It generates cls_strerror() and cls_err_name() inside the
+ * library (and must match #cls_errno, which the library checks at build
+ * time); a program may use it to build its own tables. */
 #define CLS_ERRNO_MAP(XX)                                                     \
   XX(EINVAL, -1, "invalid argument")                                          \
   XX(ENOMEM, -2, "out of host memory")                                        \
@@ -75,234 +97,408 @@ extern "C" {
                   "declared output unwritten")                                \
   XX(ETIMEDOUT, -26, "a command did not finish within CLS_SYNC_TIMEOUT")
 
+/** The codes every function returns: #CLS_OK or a negative CLS_E* code.
+ * The values are fixed (part of the ABI); their messages are those of
+ * #CLS_ERRNO_MAP. */
 enum cls_errno {
-  CLS_OK = 0,
-#define CLS__ERR_ENUM(name, val, msg) CLS_##name = (val),
-  CLS_ERRNO_MAP(CLS__ERR_ENUM)
-#undef CLS__ERR_ENUM
+  CLS_OK = 0,          /**< success */
+  CLS_EINVAL = -1,     /**< invalid argument (NULL, zero size, bad value) */
+  CLS_ENOMEM = -2,     /**< out of host memory */
+  CLS_ENODEV = -3,     /**< no OpenCL device matches the selection */
+  CLS_ECL = -4,        /**< an OpenCL call failed (cls_last_cl_status() tells which status) */
+  CLS_ESTALE = -5,     /**< stale or freed buffer handle (or a released program) */
+  CLS_EFOREIGN = -6,   /**< handle (or program) belongs to another context */
+  CLS_ENULL = -7,      /**< handle was never allocated (#CLS_BUFFER_NULL) */
+  CLS_ERANGE = -8,     /**< offset, size or index out of range */
+  CLS_ETOOBIG = -9,    /**< size exceeds the device's maximum allocation */
+  CLS_EBUILD = -10,    /**< program build failed (the log is in cls_last_error_detail()) */
+  CLS_ENOKERNEL = -11, /**< no kernel of that name in the program */
+  CLS_EARGCOUNT = -12, /**< wrong number of kernel arguments */
+  CLS_EARGKIND = -13,  /**< kernel argument kind does not match the kernel */
+  CLS_EWORKSIZE = -14, /**< invalid global or local work size */
+  CLS_ESTREAM = -15,   /**< stream id not in 0 .. #CLS_MAX_STREAMS-1 */
+  CLS_ELAUNCH = -16,   /**< enqueue of a launch failed; the outputs carry the failure */
+  CLS_ESKIPPED = -17,  /**< skipped: an input carries a failure, which the outputs now carry */
+  CLS_ETAINTED = -18,  /**< read of data that carries a failure (a report says which) */
+  CLS_EALLOC = -19,    /**< device allocation failed */
+  CLS_ECONFIG = -20,   /**< malformed configuration string (the text is in the detail) */
+  CLS_EDRIVER = -21,   /**< unknown scheduler driver, or CLS_SCHEDULER=help asked for */
+  CLS_ENOSYS = -22,    /**< not supported by this platform or driver */
+  CLS_EVERSION = -23,  /**< unsupported version of an options, info or ops struct */
+  CLS_EACCESS = -24,   /**< declared access does not match the kernel's signature (F11) */
+  CLS_EGUARD = -25,    /**< guard mode: a kernel wrote outside its buffer, or left a CLS_OUT buffer partly unwritten (docs/guard.md) */
+  CLS_ETIMEDOUT = -26, /**< a wait ran past CLS_SYNC_TIMEOUT; the command it names carries the failure */
   CLS__ERR_LAST = -27
 };
 
-/* Message and symbolic name of a CLS_E* code ("unknown error" / "UNKNOWN"
- * for anything else).  Never NULL. */
+/** Message of a CLS_E* code ("invalid argument"; "success" for #CLS_OK);
+ * "unknown error" for any
+ * other value.  Never NULL; a static string.  Thread-safe. */
 CLS_API const char *cls_strerror(int err);
+/** Symbolic name of a CLS_E* code ("CLS_EINVAL"); "UNKNOWN" for any other
+ * value.  Never NULL; a static string.  Thread-safe. */
 CLS_API const char *cls_err_name(int err);
-/* Symbolic name of an OpenCL status ("CL_OUT_OF_RESOURCES"). Never NULL. */
+/** Symbolic name of an OpenCL status ("CL_OUT_OF_RESOURCES").  Never NULL;
+ * a static string.  Thread-safe. */
 CLS_API const char *cls_cl_status_name(int cl_status);
-/* The OpenCL status behind the last error returned on this thread
- * (0 when the error did not come from OpenCL). */
+/** The OpenCL status behind the last error returned on this thread (0 when
+ * the error did not come from OpenCL).  Per thread; never fails. */
 CLS_API int cls_last_cl_status(void);
-/* Human-readable detail of the last error on this thread: the build log of
+/** Human-readable detail of the last error on this thread: the build log of
  * a failed build, the list of devices when a selection matched nothing, the
- * read and its first root cause for CLS_ETAINTED, the program's kernels for
- * CLS_ENOKERNEL, the quoted text for CLS_ECONFIG...  Every call that can
+ * read and its first root cause for #CLS_ETAINTED, the program's kernels for
+ * #CLS_ENOKERNEL, the quoted text for #CLS_ECONFIG...  Every call that can
  * return a CLS_E* code clears it on entry and sets it when it fails, but
- * for CLS_ESKIPPED: the hot path of a failed pipeline formats none (the
+ * for #CLS_ESKIPPED: the hot path of a failed pipeline formats none (the
  * read that meets the failure names it).  The other calls (strings,
- * counts, cls_last_cl_status, cls_context_destroy) leave it as it is.
- * Empty string when there is none.  Valid until the next call on this
- * thread. */
+ * counts, cls_last_cl_status(), cls_context_destroy()) leave it as it is.
+ * \return the text, "" when there is none; owned by the library, valid
+ * until the next clstream call on this thread.  Per thread. */
 CLS_API const char *cls_last_error_detail(void);
 
+/** The library's version, "0.1.0" (the package version it was built as).
+ * A static string.  Thread-safe. */
 CLS_API const char *cls_version_string(void);
 
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */
 /* ------------------------------------------------------------------ */
 
+/** Device types, as in #cls_device_info.type. */
 enum cls_device_type {
-  CLS_DEVICE_CPU = 1,
-  CLS_DEVICE_GPU = 2,
-  CLS_DEVICE_ACCELERATOR = 4,
-  CLS_DEVICE_OTHER = 8
+  CLS_DEVICE_CPU = 1,         /**< CL_DEVICE_TYPE_CPU */
+  CLS_DEVICE_GPU = 2,         /**< CL_DEVICE_TYPE_GPU */
+  CLS_DEVICE_ACCELERATOR = 4, /**< CL_DEVICE_TYPE_ACCELERATOR */
+  CLS_DEVICE_OTHER = 8        /**< anything else (custom, default) */
 };
 
+/** One OpenCL device as clstream sees it: filled by cls_device_list(),
+ * cls_device_select() and cls_context_device().  Plain data, owned by the
+ * caller; strings are cut to fit and always terminated. */
 struct cls_device_info {
-  int platform_index;
-  int device_index;
-  int type;                       /* enum cls_device_type */
-  char platform_name[128];
-  char platform_vendor[128];
-  char platform_version[128];
-  char device_name[128];
-  char device_version[128];       /* "OpenCL 3.0 ..." */
-  char driver_version[64];
-  int cl_version;                 /* device version: 120, 200, 300 ... */
-  unsigned compute_units;
-  unsigned long long global_mem_size;
-  unsigned long long max_alloc_size;
-  unsigned long long local_mem_size;
-  size_t max_work_group_size;
-  size_t max_work_item_sizes[3];
-  unsigned base_addr_align;       /* bytes */
+  int platform_index;             /**< the platform's index in the loader's order */
+  int device_index;               /**< the device's index within its platform */
+  int type;                       /**< enum cls_device_type */
+  char platform_name[128];        /**< CL_PLATFORM_NAME */
+  char platform_vendor[128];      /**< CL_PLATFORM_VENDOR */
+  char platform_version[128];     /**< CL_PLATFORM_VERSION */
+  char device_name[128];          /**< CL_DEVICE_NAME */
+  char device_version[128];       /**< "OpenCL 3.0 ..." (CL_DEVICE_VERSION) */
+  char driver_version[64];        /**< CL_DRIVER_VERSION */
+  int cl_version;                 /**< device version: 120, 200, 300 ... */
+  unsigned compute_units;         /**< CL_DEVICE_MAX_COMPUTE_UNITS */
+  unsigned long long global_mem_size; /**< bytes (CL_DEVICE_GLOBAL_MEM_SIZE) */
+  unsigned long long max_alloc_size;  /**< bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE) */
+  unsigned long long local_mem_size;  /**< bytes (CL_DEVICE_LOCAL_MEM_SIZE) */
+  size_t max_work_group_size;     /**< CL_DEVICE_MAX_WORK_GROUP_SIZE */
+  size_t max_work_item_sizes[3];  /**< CL_DEVICE_MAX_WORK_ITEM_SIZES, first three */
+  unsigned base_addr_align;       /**< bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8) */
 };
 
-/* Every device of every platform, in platform order.  Fills up to `cap`
+/** Every device of every platform, in platform order.  Fills up to `cap`
  * entries of `out` (which may be NULL when cap is 0) and stores the total in
- * *count. */
+ * *count (ask with cap 0 first, then for every entry).  Thread-safe.
+ * \return #CLS_OK (also when there is no platform: *count is 0);
+ * #CLS_EINVAL when count is NULL, or out is NULL with cap > 0;
+ * #CLS_ECL when clGetPlatformIDs fails other than with "no platform". */
 CLS_API int cls_device_list(struct cls_device_info *out, size_t cap,
                             size_t *count);
-/* The device a selection string picks, with the rules of CLS_DEVICE:
- *   NULL or ""    the first GPU, else the first device
- *   "P:D"         platform P, device D (indices from 0, digits only); any
- *                 text with a ':' is read so
- *   "cpu" "gpu" "accelerator"   the first device of that type
- *   anything else a case-insensitive substring of the platform name,
- *                 vendor or version, or of the device name ("pocl",
- *                 "llvmpipe", "rusticl")
- * No whitespace anywhere.  CLS_ECONFIG for malformed text ("0: 0", "+0:0",
- * an index past INT_MAX), the text quoted in cls_last_error_detail();
- * CLS_ENODEV when nothing matches, and the detail then lists the devices
- * that exist. */
+/** The device a selection string picks, with the rules of CLS_DEVICE:
+ * - NULL or "": the first GPU, else the first device;
+ * - "P:D": platform P, device D (indices from 0, digits only); any text
+ *   with a ':' is read so;
+ * - "cpu", "gpu", "accelerator": the first device of that type;
+ * - anything else: a case-insensitive substring of the platform name,
+ *   vendor or version, or of the device name ("pocl", "llvmpipe",
+ *   "rusticl").
+ *
+ * No whitespace anywhere.  Thread-safe; *out is the caller's.
+ * \return #CLS_OK;
+ * #CLS_EINVAL for a NULL out;
+ * #CLS_ECONFIG for malformed text ("0: 0", "+0:0", an index past INT_MAX),
+ * the text quoted in cls_last_error_detail();
+ * #CLS_ENODEV when nothing matches, and the detail then lists the devices
+ * that exist; #CLS_ECL when OpenCL fails to list the platforms. */
 CLS_API int cls_device_select(const char *spec, struct cls_device_info *out);
 
 /* ------------------------------------------------------------------ */
 /* Contexts and streams                                                */
 /* ------------------------------------------------------------------ */
 
+/** A context: one OpenCL context on one device, with its streams, buffers,
+ * programs and failure table.  Opaque; made by cls_context_create(),
+ * freed by cls_context_destroy(). */
 typedef struct cls_context cls_context;
 struct cls_stream_factory; /* <clstream/stream.h> */
 
-/* Streams are small integers, 0 .. CLS_MAX_STREAMS-1, created lazily on
+/** Streams are small integers, 0 .. CLS_MAX_STREAMS-1, created lazily on
  * first use. */
 #define CLS_MAX_STREAMS 64
 
+/** The version of struct cls_context_options this header describes. */
 #define CLS_CONTEXT_OPTIONS_VERSION 2
+/** Options of cls_context_create(); zero-initialise, then set version.
+ * The strings are read during the call only. */
 struct cls_context_options {
-  unsigned version;             /* CLS_CONTEXT_OPTIONS_VERSION */
-  /* Device selection string (see cls_device_select); NULL: $CLS_DEVICE,
+  unsigned version;             /**< CLS_CONTEXT_OPTIONS_VERSION */
+  /** Device selection string (see cls_device_select()); NULL: $CLS_DEVICE,
    * then the default. */
   const char *device;
-  /* Driver name and parameters (CLS_SCHEDULER's grammar); NULL:
+  /** Driver name and parameters (CLS_SCHEDULER's grammar); NULL:
    * $CLS_SCHEDULER, then the configure-time default. */
   const char *scheduler;
-  /* Fault injection spec (grammar in docs/testing.md); NULL:
+  /** Fault injection spec (grammar in docs/testing.md); NULL:
    * $CLS_FAULT, then none.  For all three strings, "" is the same as NULL
-   * and malformed text makes creation fail with CLS_ECONFIG (rules in
+   * and malformed text makes creation fail with #CLS_ECONFIG (rules in
    * docs/design.md, "Configuration strings"). */
   const char *fault;
-  /* Stream factory; NULL: the OpenCL in-order queue factory.  The factory
-   * and its data must outlive the context. */
+  /** Stream factory; NULL: the OpenCL in-order queue factory
+   * (cls_opencl_stream_factory()).  The factory and its data must outlive
+   * the context. */
   const struct cls_stream_factory *factory;
-  void *factory_data;
-  /* Size of the cl_mem pages buffers are carved from; 0: 64 MiB, or 1/32
+  void *factory_data;           /**< passed to the factory's create() */
+  /** Size of the cl_mem pages buffers are carved from; 0: 64 MiB, or 1/32
    * of the device's global memory when that is less (oclgrind: 4 MiB);
    * either is capped by the device's maximum allocation. */
   size_t page_size;
-  /* Version 2 on. */
-  /* Guard mode (docs/guard.md): 1 on, -1 off, 0: $CLS_GUARD ("0" or
-   * "1"), then off. */
+  /** Version 2 on.  Guard mode (docs/guard.md), a device-memory checker:
+   * 1 on, -1 off, 0: $CLS_GUARD ("0" or "1"), then off. */
   int guard;
-  /* Deadline for syncs and blocking transfers (docs/design.md, "Waiting
-   * with a deadline"), in seconds: > 0 that; 0: $CLS_SYNC_TIMEOUT, then
-   * none; < 0 none. */
+  /** Version 2 on.  Deadline for syncs, blocking transfers and
+   * cls_context_destroy() (docs/design.md, "Waiting with a deadline"), in
+   * seconds: > 0 that; 0: $CLS_SYNC_TIMEOUT, then none; < 0 none. */
   double sync_timeout;
 };
 
-/* Creates a context on one device.  opts may be NULL.  On failure nothing
- * is left behind and *out is NULL. */
+/** Creates a context on one device.  opts may be NULL (all defaults).  The
+ * caller owns *out and frees it with cls_context_destroy().  Thread-safe
+ * (contexts are independent).  On failure nothing is left behind and *out
+ * is NULL.
+ * \return #CLS_OK;
+ * #CLS_EINVAL for a NULL out;
+ * #CLS_EVERSION for an unknown opts->version, or a factory that lacks
+ * required members;
+ * #CLS_ECONFIG for malformed $CLS_LOG, $CLS_GUARD, $CLS_SYNC_TIMEOUT, fault
+ * or scheduler parameter text;
+ * #CLS_EDRIVER for an unknown driver name, or "help" (the drivers are
+ * then printed on stderr);
+ * #CLS_ENODEV when the selection matches no device (#CLS_ECONFIG when it
+ * is malformed);
+ * #CLS_ECL when OpenCL fails (clCreateContext, listing devices);
+ * #CLS_ENOMEM when host memory runs out. */
 CLS_API int cls_context_create(cls_context **out,
                                const struct cls_context_options *opts);
-/* Waits for all work, then releases everything the context owns.  Buffers,
+/** Waits for all work, then releases everything the context owns.  Buffers,
  * programs and kernels of the context become invalid; reports stay valid.
- * NULL is accepted. */
+ * NULL is accepted.  No other thread may use the context during or after
+ * the call.  Leaves cls_last_error_detail() as it is. */
 CLS_API void cls_context_destroy(cls_context *ctx);
+/** The context's device into *out (the caller's).  Thread-safe.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument. */
 CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out);
-/* Name of the driver the context runs on ("event", "scheduler"). */
+/** Name of the driver the context runs on ("event", "scheduler"); a static
+ * string, "" for a NULL context.  Thread-safe. */
 CLS_API const char *cls_context_driver(cls_context *ctx);
-/* The drivers built into this library (configure --enable-drivers), and
- * the default (configure --with-scheduler; $CLS_SCHEDULER overrides it). */
+/** The number of drivers built into this library (configure
+ * --enable-drivers).  Thread-safe. */
 CLS_API size_t cls_driver_count(void);
+/** Name and one-line description of driver `i` (0 .. cls_driver_count()-1)
+ * into *name and *description (static strings; either pointer may be
+ * NULL).  Thread-safe.
+ * \return #CLS_OK; #CLS_ERANGE when i is past the last driver. */
 CLS_API int cls_driver_info(size_t i, const char **name, const char **description);
+/** The default driver's name (configure --with-scheduler; $CLS_SCHEDULER
+ * overrides it for a context).  A static string.  Thread-safe. */
 CLS_API const char *cls_default_driver(void);
 
-/* Per-stream counters; they only grow (until cls_stats_reset).  A command
+/** Per-stream counters; they only grow (until cls_stats_reset()).  A command
  * "accepted" was handed to the driver: enqueued at once (event driver) or
  * put on the stream's task list (scheduler driver). */
 struct cls_stream_stats {
-  uint64_t enqueues;     /* commands accepted (not skipped, enqueue not failed) */
-  uint64_t launches;     /* kernel launches accepted */
-  uint64_t skips;        /* launches and copies skipped on tainted input */
-  uint64_t waits;        /* cross-stream waits added to this stream */
-  uint64_t flushes;      /* flushes of this stream's backend queue */
-  uint64_t markers;      /* marker events taken on this stream */
-  uint64_t submissions;  /* hand-overs to the backend: one per command for
-                            the event driver, one per batch for the
-                            scheduler driver */
-  uint64_t failures;     /* failures minted on this stream */
+  uint64_t enqueues;     /**< commands accepted (not skipped, enqueue not failed) */
+  uint64_t launches;     /**< kernel launches accepted */
+  uint64_t skips;        /**< launches and copies skipped on tainted input */
+  uint64_t waits;        /**< cross-stream waits added to this stream */
+  uint64_t flushes;      /**< flushes of this stream's backend queue */
+  uint64_t markers;      /**< marker events taken on this stream */
+  uint64_t submissions;  /**< hand-overs to the backend: one per command for
+                              the event driver, one per batch for the
+                              scheduler driver */
+  uint64_t failures;     /**< failures minted on this stream */
 };
+/** The counters of `stream` into *out (zeros for a stream not used yet).
+ * Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_ESTREAM for a
+ * stream id out of range. */
 CLS_API int cls_stream_stats(cls_context *ctx, int stream,
                              struct cls_stream_stats *out);
+/** Sets every stream's counters to zero.  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context. */
 CLS_API int cls_stats_reset(cls_context *ctx);
 
+/** A failure report: every distinct failure a read met, with its skip
+ * chain, and the bad handles it named.  Owned by the caller (free it with
+ * cls_report_free()); independent of its context, which may be destroyed
+ * first. */
 typedef struct cls_report cls_report;
 
-/* Waits until everything submitted to `stream` (and what it waited on) has
+/** Waits until everything submitted to `stream` (and what it waited on) has
  * completed.  Completes the stream's non-blocking downloads: when one of
- * them read data that turned out to carry a failure, returns CLS_ETAINTED
- * and, when `report` is not NULL, a report the caller frees. */
+ * them read data that turned out to carry a failure, returns #CLS_ETAINTED
+ * and, when `report` is not NULL, a report the caller frees (*report is
+ * NULL otherwise).  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context; #CLS_ESTREAM for a
+ * stream id out of range; #CLS_ETAINTED as above; #CLS_ENOMEM when the
+ * report cannot be made; #CLS_ECL when polling the stream's events fails;
+ * #CLS_ETIMEDOUT when a deadline is set (#cls_context_options.sync_timeout,
+ * $CLS_SYNC_TIMEOUT) and the stream's work outlasts it: the detail names
+ * the command still running, whose outputs now carry the failure. */
 CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report);
-/* cls_stream_sync on every stream. */
+/** cls_stream_sync() on every stream.
+ * \return as cls_stream_sync(), without #CLS_ESTREAM. */
 CLS_API int cls_sync(cls_context *ctx, cls_report **report);
 
 /* ------------------------------------------------------------------ */
 /* Buffers                                                             */
 /* ------------------------------------------------------------------ */
 
-/* A buffer handle: opaque bits naming a slot, its generation, its stream
- * and its context.  The zero handle (CLS_BUFFER_NULL) is never allocated. */
+/** A buffer handle: opaque bits naming a slot, its generation, its stream
+ * and its context.  The zero handle (#CLS_BUFFER_NULL) is never allocated.
+ * A plain value: copying it copies the name, not the buffer. */
 typedef struct cls_buffer {
-  uint64_t bits;
+  uint64_t bits; /**< opaque */
 } cls_buffer;
 #ifdef __cplusplus
 #define CLS_BUFFER_NULL (cls_buffer())
 #else
+/** The handle no allocation returns (all bits zero); passing it is
+ * #CLS_ENULL. */
 #define CLS_BUFFER_NULL ((cls_buffer){0})
 #endif
 
-/* Allocates `size` bytes from `stream`'s memory pool.  Nothing has written
- * a fresh buffer, so until something does (upload, fill, copy, launch) it
- * carries the context's "never written" failure: a read fails instead of
- * returning stale bytes, and a launch reading it is skipped.  Failures are
- * tracked per buffer: any write clears the whole buffer. */
+/** Allocates `size` bytes from `stream`'s memory pool (the stream is
+ * created on first use).  Nothing has written a fresh buffer, so until
+ * something does (upload, fill, copy, launch) it carries the context's
+ * "never written" failure: a read fails instead of returning stale bytes,
+ * and a launch reading it is skipped.  Failures are tracked per buffer:
+ * any write clears the whole buffer.  The caller frees it with cls_free()
+ * (cls_context_destroy() frees what is left).  Takes the context lock.
+ * \return #CLS_OK, *out the handle; on error *out is #CLS_BUFFER_NULL and:
+ * #CLS_EINVAL for a NULL context or out, or size 0;
+ * #CLS_ESTREAM for a stream id out of range;
+ * #CLS_ETOOBIG when size exceeds the device's maximum allocation;
+ * #CLS_EALLOC when the device allocation fails (or too many buffers live
+ * on the stream);
+ * #CLS_ECL when the stream's backend cannot be created, or (guard mode)
+ * writing the buffer's guards fails;
+ * #CLS_ENOMEM when host memory runs out. */
 CLS_API int cls_alloc(cls_context *ctx, int stream, size_t size,
                       cls_buffer *out);
-/* Frees a buffer.  Its memory is reused only after every queued use of it,
- * on any stream, has completed. */
+/** Frees a buffer; the handle becomes stale.  Its memory is reused only
+ * after every queued use of it, on any stream, has completed.  Takes the
+ * context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context; #CLS_ESTALE (freed
+ * already), #CLS_EFOREIGN (another context's) or #CLS_ENULL
+ * (#CLS_BUFFER_NULL) for a bad handle. */
 CLS_API int cls_free(cls_context *ctx, cls_buffer buf);
+/** The size `buf` was allocated with, into *size.  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context or size; #CLS_ESTALE,
+ * #CLS_EFOREIGN or #CLS_ENULL for a bad handle. */
 CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size);
 
-/* Host to device.  `src` may be reused as soon as cls_upload returns; with
- * cls_upload_async it must stay valid until the stream is synced. */
+/** Host to device: `size` bytes of `src` into `dst` at `offset`, ordered on
+ * `stream`.  `src` may be reused as soon as cls_upload() returns.  Takes the
+ * context lock.  A refused upload (every code below but a bad `dst`) also
+ * leaves a failure on `dst` (rule F12), so a later read fails.
+ * \return #CLS_OK;
+ * #CLS_EINVAL for a NULL context or src, or size 0;
+ * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad dst;
+ * #CLS_ERANGE when offset + size passes the end of dst;
+ * #CLS_ESTREAM for a stream id out of range;
+ * #CLS_ECL when the enqueue (or the stream's creation) fails: dst carries
+ * the failure;
+ * #CLS_ETIMEDOUT (a deadline is set) when what the upload waits for
+ * outlasts it: nothing was enqueued;
+ * #CLS_ENOMEM when host memory runs out. */
 CLS_API int cls_upload(cls_context *ctx, int stream, cls_buffer dst,
                        size_t offset, const void *src, size_t size);
+/** cls_upload() that does not wait for the copy: `src` must stay valid and
+ * unchanged until `stream` is synced (cls_stream_sync(), cls_sync()).
+ * \return as cls_upload(). */
 CLS_API int cls_upload_async(cls_context *ctx, int stream, cls_buffer dst,
                              size_t offset, const void *src, size_t size);
-/* Device to host, blocking.  When the buffer carries a failure (now, or
- * found when the read completes) returns CLS_ETAINTED, and, when `report`
- * is not NULL, a report the caller frees; the bytes in `dst` are then
- * unspecified. */
+/** Device to host, blocking: `size` bytes of `src` at `offset` into `dst`.
+ * When the buffer carries a failure (now, or found when the read
+ * completes) returns #CLS_ETAINTED, and, when `report` is not NULL, a report
+ * the caller frees with cls_report_free() (*report is NULL in every other
+ * case); the bytes in `dst` are then unspecified.  Nothing is retried.
+ * Takes the context lock.
+ * \return #CLS_OK;
+ * #CLS_EINVAL for a NULL context or dst, or size 0;
+ * #CLS_ESTREAM for a stream id out of range;
+ * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad src;
+ * #CLS_ERANGE when offset + size passes the end of src;
+ * #CLS_ETAINTED as above, also in guard mode when the bytes read hold the
+ * canary of a CLS_OUT launch that did not write them (docs/guard.md);
+ * #CLS_ECL when the read itself (or the stream's creation) fails;
+ * #CLS_ETIMEDOUT (a deadline is set) when what the read waits for
+ * outlasts it: nothing was read;
+ * #CLS_ENOMEM when host memory (for a report) runs out. */
 CLS_API int cls_download(cls_context *ctx, int stream, cls_buffer src,
                          size_t offset, void *dst, size_t size,
                          cls_report **report);
-/* Device to host, completed by cls_stream_sync / cls_sync on `stream`,
- * which report a failure found then.  A failure already known returns
- * CLS_ETAINTED at once. */
+/** Device to host, completed by cls_stream_sync() / cls_sync() on `stream`,
+ * which report a failure found then; `dst` must stay valid until then.  A
+ * failure already known returns #CLS_ETAINTED at once.
+ * \return as cls_download() (no report: the sync gives it). */
 CLS_API int cls_download_async(cls_context *ctx, int stream, cls_buffer src,
                                size_t offset, void *dst, size_t size);
-/* Device to device.  A tainted source is not copied: the destination takes
- * the source's failure and the call returns CLS_ETAINTED. */
+/** Device to device: `size` bytes of `src` at `src_offset` into `dst` at
+ * `dst_offset`, on `stream`.  A tainted source is not copied: the
+ * destination takes the source's failure and the call returns
+ * #CLS_ETAINTED.  A refused copy (every code below but a bad `dst`, a
+ * tainted source and an enqueue failure) leaves a failure on `dst` (F12).
+ * Takes the context lock.
+ * \return #CLS_OK;
+ * #CLS_EINVAL for a NULL context, size 0, or overlapping ranges of one
+ * buffer;
+ * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad src or dst;
+ * #CLS_ERANGE when a range passes the end of its buffer;
+ * #CLS_ESTREAM for a stream id out of range;
+ * #CLS_ETAINTED as above;
+ * #CLS_ECL when the enqueue (or the stream's creation) fails: dst carries
+ * the failure;
+ * #CLS_ENOMEM when host memory runs out. */
 CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src,
                      size_t src_offset, cls_buffer dst, size_t dst_offset,
                      size_t size);
-/* Fills `size` bytes at `offset` with a pattern of 1, 2, 4, ... 128 bytes;
- * offset and size must be multiples of the pattern size. */
+/** Fills `size` bytes at `offset` with a pattern of 1, 2, 4, ... 128 bytes;
+ * offset and size must be multiples of the pattern size.  The pattern is
+ * copied at the call.  A refused fill (every code below but a bad `dst`)
+ * leaves a failure on `dst` (F12).  Takes the context lock.
+ * \return #CLS_OK;
+ * #CLS_EINVAL for a NULL context or pattern, a pattern size that is not a
+ * power of two up to 128, offset or size not multiples of it, or size 0;
+ * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad dst;
+ * #CLS_ERANGE when offset + size passes the end of dst;
+ * #CLS_ESTREAM for a stream id out of range;
+ * #CLS_ECL when the enqueue (or the stream's creation) fails: dst carries
+ * the failure;
+ * #CLS_ENOMEM when host memory runs out. */
 CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst,
                      size_t offset, size_t size, const void *pattern,
                      size_t pattern_size);
-/* The F5 question without a read: CLS_ETAINTED when any of the buffers
- * carries a failure, or a handle is stale or was never allocated; the
- * report names each failure once and each bad handle. */
+/** The F5 question without a read: whether any of the `n` buffers carries
+ * a failure, or a handle is stale or was never allocated.  Looks at
+ * failures found so far (polls, does not wait).  When `report` is not
+ * NULL and the answer is #CLS_ETAINTED, *report is a report the caller
+ * frees, naming each failure once and each bad handle.  Takes the context
+ * lock.
+ * \return #CLS_OK when all are clean;
+ * #CLS_EINVAL for a NULL context, or NULL bufs with n > 0;
+ * #CLS_ETAINTED as above;
+ * #CLS_ENOMEM when the report cannot be made;
+ * #CLS_ECL when polling events fails. */
 CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs,
                       cls_report **report);
 
@@ -310,46 +506,80 @@ CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs,
 /* Programs, kernels and launches                                      */
 /* ------------------------------------------------------------------ */
 
+/** A built (or failed) program of a context; opaque, reference-counted,
+ * kept by the context until cls_context_destroy(). */
 typedef struct cls_program cls_program;
+/** A kernel of a program; opaque, owned by its program's context (valid
+ * until cls_context_destroy()). */
 typedef struct cls_kernel cls_kernel;
 
-/* Builds (or finds in the context's cache, keyed by device, source hash and
- * options) a program.  On a build failure returns CLS_EBUILD, the build log
- * is in cls_last_error_detail(), and *out is still set (release it as
+/** Builds (or finds in the context's cache, keyed by device, source hash and
+ * options) a program from OpenCL C `source` with build `options` (NULL:
+ * none).  The caller holds a reference on *out and drops it with
+ * cls_program_release().  On a build failure returns #CLS_EBUILD, the build
+ * log is in cls_last_error_detail(), and *out is still set (release it as
  * usual) to a program that remembers the failure: kernels taken from it
- * launch as failed (CLS_EBUILD), and their outputs carry the build failure,
+ * launch as failed (#CLS_EBUILD), and their outputs carry the build failure,
  * with a build log excerpt, to whoever reads them.  A pipeline may stop at
- * the CLS_EBUILD or go on and meet it in its reports.  Other errors leave
- * *out NULL. */
+ * the #CLS_EBUILD or go on and meet it in its reports.  Other errors leave
+ * *out NULL.  Takes the context lock.
+ * \return #CLS_OK;
+ * #CLS_EINVAL for a NULL context, source or out, or an empty source;
+ * #CLS_EBUILD as above;
+ * #CLS_ENOMEM when host memory runs out. */
 CLS_API int cls_program_build(cls_context *ctx, const char *source,
                               const char *options, cls_program **out);
-/* Drops the caller's reference; kernels taken from it stay valid until the
- * context is destroyed. */
+/** Drops the caller's reference; kernels taken from it stay valid until the
+ * context is destroyed.  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_EFOREIGN for a
+ * program of another context; #CLS_ESTALE when every reference was
+ * released already. */
 CLS_API int cls_program_release(cls_context *ctx, cls_program *prog);
-/* Looks a kernel up by name.  The kernel belongs to the program. */
+/** Looks a kernel up by name.  The kernel belongs to the program (and its
+ * context): nothing to free.  A kernel of a program that failed to build
+ * is returned too, and launches as failed.  Takes the context lock.
+ * \return #CLS_OK;
+ * #CLS_EINVAL for a NULL argument;
+ * #CLS_EFOREIGN for a program of another context;
+ * #CLS_ENOKERNEL when the program has no kernel of that name (the detail
+ * lists its kernels);
+ * #CLS_ECL when OpenCL fails to create the kernel;
+ * #CLS_ENOMEM when host memory runs out. */
 CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog,
                            const char *name, cls_kernel **out);
+/** The kernel's name, owned by the kernel; "" for NULL or something that
+ * is not a kernel.  No lock (a kernel does not change). */
 CLS_API const char *cls_kernel_name(const cls_kernel *k);
+/** The number of arguments the kernel takes, or #CLS_EINVAL for NULL or
+ * something that is not a kernel.  No lock. */
 CLS_API int cls_kernel_num_args(const cls_kernel *k);
 
+/** How a launch uses a buffer argument (#cls_arg.access). */
 enum cls_access {
-  CLS_READ = 1,
-  CLS_WRITE = 2,
-  CLS_READ_WRITE = 3,
-  /* access inferred from the kernel signature (const global pointer: read,
+  CLS_READ = 1,       /**< read only: in the read set */
+  CLS_WRITE = 2,      /**< written only: in the write set */
+  CLS_READ_WRITE = 3, /**< both */
+  /** access inferred from the kernel signature (const global pointer: read,
    * else read-write); see docs/design.md F11 */
   CLS_ACCESS_INFER = 4
 };
-enum cls_arg_kind { CLS_ARG_BUFFER = 1, CLS_ARG_SCALAR = 2, CLS_ARG_LOCAL = 3 };
+/** What a kernel argument is (#cls_arg.kind). */
+enum cls_arg_kind {
+  CLS_ARG_BUFFER = 1, /**< a buffer handle (a __global or __constant pointer) */
+  CLS_ARG_SCALAR = 2, /**< a value copied at the call */
+  CLS_ARG_LOCAL = 3   /**< a size of __local memory */
+};
 
-/* One kernel argument.  Buffers bind the whole buffer with a declared
- * access; scalars are copied at the call; local arguments give a size. */
+/** One kernel argument.  Buffers bind the whole buffer with a declared
+ * access; scalars are copied at the call; local arguments give a size.
+ * Made with #CLS_IN, #CLS_OUT, #CLS_INOUT, #CLS_ARG, #CLS_SCALAR,
+ * #CLS_LOCAL. */
 typedef struct cls_arg {
-  int kind;          /* enum cls_arg_kind */
-  int access;        /* enum cls_access, buffers only */
-  cls_buffer buffer;
-  const void *value; /* scalars */
-  size_t size;       /* scalars and local memory */
+  int kind;          /**< enum cls_arg_kind */
+  int access;        /**< enum cls_access, buffers only */
+  cls_buffer buffer; /**< buffers */
+  const void *value; /**< scalars: the bytes, read during the call */
+  size_t size;       /**< scalars and local memory: bytes */
 } cls_arg;
 
 /* Argument constructors: CLS_IN, CLS_OUT and CLS_INOUT bind a buffer read,
@@ -380,65 +610,96 @@ static inline cls_arg cls__arg_sized(int kind, const void *value, size_t size) {
 #define CLS_SCALAR(v) cls__arg_sized(CLS_ARG_SCALAR, &(v), sizeof(v))
 #define CLS_LOCAL(n) cls__arg_sized(CLS_ARG_LOCAL, NULL, (n))
 #else
+/** A buffer argument the kernel reads (#CLS_READ). */
 #define CLS_IN(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_READ, .buffer = (b)})
+/** A buffer argument the kernel writes (#CLS_WRITE). */
 #define CLS_OUT(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_WRITE, .buffer = (b)})
+/** A buffer argument the kernel reads and writes (#CLS_READ_WRITE). */
 #define CLS_INOUT(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_READ_WRITE, .buffer = (b)})
+/** A buffer argument whose access comes from the kernel's signature
+ * (#CLS_ACCESS_INFER). */
 #define CLS_ARG(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_ACCESS_INFER, .buffer = (b)})
+/** A scalar argument: the lvalue `v`, copied at the call. */
 #define CLS_SCALAR(v) ((cls_arg){.kind = CLS_ARG_SCALAR, .value = &(v), .size = sizeof(v)})
+/** `n` bytes of __local memory. */
 #define CLS_LOCAL(n) ((cls_arg){.kind = CLS_ARG_LOCAL, .size = (n)})
 #endif
 
-/* Maximum number of arguments of one launch. */
+/** Maximum number of arguments of one launch. */
 #define CLS_MAX_ARGS 32
 
-/* What a kernel needs of a launch, asked before one is refused. */
+/** The version of struct cls_kernel_info this header describes. */
 #define CLS_KERNEL_INFO_VERSION 1
+/** One argument of a kernel, as cls_kernel_info() reports it. */
 struct cls_kernel_arg_info {
-  char name[64];     /* "" where the platform gives none; cut at 63 bytes */
-  int kind;          /* enum cls_arg_kind, from the address qualifier (a
-                        __constant pointer is a buffer); 0 where unknown */
-  int access;        /* buffers: CLS_READ for a const global or __constant
-                        pointer, CLS_READ_WRITE for a non-const one (what
-                        CLS_ARG infers, and what F11 checks CLS_IN against);
-                        0 where the platform gives no type qualifier, and
-                        for scalars and local memory */
+  char name[64];     /**< "" where the platform gives none; cut at 63 bytes */
+  int kind;          /**< enum cls_arg_kind, from the address qualifier (a
+                          __constant pointer is a buffer); 0 where unknown */
+  int access;        /**< buffers: #CLS_READ for a const global or __constant
+                          pointer, #CLS_READ_WRITE for a non-const one (what
+                          #CLS_ARG infers, and what F11 checks #CLS_IN against);
+                          0 where the platform gives no type qualifier, and
+                          for scalars and local memory */
 };
+/** What a kernel needs of a launch, asked before one is refused
+ * (cls_kernel_info()). */
 struct cls_kernel_info {
-  unsigned version;  /* set by the caller: CLS_KERNEL_INFO_VERSION */
-  /* The largest work-group (product of the local sizes) cls_launch
+  unsigned version;  /**< set by the caller: CLS_KERNEL_INFO_VERSION */
+  /** The largest work-group (product of the local sizes) cls_launch()
    * accepts for this kernel: the kernel's CL_KERNEL_WORK_GROUP_SIZE, or
    * the device's maximum where the vendor runs more than it reports
    * (struct cls_quirks, wg_above_kernel_max).  Each local size is also
    * checked against the device's max_work_item_sizes. */
   size_t max_work_group_size;
-  size_t kernel_work_group_size; /* CL_KERNEL_WORK_GROUP_SIZE as reported */
-  size_t preferred_work_group_size_multiple;
-  /* As reported when the kernel was looked up: the kernel's own local
-   * memory, without CLS_LOCAL arguments, and private memory per
-   * work-item (vendors differ in what they count: docs/portability.md). */
+  size_t kernel_work_group_size; /**< CL_KERNEL_WORK_GROUP_SIZE as reported */
+  size_t preferred_work_group_size_multiple; /**< CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE */
+  /** As reported when the kernel was looked up: the kernel's own local
+   * memory, without #CLS_LOCAL arguments (vendors differ in what they
+   * count: docs/portability.md). */
   unsigned long long local_mem_size;
-  unsigned long long private_mem_size;
-  int nargs;         /* the kernel's; args[] describes the first
-                        CLS_MAX_ARGS of them */
-  struct cls_kernel_arg_info args[CLS_MAX_ARGS];
+  unsigned long long private_mem_size; /**< private memory per work-item, as reported */
+  int nargs;         /**< the kernel's; args[] describes the first
+                          CLS_MAX_ARGS of them */
+  struct cls_kernel_arg_info args[CLS_MAX_ARGS]; /**< per argument */
 };
-/* Fills *out for `k`.  CLS_EINVAL for NULL or something that is not a
- * kernel, CLS_EVERSION for an unknown out->version, CLS_EBUILD for a
- * kernel of a program that failed to build (nothing is known of it: out
- * holds zeros and nargs -1). */
+/** Fills *out (the caller's) for `k`.  No lock (a kernel does not change).
+ * \return #CLS_OK;
+ * #CLS_EINVAL for NULL or something that is not a kernel;
+ * #CLS_EVERSION for an unknown out->version;
+ * #CLS_EBUILD for a kernel of a program that failed to build (nothing is
+ * known of it: out holds zeros and nargs -1). */
 CLS_API int cls_kernel_info(const cls_kernel *k, struct cls_kernel_info *out);
 
-/* Launches `kernel` on `stream` over `dims` (1-3) dimensions.  `local` may
- * be NULL (the runtime picks).  Order against other streams is inferred from
- * the buffer arguments: no user sync is needed.
- * Returns 0 when accepted; CLS_ESKIPPED when an input carries a failure (the
- * launch made no OpenCL call and its outputs carry that failure);
- * CLS_ELAUNCH when the enqueue failed (the outputs carry the new failure);
- * other codes for invalid arguments, which change nothing.  A driver that
- * enqueues later than the call (the scheduler driver) returns 0 for a launch
- * whose enqueue then fails: that failure is found after the call (rule F8)
- * and the reads report it, with the same status.  Uploads, copies and fills
- * follow the same rules (an enqueue failure there is CLS_ECL). */
+/** Launches `kernel` on `stream` over `dims` (1-3) dimensions of `global`
+ * work-items.  `local` may be NULL (the runtime picks).  `args` (`nargs` of
+ * them, read during the call) bind buffers, scalars and local memory.
+ * Order against other streams is inferred from the buffer arguments: no
+ * user sync is needed.  A driver that enqueues later than the call (the
+ * scheduler driver) returns 0 for a launch whose enqueue then fails: that
+ * failure is found after the call (rule F8) and the reads report it, with
+ * the same status.  A refused launch (an invalid kernel, work sizes,
+ * argument count, kind or access, or stream) leaves a failure on every
+ * buffer it would have written (F12).  Takes the context lock.
+ * \return 0 when accepted;
+ * #CLS_ESKIPPED when an input carries a failure (the launch made no OpenCL
+ * call and its outputs carry that failure);
+ * #CLS_ELAUNCH when the enqueue failed (the outputs carry the new failure);
+ * #CLS_EBUILD for a kernel of a program that failed to build (the outputs
+ * carry the build failure);
+ * #CLS_EINVAL for a NULL context, kernel, global or args, something that
+ * is not a kernel of this context, more than #CLS_MAX_ARGS arguments, a
+ * scalar without a value, local size 0, or an unknown kind or access;
+ * #CLS_EWORKSIZE for dims outside 1-3, a global size 0 or past what the
+ * device's size_t holds, or local sizes that are 0, do not divide the
+ * global sizes, or pass the kernel's or the device's limits;
+ * #CLS_EARGCOUNT when nargs is not the kernel's argument count;
+ * #CLS_EARGKIND when an argument's kind (or a scalar's size) does not
+ * match the kernel's;
+ * #CLS_EACCESS for #CLS_IN on a pointer the kernel may write (F11);
+ * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad buffer argument;
+ * #CLS_ESTREAM for a stream id out of range;
+ * #CLS_ECL when the stream's backend cannot be created;
+ * #CLS_ENOMEM when host memory runs out. */
 CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel,
                        unsigned dims, const size_t *global,
                        const size_t *local, size_t nargs,
@@ -448,63 +709,86 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel,
 /* Failure reports                                                     */
 /* ------------------------------------------------------------------ */
 
+/** How a launch on a skip chain met the failure (#cls_skip_info.kind). */
 enum cls_skip_kind {
-  CLS_SKIP_SKIPPED = 1,   /* did not run: an input carried the failure */
-  CLS_SKIP_UNTRUSTED = 2  /* ran before the failure was known, on its output */
+  CLS_SKIP_SKIPPED = 1,   /**< did not run: an input carried the failure */
+  CLS_SKIP_UNTRUSTED = 2  /**< ran before the failure was known, on its output */
 };
 
+/** One failure of a report (cls_report_failure()).  The strings are owned
+ * by the report and live as long as it. */
 struct cls_failure_info {
-  int status;             /* CLS_E* */
-  int cl_status;          /* OpenCL status behind it, 0 if none */
-  const char *cl_name;    /* "CL_OUT_OF_RESOURCES" */
-  const char *operation;  /* "launch", "upload", "copy", "alloc" ... */
-  const char *kernel;     /* kernel name, "" for non-launch operations */
-  int stream;
-  uint64_t position;      /* the stream's command count at the failure */
-  const char *message;
-  const char *build_log;  /* excerpt, "" when none */
-  int async;              /* 1 when found after the enqueue (F8) */
-  size_t nskips;          /* entries in the skip chain */
-  uint64_t skipped;       /* launches in the chain (entries repeat a launch) */
+  int status;             /**< CLS_E* */
+  int cl_status;          /**< OpenCL status behind it, 0 if none */
+  const char *cl_name;    /**< "CL_OUT_OF_RESOURCES" */
+  const char *operation;  /**< "launch", "upload", "copy", "alloc" ... */
+  const char *kernel;     /**< kernel name, "" for non-launch operations */
+  int stream;             /**< the stream it happened on */
+  uint64_t position;      /**< the stream's command count at the failure */
+  const char *message;    /**< one line */
+  const char *build_log;  /**< excerpt, "" when none */
+  int async;              /**< 1 when found after the enqueue (F8) */
+  size_t nskips;          /**< entries in the skip chain */
+  uint64_t skipped;       /**< launches in the chain (entries repeat a launch) */
 };
 
-/* One entry of a skip chain: `count` consecutive launches of one kernel on
- * one stream, from `position` on. */
+/** One entry of a skip chain: `count` consecutive launches of one kernel on
+ * one stream, from `position` on.  The kernel name is owned by the report. */
 struct cls_skip_info {
-  int kind;               /* enum cls_skip_kind */
-  const char *kernel;
-  int stream;
-  uint64_t position;
-  uint64_t count;
+  int kind;               /**< enum cls_skip_kind */
+  const char *kernel;     /**< the kernel's name */
+  int stream;             /**< the stream the launches were on */
+  uint64_t position;      /**< the stream's command count at the first */
+  uint64_t count;         /**< consecutive launches in this entry */
 };
 
+/** The number of distinct failures in the report (0 for NULL). */
 CLS_API size_t cls_report_failures(const cls_report *r);
+/** Failure `i` (0 .. cls_report_failures()-1) into *out.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_ERANGE for i out
+ * of range. */
 CLS_API int cls_report_failure(const cls_report *r, size_t i,
                                struct cls_failure_info *out);
+/** Entry `i` (0 .. nskips-1) of failure `failure`'s skip chain into *out.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_ERANGE for an
+ * index out of range. */
 CLS_API int cls_report_skip(const cls_report *r, size_t failure, size_t i,
                             struct cls_skip_info *out);
-/* Handles the read named that were stale (CLS_ESTALE), foreign
- * (CLS_EFOREIGN) or never allocated (CLS_ENULL). */
+/** The number of handles the read named that were stale (#CLS_ESTALE),
+ * foreign (#CLS_EFOREIGN) or never allocated (#CLS_ENULL); 0 for NULL. */
 CLS_API size_t cls_report_bad_handles(const cls_report *r);
+/** Bad handle `i` into *handle and why it is bad (#CLS_ESTALE,
+ * #CLS_EFOREIGN, #CLS_ENULL) into *why; either may be NULL.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL report; #CLS_ERANGE for i out of
+ * range. */
 CLS_API int cls_report_bad_handle(const cls_report *r, size_t i,
                                   cls_buffer *handle, int *why);
-/* The whole report as text; owned by the report. */
+/** The whole report as text, made on first call; owned by the report.
+ * "" for NULL. */
 CLS_API const char *cls_report_text(cls_report *r);
+/** Frees a report and its strings.  NULL is accepted. */
 CLS_API void cls_report_free(cls_report *r);
 
 /* ------------------------------------------------------------------ */
 /* Logging                                                             */
 /* ------------------------------------------------------------------ */
 
+/** What a context logs (cls_set_logger(), $CLS_LOG). */
 enum cls_log_level {
-  CLS_LOG_OFF = 0,     /* nothing */
-  CLS_LOG_ERRORS = 1,  /* every minted failure, once (default) */
-  CLS_LOG_STREAMS = 2, /* + stream creation, cross-stream waits, syncs */
-  CLS_LOG_FULL = 3     /* + every command */
+  CLS_LOG_OFF = 0,     /**< nothing */
+  CLS_LOG_ERRORS = 1,  /**< every minted failure, once (default) */
+  CLS_LOG_STREAMS = 2, /**< + stream creation, cross-stream waits, syncs */
+  CLS_LOG_FULL = 3     /**< + every command */
 };
+/** A logger: called with the context lock held, on the thread of the call
+ * that logs; `message` is valid during the call only.  It must not call
+ * into the same context. */
 typedef void (*cls_log_fn)(void *user, int level, const char *message);
-/* Installs a logger for the context: NULL fn logs to stderr.  The initial
- * level comes from $CLS_LOG (off|errors|streams|full). */
+/** Installs a logger for the context: messages at `level` and below go to
+ * `fn(user, level, message)`; NULL fn logs to stderr.  The initial level
+ * comes from $CLS_LOG (off|errors|streams|full).  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context or a level outside
+ * #CLS_LOG_OFF .. #CLS_LOG_FULL. */
 CLS_API int cls_set_logger(cls_context *ctx, int level, cls_log_fn fn,
                            void *user);
 
@@ -512,47 +796,52 @@ CLS_API int cls_set_logger(cls_context *ctx, int level, cls_log_fn fn,
 /* Vendor quirks                                                       */
 /* ------------------------------------------------------------------ */
 
-/* OpenCL leaves what follows a failure implementation-defined, and the
+/** A quirk answer that is not known: not probed, or the probe could not
+ * tell; clstream treats it as the worst case. */
+#define CLS_QUIRK_UNKNOWN (-1)
+/** The version of struct cls_quirks this header describes. */
+#define CLS_QUIRKS_VERSION 2
+/** How the context's device behaves after a failure (cls_context_quirks()).
+ *
+ * OpenCL leaves what follows a failure implementation-defined, and the
  * vendors differ.  On the first use of a device in a process, clstream
  * probes the behaviours that can be probed safely (on a private queue; a
  * user event is failed before anything is flushed behind it; every wait is
  * a status poll with a deadline) and keeps the answers for that device.
  * Each answer is 1 (the vendor does it), 0 (it does not) or
- * CLS_QUIRK_UNKNOWN (not probed, or the probe could not tell), which
+ * #CLS_QUIRK_UNKNOWN (not probed, or the probe could not tell), which
  * clstream treats as the worst case.  README "Portability" lists the
  * workaround each answer selects. */
-#define CLS_QUIRK_UNKNOWN (-1)
-#define CLS_QUIRKS_VERSION 2
 struct cls_quirks {
-  unsigned version;          /* set by the caller: CLS_QUIRKS_VERSION */
-  int probed;                /* 1: the probes ran to the end in time */
-  /* A user event set to an error status calls its CL_COMPLETE callback
+  unsigned version;          /**< set by the caller: CLS_QUIRKS_VERSION */
+  int probed;                /**< 1: the probes ran to the end in time */
+  /** A user event set to an error status calls its CL_COMPLETE callback
    * (oclgrind).  clstream never relies on callbacks: it polls. */
   int failed_callback;
-  /* A command queued on an event that then fails is failed too, rather
+  /** A command queued on an event that then fails is failed too, rather
    * than run on whatever its input holds. */
   int dependent_fails;
-  /* A command queued behind a failed one on the same in-order queue is
+  /** A command queued behind a failed one on the same in-order queue is
    * failed too (PoCL), rather than run.  On such a device a failure shows
    * on the last command of the queue, so the last event says whether
    * anything before it failed. */
   int queue_poisoned;
-  /* clFinish returned while a flushed command was not complete (rusticl).
+  /** clFinish returned while a flushed command was not complete (rusticl).
    * 0 only means it was not seen: clstream waits for the last command's
    * event after clFinish on every device. */
   int finish_early;
-  int dependent_status;      /* the status a dependent command failed with */
+  int dependent_status;      /**< the status a dependent command failed with */
   /* Limits clstream validates against before OpenCL sees a call. */
-  int cl_version;            /* the device's: 120, 200, 300 */
-  unsigned long long max_alloc_size;
-  size_t max_work_group_size;
-  size_t page_size;          /* this context's memory pages */
-  double probe_ms;           /* how long the probes took in this process */
-  /* Version 2.  A launch whose work-group is larger than the kernel's
+  int cl_version;            /**< the device's: 120, 200, 300 */
+  unsigned long long max_alloc_size; /**< the device's maximum allocation, bytes */
+  size_t max_work_group_size; /**< the device's maximum work-group */
+  size_t page_size;          /**< this context's memory pages, bytes */
+  double probe_ms;           /**< how long the probes took in this process */
+  /** Version 2.  A launch whose work-group is larger than the kernel's
    * CL_KERNEL_WORK_GROUP_SIZE but within the device's maximum runs and
    * computes right (rusticl: 32 reported for every kernel, 1024 run).
    * Probed on first need (a kernel reporting less than the device's
-   * maximum, or a version-2 call of cls_context_quirks), once per device
+   * maximum, or a version-2 call of cls_context_quirks()), once per device
    * and process, with a tiny kernel at the device's maximum whose every
    * element is checked.  Where 1, launches of a kernel that reports no
    * less than the probe's kernel did, and requires no work-group size, are
@@ -560,11 +849,15 @@ struct cls_quirks {
    * value.  0 also where the probe's kernel reported the device's maximum
    * (nothing above it to run: PoCL, oclgrind). */
   int wg_above_kernel_max;
-  size_t kernel_work_group_size; /* the probe kernel's CL_KERNEL_WORK_GROUP_SIZE,
-                                    0 if unknown */
+  size_t kernel_work_group_size; /**< version 2: the probe kernel's
+                                      CL_KERNEL_WORK_GROUP_SIZE, 0 if unknown */
 };
-/* The quirks of the context's device.  A caller's version 1 struct gets
- * the version 1 fields only. */
+/** The quirks of the context's device into *out (the caller's, version
+ * set).  A caller's version 1 struct gets the version 1 fields only.  No
+ * context lock (the answers are fixed; a version-2 call may run the
+ * work-group probe once, behind its own lock).
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_EVERSION for an
+ * unknown out->version. */
 CLS_API int cls_context_quirks(cls_context *ctx, struct cls_quirks *out);
 
 #ifdef __cplusplus

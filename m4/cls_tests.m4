@@ -31,4 +31,9 @@ AC_DEFUN([CLS_CHECK_TESTS], [
     [cls_have_cxx=yes], [cls_have_cxx=no])
   AC_LANG_POP([C++])
   AM_CONDITIONAL([CLS_CXX], [test "x$cls_have_cxx" = xyes])
+
+  # tests/info-json.sh validates clstream-info --json with python3's
+  # json.tool when there is one (it skips otherwise).
+  AC_ARG_VAR([PYTHON3], [python3, for the test of clstream-info --json])
+  AC_CHECK_PROGS([PYTHON3], [python3])
 ])

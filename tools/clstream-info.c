@@ -4,6 +4,9 @@
  * its device.  The platforms come from OpenCL itself: clstream's device
  * list has only platforms that have devices.
  *
+ * --json prints the same facts as one JSON object for scripts (a section
+ * per key of `sections` below; docs/install.md shows its shape).
+ *
  * Exit status: 0 on success, 1 when no device is found (or the selection or
  * the context fails), 2 on a usage error. */
 #include <clstream.h>
@@ -16,11 +19,12 @@
 
 static void usage(FILE *to) {
   fprintf(to,
-          "Usage: clstream-info [--help] [--version]\n"
+          "Usage: clstream-info [--help] [--version] [--json]\n"
           "\n"
           "Lists every OpenCL platform the ICD loader offers, with its devices\n"
           "or why it has none, the device the default selection picks, the device\n"
           "$CLS_DEVICE picks (when set) and the driver a context runs on.\n"
+          "--json prints the same as one JSON object, for scripts.\n"
           "\n"
           "Environment:\n"
           "  CLS_DEVICE     device selection: \"P:D\", \"cpu\", \"gpu\", \"accelerator\",\n"
@@ -217,11 +221,358 @@ static void print_choice(const char *label, const struct cls_device_info *d) {
          d->device_index, d->device_name, type_name(d->type), d->platform_name);
 }
 
+/* ------------------------------------------------------------------ */
+/* --json                                                              */
+/* ------------------------------------------------------------------ */
+
+/* A tiny JSON emitter: nested objects and arrays, members separated and
+ * indented as they come, strings escaped (RFC 8259: '"', '\\', control
+ * characters; other bytes pass as they are, OpenCL strings being ASCII
+ * or UTF-8). */
+#define JSON_MAX_DEPTH 16
+struct json {
+  FILE *out;
+  int depth;
+  int count[JSON_MAX_DEPTH]; /* members written at each level */
+};
+
+static void json_string(struct json *j, const char *s) {
+  fputc('"', j->out);
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    switch (*p) {
+    case '"': fputs("\\\"", j->out); break;
+    case '\\': fputs("\\\\", j->out); break;
+    case '\n': fputs("\\n", j->out); break;
+    case '\r': fputs("\\r", j->out); break;
+    case '\t': fputs("\\t", j->out); break;
+    default:
+      if (*p < 0x20)
+        fprintf(j->out, "\\u%04x", *p);
+      else
+        fputc(*p, j->out);
+    }
+  }
+  fputc('"', j->out);
+}
+
+/* Starts a member: separator, indentation and "key": (key NULL in arrays). */
+static void json_key(struct json *j, const char *key) {
+  if (j->depth > 0)
+    fputs(j->count[j->depth - 1]++ ? ",\n" : "\n", j->out);
+  for (int i = 0; i < j->depth; i++)
+    fputs("  ", j->out);
+  if (key) {
+    json_string(j, key);
+    fputs(": ", j->out);
+  }
+}
+
+static void json_open(struct json *j, const char *key, char bracket) {
+  json_key(j, key);
+  fputc(bracket, j->out);
+  if (j->depth < JSON_MAX_DEPTH)
+    j->count[j->depth] = 0;
+  j->depth++;
+}
+
+static void json_close(struct json *j, char bracket) {
+  int had = j->depth <= JSON_MAX_DEPTH && j->count[j->depth - 1];
+  j->depth--;
+  if (had) {
+    fputc('\n', j->out);
+    for (int i = 0; i < j->depth; i++)
+      fputs("  ", j->out);
+  }
+  fputc(bracket, j->out);
+  if (j->depth == 0)
+    fputc('\n', j->out);
+}
+
+#define json_object(j, key) json_open((j), (key), '{')
+#define json_end_object(j) json_close((j), '}')
+#define json_array(j, key) json_open((j), (key), '[')
+#define json_end_array(j) json_close((j), ']')
+
+static void json_str(struct json *j, const char *key, const char *v) {
+  json_key(j, key);
+  json_string(j, v);
+}
+static void json_uint(struct json *j, const char *key, unsigned long long v) {
+  json_key(j, key);
+  fprintf(j->out, "%llu", v);
+}
+static void json_int(struct json *j, const char *key, long long v) {
+  json_key(j, key);
+  fprintf(j->out, "%lld", v);
+}
+static void json_bool(struct json *j, const char *key, int v) {
+  json_key(j, key);
+  fputs(v ? "true" : "false", j->out);
+}
+/* A quirk answer: true, false, or null for CLS_QUIRK_UNKNOWN. */
+static void json_answer(struct json *j, const char *key, int v) {
+  json_key(j, key);
+  fputs(v == 1 ? "true" : v == 0 ? "false" : "null", j->out);
+}
+static void json_double(struct json *j, const char *key, double v) {
+  json_key(j, key);
+  fprintf(j->out, "%.3f", v);
+}
+/* {"code": "CLS_ENODEV", "message": ..., "detail": ...}; detail NULL:
+ * cls_last_error_detail(). */
+static void json_error_detail(struct json *j, const char *key, int rc, const char *detail) {
+  json_object(j, key);
+  json_str(j, "code", cls_err_name(rc));
+  json_str(j, "message", cls_strerror(rc));
+  json_str(j, "detail", detail ? detail : cls_last_error_detail());
+  json_end_object(j);
+}
+#define json_error(j, key, rc) json_error_detail((j), (key), (rc), NULL)
+
+static void json_device(struct json *j, const char *key, const struct cls_device_info *d) {
+  json_object(j, key);
+  json_int(j, "platform_index", d->platform_index);
+  json_int(j, "device_index", d->device_index);
+  json_str(j, "name", d->device_name);
+  json_str(j, "type", type_name(d->type));
+  json_str(j, "platform_name", d->platform_name);
+  json_str(j, "device_version", d->device_version);
+  json_str(j, "driver_version", d->driver_version);
+  json_int(j, "cl_version", d->cl_version);
+  json_uint(j, "compute_units", d->compute_units);
+  json_uint(j, "global_mem_size", d->global_mem_size);
+  json_uint(j, "max_alloc_size", d->max_alloc_size);
+  json_uint(j, "local_mem_size", d->local_mem_size);
+  json_uint(j, "max_work_group_size", d->max_work_group_size);
+  json_array(j, "max_work_item_sizes");
+  for (int i = 0; i < 3; i++)
+    json_uint(j, NULL, d->max_work_item_sizes[i]);
+  json_end_array(j);
+  json_uint(j, "base_addr_align", d->base_addr_align);
+  json_end_object(j);
+}
+
+/* What the sections share: the device list, the context (NULL when
+ * creation failed) and the exit status they set. */
+struct info {
+  struct cls_device_info *devs;
+  size_t count;
+  cls_context *ctx;
+  int ctx_rc; /* why ctx is NULL */
+  char ctx_detail[1024]; /* and its cls_last_error_detail() */
+  int status;
+};
+
+static void section_platforms(struct json *j, struct info *in) {
+  cl_platform_id plats[MAX_PLATFORMS];
+  cl_uint np = 0;
+  if (clGetPlatformIDs(MAX_PLATFORMS, plats, &np) != CL_SUCCESS)
+    np = 0;
+  if (np > MAX_PLATFORMS)
+    np = MAX_PLATFORMS;
+  json_array(j, "platforms");
+  for (cl_uint p = 0; p < np; p++) {
+    char name[128], vendor[128], version[256], why[160];
+    platform_str(plats[p], CL_PLATFORM_NAME, name, sizeof name);
+    platform_str(plats[p], CL_PLATFORM_VENDOR, vendor, sizeof vendor);
+    platform_str(plats[p], CL_PLATFORM_VERSION, version, sizeof version);
+    json_object(j, NULL);
+    json_uint(j, "index", p);
+    json_str(j, "name", name);
+    json_str(j, "vendor", vendor);
+    json_str(j, "version", version);
+    json_array(j, "devices");
+    int shown = 0;
+    for (size_t i = 0; i < in->count; i++)
+      if (in->devs[i].platform_index == (int)p) {
+        json_device(j, NULL, &in->devs[i]);
+        shown++;
+      }
+    json_end_array(j);
+    if (!shown) {
+      cl_uint nd = 0;
+      cl_int st = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+      json_str(j, "no_device", no_device_reason(name, st, why, sizeof why));
+    }
+    json_end_object(j);
+  }
+  json_end_array(j);
+}
+
+/* The default selection, $CLS_DEVICE's (when set) and the context's. */
+static void section_selection(struct json *j, struct info *in) {
+  struct cls_device_info pick;
+  json_object(j, "selection");
+  int rc = cls_device_select(NULL, &pick);
+  if (rc == CLS_OK) {
+    json_device(j, "default", &pick);
+  } else {
+    json_error(j, "default", rc);
+    in->status = 1;
+  }
+  const char *env = getenv("CLS_DEVICE");
+  if (env) {
+    json_str(j, "CLS_DEVICE", env);
+    rc = cls_device_select(env, &pick);
+    if (rc == CLS_OK) {
+      json_device(j, "CLS_DEVICE_device", &pick);
+    } else {
+      json_error(j, "CLS_DEVICE_error", rc);
+      in->status = 1;
+    }
+  }
+  json_end_object(j);
+}
+
+/* The context (it honours $CLS_DEVICE and $CLS_SCHEDULER): device, driver,
+ * or why it could not be made. */
+static void section_context(struct json *j, struct info *in) {
+  json_object(j, "context");
+  if (!in->ctx) {
+    json_error_detail(j, "error", in->ctx_rc, in->ctx_detail);
+  } else {
+    struct cls_device_info d;
+    if (cls_context_device(in->ctx, &d) == CLS_OK)
+      json_device(j, "device", &d);
+    json_str(j, "driver", cls_context_driver(in->ctx));
+  }
+  json_end_object(j);
+}
+
+static void section_quirks(struct json *j, struct info *in) {
+  struct cls_quirks q = {.version = CLS_QUIRKS_VERSION};
+  int rc = in->ctx ? cls_context_quirks(in->ctx, &q) : CLS_EINVAL;
+  if (rc != CLS_OK) {
+    json_error(j, "quirks", rc);
+    return;
+  }
+  json_object(j, "quirks");
+  json_bool(j, "probed", q.probed == 1);
+  json_double(j, "probe_ms", q.probe_ms);
+  json_answer(j, "failed_callback", q.failed_callback);
+  json_answer(j, "dependent_fails", q.dependent_fails);
+  if (q.dependent_fails == 1)
+    json_str(j, "dependent_status", cls_cl_status_name(q.dependent_status));
+  json_answer(j, "queue_poisoned", q.queue_poisoned);
+  json_answer(j, "finish_early", q.finish_early);
+  json_int(j, "cl_version", q.cl_version);
+  json_uint(j, "max_alloc_size", q.max_alloc_size);
+  json_uint(j, "max_work_group_size", q.max_work_group_size);
+  json_answer(j, "wg_above_kernel_max", q.wg_above_kernel_max);
+  json_uint(j, "kernel_work_group_size", q.kernel_work_group_size);
+  json_uint(j, "page_size", q.page_size);
+  json_end_object(j);
+}
+
+/* Whether the device gives kernel argument info (clGetKernelArgInfo):
+ * without it CLS_ARG cannot infer an access and F11 trusts the
+ * declaration (README "Portability"). */
+static void section_argument_info(struct json *j, struct info *in) {
+  static const char *src = "__kernel void cls_info_probe(__global const int *in, "
+                           "__global int *out) { out[0] = in[0]; }\n";
+  cls_program *prog = NULL;
+  cls_kernel *k = NULL;
+  struct cls_kernel_info ki = {.version = CLS_KERNEL_INFO_VERSION};
+  int rc = in->ctx ? cls_program_build(in->ctx, src, NULL, &prog) : CLS_EINVAL;
+  if (rc == CLS_OK)
+    rc = cls_kernel_get(in->ctx, prog, "cls_info_probe", &k);
+  if (rc == CLS_OK)
+    rc = cls_kernel_info(k, &ki);
+  if (rc != CLS_OK) {
+    json_error(j, "argument_info", rc);
+  } else {
+    json_object(j, "argument_info");
+    json_bool(j, "access", ki.nargs == 2 && ki.args[0].access == CLS_READ &&
+                               ki.args[1].access == CLS_READ_WRITE);
+    json_bool(j, "names", ki.nargs == 2 && strcmp(ki.args[0].name, "in") == 0);
+    json_end_object(j);
+  }
+  if (prog)
+    cls_program_release(in->ctx, prog);
+}
+
+static void section_drivers(struct json *j, struct info *in) {
+  (void)in;
+  json_object(j, "drivers");
+  json_str(j, "default", cls_default_driver());
+  json_array(j, "built");
+  for (size_t i = 0; i < cls_driver_count(); i++) {
+    const char *name = NULL, *desc = NULL;
+    if (cls_driver_info(i, &name, &desc) != CLS_OK)
+      continue;
+    json_object(j, NULL);
+    json_str(j, "name", name);
+    json_str(j, "description", desc);
+    json_end_object(j);
+  }
+  json_end_array(j);
+  json_end_object(j);
+}
+
+/* The sections of --json, in order: a new one is a function and a line. */
+static const struct {
+  int needs_device; /* left out when no device was found */
+  void (*emit)(struct json *, struct info *);
+} sections[] = {
+    {0, section_platforms}, {1, section_selection},     {1, section_context},
+    {1, section_quirks},    {1, section_argument_info}, {0, section_drivers},
+};
+
+static int json_main(void) {
+  struct json j = {.out = stdout};
+  struct info in = {0};
+  json_object(&j, NULL);
+  json_str(&j, "clstream", cls_version_string());
+  size_t count = 0;
+  int rc = cls_device_list(NULL, 0, &count);
+  if (rc == CLS_OK && count) {
+    in.devs = calloc(count, sizeof *in.devs);
+    rc = in.devs ? cls_device_list(in.devs, count, &in.count) : CLS_ENOMEM;
+    if (in.count > count)
+      in.count = count;
+  }
+  if (rc != CLS_OK) {
+    json_error(&j, "error", rc);
+    in.status = 1;
+  } else if (in.count == 0) {
+    json_str(&j, "error", "no OpenCL device found");
+    const char *vendors = getenv("OCL_ICD_VENDORS");
+    if (vendors)
+      json_str(&j, "OCL_ICD_VENDORS", vendors);
+    in.status = 1;
+  } else {
+    const char *env = getenv("CLS_DEVICE");
+    struct cls_device_info pick;
+    /* As the text output: a $CLS_DEVICE that selects nothing makes no
+     * context (it would fail the same way). */
+    in.ctx_rc = env ? cls_device_select(env, &pick) : CLS_OK;
+    if (in.ctx_rc == CLS_OK)
+      in.ctx_rc = cls_context_create(&in.ctx, NULL);
+    if (in.ctx_rc != CLS_OK) {
+      snprintf(in.ctx_detail, sizeof in.ctx_detail, "%s", cls_last_error_detail());
+      in.status = 1;
+    }
+  }
+  int have_device = rc == CLS_OK && in.count > 0;
+  for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+    if (have_device || !sections[i].needs_device)
+      sections[i].emit(&j, &in);
+  json_end_object(&j);
+  cls_context_destroy(in.ctx);
+  free(in.devs);
+  return in.status ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+  int json = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(stdout);
       return 0;
+    }
+    if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
+      continue;
     }
     if (strcmp(argv[i], "--version") == 0) {
       printf("clstream-info (clstream) %s\n", cls_version_string());
@@ -231,6 +582,8 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  if (json)
+    return json_main();
 
   printf("clstream %s\n\n", cls_version_string());
 

@@ -1,11 +1,12 @@
-/* clstream stream factories.
+/** \file clstream/stream.h
+ * \brief clstream stream factories: the backend behind each stream.
  *
  * A stream is the unit of ordering a user sees.  What a stream is made of
  * (an OpenCL in-order queue, a fault-injecting wrapper, a queue that does
  * nothing) is decided by a stream factory: this ops struct.  The core never
  * calls clEnqueue* itself; every command goes through a stream's ops.
  *
- * Contract common to every member
+ * \par Contract common to every member
  *   - Members are called with the owning context's lock held, never
  *     concurrently for one context; a factory shared by several contexts
  *     must make its own shared state safe.
@@ -17,7 +18,8 @@
  *     with no gaps between commands that were enqueued; a command whose
  *     enqueue failed consumes no number.  poll() reports by these numbers.
  *
- * Versioning: the struct only grows at its end; the core reads members
+ * \par Versioning
+ * The struct only grows at its end; the core reads members
  * added after version 1 only when `version` says they are there.  Optional
  * members may be NULL and are checked by the core.
  */
@@ -31,94 +33,109 @@
 extern "C" {
 #endif
 
-#define CLS_STREAM_FACTORY_VERSION 2 /* 2: last_event */
+/** The version of struct cls_stream_factory this header describes (2:
+ * last_event). */
+#define CLS_STREAM_FACTORY_VERSION 2
 
-/* What a factory needs of the context: owned by the context, valid for the
+/** What a factory needs of the context: owned by the context, valid for the
  * lifetime of every stream created with it. */
 struct cls_backend {
-  cl_platform_id platform;
-  cl_device_id device;
-  cl_context context;
-  int cl_version; /* device version, 120 / 200 / 300 */
+  cl_platform_id platform; /**< the context's platform */
+  cl_device_id device;     /**< the context's device */
+  cl_context context;      /**< the context's OpenCL context */
+  int cl_version;          /**< device version, 120 / 200 / 300 */
 };
 
-/* One kernel argument as clSetKernelArg takes it: `value` points at `size`
+/** One kernel argument as clSetKernelArg takes it: `value` points at `size`
  * bytes (a cl_mem for buffers), or is NULL for `size` bytes of local
  * memory. */
 struct cls_kernel_arg {
-  size_t size;
-  const void *value;
+  size_t size;       /**< bytes */
+  const void *value; /**< the bytes, or NULL for local memory */
 };
 
-/* A kernel command.  The stream sets the arguments on `kernel` and
+/** A kernel command.  The stream sets the arguments on `kernel` and
  * enqueues it in one go (the core validated them against the kernel); the
  * pointers are valid for the duration of the call only. */
 struct cls_kernel_cmd {
-  cl_kernel kernel;
-  const char *name;
-  cl_uint dims;
-  const size_t *global;
-  const size_t *local; /* NULL: the runtime picks */
-  cl_uint nargs;
-  const struct cls_kernel_arg *args;
+  cl_kernel kernel;     /**< the kernel; the core owns it */
+  const char *name;     /**< its name, for messages */
+  cl_uint dims;         /**< 1 to 3 */
+  const size_t *global; /**< dims global sizes */
+  const size_t *local;  /**< dims local sizes; NULL: the runtime picks */
+  cl_uint nargs;        /**< entries in args */
+  const struct cls_kernel_arg *args; /**< the arguments, in order */
 };
 
-/* Called by poll() once for each command found to have failed after it was
+/** Called by poll() once for each command found to have failed after it was
  * enqueued, in seq order. */
 typedef void (*cls_failed_fn)(void *arg, uint64_t seq, cl_int status);
 
+/** A stream factory: what a stream is made of.  Passed in
+ * #cls_context_options.factory; the struct and its data must outlive every
+ * context that uses it.  Members run under the context's lock, on the
+ * thread of the public call (see the file's contract). */
 struct cls_stream_factory {
-  unsigned version;        /* CLS_STREAM_FACTORY_VERSION */
-  const char *name;        /* short, lower case: "opencl", "fault" */
-  const char *description; /* one line */
+  unsigned version;        /**< CLS_STREAM_FACTORY_VERSION */
+  const char *name;        /**< short, lower case: "opencl", "fault" */
+  const char *description; /**< one line */
 
-  /* Creates the backend of stream `id`.  On success *out is the stream
+  /** Creates the backend of stream `id`.  On success *out is the stream
    * state, owned by the core until destroy().  On failure nothing is left
    * behind.  Required. */
   cl_int (*create)(void *factory_data, const struct cls_backend *backend,
                    int id, void **out);
-  /* Waits for the stream's commands to finish and frees the stream state.
+  /** Waits for the stream's commands to finish and frees the stream state.
    * Called once per successful create().  Required. */
   void (*destroy)(void *stream);
-  /* Makes queued commands start (clFlush).  Required: the core flushes a
+  /** Makes queued commands start (clFlush).  Required: the core flushes a
    * producer before another stream waits on its event. */
   cl_int (*flush)(void *stream);
-  /* Allocates a device memory page of `size` bytes; *out owned by the core
+  /** Allocates a device memory page of `size` bytes; *out owned by the core
    * (released with clReleaseMemObject).  Optional: NULL means the core calls
    * clCreateBuffer itself. */
   cl_int (*alloc)(void *stream, size_t size, cl_mem *out);
-  /* Commands.  Each enqueues one command after `wait` and gives it number
-   * `seq`.  Required. */
+  /** Enqueues kernel command `cmd` after the `nwait` events of `wait`
+   * and gives it number `seq`.  Required. */
   cl_int (*launch)(void *stream, const struct cls_kernel_cmd *cmd,
                    uint64_t seq, cl_uint nwait, const cl_event *wait);
+  /** Enqueues a write of `size` bytes of host `src` into `dst` at
+   * `offset` (blocking: returns when `src` may be reused), after `wait`,
+   * as command `seq`.  Required. */
   cl_int (*write)(void *stream, cl_mem dst, size_t offset, size_t size,
                   const void *src, int blocking, uint64_t seq, cl_uint nwait,
                   const cl_event *wait);
+  /** Enqueues a read of `size` bytes of `src` at `offset` into host
+   * `dst` (blocking: returns when the bytes are there), after `wait`, as
+   * command `seq`.  Required. */
   cl_int (*read)(void *stream, cl_mem src, size_t offset, size_t size,
                  void *dst, int blocking, uint64_t seq, cl_uint nwait,
                  const cl_event *wait);
+  /** Enqueues a device copy of `size` bytes, after `wait`, as command
+   * `seq`.  Required. */
   cl_int (*copy)(void *stream, cl_mem src, size_t src_offset, cl_mem dst,
                  size_t dst_offset, size_t size, uint64_t seq, cl_uint nwait,
                  const cl_event *wait);
+  /** Enqueues a fill of `size` bytes at `offset` with `pattern`
+   * (`pattern_size` bytes, copied during the call), after `wait`, as
+   * command `seq`.  Required. */
   cl_int (*fill)(void *stream, cl_mem dst, size_t offset, size_t size,
                  const void *pattern, size_t pattern_size, uint64_t seq,
                  cl_uint nwait, const cl_event *wait);
-  /* An event that completes when every command enqueued so far on the
+  /** An event that completes when every command enqueued so far on the
    * stream has completed.  The caller owns *out and releases it.  A marker
    * never fails because an earlier command of this stream failed in a way
    * only this factory knows (fault injection): it is a real event.
    * Required. */
   cl_int (*marker)(void *stream, cl_event *out);
-  /* Reports completions.  With `wait` nonzero, first waits until every
+  /** Reports completions.  With `wait` nonzero, first waits until every
    * command enqueued so far has finished.  Calls on_failed for each command
    * found to have failed, and stores in *completed the highest seq such
    * that it and every command before it have finished.  Required. */
   cl_int (*poll)(void *stream, int wait, cls_failed_fn on_failed, void *arg,
                  uint64_t *completed);
 
-  /* Version 2 and later. */
-
-  /* The event of the stream's last command, lent: the caller takes no
+  /** Version 2.  The event of the stream's last command, lent: the caller takes no
    * reference and uses it only until its next call into this stream (a
    * flush excepted).  NULL when the stream has no command whose event it
    * still holds.  The same promise as marker() otherwise.  A driver that
@@ -128,12 +145,14 @@ struct cls_stream_factory {
   cl_event (*last_event)(void *stream);
 };
 
-/* The default factory: one OpenCL in-order command queue per stream. */
+/** The default factory: one OpenCL in-order command queue per stream.  A
+ * static struct, never NULL; thread-safe. */
 CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void);
-/* A factory whose streams do no work: every command completes at once and
+/** A factory whose streams do no work: every command completes at once and
  * nothing is enqueued (downloads leave their destination untouched), so
  * only clstream's own cost remains.  For benchmarks, fuzzing and tests of
- * the core; memory pages are still real cl_mem objects. */
+ * the core; memory pages are still real cl_mem objects.  A static struct,
+ * never NULL; thread-safe. */
 CLS_API const struct cls_stream_factory *cls_null_stream_factory(void);
 
 #ifdef __cplusplus

@@ -6,6 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* enum cls_errno spells every value out (each with its documentation);
+ * CLS_ERRNO_MAP gives names and messages.  They must agree. */
+#define CLS__ERR_CHECK(name, val, msg) \
+  _Static_assert(CLS_##name == (val), "enum cls_errno and CLS_ERRNO_MAP differ: CLS_" #name);
+CLS_ERRNO_MAP(CLS__ERR_CHECK)
+#undef CLS__ERR_CHECK
+
 CLS_API const char *cls_strerror(int err) {
   switch (err) {
   case CLS_OK:
