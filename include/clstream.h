@@ -164,9 +164,9 @@ struct cls_stream_factory; /* <clstream/stream.h> */
  * first use. */
 #define CLS_MAX_STREAMS 64
 
-#define CLS_CONTEXT_OPTIONS_VERSION 1
+#define CLS_CONTEXT_OPTIONS_VERSION 2 /* 2: trace */
 struct cls_context_options {
-  unsigned version;             /* CLS_CONTEXT_OPTIONS_VERSION */
+  unsigned version;             /* CLS_CONTEXT_OPTIONS_VERSION (1 or 2) */
   /* Device selection string (see cls_device_select); NULL: $CLS_DEVICE,
    * then the default. */
   const char *device;
@@ -186,6 +186,15 @@ struct cls_context_options {
    * of the device's global memory when that is less (oclgrind: 4 MiB);
    * either is capped by the device's maximum allocation. */
   size_t page_size;
+
+  /* Version 2 and later. */
+
+  /* Timeline trace: the path of a Chrome trace-event JSON file to write
+   * (Perfetto, chrome://tracing; docs/trace.md).  NULL: $CLS_TRACE, then
+   * none; "" is the same as NULL.  A file that cannot be created makes
+   * creation fail with CLS_EINVAL, the path and the reason in
+   * cls_last_error_detail(). */
+  const char *trace;
 };
 
 /* Creates a context on one device.  opts may be NULL.  On failure nothing

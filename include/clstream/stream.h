@@ -31,7 +31,20 @@
 extern "C" {
 #endif
 
-#define CLS_STREAM_FACTORY_VERSION 2 /* 2: last_event */
+#define CLS_STREAM_FACTORY_VERSION 3 /* 2: last_event; 3: cls_backend's flags */
+
+/* cls_backend.flags: the context is tracing (docs/trace.md).  A factory
+ * that can time its commands on the device creates its queues with
+ * CL_QUEUE_PROFILING_ENABLE and reports each finished command's device
+ * start and end through on_times. */
+#define CLS_BACKEND_PROFILE 1u
+
+/* Device start and end (the device's clock, nanoseconds:
+ * CL_PROFILING_COMMAND_START and _END) of command `seq` of the factory
+ * stream created as `id`; `name` is the kernel's, or "upload",
+ * "download", "copy", "fill". */
+typedef void (*cls_times_fn)(void *arg, int id, uint64_t seq, const char *name,
+                             uint64_t start, uint64_t end);
 
 /* What a factory needs of the context: owned by the context, valid for the
  * lifetime of every stream created with it. */
@@ -40,6 +53,12 @@ struct cls_backend {
   cl_device_id device;
   cl_context context;
   int cl_version; /* device version, 120 / 200 / 300 */
+
+  /* Since CLS_STREAM_FACTORY_VERSION 3 (a factory built against an
+   * earlier header never reads them). */
+  unsigned flags;        /* CLS_BACKEND_PROFILE */
+  cls_times_fn on_times; /* set with CLS_BACKEND_PROFILE; else NULL */
+  void *times_arg;
 };
 
 /* One kernel argument as clSetKernelArg takes it: `value` points at `size`

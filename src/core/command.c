@@ -11,12 +11,16 @@
  *   4. The driver submits; 5. the scope ends: released on success (F4), the
  *      real error swapped in on failure.
  *   6. The command is logged until it completes, for F8 (5 and 6 walk the
- *      bindings once, in commit()). */
+ *      bindings once, in commit()).
+ * While the context traces, steps 2-6 run between two readings of the
+ * clock (run_traced), and skips and failures are recorded where they
+ * happen; otherwise the trace costs one branch per command. */
 #include "core/command.h"
 #include "core/program.h"
 #include "driver/ops.h"
 #include "order/order.h"
 #include "failure/inflight.h"
+#include "trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +60,8 @@ static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct 
   uint64_t pos = ++s->issued;
   cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
   s->stats.skips++;
+  if (ctx->trace)
+    cls__trace_skip(ctx->trace, s->id, name, pos, f->message);
 }
 
 /* F8, for a launch or copy whose enqueue just failed: an input whose
@@ -97,9 +103,11 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
   return cls__error_code(CLS_ESKIPPED);
 }
 
-/* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
-int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
-                   cls_report **report) {
+/* Steps 2-6. */
+static inline __attribute__((always_inline)) int run_clean(cls_context *ctx,
+                                                          struct cls__cmd *cmd,
+                                                          struct cls__pending_read *pending,
+                                                          cls_report **report) {
   struct cls__stream *s = cmd->stream;
   const struct cls__driver_ops *d = ctx->driver_ops;
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
@@ -141,6 +149,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (in) {
       cls__propagate(ctx, in, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
       s->stats.skips++;
+      if (ctx->trace)
+        cls__trace_skip(ctx->trace, s->id, name, pos, in->message);
       return cls__error(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED, 0,
                         "%s on stream %d: an input failed", name, s->id);
     }
@@ -150,6 +160,9 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
         "enqueue of %s failed: %s", name, cls_cl_status_name(crc));
     if (f) /* out of memory: the provisional record stays, reads still fail */
       cls__exit_write(prov, cmd->bind, cmd->nbind, f);
+    if (ctx->trace)
+      cls__trace_failure(ctx->trace, "failure", s->id, name, pos,
+                         f ? f->message : "enqueue failed");
     cls__failure_unref(f);
     /* An earlier failure found later may turn out to have been its input. */
     uint64_t stamp = cls__stamp_writes(ctx, cmd->bind, cmd->nbind);
@@ -179,3 +192,27 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   return CLS_OK;
 }
 
+
+/* Steps 2-6 while tracing: the command's host time, and its event when the
+ * driver accepted it.  Out of line: the untraced path stays as it was. */
+static __attribute__((noinline)) int run_traced(cls_context *ctx, struct cls__cmd *cmd,
+                                                struct cls__pending_read *pending,
+                                                cls_report **report) {
+  struct cls__stream *s = cmd->stream;
+  uint64_t accepted = s->stats.enqueues;
+  uint64_t t0 = cls__trace_now();
+  int rc = run_clean(ctx, cmd, pending, report);
+  if (s->stats.enqueues != accepted)
+    cls__trace_cmd(ctx->trace, s->id, cmd->op,
+                   cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op, cmd->seq, t0,
+                   cls__trace_now());
+  return rc;
+}
+
+/* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
+int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
+                   cls_report **report) {
+  if (__builtin_expect(ctx->trace != NULL, 0))
+    return run_traced(ctx, cmd, pending, report);
+  return run_clean(ctx, cmd, pending, report);
+}

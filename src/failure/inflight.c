@@ -15,6 +15,7 @@
 #include "driver/ops.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
+#include "trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,9 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
                : "");
   if (!f)
     return;
+  if (ctx->trace)
+    cls__trace_failure(ctx->trace, "failure", stream, launch ? root->kernel : root->op,
+                       root->position, f->message);
   if (root->untrusted) {
     /* It ran on the output of a failure found before this one: had that
      * been known at its enqueue it would have been skipped, so its outputs
