@@ -13,7 +13,7 @@
  *   6. The command is logged until it completes, for F8 (5 and 6 walk the
  *      bindings once, in commit()).
  * While the context traces, steps 2-6 run between two readings of the
- * clock (run_traced), and skips and failures are recorded where they
+ * clock (cls__run_traced), and skips and failures are recorded where they
  * happen; otherwise the trace costs one branch per command. */
 #include "core/command.h"
 #include "core/program.h"
@@ -60,8 +60,14 @@ static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct 
   uint64_t pos = ++s->issued;
   cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
   s->stats.skips++;
-  if (ctx->trace)
-    cls__trace_skip(ctx->trace, s->id, name, pos, f->message);
+}
+
+/* The trace's instant for the skip just made (at s->issued). */
+static __attribute__((noinline)) void trace_skip(cls_context *ctx, const struct cls__cmd *cmd,
+                                                 const struct cls__failure *f) {
+  cls__trace_skip(ctx->trace, cmd->stream->id,
+                  cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op, cmd->stream->issued,
+                  f->message);
 }
 
 /* F8, for a launch or copy whose enqueue just failed: an input whose
@@ -103,11 +109,17 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
   return cls__error_code(CLS_ESKIPPED);
 }
 
-/* Steps 2-6. */
-static inline __attribute__((always_inline)) int run_clean(cls_context *ctx,
-                                                          struct cls__cmd *cmd,
-                                                          struct cls__pending_read *pending,
-                                                          cls_report **report) {
+int cls__refuse_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
+                       cls_report **report) {
+  int rc = cls__refuse(ctx, cmd, found, report);
+  if (cmd->kind != CLS__CMD_READ)
+    trace_skip(ctx, cmd, found);
+  return rc;
+}
+
+/* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
+int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
+                   cls_report **report) {
   struct cls__stream *s = cmd->stream;
   const struct cls__driver_ops *d = ctx->driver_ops;
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
@@ -117,6 +129,8 @@ static inline __attribute__((always_inline)) int run_clean(cls_context *ctx,
       /* Its program never built: the launch cannot run, and its outputs
        * carry the build failure (with the log) to whoever reads them. */
       skip(ctx, cmd, cmd->kernel->prog->build_failure, name);
+      if (ctx->trace)
+        trace_skip(ctx, cmd, cmd->kernel->prog->build_failure);
       return cls__error(CLS_EBUILD, cmd->kernel->prog->build_failure->cl_status,
                         "kernel '%s' comes from a program that failed to build", name);
     }
@@ -127,7 +141,8 @@ static inline __attribute__((always_inline)) int run_clean(cls_context *ctx,
       break;
     struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
     if (found)
-      return cls__refuse(ctx, cmd, found, report);
+      return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
+                        : cls__refuse(ctx, cmd, found, report);
   }
   struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
   uint64_t pos = ++s->issued;
@@ -194,25 +209,16 @@ static inline __attribute__((always_inline)) int run_clean(cls_context *ctx,
 
 
 /* Steps 2-6 while tracing: the command's host time, and its event when the
- * driver accepted it.  Out of line: the untraced path stays as it was. */
-static __attribute__((noinline)) int run_traced(cls_context *ctx, struct cls__cmd *cmd,
-                                                struct cls__pending_read *pending,
-                                                cls_report **report) {
+ * driver accepted it. */
+int cls__run_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
+                    cls_report **report) {
   struct cls__stream *s = cmd->stream;
   uint64_t accepted = s->stats.enqueues;
   uint64_t t0 = cls__trace_now();
-  int rc = run_clean(ctx, cmd, pending, report);
+  int rc = cls__run_clean(ctx, cmd, pending, report);
   if (s->stats.enqueues != accepted)
     cls__trace_cmd(ctx->trace, s->id, cmd->op,
                    cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op, cmd->seq, t0,
                    cls__trace_now());
   return rc;
-}
-
-/* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
-int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
-                   cls_report **report) {
-  if (__builtin_expect(ctx->trace != NULL, 0))
-    return run_traced(ctx, cmd, pending, report);
-  return run_clean(ctx, cmd, pending, report);
 }
