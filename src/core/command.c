@@ -114,6 +114,8 @@ int cls__refuse_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__failu
   int rc = cls__refuse(ctx, cmd, found, report);
   if (cmd->kind != CLS__CMD_READ)
     trace_skip(ctx, cmd, found);
+  else /* F5: a read of tainted data, refused */
+    cls__trace_failure(ctx->trace, "tainted", cmd->stream->id, cmd->op, 0, found->message);
   return rc;
 }
 
