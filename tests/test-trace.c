@@ -564,7 +564,6 @@ START_TEST(cross_stream_waits_are_flow_arrows_from_producer_to_consumer) {
     ck_assert_uint_ge(total, 2);
   cls_context_destroy(ctx);
   ctx = NULL;
-  gate_release(&gate);
   const struct jv *ev;
   struct jv *root = load(&ev);
   ck_assert_int_eq(count(ev, "s", "wait", -1), (int)total);
