@@ -31,7 +31,8 @@ struct cls__trace {
   uint64_t named_streams;   /* bit s: stream s's track is named */
   uint64_t named_queues;
   uint64_t flows;           /* flow ids given out */
-  uint64_t last_ts[CLS_MAX_STREAMS]; /* start of each stream's last command (ns) */
+  uint64_t last_ts[CLS_MAX_STREAMS]; /* the middle of each stream's last
+                                        command's slice (ns); 0: none */
 };
 
 uint64_t cls__trace_now(void) {
@@ -90,8 +91,8 @@ static void emit(struct cls__trace *t, const char *fmt, ...) {
 }
 
 /* `s` as the inside of a JSON string, at most cap-1 bytes: quotes,
- * backslashes and control characters escaped, a cut never splits an
- * escape. */
+ * backslashes and control characters escaped; a cut splits neither an
+ * escape nor a UTF-8 sequence. */
 static const char *esc(char *out, size_t cap, const char *s) {
   size_t n = 0;
   for (; s && *s && n + 7 < cap; s++) {
@@ -104,6 +105,12 @@ static const char *esc(char *out, size_t cap, const char *s) {
     } else {
       out[n++] = (char)c;
     }
+  }
+  if (s && *s && n && ((unsigned char)out[n - 1] & 0x80)) {
+    while (n && ((unsigned char)out[n - 1] & 0xc0) == 0x80)
+      n--; /* continuation bytes of the sequence cut */
+    if (n && ((unsigned char)out[n - 1] & 0xc0) == 0xc0)
+      n--; /* its lead byte */
   }
   out[n] = '\0';
   return out;
@@ -144,7 +151,7 @@ void cls__trace_cmd(struct cls__trace *t, int s, const char *cat, const char *na
                     uint64_t seq, uint64_t t0, uint64_t t1) {
   int tid = track(t, s);
   if (tid == s)
-    t->last_ts[s] = t0;
+    t->last_ts[s] = t0 + (t1 - t0) / 2;
   char n[128];
   emit(t,
        ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,"
@@ -201,7 +208,7 @@ void cls__trace_wait(struct cls__trace *t, int producer, int consumer, uint64_t 
   int from = track(t, producer), to = track(t, consumer);
   uint64_t now = cls__trace_now();
   /* The arrow leaves the producer's last command (bound to the slice
-   * enclosing its start), and ends in the consumer's command being
+   * enclosing the middle of it), and ends in the consumer's command being
    * ordered now ("bp":"e": the enclosing slice). */
   uint64_t start = from == producer && t->last_ts[producer] ? t->last_ts[producer] : now;
   unsigned long long id = ++t->flows;
