@@ -71,7 +71,9 @@ struct cls_kernel_arg {
 
 /* A kernel command.  The stream sets the arguments on `kernel` and
  * enqueues it in one go (the core validated them against the kernel); the
- * pointers are valid for the duration of the call only. */
+ * pointers are valid for the duration of the call only, but for `name`:
+ * the kernel's own, valid until the context is destroyed (a profiling
+ * factory may keep it for on_times). */
 struct cls_kernel_cmd {
   cl_kernel kernel;
   const char *name;

@@ -10,8 +10,8 @@
 #include "stream/pool.h"
 #include "trace/trace.h"
 
-#include <stdio.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

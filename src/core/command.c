@@ -209,7 +209,6 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   return CLS_OK;
 }
 
-
 /* Steps 2-6 while tracing: the command's host time, and its event when the
  * driver accepted it. */
 int cls__run_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
