@@ -1,6 +1,6 @@
-/* The timeline trace writer (trace.h): one buffer, JSON formatted into it
- * with no allocation, written out with pwrite and closed after every
- * flush. */
+/* The timeline trace writer (trace.h): events are formatted into one
+ * buffer with no allocation, written out with pwrite, and followed by the
+ * closing "]}" at every flush. */
 #include "trace/trace.h"
 
 #include <errno.h>
