@@ -1,7 +1,8 @@
 #!/bin/sh
 # The demo as a test: examples/pipeline must verify all three stages, and
 # with an injected launch failure must report it on every stage downstream
-# (F2, F6) while the stages upstream still verify.
+# (F2, F6) while the stages upstream still verify; --trace writes a
+# timeline.
 #
 # Run by `make check` from the build directory with $top_builddir exported.
 # Exit 0 pass, 1 fail, 77 skip (only when there is no OpenCL device at all).
@@ -94,6 +95,17 @@ expect "histogram fails" '^blur: OK$'
 expect "histogram fails" '^sobel: OK$'
 expect "histogram fails" "^histogram: FAILED \\($own; $cause 'histogram' on stream 2\\)$"
 expect "histogram fails" "^pipeline: 1 of 3 stages failed \\($cause 'histogram' on stream 2\\)$"
+
+# 4. --trace writes a timeline (docs/trace.md; tests/test-trace.c checks
+#    its contents): the file names the three kernels and ends closed.
+trace=${TMPDIR:-/tmp}/clstream-demo-trace.$$.json
+run "trace" "$pipeline" --size 256 --quiet --trace "$trace"
+test $rc -eq 0 || fail "trace: exit status $rc, expected 0"
+for k in blur sobel histogram; do
+  grep -q "\"name\":\"$k\"" "$trace" || fail "trace: no event of '$k' in $trace"
+done
+test "$(tail -n 1 "$trace")" = "]}" || fail "trace: $trace does not end with ]}"
+rm -f "$trace"
 
 if test $failures -ne 0; then
   echo "demo: $failures check(s) failed"
