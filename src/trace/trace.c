@@ -1,6 +1,6 @@
 /* The timeline trace writer (trace.h): events are formatted into one
  * buffer with no allocation, written out with pwrite, and followed by the
- * closing "]}" at every flush. */
+ * closing text at every flush. */
 #include "trace/trace.h"
 
 #include <errno.h>
@@ -17,7 +17,7 @@
 #define PID 1          /* the context's one device */
 #define TID_CONTEXT 99
 #define TID_DEVICE 100 /* + backend queue */
-#define TAIL "\n]}\n"
+#define TAIL_MAX 640 /* the closing text: "]", displayTimeUnit, otherData */
 
 struct cls__trace {
   int fd;
@@ -27,6 +27,8 @@ struct cls__trace {
   char *buf;
   size_t len;
   char *path;
+  char tail[TAIL_MAX];      /* written after the last event at every flush */
+  size_t tail_len;
   int64_t device_offset;
   uint64_t named_streams;   /* bit s: stream s's track is named */
   uint64_t named_queues;
@@ -59,7 +61,7 @@ void cls__trace_flush(struct cls__trace *t) {
   if (!t || t->broken)
     return;
   if (!write_all(t->fd, t->buf, t->len, t->end) ||
-      !write_all(t->fd, TAIL, sizeof TAIL - 1, t->end + (off_t)t->len)) {
+      !write_all(t->fd, t->tail, t->tail_len, t->end + (off_t)t->len)) {
     t->broken = true;
     cls__log(t->log, CLS_LOG_ERRORS, "trace: writing the file failed: %s; tracing stops",
              strerror(errno));
@@ -238,14 +240,22 @@ int cls__trace_open(struct cls__trace **out, const char *path, const struct cls_
                     strerror(errno));
     goto fail_open;
   }
+  /* traceEvents first, as Chrome writes it; what follows the array is the
+   * closing text every flush rewrites (constant, so the file only grows). */
   char dev[256], drv[128], ver[64];
-  int n = snprintf(t->buf, BUF_SIZE,
-                   "{\"otherData\":{\"clstream\":\"%s\",\"device\":\"%s\",\"driver\":\"%s\"},\n"
-                   "\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[\n"
-                   "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":"
-                   "\"clstream %s: %s (driver %s)\"}}",
-                   esc(ver, sizeof ver, meta->version), esc(dev, sizeof dev, meta->device),
-                   esc(drv, sizeof drv, meta->driver), PID, ver, dev, drv);
+  esc(ver, sizeof ver, meta->version);
+  esc(dev, sizeof dev, meta->device);
+  esc(drv, sizeof drv, meta->driver);
+  int n = snprintf(t->tail, sizeof t->tail,
+                   "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"clstream\":\"%s\","
+                   "\"device\":\"%s\",\"driver\":\"%s\"}}\n",
+                   ver, dev, drv);
+  t->tail_len = n > 0 && (size_t)n < sizeof t->tail ? (size_t)n : 0;
+  n = snprintf(t->buf, BUF_SIZE,
+               "{\"traceEvents\":[\n"
+               "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":"
+               "\"clstream %s: %s (driver %s)\"}}",
+               PID, ver, dev, drv);
   t->len = (size_t)n;
   name_track(t, TID_CONTEXT, "context", -1);
   cls__trace_flush(t);

@@ -1,15 +1,17 @@
 /* Internal: the timeline trace (CLS_TRACE=FILE, docs/trace.md).
  *
- * A Chrome trace-event JSON file ({"otherData":{...},"traceEvents":[...]}),
+ * A Chrome trace-event JSON file
+ * ({"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}),
  * which Perfetto and chrome://tracing open, written through one buffer
  * allocated when the trace is opened: recording an event formats it into
  * the buffer and allocates nothing; a full buffer is written out.
  *
  * What it promises:
  *   - The file is valid JSON after every flush: each flush writes the
- *     buffered events and then the closing "]}" after them, and the next
- *     flush writes over that closing text (pwrite at the end of the last
- *     event).  A program that exits without destroying its context keeps
+ *     buffered events and then the closing text after them (the "]" of
+ *     traceEvents, displayTimeUnit, otherData: device, driver, version,
+ *     and the final "}"), and the next flush writes over that closing
+ *     text (pwrite at the end of the last event).  A program that exits without destroying its context keeps
  *     everything recorded up to its last flush (cls_stream_sync, cls_sync,
  *     a full buffer), as a file the viewers open.
  *   - Tracks: pid 1 is the context's device (pid 1 + i for device i once a
@@ -51,7 +53,7 @@ void cls__trace_close(struct cls__trace *t);
 /* Closes, removes the file and frees (a context creation that failed
  * leaves nothing behind).  NULL is accepted. */
 void cls__trace_discard(struct cls__trace *t);
-/* Writes what is buffered, then the closing "]}": the file is valid. */
+/* Writes what is buffered, then the closing text: the file is valid. */
 void cls__trace_flush(struct cls__trace *t);
 
 /* Nanoseconds of CLOCK_MONOTONIC. */
