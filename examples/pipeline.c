@@ -16,6 +16,10 @@
  *   CLS_FAULT=enqueue:kernel=blur      examples/pipeline   (every stage fails)
  *   CLS_FAULT=enqueue:kernel=histogram examples/pipeline   (blur, sobel verify)
  *
+ * --trace FILE writes a timeline of the run (docs/trace.md) to open in
+ * Perfetto (ui.perfetto.dev) or chrome://tracing: a track per stream, the
+ * cross-stream waits as arrows, skips and failures as marks.
+ *
  * Every result is checked against a plain C computation on the host.
  * Exit status: 0 when all three stages verify, 1 when a stage failed or
  * gave a wrong result, 2 on any other error.
@@ -326,13 +330,15 @@ static int download(cls_context *ctx, struct stage *st, cls_buffer buf, void *ds
 /* ------------------------------------------------------------------ */
 
 static void usage(FILE *to) {
-  fprintf(to, "Usage: pipeline [--size N] [--quiet]\n"
-              "  --size N   image of N x N pixels (default 2048)\n"
-              "  --quiet    print only the verdict lines and the summary\n");
+  fprintf(to, "Usage: pipeline [--size N] [--quiet] [--trace FILE]\n"
+              "  --size N       image of N x N pixels (default 2048)\n"
+              "  --quiet        print only the verdict lines and the summary\n"
+              "  --trace FILE   write a timeline (Chrome trace-event JSON) to FILE\n");
 }
 
 int main(int argc, char **argv) {
   int n = 2048;
+  struct cls_context_options opts = {.version = CLS_CONTEXT_OPTIONS_VERSION};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
       char *end;
@@ -342,6 +348,8 @@ int main(int argc, char **argv) {
         return 2;
       }
       n = (int)v;
+    } else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
+      opts.trace = argv[++i];
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = 1;
     } else if (strcmp(argv[i], "--help") == 0) {
@@ -384,7 +392,7 @@ int main(int argc, char **argv) {
 
   /* Set up: a context on $CLS_DEVICE (default: first GPU, else first
    * device), the three kernels, and each stage's buffers on its stream. */
-  TRY("creating the context", cls_context_create(&ctx, NULL));
+  TRY("creating the context", cls_context_create(&ctx, &opts));
   struct cls_device_info dev;
   TRY("querying the device", cls_context_device(ctx, &dev));
   say("pipeline: %dx%d image on %s (%s driver)\n", n, n, dev.device_name,

@@ -268,6 +268,12 @@ struct cls_context_options {
    * cls_context_destroy() (docs/design.md, "Waiting with a deadline"), in
    * seconds: > 0 that; 0: $CLS_SYNC_TIMEOUT, then none; < 0 none. */
   double sync_timeout;
+  /** Version 2 on.  Timeline trace: the path of a Chrome trace-event JSON
+   * file to write (Perfetto, chrome://tracing; docs/trace.md).  NULL:
+   * $CLS_TRACE, then none; "" is the same as NULL.  A file that cannot be
+   * created makes creation fail with #CLS_EINVAL, the path and the reason
+   * in cls_last_error_detail(). */
+  const char *trace;
 };
 
 /** Creates a context on one device.  opts may be NULL (all defaults).  The

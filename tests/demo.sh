@@ -2,7 +2,7 @@
 # The demo as a test: examples/pipeline must verify all three stages, and
 # with an injected launch failure must report it on every stage downstream
 # (F2, F6) while the stages upstream still verify; in guard mode it must
-# verify with no guard or canary record.
+# verify with no guard or canary record; --trace writes a timeline.
 #
 # Run by `make check` from the build directory with $top_builddir exported.
 # Exit 0 pass, 1 fail, 77 skip (only when there is no OpenCL device at all).
@@ -103,6 +103,17 @@ run "guard mode" "$pipeline" --size 256 --quiet
 unset CLS_GUARD
 test $rc -eq 0 || fail "guard mode: exit status $rc, expected 0"
 expect "guard mode" '^pipeline: all 3 stages verified$'
+
+# 5. --trace writes a timeline (docs/trace.md; tests/test-trace.c checks
+#    its contents): the file names the three kernels and ends closed.
+trace=${TMPDIR:-/tmp}/clstream-demo-trace.$$.json
+run "trace" "$pipeline" --size 256 --quiet --trace "$trace"
+test $rc -eq 0 || fail "trace: exit status $rc, expected 0"
+for k in blur sobel histogram; do
+  grep -q "\"name\":\"$k\"" "$trace" || fail "trace: no event of '$k' in $trace"
+done
+tail -n 1 "$trace" | grep -q '^"otherData":{.*}}$' || fail "trace: $trace is not closed"
+rm -f "$trace"
 
 if test $failures -ne 0; then
   echo "demo: $failures check(s) failed"

@@ -34,8 +34,22 @@ extern "C" {
 #endif
 
 /** The version of struct cls_stream_factory this header describes (2:
- * last_event). */
-#define CLS_STREAM_FACTORY_VERSION 2
+ * last_event; 3: struct cls_backend's flags, on_times, times_arg). */
+#define CLS_STREAM_FACTORY_VERSION 3
+
+/** cls_backend.flags: the context is tracing (docs/trace.md).  A factory
+ * that can time its commands on the device creates its queues with
+ * CL_QUEUE_PROFILING_ENABLE and reports each finished command's device
+ * start and end through on_times. */
+#define CLS_BACKEND_PROFILE 1u
+
+/** Device start and end (the device's clock, nanoseconds:
+ * CL_PROFILING_COMMAND_START and _END) of command `seq` of the factory
+ * stream created as `id`; `name` is the kernel's, or "upload",
+ * "download", "copy", "fill".  Called by a factory, on the thread that
+ * called its poll(), for each finished command while tracing. */
+typedef void (*cls_times_fn)(void *arg, int id, uint64_t seq, const char *name,
+                             uint64_t start, uint64_t end);
 
 /** What a factory needs of the context: owned by the context, valid for the
  * lifetime of every stream created with it. */
@@ -44,6 +58,13 @@ struct cls_backend {
   cl_device_id device;     /**< the context's device */
   cl_context context;      /**< the context's OpenCL context */
   int cl_version;          /**< device version, 120 / 200 / 300 */
+  /** Since CLS_STREAM_FACTORY_VERSION 3 (a factory built against an
+   * earlier header never reads them): #CLS_BACKEND_PROFILE or 0. */
+  unsigned flags;
+  /** Set with #CLS_BACKEND_PROFILE (else NULL): where the factory reports
+   * device times. */
+  cls_times_fn on_times;
+  void *times_arg; /**< passed to on_times */
 };
 
 /** One kernel argument as clSetKernelArg takes it: `value` points at `size`
@@ -56,7 +77,9 @@ struct cls_kernel_arg {
 
 /** A kernel command.  The stream sets the arguments on `kernel` and
  * enqueues it in one go (the core validated them against the kernel); the
- * pointers are valid for the duration of the call only. */
+ * pointers are valid for the duration of the call only, but for `name`:
+ * the kernel's own, valid until the context is destroyed (a profiling
+ * factory may keep it for on_times). */
 struct cls_kernel_cmd {
   cl_kernel kernel;     /**< the kernel; the core owns it */
   const char *name;     /**< its name, for messages */

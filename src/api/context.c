@@ -10,8 +10,10 @@
 #include "stream/deadline.h"
 #include "memory/memory.h"
 #include "stream/pool.h"
+#include "trace/trace.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +50,48 @@ static void size_pages(cls_context *ctx, size_t requested) {
     ctx->page_size = (size_t)(ctx->info.global_mem_size / MIN_DEFAULT_PAGES);
   if (ctx->page_size > ctx->info.max_alloc_size)
     ctx->page_size = (size_t)ctx->info.max_alloc_size;
+}
+
+/* Device times onto the host clock of the trace: a marker on a profiling
+ * queue, its end read against the host clock right after it finished (the
+ * error is the wake-up latency, microseconds).  Where the device gives no
+ * time, the offset stays 0. */
+static void trace_calibrate(cls_context *ctx) {
+  cl_int rc;
+  cl_command_queue q =
+      clCreateCommandQueue(ctx->clctx, ctx->device, CL_QUEUE_PROFILING_ENABLE, &rc);
+  if (rc != CL_SUCCESS)
+    return;
+  cl_event ev;
+  if (clEnqueueMarkerWithWaitList(q, 0, NULL, &ev) == CL_SUCCESS) {
+    clFinish(q);
+    uint64_t host = cls__trace_now();
+    cl_ulong end = 0;
+    if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
+            CL_SUCCESS &&
+        end)
+      cls__trace_set_device_offset(ctx->trace, (int64_t)(host - end));
+    clReleaseEvent(ev);
+  }
+  clReleaseCommandQueue(q);
+}
+
+/* CLS_TRACE / opts->trace: the trace file, opened before any stream (the
+ * factory learns from the backend that it should profile). */
+static int start_trace(cls_context *ctx, const struct cls_context_options *opts,
+                       const char *params) {
+  const char *path = pick(opts->version >= 2 ? opts->trace : NULL, "CLS_TRACE");
+  if (!path || !*path)
+    return CLS_OK;
+  char driver[160];
+  snprintf(driver, sizeof driver, "%s%s%s", ctx->driver_ops->name, params ? ":" : "",
+           params ? params : "");
+  struct cls__trace_meta meta = {ctx->info.device_name, driver, cls_version_string()};
+  int rc = cls__trace_open(&ctx->trace, path, &meta, &ctx->log);
+  if (rc < 0)
+    return rc;
+  trace_calibrate(ctx);
+  return CLS_OK;
 }
 
 /* The stream pool over the user's factory (wrapped by fault injection
@@ -152,6 +196,8 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   ctx->quirks.page_size = ctx->page_size;
   ctx->tag = new_tag();
 
+  if ((rc = start_trace(ctx, opts, params)) < 0)
+    goto fail_trace;
   /* Before any buffer is carved: guard mode decides how. */
   if (guard && (rc = cls__guard_create(ctx)) < 0)
     goto fail_guard;
@@ -163,6 +209,8 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
 fail_streams:
   cls__guard_destroy(ctx);
 fail_guard:
+  cls__trace_discard(ctx->trace);
+fail_trace:
   clReleaseContext(ctx->clctx);
 fail_device:
 fail_driver_name:
@@ -215,6 +263,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   }
   pool->nstreams = 0;
   ctx->driver_ops->destroy(ctx->driver);
+  cls__trace_close(ctx->trace); /* after the streams: their last device times */
   cls__guard_destroy(ctx);
   cls__failures_fini(&ctx->failures);
   cls__inflight_fini(ctx);

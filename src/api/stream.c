@@ -2,6 +2,7 @@
  * with what F8 found) and statistics. */
 #include "failure/inflight.h"
 #include "stream/pool.h"
+#include "trace/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,8 @@ CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
     if (rc == CLS_OK)
       rc = finish_reads(ctx, stream, report);
   }
+  if (ctx->trace)
+    cls__trace_flush(ctx->trace);
   cls__unlock(ctx);
   return rc;
 }
@@ -98,6 +101,8 @@ CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
   int rc = cls__poll_all(ctx, true);
   if (rc == CLS_OK)
     rc = finish_reads(ctx, -1, report);
+  if (ctx->trace)
+    cls__trace_flush(ctx->trace);
   cls__unlock(ctx);
   return rc;
 }

@@ -11,7 +11,10 @@
  *   4. The driver submits; 5. the scope ends: released on success (F4), the
  *      real error swapped in on failure.
  *   6. The command is logged until it completes, for F8 (5 and 6 walk the
- *      bindings once, in commit()). */
+ *      bindings once, in commit()).
+ * While the context traces, steps 2-6 run between two readings of the
+ * clock (cls__run_traced), and skips and failures are recorded where they
+ * happen; otherwise the trace costs one branch per command. */
 #include "core/command.h"
 #include "core/program.h"
 #include "driver/ops.h"
@@ -19,6 +22,7 @@
 #include "failure/inflight.h"
 #include "guard/guard.h"
 #include "stream/pool.h"
+#include "trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +62,14 @@ static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct 
   uint64_t pos = ++s->issued;
   cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
   s->stats.skips++;
+}
+
+/* The trace's instant for the skip just made (at s->issued). */
+static __attribute__((noinline)) void trace_skip(cls_context *ctx, const struct cls__cmd *cmd,
+                                                 const struct cls__failure *f) {
+  cls__trace_skip(ctx->trace, cmd->stream->id,
+                  cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op, cmd->stream->issued,
+                  f->message);
 }
 
 /* F8, for a launch or copy whose enqueue just failed: an input whose
@@ -120,6 +132,16 @@ static __attribute__((noinline)) int wait_inputs(cls_context *ctx, struct cls__c
   return rc;
 }
 
+int cls__refuse_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
+                       cls_report **report) {
+  int rc = cls__refuse(ctx, cmd, found, report);
+  if (cmd->kind != CLS__CMD_READ)
+    trace_skip(ctx, cmd, found);
+  else /* F5: a read of tainted data, refused */
+    cls__trace_failure(ctx->trace, "tainted", cmd->stream->id, cmd->op, 0, found->message);
+  return rc;
+}
+
 /* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
 int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
                    cls_report **report) {
@@ -137,6 +159,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       /* Its program never built: the launch cannot run, and its outputs
        * carry the build failure (with the log) to whoever reads them. */
       skip(ctx, cmd, cmd->kernel->prog->build_failure, name);
+      if (ctx->trace)
+        trace_skip(ctx, cmd, cmd->kernel->prog->build_failure);
       return cls__error(CLS_EBUILD, cmd->kernel->prog->build_failure->cl_status,
                         "kernel '%s' comes from a program that failed to build", name);
     }
@@ -147,7 +171,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       break;
     struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
     if (found)
-      return cls__refuse(ctx, cmd, found, report);
+      return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
+                        : cls__refuse(ctx, cmd, found, report);
   }
   struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
   uint64_t pos = cmd->internal ? s->issued + 1 : ++s->issued;
@@ -169,6 +194,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (in) {
       cls__propagate(ctx, in, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
       s->stats.skips++;
+      if (ctx->trace)
+        cls__trace_skip(ctx->trace, s->id, name, pos, in->message);
       return cls__error(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED, 0,
                         "%s on stream %d: an input failed", name, s->id);
     }
@@ -178,6 +205,9 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
         "enqueue of %s failed: %s", name, cls_cl_status_name(crc));
     if (f) /* out of memory: the provisional record stays, reads still fail */
       cls__exit_write(prov, cmd->bind, cmd->nbind, f);
+    if (ctx->trace)
+      cls__trace_failure(ctx->trace, "failure", s->id, name, pos,
+                         f ? f->message : "enqueue failed");
     cls__failure_unref(f);
     /* An earlier failure found later may turn out to have been its input. */
     uint64_t stamp = cls__stamp_writes(ctx, cmd->bind, cmd->nbind);
@@ -209,3 +239,17 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   return CLS_OK;
 }
 
+/* Steps 2-6 while tracing: the command's host time, and its event when the
+ * driver accepted it. */
+int cls__run_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
+                    cls_report **report) {
+  struct cls__stream *s = cmd->stream;
+  uint64_t accepted = s->stats.enqueues;
+  uint64_t t0 = cls__trace_now();
+  int rc = cls__run_clean(ctx, cmd, pending, report);
+  if (s->stats.enqueues != accepted)
+    cls__trace_cmd(ctx->trace, s->id, cmd->op,
+                   cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op, cmd->seq, t0,
+                   cls__trace_now());
+  return rc;
+}

@@ -14,13 +14,24 @@
  * check and cls__refuse, not the enqueue path's frame. */
 int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
                 cls_report **report);
+/* cls__refuse, and the skip's trace instant. */
+int cls__refuse_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
+                       cls_report **report);
 int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
                    cls_report **report);
+/* cls__run_clean between two readings of the clock, and the command's
+ * trace event when the driver accepted it (src/trace/trace.h).  Tracing
+ * off costs cls__run one predictable branch. */
+int cls__run_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
+                    cls_report **report);
 static inline int cls__run(cls_context *ctx, struct cls__cmd *cmd,
                            struct cls__pending_read *pending, cls_report **report) {
   struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
   if (found)
-    return cls__refuse(ctx, cmd, found, report);
+    return __builtin_expect(ctx->trace != NULL, 0) ? cls__refuse_traced(ctx, cmd, found, report)
+                                                   : cls__refuse(ctx, cmd, found, report);
+  if (__builtin_expect(ctx->trace != NULL, 0))
+    return cls__run_traced(ctx, cmd, pending, report);
   return cls__run_clean(ctx, cmd, pending, report);
 }
 

@@ -22,6 +22,7 @@ struct cls__driver_ops;
 struct cls__log_entry;
 struct cls__log_binding;
 struct cls__pending_read;
+struct cls__trace;
 struct cls_program;
 
 struct cls_context {
@@ -41,6 +42,9 @@ struct cls_context {
   struct cls__logger log;
   struct cls__fault_config *faults; /* owned; NULL: none */
   struct cls__fault_data fault_data; /* the fault factory's data */
+  /* The timeline trace (src/trace/trace.h); NULL: not tracing, and then
+   * each command pays one predictable branch for it. */
+  struct cls__trace *trace;
   /* The driver: its ops, and its state (opaque to the core). */
   const struct cls__driver_ops *driver_ops;
   struct cls__driver *driver;

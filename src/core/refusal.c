@@ -5,16 +5,27 @@
 #include "failure/failure.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
+#include "trace/trace.h"
 
 #include <stdio.h>
+
+static __attribute__((noinline)) void trace_refusal(cls_context *ctx,
+                                                    const struct cls__refusal *r, uint64_t pos,
+                                                    const char *message) {
+  cls__trace_failure(ctx->trace, "refusal", r->stream, r->kernel ? r->kernel : r->op, pos,
+                     message);
+}
 
 int cls__refused(cls_context *ctx, const struct cls__refusal *r, const struct cls__binding *dst,
                  size_t n, int rc) {
   bool any = false;
   for (size_t i = 0; i < n; i++)
     any |= (dst[i].access & CLS_WRITE) != 0;
-  if (!any)
+  if (!any) {
+    if (ctx->trace) /* nothing to mark: the refusal is on the timeline only */
+      trace_refusal(ctx, r, 0, cls_last_error_detail());
     return rc;
+  }
   /* The detail is the refusal's own text: kept for the record, and given
    * back to the caller after whatever the record's making sets. */
   char detail[sizeof ((struct cls__failure *)0)->message];
@@ -31,6 +42,8 @@ int cls__refused(cls_context *ctx, const struct cls__refusal *r, const struct cl
       ctx, rc, 0, r->op, kernel, r->stream, pos, false, "%s%s%s%s on stream %d refused: %s: %s",
       r->op, r->kernel ? " of '" : "", kernel, r->kernel ? "'" : "", r->stream, cls_err_name(rc),
       detail);
+  if (ctx->trace)
+    trace_refusal(ctx, r, pos, f ? f->message : detail);
   if (f) {
     for (size_t i = 0; i < n; i++)
       if (dst[i].access & CLS_WRITE)
@@ -57,7 +70,7 @@ int cls__refused_launch(cls_context *ctx, const struct cls_kernel *k, int stream
   struct cls__refusal r = {.op = "launch", .kernel = k ? k->name : NULL, .stream = stream};
   if (!args)
     nargs = 0;
-  struct cls__binding stack[CLS_MAX_ARGS];
+  struct cls__binding stack[CLS_MAX_ARGS] = {0}; /* {0}: quiets -Wmaybe-uninitialized */
   struct cls__binding *dst = stack;
   if (nargs > CLS_MAX_ARGS && !(dst = malloc(nargs * sizeof *dst))) {
     dst = stack;

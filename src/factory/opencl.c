@@ -4,7 +4,10 @@
  * it finish: that is how a failure after the enqueue (F8) is found, since
  * PoCL and rusticl never call the completion callback of a failed event.
  * The ring is drained at every poll and when it fills, so it stays as long
- * as the work actually in flight. */
+ * as the work actually in flight.  While the context traces
+ * (CLS_BACKEND_PROFILE), queues are created with profiling, and each
+ * finished command's device start and end are read from its event before
+ * it is released and handed to the core (cls_backend.on_times). */
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 struct ev_entry {
   uint64_t seq;
   cl_event ev;
+  const char *name; /* the kernel's, or the transfer's: for on_times */
 };
 
 struct ocl_stream {
@@ -31,6 +35,11 @@ struct ocl_stream {
   unsigned tail_skip;
   uint64_t lent_seq; /* the newest command whose event was lent (0: none) */
   uint64_t done_seq; /* the newest blocking command, finished on return */
+  /* Tracing: on_times and its argument (NULL: not profiling), the id
+   * the stream was created as. */
+  cls_times_fn on_times;
+  void *times_arg;
+  int id;
 };
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
@@ -46,7 +55,14 @@ static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void
   }
   /* clCreateCommandQueue is deprecated from 2.0 on but present in every
    * ICD; it is the one entry point a 1.2 platform has. */
-  s->q = clCreateCommandQueue(be->context, be->device, 0, &rc);
+  cl_command_queue_properties props = 0;
+  if (be->flags & CLS_BACKEND_PROFILE && be->on_times) {
+    props = CL_QUEUE_PROFILING_ENABLE;
+    s->on_times = be->on_times;
+    s->times_arg = be->times_arg;
+  }
+  s->id = id;
+  s->q = clCreateCommandQueue(be->context, be->device, props, &rc);
   if (rc != CL_SUCCESS)
     goto fail_queue;
   *out = s;
@@ -140,6 +156,17 @@ static uint64_t finished_upto(struct ocl_stream *s, bool all) {
   return upto;
 }
 
+/* Tracing: the device start and end of a command that finished well. */
+static void report_times(const struct ocl_stream *s, const struct ev_entry *e) {
+  cl_ulong start = 0, end = 0;
+  if (clGetEventProfilingInfo(e->ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
+          CL_SUCCESS &&
+      clGetEventProfilingInfo(e->ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
+          CL_SUCCESS &&
+      start && end >= start)
+    s->on_times(s->times_arg, s->id, e->seq, e->name, start, end);
+}
+
 /* Releases finished events from the head; keeps failed ones to report.
  * `all`: the queue was finished, every event has. */
 static void drain(struct ocl_stream *s, bool all) {
@@ -161,6 +188,8 @@ static void drain(struct ocl_stream *s, bool all) {
     if (st < 0) {
       note_failed(s, e->seq, st);
       s->saw_failure = true;
+    } else if (s->on_times) {
+      report_times(s, e);
     }
     s->completed = e->seq;
     clReleaseEvent(e->ev);
@@ -212,16 +241,18 @@ static cl_event *slot_for(struct ocl_stream *s) {
   return &s->ring[(s->head + s->len) & (s->cap - 1)].ev;
 }
 
-static void push(struct ocl_stream *s, uint64_t seq) {
-  s->ring[(s->head + s->len) & (s->cap - 1)].seq = seq;
+static void push(struct ocl_stream *s, uint64_t seq, const char *name) {
+  struct ev_entry *e = &s->ring[(s->head + s->len) & (s->cap - 1)];
+  e->seq = seq;
+  e->name = name;
   s->len++;
 }
 
-#define WITH_EVENT(s, seq, call) WITH_EVENT_DONE(s, seq, 0, call)
+#define WITH_EVENT(s, seq, name, call) WITH_EVENT_DONE(s, seq, name, 0, call)
 
 /* `done`: the call blocks until the command finished, so every command
  * before it has too (in-order queue) whatever their statuses read. */
-#define WITH_EVENT_DONE(s, seq, done, call) \
+#define WITH_EVENT_DONE(s, seq, name, done, call) \
   do {                                      \
     cl_event *ev_ = slot_for(s);            \
     if (!ev_)                               \
@@ -229,7 +260,7 @@ static void push(struct ocl_stream *s, uint64_t seq) {
     cl_int rc_ = (call);                    \
     if (rc_ != CL_SUCCESS)                  \
       return rc_;                           \
-    push(s, seq);                           \
+    push(s, seq, name);                     \
     if (done)                               \
       s->done_seq = seq;                    \
     return CL_SUCCESS;                      \
@@ -243,35 +274,35 @@ static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t 
     if (rc != CL_SUCCESS)
       return rc;
   }
-  WITH_EVENT(s, seq, clEnqueueNDRangeKernel(s->q, c->kernel, c->dims, NULL, c->global,
+  WITH_EVENT(s, seq, c->name, clEnqueueNDRangeKernel(s->q, c->kernel, c->dims, NULL, c->global,
                                             c->local, nwait, nwait ? wait : NULL, ev_));
 }
 
 static cl_int ocl_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
                         int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
-  WITH_EVENT_DONE(s, seq, blocking, clEnqueueWriteBuffer(s->q, dst, blocking ? CL_TRUE : CL_FALSE, off, size,
+  WITH_EVENT_DONE(s, seq, "upload", blocking, clEnqueueWriteBuffer(s->q, dst, blocking ? CL_TRUE : CL_FALSE, off, size,
                                           src, nwait, nwait ? wait : NULL, ev_));
 }
 
 static cl_int ocl_read(void *stream, cl_mem src, size_t off, size_t size, void *dst,
                        int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
-  WITH_EVENT_DONE(s, seq, blocking, clEnqueueReadBuffer(s->q, src, blocking ? CL_TRUE : CL_FALSE, off, size,
+  WITH_EVENT_DONE(s, seq, "download", blocking, clEnqueueReadBuffer(s->q, src, blocking ? CL_TRUE : CL_FALSE, off, size,
                                          dst, nwait, nwait ? wait : NULL, ev_));
 }
 
 static cl_int ocl_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t doff,
                        size_t size, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
-  WITH_EVENT(s, seq, clEnqueueCopyBuffer(s->q, src, dst, soff, doff, size, nwait,
+  WITH_EVENT(s, seq, "copy", clEnqueueCopyBuffer(s->q, src, dst, soff, doff, size, nwait,
                                          nwait ? wait : NULL, ev_));
 }
 
 static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const void *pat,
                        size_t psize, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
-  WITH_EVENT(s, seq, clEnqueueFillBuffer(s->q, dst, pat, psize, off, size, nwait,
+  WITH_EVENT(s, seq, "fill", clEnqueueFillBuffer(s->q, dst, pat, psize, off, size, nwait,
                                          nwait ? wait : NULL, ev_));
 }
 

@@ -6,6 +6,7 @@
 #include "failure/failure.h"
 #include "failure/inflight.h"
 #include "stream/pool.h"
+#include "trace/trace.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -74,6 +75,8 @@ struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, 
                           slot->size, slot->size == 1 ? "" : "s", st);
     if (!f)
       return &cls__never_written; /* out of memory: the sentinel still fails reads */
+    if (ctx->trace)
+      cls__trace_failure(ctx->trace, "failure", st, "alloc", 0, f->message);
     cls__slot_set_failure(slot, f);
     cls__failure_unref(f);
   } else if (f && f->provisional && !f->logged) {

@@ -16,6 +16,7 @@
 #include "guard/guard.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
+#include "trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -270,7 +271,8 @@ struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint6
 
 /* Whether the driver dropped e's command before it reached the backend
  * (a deferring driver's task list): then it never ran. */
-static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e) {
+static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
+                      const struct cls__failure *f) {
   const struct cls__driver_ops *d = ctx->driver_ops;
   struct cls__stream *s = cls__stream_peek(ctx, e->stream);
   if (!d->withdraw || !s || s->completed >= e->seq || !d->withdraw(ctx->driver, s, e->seq))
@@ -279,6 +281,8 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e) {
   s->stats.skips++;
   s->stats.enqueues--;
   s->stats.launches -= strcmp(e->op, "launch") == 0;
+  if (ctx->trace)
+    cls__trace_skip(ctx->trace, s->id, e->kernel[0] ? e->kernel : e->op, e->position, f->message);
   return true;
 }
 
@@ -286,6 +290,10 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e) {
  * on it take f, as if f had been known at k's enqueue. */
 static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
   struct cls__log_entry *root = at(ctx, k);
+  if (ctx->trace)
+    cls__trace_failure(ctx->trace, "failure", root->stream,
+                       strcmp(root->op, "launch") == 0 ? root->kernel : root->op, root->position,
+                       f->message);
   if (root->untrusted) {
     /* It ran on the output of a failure found before this one: had that
      * been known at its enqueue it would have been skipped, so its outputs
@@ -312,7 +320,7 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
      * does one the driver had not handed to its backend yet and drops. */
     if (tainted) {
       e->untrusted = true;
-      int kind = e->kind == CLS__ENTRY_FAILED || withdrawn(ctx, e) ? CLS_SKIP_SKIPPED
+      int kind = e->kind == CLS__ENTRY_FAILED || withdrawn(ctx, e, f) ? CLS_SKIP_SKIPPED
                                                                   : CLS_SKIP_UNTRUSTED;
       cls__failure_add_skip(f, kind, e->kernel[0] ? e->kernel : e->op, e->stream, e->position);
     }

@@ -4,6 +4,7 @@
 #include "driver/ops.h"
 #include "failure/inflight.h"
 #include "stream/pool.h"
+#include "trace/trace.h"
 
 /* The streams cmd's stream must be ordered after: bit t of the result is
  * set when command need[t] of stream t (or later) must come first.  Only
@@ -120,6 +121,8 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
     cmd->lent |= 1ull << cmd->nwait;
   cmd->wait[cmd->nwait++] = ev;
   s->stats.waits++;
+  if (ctx->trace)
+    cls__trace_wait(ctx->trace, p->id, s->id, upto);
   cls__order_synced(s, p, upto);
   cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d waits for stream %d up to %llu", s->id, p->id,
            (unsigned long long)upto);

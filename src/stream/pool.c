@@ -2,8 +2,17 @@
  * driver on first use. */
 #include "stream/pool.h"
 #include "driver/driver.h"
+#include "trace/trace.h"
 
 #include <string.h>
+
+/* cls_backend.on_times: a factory's device times, onto the trace. */
+static void on_times(void *arg, int id, uint64_t seq, const char *name, uint64_t start,
+                     uint64_t end) {
+  cls_context *ctx = arg;
+  if (ctx->trace)
+    cls__trace_device(ctx->trace, id, name, seq, start, end);
+}
 
 int cls__pool_init(cls_context *ctx, const struct cls_stream_factory *f, void *fdata) {
   struct cls__stream_pool *pool = &ctx->pool;
@@ -19,6 +28,11 @@ int cls__pool_init(cls_context *ctx, const struct cls_stream_factory *f, void *f
   pool->backend.device = ctx->device;
   pool->backend.context = ctx->clctx;
   pool->backend.cl_version = ctx->info.cl_version;
+  if (ctx->trace) {
+    pool->backend.flags = CLS_BACKEND_PROFILE;
+    pool->backend.on_times = on_times;
+    pool->backend.times_arg = ctx;
+  }
   return CLS_OK;
 }
 
@@ -47,6 +61,8 @@ struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
   if (id >= pool->nstreams)
     pool->nstreams = id + 1;
   cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d created (%s)", id, pool->factory->name);
+  if (ctx->trace)
+    cls__trace_stream(ctx->trace, id);
   return s;
 }
 
