@@ -164,7 +164,7 @@ struct cls_stream_factory; /* <clstream/stream.h> */
  * first use. */
 #define CLS_MAX_STREAMS 64
 
-#define CLS_CONTEXT_OPTIONS_VERSION 1
+#define CLS_CONTEXT_OPTIONS_VERSION 2
 struct cls_context_options {
   unsigned version;             /* CLS_CONTEXT_OPTIONS_VERSION */
   /* Device selection string (see cls_device_select); NULL: $CLS_DEVICE,
@@ -186,6 +186,11 @@ struct cls_context_options {
    * of the device's global memory when that is less (oclgrind: 4 MiB);
    * either is capped by the device's maximum allocation. */
   size_t page_size;
+  /* Version 2.  Directory of the persistent program cache (docs/cache.md);
+   * NULL or "": $CLS_CACHE_DIR, then $XDG_CACHE_HOME/clstream, then
+   * ~/.cache/clstream.  CLS_CACHE=off turns the cache off whatever this
+   * says.  A version-1 caller's struct ends before it. */
+  const char *cache_dir;
 };
 
 /* Creates a context on one device.  opts may be NULL.  On failure nothing
@@ -199,6 +204,23 @@ CLS_API void cls_context_destroy(cls_context *ctx);
 CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out);
 /* Name of the driver the context runs on ("event", "scheduler"). */
 CLS_API const char *cls_context_driver(cls_context *ctx);
+
+/* The persistent program cache as this context uses it (docs/cache.md):
+ * program binaries kept on disk, keyed by platform, device, driver
+ * version, clstream version, build options and source. */
+#define CLS_CACHE_INFO_VERSION 1
+struct cls_cache_info {
+  unsigned version;              /* set by the caller: CLS_CACHE_INFO_VERSION */
+  int enabled;                   /* 0: CLS_CACHE=off, or no directory */
+  const char *dir;               /* "" when not enabled; owned by the context */
+  unsigned long long max_bytes;  /* CLS_CACHE_MAX */
+  unsigned long long entries;    /* files in the directory now */
+  unsigned long long bytes;      /* their total size */
+  unsigned long long hits;       /* builds of this context served from disk */
+  unsigned long long misses;     /* builds of this context compiled from source */
+  unsigned long long stores;     /* entries this context wrote */
+};
+CLS_API int cls_context_cache(cls_context *ctx, struct cls_cache_info *out);
 /* The drivers built into this library (configure --enable-drivers), and
  * the default (configure --with-scheduler; $CLS_SCHEDULER overrides it). */
 CLS_API size_t cls_driver_count(void);
