@@ -325,7 +325,8 @@ typedef struct cls_program cls_program;
 typedef struct cls_kernel cls_kernel;
 
 /* Builds (or finds in the context's cache, keyed by device, source hash and
- * options) a program.  On a build failure returns CLS_EBUILD, the build log
+ * options, or loads from the persistent cache on disk: docs/cache.md) a
+ * program.  On a build failure returns CLS_EBUILD, the build log
  * is in cls_last_error_detail(), and *out is still set (release it as
  * usual) to a program that remembers the failure: kernels taken from it
  * launch as failed (CLS_EBUILD), and their outputs carry the build failure,

@@ -1,6 +1,7 @@
-/* Programs and kernels: build from source with a per-context cache keyed by
- * device, source hash and options; kernels looked up by name, with their
- * argument count and (where the platform gives it) argument kinds. */
+/* Programs and kernels: build with a per-context cache keyed by device,
+ * source hash and options, then the persistent cache on disk
+ * (src/cache/cache.h), then from source; kernels looked up by name, with
+ * their argument count and (where the platform gives it) argument kinds. */
 #include "core/program.h"
 #include "device/quirks.h"
 #include "failure/failure.h"
