@@ -8,6 +8,8 @@
  * sits below the driver, so this program runs once. */
 #include "common.h"
 
+#include "util/hash.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -239,6 +241,48 @@ START_TEST(foreign_file_is_ignored_and_rebuilt) {
 }
 END_TEST
 
+/* A well-formed entry whose binary the vendor refuses (its bytes replaced,
+ * the checksum made to match): built from source, the entry removed, and
+ * this context does not try the cache again. */
+START_TEST(binary_the_vendor_refuses_is_dropped_and_rebuilt) {
+  cls_context_destroy(build_and_run(dir, NULL, NULL));
+  char path[512];
+  the_entry(dir, path, sizeof path);
+  FILE *f = fopen(path, "r+b");
+  ck_assert_ptr_nonnull(f);
+  unsigned char h[40];
+  ck_assert_uint_eq(fread(h, 1, sizeof h, f), sizeof h);
+  uint64_t kl = 0, sl = 0, bl = 0;
+  for (int i = 7; i >= 0; i--) {
+    kl = kl << 8 | (i < 4 ? h[12 + i] : 0);
+    sl = sl << 8 | h[16 + i];
+    bl = bl << 8 | h[24 + i];
+  }
+  size_t body = (size_t)(kl + sl + bl);
+  unsigned char *b = malloc(body);
+  ck_assert_ptr_nonnull(b);
+  ck_assert_uint_eq(fread(b, 1, body, f), body);
+  for (size_t i = (size_t)(kl + sl); i < body; i++)
+    b[i] = (unsigned char)(i * 7 + 1);
+  uint64_t sum = cls__hash(CLS__HASH_INIT, b, body);
+  for (int i = 0; i < 8; i++)
+    h[32 + i] = (unsigned char)(sum >> 8 * i);
+  rewind(f);
+  ck_assert_uint_eq(fwrite(h, 1, sizeof h, f), sizeof h);
+  ck_assert_uint_eq(fwrite(b, 1, body, f), body);
+  fclose(f);
+  free(b);
+  cls_context *ctx = build_and_run(dir, NULL, NULL);
+  ct_build(ctx, CT_INC_SRC, NULL);
+  struct cls_cache_info ci = info(ctx);
+  ck_assert_uint_eq(ci.hits, 0);
+  ck_assert_uint_eq(ci.misses, 2);
+  ck_assert_uint_eq(ci.stores, 0);
+  ck_assert_int_eq(files_in(dir), 0);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* A directory that cannot be made (its parent is a regular file: this
  * holds for root too) costs the cache, not the build. */
 START_TEST(unwritable_directory_builds_from_source) {
@@ -449,6 +493,7 @@ int main(void) {
   CT_ADD_FIXTURE(s, corrupt_file_is_ignored_and_rebuilt, setup, teardown);
   CT_ADD_FIXTURE(s, truncated_file_is_ignored_and_rebuilt, setup, teardown);
   CT_ADD_FIXTURE(s, foreign_file_is_ignored_and_rebuilt, setup, teardown);
+  CT_ADD_FIXTURE(s, binary_the_vendor_refuses_is_dropped_and_rebuilt, setup, teardown);
   CT_ADD_FIXTURE(s, unwritable_directory_builds_from_source, setup, teardown);
   CT_ADD_FIXTURE(s, concurrent_writers_leave_one_valid_entry, setup, teardown);
   CT_ADD_FIXTURE(s, build_options_change_the_key, setup, teardown);
