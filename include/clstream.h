@@ -274,6 +274,11 @@ struct cls_context_options {
    * created makes creation fail with #CLS_EINVAL, the path and the reason
    * in cls_last_error_detail(). */
   const char *trace;
+  /** Version 2 on.  Directory of the persistent program cache
+   * (docs/cache.md); NULL or "": $CLS_CACHE_DIR, then
+   * $XDG_CACHE_HOME/clstream, then ~/.cache/clstream.  CLS_CACHE=off turns
+   * the cache off whatever this says. */
+  const char *cache_dir;
 };
 
 /** Creates a context on one device.  opts may be NULL (all defaults).  The
@@ -305,6 +310,27 @@ CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out);
 /** Name of the driver the context runs on ("event", "scheduler"); a static
  * string, "" for a NULL context.  Thread-safe. */
 CLS_API const char *cls_context_driver(cls_context *ctx);
+/** The version of struct cls_cache_info this header describes. */
+#define CLS_CACHE_INFO_VERSION 1
+/** The persistent program cache as a context uses it (docs/cache.md):
+ * program binaries kept on disk, keyed by platform, device, driver
+ * version, clstream version, build options and source. */
+struct cls_cache_info {
+  unsigned version;              /**< set by the caller: #CLS_CACHE_INFO_VERSION */
+  int enabled;                   /**< 0: CLS_CACHE=off, or no usable directory */
+  const char *dir;               /**< "" when not enabled; owned by the context */
+  unsigned long long max_bytes;  /**< the size cap (CLS_CACHE_MAX) */
+  unsigned long long entries;    /**< entry files in the directory now */
+  unsigned long long bytes;      /**< their total size */
+  unsigned long long hits;       /**< builds of this context served from disk */
+  unsigned long long misses;     /**< builds of this context compiled from source */
+  unsigned long long stores;     /**< entries this context wrote */
+};
+/** The context's persistent cache, into *out (set out->version first).
+ * Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_EVERSION for an
+ * unknown out->version. */
+CLS_API int cls_context_cache(cls_context *ctx, struct cls_cache_info *out);
 /** The number of drivers built into this library (configure
  * --enable-drivers).  Thread-safe. */
 CLS_API size_t cls_driver_count(void);
@@ -520,7 +546,7 @@ typedef struct cls_program cls_program;
 typedef struct cls_kernel cls_kernel;
 
 /** Builds (or finds in the context's cache, keyed by device, source hash and
- * options) a program from OpenCL C `source` with build `options` (NULL:
+ * options, or loads from the persistent cache on disk: docs/cache.md) a program from OpenCL C `source` with build `options` (NULL:
  * none).  The caller holds a reference on *out and drops it with
  * cls_program_release().  On a build failure returns #CLS_EBUILD, the build
  * log is in cls_last_error_detail(), and *out is still set (release it as

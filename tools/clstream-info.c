@@ -1,7 +1,8 @@
 /* clstream-info: lists every OpenCL platform the ICD loader offers, with
  * its devices or why it has none, the device the default selection and
  * $CLS_DEVICE pick, the driver a context runs on, and the quirks probed on
- * its device.  The platforms come from OpenCL itself: clstream's device
+ * its device; with --cache, the persistent program cache and a cold and
+ * warm build.  The platforms come from OpenCL itself: clstream's device
  * list has only platforms that have devices.
  *
  * --json prints the same facts as one JSON object for scripts (a section
@@ -13,18 +14,25 @@
 #include <clstream/cl.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *to) {
   fprintf(to,
-          "Usage: clstream-info [--help] [--version] [--json]\n"
+          "Usage: clstream-info [--help] [--version] [--json] [--cache]\n"
           "\n"
           "Lists every OpenCL platform the ICD loader offers, with its devices\n"
           "or why it has none, the device the default selection picks, the device\n"
           "$CLS_DEVICE picks (when set) and the driver a context runs on.\n"
           "--json prints the same as one JSON object, for scripts.\n"
+          "\n"
+          "  --cache  the persistent program cache instead: its directory, entries\n"
+          "           and size, and a small program built cold, then warm (in a\n"
+          "           temporary directory: the cache itself is not touched)\n"
           "\n"
           "Environment:\n"
           "  CLS_DEVICE     device selection: \"P:D\", \"cpu\", \"gpu\", \"accelerator\",\n"
@@ -32,6 +40,10 @@ static void usage(FILE *to) {
           "  CLS_SCHEDULER  driver and its parameters: \"event\", \"scheduler\",\n"
           "                 \"scheduler:interleave,max_tasks=8\"; CLS_SCHEDULER=help\n"
           "                 prints every driver with its parameters\n"
+          "  CLS_CACHE      \"off\" turns the persistent program cache off\n"
+          "  CLS_CACHE_DIR  its directory (default $XDG_CACHE_HOME/clstream,\n"
+          "                 else ~/.cache/clstream)\n"
+          "  CLS_CACHE_MAX  its cap in bytes, or with K, M or G (default 64M)\n"
           "  OCL_ICD_VENDORS  restricts the OpenCL ICD loader to these vendors\n"
           "  RUSTICL_ENABLE   the drivers Mesa's rusticl offers devices of\n"
           "                   (none until set; llvmpipe is the CPU one)\n");
@@ -509,6 +521,21 @@ static void section_drivers(struct json *j, struct info *in) {
   json_end_object(j);
 }
 
+static void section_cache(struct json *j, struct info *in) {
+  struct cls_cache_info ci = {.version = CLS_CACHE_INFO_VERSION};
+  if (!in->ctx || cls_context_cache(in->ctx, &ci) != CLS_OK)
+    return;
+  json_object(j, "cache");
+  json_bool(j, "enabled", ci.enabled);
+  if (ci.enabled) {
+    json_str(j, "directory", ci.dir);
+    json_uint(j, "entries", ci.entries);
+    json_uint(j, "bytes", ci.bytes);
+    json_uint(j, "max_bytes", ci.max_bytes);
+  }
+  json_end_object(j);
+}
+
 /* The sections of --json, in order: a new one is a function and a line. */
 static const struct {
   int needs_device; /* left out when no device was found */
@@ -516,6 +543,7 @@ static const struct {
 } sections[] = {
     {0, section_platforms}, {1, section_selection},     {1, section_context},
     {1, section_quirks},    {1, section_argument_info}, {0, section_drivers},
+    {1, section_cache},
 };
 
 static int json_main(void) {
@@ -561,11 +589,130 @@ static int json_main(void) {
   cls_context_destroy(in.ctx);
   free(in.devs);
   return in.status ? 1 : 0;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+#define CACHE_PROBE_SRC                                                     \
+  "kernel void saxpy(global const float *x, global float *y, float a) {\n"  \
+  "  size_t i = get_global_id(0);\n"                                        \
+  "  y[i] = a * x[i] + y[i];\n"                                             \
+  "}\n"
+
+/* One build of the probe program in a new context on `dir` (NULL: the
+ * configured one); its time in ms, or a negative code. */
+static double timed_build(const char *dir, const char *options, struct cls_cache_info *ci) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .cache_dir = dir};
+  cls_context *ctx = NULL;
+  int rc = cls_context_create(&ctx, &o);
+  if (rc != CLS_OK) {
+    print_error("context:", rc);
+    return rc;
+  }
+  cls_program *p = NULL;
+  double t0 = now_ms();
+  rc = cls_program_build(ctx, CACHE_PROBE_SRC, options, &p);
+  double ms = now_ms() - t0;
+  ci->version = CLS_CACHE_INFO_VERSION;
+  if (rc == CLS_OK)
+    rc = cls_context_cache(ctx, ci);
+  if (rc != CLS_OK)
+    print_error("build:", rc);
+  cls_context_destroy(ctx);
+  return rc == CLS_OK ? ms : rc;
+}
+
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *e;
+    char path[4096 + 256 + 2];
+    while ((e = readdir(d)))
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+      }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+/* --cache: the cache as a context sees it, and the probe program built
+ * cold (a new directory, and a build option no vendor cache has seen),
+ * with the vendor's own cache warm but clstream's off, and warm. */
+static int print_cache(void) {
+  cls_context *ctx = NULL;
+  int rc = cls_context_create(&ctx, NULL);
+  if (rc != CLS_OK) {
+    print_error("context:", rc);
+    return 1;
+  }
+  struct cls_cache_info ci = {.version = CLS_CACHE_INFO_VERSION};
+  struct cls_device_info dev;
+  rc = cls_context_cache(ctx, &ci);
+  cls_context_device(ctx, &dev);
+  char b[64];
+  printf("persistent program cache (docs/cache.md):\n");
+  printf("  device             %s (%s)\n", dev.device_name, dev.platform_name);
+  printf("  enabled            %s\n", ci.enabled ? "yes" : "no (CLS_CACHE=off, or no directory)");
+  if (ci.enabled) {
+    printf("  directory          %s\n", ci.dir);
+    printf("  entries            %llu\n", ci.entries);
+    printf("  total size         %s\n", human_bytes(ci.bytes, b, sizeof b));
+    printf("  cap                %s (CLS_CACHE_MAX)\n", human_bytes(ci.max_bytes, b, sizeof b));
+  }
+  cls_context_destroy(ctx);
+
+  const char *tmp = getenv("TMPDIR");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/clstream-info-cache.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    perror("clstream-info: mkdtemp");
+    return 1;
+  }
+  char options[64];
+  snprintf(options, sizeof options, "-DCLS_INFO_PROBE=%ld%ld", (long)getpid(), (long)time(NULL));
+  struct cls_cache_info cold = {0}, vendor = {0}, warm = {0};
+  double t_cold = timed_build(dir, options, &cold);
+  const char *was = getenv("CLS_CACHE");
+  char *saved = was ? strdup(was) : NULL;
+  setenv("CLS_CACHE", "off", 1);
+  double t_vendor = t_cold >= 0 ? timed_build(dir, options, &vendor) : -1;
+  if (saved)
+    setenv("CLS_CACHE", saved, 1);
+  else
+    unsetenv("CLS_CACHE");
+  free(saved);
+  double t_warm = t_vendor >= 0 ? timed_build(dir, options, &warm) : -1;
+  remove_dir(dir);
+  if (t_warm < 0)
+    return 1;
+  if (!cold.enabled) {
+    printf("\n  cold build         %.1f ms (the cache is off: nothing to compare)\n", t_cold);
+    return 0;
+  }
+  printf("\ncold and warm build of a small program (new contexts, in %s, removed after):\n",
+         dir);
+  printf("  cold               %8.1f ms  compiled from source%s\n", t_cold,
+         cold.stores ? ", stored" : ", not stored (the vendor gives no binary)");
+  printf("  vendor cache only  %8.1f ms  CLS_CACHE=off: what the vendor keeps itself\n",
+         t_vendor);
+  printf("  warm               %8.1f ms  %s\n", t_warm,
+         warm.hits ? "loaded from the cache"
+                   : "compiled from source (the vendor does not load stored binaries)");
+  if (warm.hits && t_warm > 0)
+    printf("  cold / warm        %8.1fx\n", t_cold / t_warm);
+  return 0;
 }
 
 int main(int argc, char **argv) {
   int json = 0;
   for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--cache") == 0)
+      return print_cache();
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(stdout);
       return 0;

@@ -145,6 +145,8 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   const char *lvl = getenv("CLS_LOG");
   if (lvl && *lvl && (rc = cls__log_level_parse(lvl, &ctx->log.level)) < 0)
     goto fail_config;
+  if ((rc = cls__cache_init(&ctx->cache, opts->version >= 2 ? opts->cache_dir : NULL)) < 0)
+    goto fail_config;
 
   /* Everything the user can get wrong in a string is checked before any
    * OpenCL object exists. */
@@ -217,6 +219,7 @@ fail_driver_name:
 fail_guard_config:
   cls__fault_config_free(ctx->faults);
 fail_config:
+  cls__cache_fini(&ctx->cache);
   cls__lock_fini(&ctx->lock);
 fail_lock:
   free(ctx);
@@ -271,6 +274,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   cls__programs_fini(ctx);
   clReleaseContext(ctx->clctx);
   cls__fault_config_free(ctx->faults);
+  cls__cache_fini(&ctx->cache);
   cls__unlock(ctx);
   cls__lock_fini(&ctx->lock);
   free(ctx);
@@ -303,6 +307,32 @@ CLS_API int cls_context_quirks(cls_context *ctx, struct cls_quirks *out) {
     size = offsetof(struct cls_quirks, wg_above_kernel_max); /* the caller's struct ends there */
   memcpy(out, &q, size);
   out->version = version;
+  return CLS_OK;
+}
+
+CLS_API int cls_context_cache(cls_context *ctx, struct cls_cache_info *out) {
+  if (!ctx || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_context_cache: NULL argument");
+  if (out->version < 1 || out->version > CLS_CACHE_INFO_VERSION)
+    return cls__error(CLS_EVERSION, 0, "struct cls_cache_info version %u (this library: 1..%d)",
+                      out->version, CLS_CACHE_INFO_VERSION);
+  unsigned version = out->version;
+  memset(out, 0, sizeof *out);
+  out->version = version;
+  cls__lock(ctx);
+  const struct cls__cache *c = &ctx->cache;
+  out->enabled = c->enabled;
+  out->dir = c->enabled ? c->dir : "";
+  out->max_bytes = c->max;
+  uint64_t entries = 0, bytes = 0;
+  if (c->enabled)
+    cls__cache_usage(c, &entries, &bytes);
+  out->entries = entries;
+  out->bytes = bytes;
+  out->hits = c->hits;
+  out->misses = c->misses;
+  out->stores = c->stores;
+  cls__unlock(ctx);
   return CLS_OK;
 }
 

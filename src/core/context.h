@@ -10,6 +10,7 @@
 #ifndef CLS_CONTEXT_H
 #define CLS_CONTEXT_H
 
+#include "cache/cache.h"
 #include "factory/fault.h"
 #include "failure/record.h"
 #include "stream/stream.h"
@@ -51,6 +52,7 @@ struct cls_context {
   struct cls__stream_pool pool;
   struct cls__failures failures;
   struct cls_program *programs;
+  struct cls__cache cache;       /* the persistent program cache */
   /* F8: launches and reads still in flight, in submission order. */
   struct cls__log_entry *inflight;
   size_t inflight_head, inflight_len, inflight_cap;

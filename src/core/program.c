@@ -1,30 +1,22 @@
-/* Programs and kernels: build from source with a per-context cache keyed by
- * device, source hash and options; kernels looked up by name, with their
- * argument count and (where the platform gives it) argument kinds. */
+/* Programs and kernels: build with a per-context cache keyed by device,
+ * source hash and options, then the persistent cache on disk
+ * (src/cache/cache.h), then from source; kernels looked up by name, with
+ * their argument count and (where the platform gives it) argument kinds. */
 #include "core/program.h"
 #include "device/quirks.h"
 #include "failure/failure.h"
+#include "util/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-
-/* FNV-1a, 64 bits. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *c = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= c[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 static uint64_t key_hash(cl_device_id dev, const char *src, size_t len, const char *opts) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  h = fnv(h, &dev, sizeof dev);
-  h = fnv(h, src, len);
-  h = fnv(h, "", 1);
-  return fnv(h, opts, strlen(opts));
+  uint64_t h = cls__hash(CLS__HASH_INIT, &dev, sizeof dev);
+  h = cls__hash(h, src, len);
+  h = cls__hash(h, "", 1);
+  return cls__hash(h, opts, strlen(opts));
 }
 
 static char *dupstr(const char *s, size_t n) {
@@ -54,21 +46,108 @@ static void remember_failure(cls_context *ctx, struct cls_program *p, cl_int rc,
   }
 }
 
-/* Builds with -cl-kernel-arg-info so argument kinds can be checked. */
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* The persistent cache's key for this program on this context's device. */
+static struct cls__cache_key cache_key(const cls_context *ctx, const struct cls_program *p,
+                                       const char *opts) {
+  return (struct cls__cache_key){ctx->info.platform_name, ctx->info.platform_version,
+                                 ctx->info.device_name,   ctx->info.driver_version,
+                                 opts,                    p->source,
+                                 p->srclen};
+}
+
+/* A build from the persistent cache: true when p->program is built from
+ * the stored binary.  A binary the vendor refuses is dropped, said once,
+ * and the cache is not tried again by this context. */
+static bool from_cache(cls_context *ctx, struct cls_program *p, const struct cls__cache_key *k,
+                       const char *opts) {
+  unsigned char *bin = NULL;
+  size_t len = 0;
+  double t0 = now_ms();
+  if (!cls__cache_load(&ctx->cache, &ctx->log, k, &bin, &len))
+    return false;
+  cl_int rc, status = CL_SUCCESS;
+  const unsigned char *b = bin;
+  p->program = clCreateProgramWithBinary(ctx->clctx, 1, &ctx->device, &len, &b, &status, &rc);
+  if (rc == CL_SUCCESS && status == CL_SUCCESS)
+    rc = clBuildProgram(p->program, 1, &ctx->device, opts, NULL, NULL);
+  else if (rc == CL_SUCCESS)
+    rc = status;
+  free(bin);
+  if (rc == CL_SUCCESS) {
+    ctx->cache.hits++;
+    cls__log(&ctx->log, CLS_LOG_STREAMS, "program cache hit: %zu-byte binary in %s (%.1f ms)",
+             len, ctx->cache.dir, now_ms() - t0);
+    return true;
+  }
+  if (p->program)
+    clReleaseProgram(p->program);
+  p->program = NULL;
+  cls__cache_drop(&ctx->cache, k);
+  ctx->cache.refused = true;
+  if (!ctx->cache.said_binary)
+    cls__log(&ctx->log, CLS_LOG_STREAMS,
+             "program cache: '%s' does not load a stored binary (%s); building from source "
+             "from now on",
+             ctx->info.device_name, cls_cl_status_name(rc));
+  ctx->cache.said_binary = true;
+  return false;
+}
+
+/* Stores the built program's binary in the persistent cache. */
+static void to_cache(cls_context *ctx, struct cls_program *p, const struct cls__cache_key *k,
+                     double ms) {
+  size_t len = 0;
+  unsigned char *bin = NULL;
+  if (clGetProgramInfo(p->program, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) !=
+          CL_SUCCESS ||
+      !len || !(bin = malloc(len)) ||
+      clGetProgramInfo(p->program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
+    free(bin);
+    return; /* the vendor gives no binary: nothing to keep */
+  }
+  uint64_t stores = ctx->cache.stores;
+  cls__cache_store(&ctx->cache, &ctx->log, k, bin, len);
+  cls__log(&ctx->log, CLS_LOG_STREAMS, "program cache miss: built from source in %.1f ms%s%s",
+           ms, ctx->cache.stores > stores ? ", stored in " : "",
+           ctx->cache.stores > stores ? ctx->cache.dir : "");
+  free(bin);
+}
+
+/* Builds with -cl-kernel-arg-info so argument kinds can be checked: from
+ * the persistent cache when it holds the binary, else from source (and
+ * the binary is stored). */
 static int build(cls_context *ctx, struct cls_program *p) {
   cl_int rc;
-  const char *src = p->source;
-  p->program = clCreateProgramWithSource(ctx->clctx, 1, &src, &p->srclen, &rc);
-  if (rc != CL_SUCCESS)
-    return cls__error(CLS_EBUILD, rc, "clCreateProgramWithSource failed: %s",
-                      cls_cl_status_name(rc));
   size_t olen = strlen(p->options);
   char *opts = malloc(olen + sizeof " -cl-kernel-arg-info");
   if (!opts)
     return cls__error(CLS_ENOMEM, 0, "out of host memory");
   memcpy(opts, p->options, olen);
   strcpy(opts + olen, " -cl-kernel-arg-info");
+  struct cls__cache_key key = cache_key(ctx, p, opts);
+  if (ctx->cache.enabled && from_cache(ctx, p, &key, opts)) {
+    free(opts);
+    return CLS_OK;
+  }
+  const char *src = p->source;
+  double t0 = now_ms();
+  p->program = clCreateProgramWithSource(ctx->clctx, 1, &src, &p->srclen, &rc);
+  if (rc != CL_SUCCESS) {
+    free(opts);
+    return cls__error(CLS_EBUILD, rc, "clCreateProgramWithSource failed: %s",
+                      cls_cl_status_name(rc));
+  }
   rc = clBuildProgram(p->program, 1, &ctx->device, opts, NULL, NULL);
+  if (rc == CL_SUCCESS && ctx->cache.enabled) {
+    ctx->cache.misses++;
+    to_cache(ctx, p, &key, now_ms() - t0);
+  }
   free(opts);
   if (rc == CL_SUCCESS)
     return CLS_OK;
