@@ -589,6 +589,11 @@ static int json_main(void) {
   cls_context_destroy(in.ctx);
   free(in.devs);
   return in.status ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* --cache                                                             */
+/* ------------------------------------------------------------------ */
 
 static double now_ms(void) {
   struct timespec t;
