@@ -8,10 +8,17 @@
 
 /* A transfer task (launches call the factory directly: enqueue_task,
  * submit_sequential). */
+/* What enqueue_task returns for a withdrawn task (kind 0): not an OpenCL
+ * status.  The launch path never meets it: kind 0 is not a launch, so it
+ * is found here and in enqueue_waiting, off the hot path. */
+#define WITHDRAWN 1
+
 static __attribute__((noinline)) cl_int enqueue_xfer(const struct cls_stream_factory *f,
                                                      void *stream, int id, const struct list *l,
                                                      const struct task *t, uint64_t bseq,
                                                      cl_uint nw, const cl_event *w) {
+  if (!t->kind)
+    return WITHDRAWN;
   struct cls__xfer x = t->u.t.x;
   if (t->kind == CLS__CMD_FILL)
     x.pattern = l->bytes + t->u.t.pattern_off;
@@ -34,6 +41,10 @@ static __attribute__((noinline)) cl_int enqueue_waiting(const struct cls_stream_
                                                         const struct task *t) {
   size_t nw = t->nwait;
   const cl_event *w = l->waits + t->wait0;
+  if (!t->kind) {
+    release_waits(w, nw, CL_INVALID_OPERATION); /* waited out: see dropped() */
+    return WITHDRAWN;
+  }
   cl_event keep[CLS_MAX_STREAMS]; /* a command waits on each stream once at most */
   cl_uint nk = cls__order_live_waits(w, nw, keep); /* F7: the task sat in its list */
   const cl_event *kw = nk ? keep : NULL;
@@ -53,13 +64,11 @@ static inline cl_int enqueue_task(const struct cls_stream_factory *f, void *qs, 
                                     : enqueue_xfer(f, qs, id, l, t, bseq, 0, NULL);
 }
 
-/* Task t of list l, of stream id, was withdrawn (F8 found it reads a
- * failed input): it is not enqueued, its waits are waited out on the host
- * (later commands may count on the order they gave), and it completes
- * with the queue's command before it. */
-static __attribute__((noinline)) void dropped(struct queue *q, int id, const struct list *l,
-                                              const struct task *t) {
-  release_waits(l->waits + t->wait0, t->nwait, CL_INVALID_OPERATION);
+/* Task t of stream id was withdrawn (F8 found it reads a failed input):
+ * it was not enqueued, its waits were waited out on the host (later
+ * commands may count on the order they gave: enqueue_waiting), and it
+ * completes with the queue's command before it. */
+static __attribute__((noinline)) void dropped(struct queue *q, int id, const struct task *t) {
   if (cls__sched_map_push(q, q->seq, id, t->seq, 0, CL_SUCCESS))
     q->unreal++;
 }
@@ -115,14 +124,6 @@ static void submit_sequential(struct sched_driver *d, int id) {
   void *qs = q->stream;
   uint64_t bseq = q->seq, run = 0, run_seq = 0;
   for (; t < end; t++) {
-    if (__builtin_expect(!t->kind, 0)) {
-      q->seq = bseq;
-      if (run)
-        cls__sched_map_add(q, id, run_seq, run);
-      run = 0;
-      dropped(q, id, l, t); /* polls nothing: l, q and t stay */
-      continue;
-    }
     cl_int rc = enqueue_task(f, qs, id, bseq + 1, l, t);
     if (rc == CL_SUCCESS) {
       bseq++;
@@ -134,6 +135,10 @@ static void submit_sequential(struct sched_driver *d, int id) {
     if (run)
       cls__sched_map_add(q, id, run_seq, run);
     run = 0;
+    if (rc == WITHDRAWN) {
+      dropped(q, id, t); /* polls nothing: l, q and t stay */
+      continue;
+    }
     size_t i = (size_t)(t - l->tasks);
     l->sent = i + 1;
     task_failed(d, q, id, t->seq, rc);
@@ -166,14 +171,12 @@ static void submit_interleave(struct sched_driver *d) {
         continue;
       }
       const struct task *t = &l->tasks[round];
-      if (__builtin_expect(!t->kind, 0)) {
-        dropped(q, id, l, t);
-        continue;
-      }
       cl_int rc = enqueue_task(f, q->stream, id, q->seq + 1, l, t);
       if (rc == CL_SUCCESS) {
         q->seq++;
         cls__sched_map_add(q, id, t->seq, 1);
+      } else if (rc == WITHDRAWN) {
+        dropped(q, id, t);
       } else {
         /* What each list has handed over, for a withdrawal the failure's
          * replay may make: this round reached stream id. */

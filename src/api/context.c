@@ -203,6 +203,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   /* Before any buffer is carved: guard mode decides how. */
   if (guard && (rc = cls__guard_create(ctx)) < 0)
     goto fail_guard;
+  ctx->checks = (ctx->guard ? 1u : 0u) | (ctx->sync_timeout_ns ? 2u : 0u);
   if ((rc = start_streams(ctx, opts, params)) < 0)
     goto fail_streams;
   *out = ctx;

@@ -186,7 +186,6 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
   cmd.op = "launch";
   cmd.nwait = 0;
   cmd.x.blocking = 0; /* drivers test it for every command */
-  cmd.internal = false;
   if (!cls__kernel_valid(ctx, kernel)) {
     rc = cls__error(CLS_EINVAL, 0, "cls_launch: not a kernel of this context");
     goto refused;

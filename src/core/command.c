@@ -142,6 +142,17 @@ int cls__refuse_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__failu
   return rc;
 }
 
+/* What deadline and guard mode do before a command: one branch on the
+ * hot path for both. */
+static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls__cmd *cmd) {
+  int rc = CLS_OK;
+  if (ctx->sync_timeout_ns && cmd->x.blocking && (rc = wait_inputs(ctx, cmd)) < 0)
+    return rc;
+  if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure)
+    rc = cls__guard_canary_fill(ctx, cmd);
+  return rc;
+}
+
 /* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
 int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
                    cls_report **report) {
@@ -149,10 +160,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   const struct cls__driver_ops *d = ctx->driver_ops;
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
   int rc;
-  if (ctx->sync_timeout_ns && cmd->x.blocking && (rc = wait_inputs(ctx, cmd)) < 0)
-    return rc;
-  if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure &&
-      (rc = cls__guard_canary_fill(ctx, cmd)) < 0)
+  if (__builtin_expect(ctx->checks != 0, 0) && (rc = checks_before(ctx, cmd)) < 0)
     return rc;
   for (;;) {
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
@@ -175,7 +183,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                         : cls__refuse(ctx, cmd, found, report);
   }
   struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
-  uint64_t pos = cmd->internal ? s->issued + 1 : ++s->issued;
+  uint64_t pos = ++s->issued;
   if (prov) {
     prov->scope_name = name;
     prov->operation = cmd->op;
@@ -219,7 +227,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                       cls_cl_status_name(crc));
   }
   s->submitted = cmd->seq;
-  s->stats.enqueues += !cmd->internal;
+  s->stats.enqueues++;
   s->stats.launches += cmd->kind == CLS__CMD_LAUNCH;
   uint64_t stamp = ++ctx->stamp;
   if (cmd->kind == CLS__CMD_READ && cmd->x.blocking) {

@@ -69,6 +69,8 @@ struct cls_context {
   size_t taint_cap;
   struct cls__guard *guard; /* guard mode's state (guard.h); NULL: off */
   uint64_t sync_timeout_ns; /* CLS_SYNC_TIMEOUT; 0: wait as long as it takes */
+  unsigned checks;          /* nonzero: guard mode or a deadline is on (the
+                               one test the hot path makes for both) */
 };
 
 /* Every public entry point that returns a status takes the lock here,

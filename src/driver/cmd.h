@@ -27,9 +27,6 @@ struct cls__cmd {
   uint64_t lent;                /* bit i: wait[i] is lent (not released) */
   uint64_t seq;                 /* its number on its stream: set by the core
                                    before submit(), s->submitted + 1 */
-  bool internal;                /* clstream's own (guard mode's canary
-                                   fill): takes the next command's
-                                   position, counts in no statistic */
 };
 
 #endif /* CLS_CMD_H */

@@ -127,11 +127,17 @@ int cls__guard_canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
     if (b->access != CLS_WRITE)
       continue; /* only CLS_OUT: what it declared it writes in full */
     struct cls__cmd fill = {.kind = CLS__CMD_FILL, .op = "canary fill", .nbind = 1,
-                            .stream = launch->stream, .internal = true};
+                            .stream = launch->stream};
     fill.bind[0] = *b;
     fill.x = (struct cls__xfer){.dst = b->slot->mem, .size = b->slot->size,
                                 .pattern = &canary, .pattern_size = 1};
+    /* clstream's own command: it gives its position back (the launch
+     * takes it) and counts in no statistic. */
+    struct cls__stream *s = launch->stream;
+    uint64_t issued = s->issued, enqueues = s->stats.enqueues;
     int rc = cls__run_clean(ctx, &fill, NULL, NULL);
+    s->issued = issued;
+    s->stats.enqueues = enqueues;
     if (rc < 0)
       return rc;
   }
