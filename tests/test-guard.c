@@ -147,12 +147,18 @@ START_TEST(guard_is_restored_after_a_crossing) {
 }
 END_TEST
 
-START_TEST(guard_canary_names_bytes_a_CLS_OUT_launch_never_wrote) {
+/* A new buffer that 'part' (declared CLS_OUT) wrote the first half of. */
+static cls_buffer partly_written(void) {
   cls_buffer o = ct_alloc(ctx, 0, N * sizeof(int));
   int n = N;
   cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(n)};
   size_t g[1] = {N};
   CT_OK(cls_launch(ctx, 0, part, 1, g, NULL, 2, a));
+  return o;
+}
+
+START_TEST(guard_canary_names_bytes_a_CLS_OUT_launch_never_wrote) {
+  cls_buffer o = partly_written();
   /* The half it wrote reads good: the check is on what a read returns. */
   int got[N];
   CT_OK(cls_download(ctx, 1, o, 0, got, N / 2 * sizeof(int), NULL));
@@ -179,16 +185,13 @@ START_TEST(guard_canary_is_silent_when_the_launch_wrote_everything) {
   struct cls_stream_stats st;
   CT_OK(cls_stream_stats(ctx, 0, &st));
   ck_assert_uint_eq(st.launches, 1);
+  ck_assert_uint_eq(st.enqueues, 1);
 }
 END_TEST
 
 /* An upload after the partial launch is the last write: no canary check. */
 START_TEST(guard_canary_check_ends_with_the_next_write) {
-  cls_buffer o = ct_alloc(ctx, 0, N * sizeof(int));
-  int n = N;
-  cls_arg a[] = {CLS_OUT(o), CLS_SCALAR(n)};
-  size_t g[1] = {N};
-  CT_OK(cls_launch(ctx, 0, part, 1, g, NULL, 2, a));
+  cls_buffer o = partly_written();
   int v[N];
   for (int i = 0; i < N; i++)
     v[i] = 0xcbcbcbcb; /* the canary's own bytes, written by the user */
