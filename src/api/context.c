@@ -12,6 +12,7 @@
 #include "stream/pool.h"
 #include "trace/trace.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +239,23 @@ static void free_reads(cls_context *ctx) {
   ctx->reads = NULL;
 }
 
+/* Contexts left behind by cls_context_destroy because a stream's command
+ * still ran past the deadline: everything they hold stays reachable here
+ * for the life of the process (their queues cannot be released without
+ * waiting for that command), so nothing is lost, only kept. */
+static struct {
+  pthread_mutex_t m;
+  cls_context **v;
+  size_t n, cap;
+} abandoned = {.m = PTHREAD_MUTEX_INITIALIZER};
+
+static void abandon(cls_context *ctx) {
+  pthread_mutex_lock(&abandoned.m);
+  if (cls__grow((void **)&abandoned.v, &abandoned.cap, abandoned.n + 1, sizeof *abandoned.v, 4))
+    abandoned.v[abandoned.n++] = ctx;
+  pthread_mutex_unlock(&abandoned.m);
+}
+
 CLS_API void cls_context_destroy(cls_context *ctx) {
   if (!ctx)
     return;
@@ -246,6 +264,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
    * memory), then the driver, then what the rules kept. */
   cls__poll_all(ctx, true);
   struct cls__stream_pool *pool = &ctx->pool;
+  bool hung = false;
   for (int i = 0; i < pool->nstreams; i++) {
     struct cls__stream *s = &pool->streams[i];
     if (!s->created)
@@ -258,12 +277,20 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
                "stream %d: work still running after CLS_SYNC_TIMEOUT; its queue and memory "
                "are left unreleased",
                s->id);
-      s->created = false;
+      hung = true;
       continue;
     }
     ctx->driver_ops->close(ctx->driver, s);
     cls__memory_fini(ctx, s);
     s->created = false;
+  }
+  if (hung) {
+    /* The driver, the programs and the OpenCL context are in use by the
+     * hung streams' queues: the context is kept, not freed. */
+    cls__trace_flush(ctx->trace);
+    cls__unlock(ctx);
+    abandon(ctx);
+    return;
   }
   pool->nstreams = 0;
   ctx->driver_ops->destroy(ctx->driver);
