@@ -302,7 +302,11 @@ CLS_API int cls_context_create(cls_context **out,
 /** Waits for all work, then releases everything the context owns.  Buffers,
  * programs and kernels of the context become invalid; reports stay valid.
  * NULL is accepted.  No other thread may use the context during or after
- * the call.  Leaves cls_last_error_detail() as it is. */
+ * the call.  Leaves cls_last_error_detail() as it is.  With a deadline
+ * (#cls_context_options.sync_timeout, $CLS_SYNC_TIMEOUT) each stream is
+ * waited for at most that long; when one still runs a command then, the
+ * call logs it and returns without releasing the context, which stays in
+ * a process-wide list (its queues still use it). */
 CLS_API void cls_context_destroy(cls_context *ctx);
 /** The context's device into *out (the caller's).  Thread-safe.
  * \return #CLS_OK; #CLS_EINVAL for a NULL argument. */
