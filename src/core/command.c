@@ -142,6 +142,31 @@ int cls__refuse_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__failu
   return rc;
 }
 
+/* Guard mode, before a launch: each CLS_OUT destination is filled with the
+ * canary on the launch's stream (docs/guard.md).  clstream's own command:
+ * it gives its position back (the launch takes it) and counts in no
+ * statistic. */
+static int canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
+  static const unsigned char canary = CLS__GUARD_CANARY;
+  struct cls__stream *s = launch->stream;
+  for (size_t i = 0; i < launch->nbind; i++) {
+    const struct cls__binding *b = &launch->bind[i];
+    if (b->access != CLS_WRITE)
+      continue; /* only CLS_OUT: what it declared it writes in full */
+    struct cls__cmd fill = {.kind = CLS__CMD_FILL, .op = "canary fill", .nbind = 1, .stream = s};
+    fill.bind[0] = *b;
+    fill.x = (struct cls__xfer){.dst = b->slot->mem, .size = b->slot->size,
+                                .pattern = &canary, .pattern_size = 1};
+    uint64_t issued = s->issued, enqueues = s->stats.enqueues;
+    int rc = cls__run_clean(ctx, &fill, NULL, NULL);
+    s->issued = issued;
+    s->stats.enqueues = enqueues;
+    if (rc < 0)
+      return rc;
+  }
+  return CLS_OK;
+}
+
 /* What deadline and guard mode do before a command: one branch on the
  * hot path for both. */
 static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls__cmd *cmd) {
@@ -149,7 +174,7 @@ static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls_
   if (ctx->sync_timeout_ns && cmd->x.blocking && (rc = wait_inputs(ctx, cmd)) < 0)
     return rc;
   if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure)
-    rc = cls__guard_canary_fill(ctx, cmd);
+    rc = canary_fill(ctx, cmd);
   return rc;
 }
 

@@ -68,6 +68,14 @@ struct cls_context {
   struct cls__taint { cls_buffer handle; uint64_t stamp; } *taint_set;
   size_t taint_cap;
   struct cls__guard *guard; /* guard mode's state (guard.h); NULL: off */
+  /* Calls from the failure layer into a layer above it (guard mode sets
+   * them), so the layers' includes only go down.  NULL: none. */
+  struct cls__hooks {
+    /* after each poll of a stream, before the F8 log is pruned */
+    void (*polled)(cls_context *ctx);
+    /* true while log entry e must stay in the log */
+    bool (*holds)(const cls_context *ctx, const struct cls__log_entry *e);
+  } hooks;
   uint64_t sync_timeout_ns; /* CLS_SYNC_TIMEOUT; 0: wait as long as it takes */
   unsigned checks;          /* nonzero: guard mode or a deadline is on (the
                                one test the hot path makes for both) */

@@ -13,7 +13,6 @@
 #include "failure/inflight.h"
 #include "device/quirks.h"
 #include "driver/ops.h"
-#include "guard/guard.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
@@ -31,7 +30,7 @@ static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
   struct cls__stream *s = cls__stream_peek(ctx, e->stream);
   if (s && s->completed < e->seq)
     return false;
-  return !ctx->guard || !cls__guard_holds(ctx, e); /* guard mode: checked first */
+  return !ctx->hooks.holds || !ctx->hooks.holds(ctx, e); /* guard mode: checked first */
 }
 
 void cls__inflight_prune(cls_context *ctx) {

@@ -3,9 +3,8 @@
  * command it reports failed is replayed over the in-flight log
  * (inflight.c), and entries known complete leave the log. */
 #include "failure/inflight.h"
-#include "driver/driver.h"
 #include "driver/ops.h"
-#include "guard/guard.h"
+#include "stream/pool.h"
 #include "stream/deadline.h"
 
 #include <stdio.h>
@@ -49,7 +48,7 @@ static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns
  * waited for at most the context's timeout. */
 static int wait_for(cls_context *ctx, struct cls__stream *s) {
   const struct cls__driver_ops *d = ctx->driver_ops;
-  const struct cls_stream_factory *f = cls__factory(ctx);
+  const struct cls_stream_factory *f = ctx->pool.factory;
   if (d->settle)
     d->settle(ctx->driver, s, s->submitted);
   f->flush(s->backend);
@@ -74,8 +73,8 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
     if (s->completed >= s->submitted) {
       /* Known finished, failures reported: nothing to poll (a poll could
        * block on a queue another stream's running command shares). */
-      if (ctx->guard)
-        cls__guard_check(ctx);
+      if (ctx->hooks.polled)
+        ctx->hooks.polled(ctx);
       cls__inflight_prune(ctx);
       return CLS_OK;
     }
@@ -88,8 +87,8 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
     wait = false;
   }
   int rc = ctx->driver_ops->poll(ctx->driver, s, wait);
-  if (ctx->guard)
-    cls__guard_check(ctx); /* before the log forgets the launches checked */
+  if (ctx->hooks.polled)
+    ctx->hooks.polled(ctx); /* guard mode: before the log forgets the launches checked */
   cls__inflight_prune(ctx);
   return rc;
 }

@@ -5,7 +5,6 @@
  * one are launches that wrote out of bounds, and those are complete when
  * the guards are read. */
 #include "guard/guard.h"
-#include "core/command.h"
 #include "failure/failure.h"
 #include "failure/inflight.h"
 #include "memory/handle.h"
@@ -32,7 +31,7 @@ struct cls__guard {
   size_t capscratch;
 };
 
-static const unsigned char canary = 0xCB;
+static const unsigned char canary = CLS__GUARD_CANARY;
 enum { CANARY_RUN = 4 }; /* shorter runs are too likely in real data */
 
 /* The guard pattern varies with the position, so a kernel that writes one
@@ -61,6 +60,8 @@ int cls__guard_create(cls_context *ctx) {
   size_t align = ctx->info.base_addr_align < 64 ? 64 : ctx->info.base_addr_align;
   g->before = align;
   ctx->guard = g;
+  ctx->hooks.polled = cls__guard_check;
+  ctx->hooks.holds = cls__guard_holds;
   return CLS_OK;
 }
 
@@ -74,6 +75,8 @@ void cls__guard_destroy(cls_context *ctx) {
   free(g->scratch);
   free(g);
   ctx->guard = NULL;
+  ctx->hooks.polled = NULL;
+  ctx->hooks.holds = NULL;
 }
 
 size_t cls__guard_before(const cls_context *ctx) { return ctx->guard->before; }
@@ -120,29 +123,6 @@ int cls__guard_arm(cls_context *ctx, struct cls__slot *slot) { return write_guar
 /* ------------------------------------------------------------------ */
 /* The canary                                                          */
 /* ------------------------------------------------------------------ */
-
-int cls__guard_canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
-  for (size_t i = 0; i < launch->nbind; i++) {
-    const struct cls__binding *b = &launch->bind[i];
-    if (b->access != CLS_WRITE)
-      continue; /* only CLS_OUT: what it declared it writes in full */
-    struct cls__cmd fill = {.kind = CLS__CMD_FILL, .op = "canary fill", .nbind = 1,
-                            .stream = launch->stream};
-    fill.bind[0] = *b;
-    fill.x = (struct cls__xfer){.dst = b->slot->mem, .size = b->slot->size,
-                                .pattern = &canary, .pattern_size = 1};
-    /* clstream's own command: it gives its position back (the launch
-     * takes it) and counts in no statistic. */
-    struct cls__stream *s = launch->stream;
-    uint64_t issued = s->issued, enqueues = s->stats.enqueues;
-    int rc = cls__run_clean(ctx, &fill, NULL, NULL);
-    s->issued = issued;
-    s->stats.enqueues = enqueues;
-    if (rc < 0)
-      return rc;
-  }
-  return CLS_OK;
-}
 
 int cls__guard_canary_read(cls_context *ctx, cls_buffer h, struct cls__slot *slot,
                            size_t offset, const void *bytes, size_t size) {

@@ -36,17 +36,17 @@ size_t cls__guard_span(const cls_context *ctx, size_t size, size_t align);
  * earlier use).  Returns a CLS_E* code. */
 int cls__guard_arm(cls_context *ctx, struct cls__slot *slot);
 
-/* Before a launch: fills each CLS_OUT destination with the canary on the
- * launch's stream (commands of their own, not counted as the user's).
- * Returns a CLS_E* code when a fill could not be made. */
-int cls__guard_canary_fill(cls_context *ctx, const struct cls__cmd *cmd);
+/* The canary byte the command path fills each CLS_OUT destination of a
+ * launch with first (command.c: a command of clstream's own). */
+#define CLS__GUARD_CANARY 0xCB
 /* After a command's commit: checks to make once a launch completes, and
  * which buffers now hold a canary-filled launch's output. */
 void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position);
-/* The checks whose launches have completed (cls__stream_poll). */
+/* The checks whose launches have completed (ctx->hooks.polled, after
+ * each poll). */
 void cls__guard_check(cls_context *ctx);
 /* True while log entry e has a check still to make: the F8 log keeps it,
- * so a damaged guard can still be replayed from it. */
+ * so a damaged guard can still be replayed from it (ctx->hooks.holds). */
 bool cls__guard_holds(const cls_context *ctx, const struct cls__log_entry *e);
 /* After a blocking download of [offset, offset + size) of `h` into `bytes`:
  * CLS_OK, or CLS_EGUARD with the buffer now carrying the failure when the
