@@ -218,6 +218,9 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
   if (k == ctx->inflight_len)
     return; /* not a logged command (a blocking read checks its own status) */
   poll_earlier(ctx, k);
+  k = find(ctx, stream, seq); /* what poll_earlier found may have moved the log */
+  if (k == ctx->inflight_len)
+    return;
   struct cls__log_entry *root = at(ctx, k);
   bool launch = strcmp(root->op, "launch") == 0;
   /* A vendor that fails a command queued on a failed event with a status
