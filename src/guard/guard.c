@@ -27,6 +27,9 @@ struct cls__guard {
   size_t before;       /* guard bytes before the data: the carve alignment */
   struct check *checks; /* submission order */
   size_t nchecks, capchecks;
+  struct check *due;    /* the checks one cls__guard_check makes; reused */
+  size_t capdue;
+  bool checking;        /* a check's replay polls: no check inside it */
   unsigned char *scratch; /* guard bytes as read, and as written */
   size_t capscratch;
 };
@@ -72,6 +75,7 @@ void cls__guard_destroy(cls_context *ctx) {
   clFinish(g->q);
   clReleaseCommandQueue(g->q);
   free(g->checks);
+  free(g->due);
   free(g->scratch);
   free(g);
   ctx->guard = NULL;
@@ -291,22 +295,22 @@ static void check_buffer(cls_context *ctx, const struct check *first, size_t nca
 
 void cls__guard_check(cls_context *ctx) {
   struct cls__guard *g = ctx->guard;
-  if (!g->nchecks)
+  if (!g->nchecks || g->checking)
     return;
   /* Take the due checks out first: the replay a damaged guard starts may
-   * poll, and a poll checks again. */
-  size_t n = g->nchecks;
-  struct check *c = malloc(n * sizeof *c);
-  if (!c)
-    return;
+   * poll, and the next check must not see them again. */
+  if (!cls__grow((void **)&g->due, &g->capdue, g->nchecks, sizeof *g->due, 16))
+    return; /* out of memory: they are made at a later poll */
+  struct check *c = g->due;
   size_t ndue = 0, keep = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < g->nchecks; i++) {
     if (due(ctx, &g->checks[i]))
       c[ndue++] = g->checks[i];
     else
       g->checks[keep++] = g->checks[i];
   }
   g->nchecks = keep;
+  g->checking = true;
   /* Per buffer: its first and last due launch, in submission order. */
   for (size_t i = 0; i < ndue; i++) {
     if (!c[i].h.bits)
@@ -323,5 +327,5 @@ void cls__guard_check(cls_context *ctx) {
         c[j].h.bits = 0;
     check_buffer(ctx, &first, ncand, &lastc);
   }
-  free(c);
+  g->checking = false;
 }
