@@ -64,6 +64,22 @@ static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct 
   s->stats.skips++;
 }
 
+/* F2 while commands are in flight (F8): the failure `found` it carries,
+ * decided by binding `arg` (CLS__NO_ARG: by no input, a build failure), may
+ * yet move, should an input's producer (one before arg, or arg's own) turn
+ * out to have failed: the skip is logged so that the replay can move it,
+ * and so that the replay sees its writes (else a later logged command
+ * reading them would seem to read the replayed buffer). */
+static __attribute__((noinline)) void skip_in_flight(cls_context *ctx, struct cls__cmd *cmd,
+                                                     struct cls__failure *f, const char *name,
+                                                     size_t arg) {
+  struct cls__stream *s = cmd->stream;
+  uint64_t pos = ++s->issued;
+  uint64_t stamp = cls__propagate_writes(ctx, f, cmd->bind, cmd->nbind);
+  cls__inflight_skipped(ctx, f, arg, s->id, pos, stamp, cmd->op, name, cmd->bind, cmd->nbind);
+  s->stats.skips++;
+}
+
 /* The trace's instant for the skip just made (at s->issued). */
 static __attribute__((noinline)) void trace_skip(cls_context *ctx, const struct cls__cmd *cmd,
                                                  const struct cls__failure *f) {
@@ -80,7 +96,7 @@ static __attribute__((noinline)) void trace_skip(cls_context *ctx, const struct 
  * and through them for everything it was ordered after.  Returns the
  * input's failure, or NULL. */
 static struct cls__failure *late_input_failure(cls_context *ctx, struct cls__cmd *cmd,
-                                               struct cls__failure *prov) {
+                                               struct cls__failure *prov, size_t *arg) {
   bool reads = false;
   for (size_t i = 0; i < cmd->nbind; i++)
     reads |= (cmd->bind[i].access & CLS_READ) != 0;
@@ -88,8 +104,10 @@ static struct cls__failure *late_input_failure(cls_context *ctx, struct cls__cmd
     return NULL;
   for (size_t i = 0; i < cmd->nbind; i++) {
     struct cls__slot *slot = cmd->bind[i].slot;
-    if ((cmd->bind[i].access & CLS_READ) && slot->failure && slot->failure != prov)
+    if ((cmd->bind[i].access & CLS_READ) && slot->failure && slot->failure != prov) {
+      *arg = i;
       return cls__read_failure(ctx, cmd->stream->id, &cmd->bind[i], 1);
+    }
   }
   /* The write set is this command's again (a replay may have touched it). */
   if (prov)
@@ -105,7 +123,16 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
                 cls_report **report) {
   if (cmd->kind == CLS__CMD_READ)
     return cls__read_report(ctx, cmd->op, cmd->stream->id, &cmd->bind[0].handle, 1, report);
-  skip(ctx, cmd, found, cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op);
+  const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
+  if (__builtin_expect(ctx->inflight_len != 0, 0)) {
+    /* The input that decided: the first read binding carrying a failure. */
+    size_t arg = 0;
+    while (arg < cmd->nbind && !((cmd->bind[arg].access & CLS_READ) && cmd->bind[arg].slot->failure))
+      arg++;
+    skip_in_flight(ctx, cmd, found, name, arg);
+  } else {
+    skip(ctx, cmd, found, name);
+  }
   if (cmd->kind == CLS__CMD_COPY)
     return cls__copy_tainted(cmd->op, cmd->stream->id, cmd->bind[0].handle, found);
   return cls__error_code(CLS_ESKIPPED);
@@ -191,7 +218,10 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
       /* Its program never built: the launch cannot run, and its outputs
        * carry the build failure (with the log) to whoever reads them. */
-      skip(ctx, cmd, cmd->kernel->prog->build_failure, name);
+      if (ctx->inflight_len) /* an input failure found later decides: F2 comes first */
+        skip_in_flight(ctx, cmd, cmd->kernel->prog->build_failure, name, CLS__NO_ARG);
+      else
+        skip(ctx, cmd, cmd->kernel->prog->build_failure, name);
       if (ctx->trace)
         trace_skip(ctx, cmd, cmd->kernel->prog->build_failure);
       return cls__error(CLS_EBUILD, cmd->kernel->prog->build_failure->cl_status,
@@ -221,11 +251,18 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   cmd->seq = s->submitted + 1;
   cl_int crc = d->submit(ctx->driver, cmd);
   if (crc != CL_SUCCESS) {
+    size_t arg = 0;
     struct cls__failure *in = cmd->kind == CLS__CMD_LAUNCH || cmd->kind == CLS__CMD_COPY
-                                  ? late_input_failure(ctx, cmd, prov)
+                                  ? late_input_failure(ctx, cmd, prov, &arg)
                                   : NULL;
     if (in) {
-      cls__propagate(ctx, in, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
+      if (ctx->inflight_len) { /* as skip_in_flight, at the position it took */
+        uint64_t stamp = cls__propagate_writes(ctx, in, cmd->bind, cmd->nbind);
+        cls__inflight_skipped(ctx, in, arg, s->id, pos, stamp, cmd->op, name, cmd->bind,
+                              cmd->nbind);
+      } else {
+        cls__propagate(ctx, in, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
+      }
       s->stats.skips++;
       if (ctx->trace)
         cls__trace_skip(ctx->trace, s->id, name, pos, in->message);

@@ -3,6 +3,7 @@
 #include "core/refusal.h"
 #include "core/program.h"
 #include "failure/failure.h"
+#include "failure/inflight.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
@@ -50,7 +51,14 @@ int cls__refused(cls_context *ctx, const struct cls__refusal *r, const struct cl
         cls__slot_set_failure(dst[i].slot, f);
     /* A newer write than anything in flight: an earlier failure found
      * later (F8) leaves this record in place, as it does a skip's. */
-    cls__stamp_writes(ctx, dst, n);
+    uint64_t stamp = cls__stamp_writes(ctx, dst, n);
+    /* Logged while commands are in flight, so that a replay sees these
+     * writes in order (they take buffers out of its set), and never moved:
+     * the entry reads nothing. */
+    if (ctx->inflight_len &&
+        cls__inflight_add(ctx, CLS__ENTRY_FAILED, s ? s->id : 0, 0, pos, stamp, r->op,
+                          r->kernel ? r->kernel : r->op, dst, n, NULL) > 0)
+      cls__poll_all(ctx, false);
     cls__failure_unref(f);
   }
   return cls__error(rc, 0, "%s", detail);

@@ -43,17 +43,24 @@ static inline struct cls__failure *cls__read_failure(cls_context *ctx, int strea
 }
 
 /* F2: a skipped launch.  Every write binding takes `found` (the root, not a
- * new record) and the skip is appended to its chain.  No allocation. */
-static inline void cls__propagate(cls_context *ctx, struct cls__failure *found, int kind,
-                                  const char *kernel, int stream, uint64_t position,
-                                  const struct cls__binding *b, size_t n) {
+ * new record) and the skip is appended to its chain.  No allocation.
+ * Returns the write stamp it took. */
+static inline uint64_t cls__propagate_writes(cls_context *ctx, struct cls__failure *found,
+                                             const struct cls__binding *b, size_t n) {
   uint64_t stamp = ++ctx->stamp;
   for (size_t i = 0; i < n; i++)
     if (b[i].access & CLS_WRITE) {
       cls__slot_set_failure(b[i].slot, found);
       b[i].slot->write_stamp = stamp;
     }
-  cls__failure_add_skip(found, kind, kernel, stream, position);
+  return stamp;
+}
+static inline uint64_t cls__propagate(cls_context *ctx, struct cls__failure *found, int kind,
+                                      const char *kernel, int stream, uint64_t position,
+                                      const struct cls__binding *b, size_t n) {
+  uint64_t stamp = cls__propagate_writes(ctx, found, b, n);
+  cls__failure_add_skip(found, kind, kernel, stream, position, stamp);
+  return stamp;
 }
 /* Stamps every write binding with a new context-wide write stamp and
  * returns it (the F8 replay tells later writes from earlier ones by it). */

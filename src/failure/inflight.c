@@ -19,13 +19,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 static struct cls__log_entry *at(cls_context *ctx, size_t i) {
   return &ctx->inflight[(ctx->inflight_head + i) & (ctx->inflight_cap - 1)];
 }
 
 static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
-  if (e->kind == CLS__ENTRY_FAILED)
+  if (e->kind == CLS__ENTRY_FAILED || e->kind == CLS__ENTRY_SKIPPED)
     return true;
   struct cls__stream *s = cls__stream_peek(ctx, e->stream);
   if (s && s->completed < e->seq)
@@ -35,6 +36,7 @@ static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
 
 void cls__inflight_prune(cls_context *ctx) {
   while (ctx->inflight_len && entry_done(ctx, at(ctx, 0))) {
+    cls__failure_unref(at(ctx, 0)->cause);
     ctx->inflight_head = (ctx->inflight_head + 1) & (ctx->inflight_cap - 1);
     ctx->inflight_len--;
   }
@@ -136,13 +138,14 @@ static size_t set_remove(cls_context *ctx, size_t n, cls_buffer h) {
   return n;
 }
 
-static bool reads_set(cls_context *ctx, size_t n, struct cls__log_entry *e) {
+/* The first binding of e (argument order) that reads the set, or -1. */
+static int first_read_in_set(cls_context *ctx, size_t n, struct cls__log_entry *e) {
   const struct cls__log_binding *b = cls__log_bindings(ctx, e);
   for (size_t i = 0; i < e->nbind; i++) {
     if ((b[i].access & CLS_READ) && set_has(ctx, n, b[i].handle))
-      return true;
+      return (int)i;
   }
-  return false;
+  return -1;
 }
 
 static size_t writes_join(cls_context *ctx, size_t n, struct cls__log_entry *e, bool join) {
@@ -184,7 +187,8 @@ static void poll_earlier(cls_context *ctx, size_t k) {
   for (size_t i = 0; i < k && i < ctx->inflight_len; i++) {
     struct cls__log_entry *e = at(ctx, i);
     struct cls__stream *p = cls__stream_peek(ctx, e->stream);
-    if (e->kind == CLS__ENTRY_FAILED || !p || p->completed >= e->seq || is_polling(p->backend) ||
+    if (e->kind == CLS__ENTRY_FAILED || e->kind == CLS__ENTRY_SKIPPED || !p ||
+        p->completed >= e->seq || is_polling(p->backend) ||
         polling.n == CLS_MAX_STREAMS + 1)
       continue;
     polling.backend[polling.n++] = p->backend;
@@ -292,11 +296,13 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
  * on it take f, as if f had been known at k's enqueue. */
 static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
   struct cls__log_entry *root = at(ctx, k);
+  if (getenv("CLS_DBG")) { fprintf(stderr, "DBG replay %s k=%zu len=%zu cause=%p\n", f->message, k, ctx->inflight_len, (void*)root->cause);
+    for (size_t i = 0; i < ctx->inflight_len; i++) fprintf(stderr, "DBG  %zu kind %d s%d pos %llu %s cause %p arg %d\n", i, at(ctx,i)->kind, at(ctx,i)->stream, (unsigned long long)at(ctx,i)->position, at(ctx,i)->kernel, (void*)at(ctx,i)->cause, at(ctx,i)->cause_arg); }
   if (ctx->trace)
     cls__trace_failure(ctx->trace, "failure", root->stream,
                        strcmp(root->op, "launch") == 0 ? root->kernel : root->op, root->position,
                        f->message);
-  if (root->untrusted) {
+  if (root->cause) {
     /* It ran on the output of a failure found before this one: had that
      * been known at its enqueue it would have been skipped, so its outputs
      * keep that failure (logged above, this one taints nothing). */
@@ -306,32 +312,80 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
     root->read->failure = f;
     cls__failure_ref(f);
   }
+  /* The log after the root, over the set of buffers that carry f: a
+   * command that read one ran on untrusted input.  Which failure it counts
+   * on is decided by argument order, never by the order failures are
+   * found in: a command already counted on another failure moves to f
+   * only when f reaches it through an earlier input (or the same one, now
+   * carrying f); else it keeps its failure and its writes leave the set. */
   size_t n = writes_join(ctx, 0, root, true);
   for (size_t i = k + 1; i < ctx->inflight_len; i++) {
     struct cls__log_entry *e = at(ctx, i);
-    bool tainted = reads_set(ctx, n, e);
+    int first = first_read_in_set(ctx, n, e);
+    if (first >= 0 && e->cause && first > e->cause_arg)
+      first = -1; /* an earlier input's failure decides */
     if (e->kind == CLS__ENTRY_READ) {
-      if (tainted && e->read && !e->read->failure) {
+      if (first >= 0 && e->read && e->read->failure != f) {
+        cls__failure_unref(e->read->failure);
         e->read->failure = f;
         cls__failure_ref(f);
+        cls__failure_unref(e->cause);
+        e->cause = f;
+        cls__failure_ref(f);
+        e->cause_arg = (unsigned char)first;
       }
       continue;
     }
-    /* A command whose enqueue failed on tainted input would not have been
-     * tried had this failure been known: it counts as skipped on it, as
-     * does one the driver had not handed to its backend yet and drops. */
-    if (tainted) {
-      e->untrusted = true;
-      int kind = e->kind == CLS__ENTRY_FAILED || withdrawn(ctx, e, f) ? CLS_SKIP_SKIPPED
-                                                                  : CLS_SKIP_UNTRUSTED;
-      cls__failure_add_skip(f, kind, e->kernel[0] ? e->kernel : e->op, e->stream, e->position);
+    if (first >= 0) {
+      /* Had f been known at its enqueue, it would not have been tried: a
+       * command whose enqueue failed, or that was skipped, counts as
+       * skipped on f, as does one the driver had not handed to its backend
+       * yet and drops; one that ran, as untrusted. */
+      int kind = CLS_SKIP_SKIPPED;
+      if (e->kind == CLS__ENTRY_RUN && withdrawn(ctx, e, f))
+        e->kind = CLS__ENTRY_SKIPPED; /* never runs: a later replay moves it as a skip */
+      else if (e->kind == CLS__ENTRY_RUN)
+        kind = CLS_SKIP_UNTRUSTED;
+      if (e->cause) {
+        cls__failure_remove_skip(e->cause, e->stream, e->position, e->stamp);
+        cls__failure_unref(e->cause);
+      }
+      e->cause = f;
+      cls__failure_ref(f);
+      e->cause_arg = (unsigned char)first;
+      cls__failure_insert_skip(f, kind, e->kernel[0] ? e->kernel : e->op, e->stream, e->position,
+                               e->stamp);
     }
-    n = writes_join(ctx, n, e, tainted);
+    n = writes_join(ctx, n, e, first >= 0);
   }
   for (size_t i = 0; i < n; i++) {
     struct cls__slot *slot = cls__resolve(ctx, ctx->taint_set[i].handle);
     if (slot && slot->write_stamp == ctx->taint_set[i].stamp) /* freed: nobody reads it */
       cls__slot_set_failure(slot, f);
+  }
+}
+
+void cls__inflight_settle(cls_context *ctx) {
+  size_t last = ctx->inflight_len;
+  if (getenv("CLS_DBG")) for (size_t i = 0; i < ctx->inflight_len; i++) fprintf(stderr, "DBG settle %zu kind %d s%d pos %llu %s cause %p arg %d\n", i, at(ctx,i)->kind, at(ctx,i)->stream, (unsigned long long)at(ctx,i)->position, at(ctx,i)->kernel, (void*)at(ctx,i)->cause, at(ctx,i)->cause_arg);
+  for (size_t i = 0; i < ctx->inflight_len; i++) {
+    const struct cls__log_entry *e = at(ctx, i);
+    if (e->kind == CLS__ENTRY_SKIPPED || e->cause)
+      last = i;
+  }
+  if (last == ctx->inflight_len)
+    return;
+  uint64_t streams = 0;
+  for (size_t i = 0; i < last; i++) {
+    const struct cls__log_entry *e = at(ctx, i);
+    if (e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ)
+      streams |= 1ull << e->stream;
+  }
+  /* Each poll may prune the log: the streams are chosen first. */
+  for (; streams; streams &= streams - 1) {
+    struct cls__stream *p = cls__stream_peek(ctx, __builtin_ctzll(streams));
+    if (p && cls__stream_poll(ctx, p, true) < 0)
+      return; /* a deadline ran out: the report says what is known */
   }
 }
 
@@ -345,6 +399,31 @@ const struct cls__log_entry *cls__inflight_oldest(cls_context *ctx, int stream, 
   return NULL;
 }
 
+/* For the command path: a command skipped (F2) on binding `arg` of b,
+ * carrying `found`, with an earlier read binding while commands are in
+ * flight.  That earlier input may still turn out to have failed, and would
+ * then decide (F8): the skip goes on found's chain as an entry of its own
+ * and is logged, so that the replay of that failure can move it.  Its
+ * writes already carry found, with write stamp `stamp`. */
+void cls__inflight_skipped(cls_context *ctx, struct cls__failure *found, size_t arg, int stream,
+                           uint64_t position, uint64_t stamp, const char *op, const char *kernel,
+                           const struct cls__binding *b, size_t n) {
+  /* An entry of its own on found's chain: the replay may move it. */
+  cls__failure_insert_skip(found, CLS_SKIP_SKIPPED, kernel, stream, position, stamp);
+  struct cls__log_entry *e = cls__inflight_reserve(ctx, CLS__ENTRY_SKIPPED, stream, 0, position,
+                                                   stamp, op, kernel, NULL, n);
+  if (!e)
+    return; /* out of memory: the skip keeps the failure it found */
+  struct cls__log_binding *lb = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < n; i++)
+    lb[i] = cls__log_binding_of(&b[i]);
+  e->cause = found;
+  cls__failure_ref(found);
+  e->cause_arg = (unsigned char)arg;
+  if (cls__inflight_commit(ctx))
+    cls__poll_all(ctx, false);
+}
+
 void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r) {
   for (size_t i = 0; i < ctx->inflight_len; i++)
     if (at(ctx, i)->read == r)
@@ -352,6 +431,8 @@ void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r) {
 }
 
 void cls__inflight_fini(cls_context *ctx) {
+  for (size_t i = 0; i < ctx->inflight_len; i++)
+    cls__failure_unref(at(ctx, i)->cause);
   free(ctx->inflight_overflow);
   ctx->inflight_overflow = NULL;
   free(ctx->inflight);

@@ -14,8 +14,11 @@
 enum cls__entry_kind {
   CLS__ENTRY_RUN = 1,   /* a command that was enqueued */
   CLS__ENTRY_READ,      /* a non-blocking download */
-  CLS__ENTRY_FAILED     /* a command whose enqueue failed: its writes carry
+  CLS__ENTRY_FAILED,    /* a command whose enqueue failed: its writes carry
                            its own failure */
+  CLS__ENTRY_SKIPPED    /* a skip on an input after the first while work was
+                           in flight: an earlier input (argument order) may
+                           still turn out to have failed, and then decides */
 };
 
 /* A logged binding: handle and access (slots move when a stream's table
@@ -40,12 +43,17 @@ struct cls__log_entry {
   const char *kernel;           /* the kernel's name, "" for other commands:
                                    lives as long as the context */
   struct cls__pending_read *read;
-  int kind;
-  int stream;
-  unsigned nbind;
-  bool untrusted;               /* a replay found it ran on a failed input:
-                                   its own failure, found later, changes
-                                   nothing (it counts as skipped) */
+  /* The failure it counts on (a reference): the one of its first input in
+   * argument order known to carry one (cause_arg, a binding index), or
+   * NULL.  Set by a replay for a command that ran on a failed input (its
+   * own failure, found later, then changes nothing) and at the skip of a
+   * CLS__ENTRY_SKIPPED; moved by a later replay to a failure found on an
+   * earlier input, whatever the order the failures were found in (F8). */
+  struct cls__failure *cause;
+  unsigned char kind;
+  unsigned char stream;
+  unsigned char nbind;
+  unsigned char cause_arg;
   struct cls__log_binding bind[CLS__LOG_INLINE];
 };
 _Static_assert(sizeof(struct cls__log_entry) <= 128, "an F8 log entry is two cache lines");
@@ -100,16 +108,16 @@ static inline struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int
   /* The capacity is a power of two. */
   struct cls__log_entry *e =
       &ctx->inflight[(ctx->inflight_head + ctx->inflight_len) & (ctx->inflight_cap - 1)];
-  e->kind = kind;
-  e->stream = stream;
+  e->kind = (unsigned char)kind;
+  e->stream = (unsigned char)stream;
   e->seq = seq;
   e->position = position;
   e->stamp = stamp;
   e->op = op;
   e->read = read;
-  e->untrusted = false;
+  e->cause = NULL;
   e->kernel = kernel; /* never NULL: a name or the operation */
-  e->nbind = (unsigned)nbind;
+  e->nbind = (unsigned char)nbind;
   return e;
 }
 /* The entry is in the log.  True when the log is now full: the caller
@@ -133,6 +141,19 @@ const struct cls__log_entry *cls__inflight_oldest(cls_context *ctx, int stream, 
 void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
                           cl_int cl_status, bool deferred);
 void cls__inflight_fini(cls_context *ctx);
+/* A CLS__ENTRY_SKIPPED's cause_arg when no input decided (a build failure):
+ * any input found failed later decides instead. */
+#define CLS__NO_ARG 255
+/* F2 with work in flight: see inflight.c. */
+void cls__inflight_skipped(cls_context *ctx, struct cls__failure *found, size_t arg, int stream,
+                           uint64_t position, uint64_t stamp, const char *op, const char *kernel,
+                           const struct cls__binding *b, size_t n);
+/* Before a report names failures (an error path, so it may wait): a
+ * logged skip, or a command that ran on a failed input, still counts on
+ * a failure that may move, should a command logged before it turn out to
+ * have failed (F8).  Waits for the streams of those commands, so that the
+ * report gives the final state, not the one of the discovery order. */
+void cls__inflight_settle(cls_context *ctx);
 /* A pending read is being freed: entries stop pointing at it. */
 void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r);
 

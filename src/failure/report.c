@@ -2,6 +2,7 @@
  * reference to each distinct failure, so it stays valid after the buffers
  * are rewritten, freed, or the context is destroyed. */
 #include "failure/failure.h"
+#include "failure/inflight.h"
 #include "memory/handle.h"
 
 #include <stdarg.h>
@@ -148,6 +149,8 @@ int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buf
     *out = NULL;
   if (nf == 0 && nbad == 0)
     return CLS_OK;
+  if (nf && ctx->inflight_len)
+    cls__inflight_settle(ctx);
   /* Built even when the caller wants none: the detail is made from it. */
   cls_report *r = report_new(nf, nbad);
   if (!r)
