@@ -19,7 +19,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 static struct cls__log_entry *at(cls_context *ctx, size_t i) {
   return &ctx->inflight[(ctx->inflight_head + i) & (ctx->inflight_cap - 1)];
@@ -296,8 +295,6 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
  * on it take f, as if f had been known at k's enqueue. */
 static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
   struct cls__log_entry *root = at(ctx, k);
-  if (getenv("CLS_DBG")) { fprintf(stderr, "DBG replay %s k=%zu len=%zu cause=%p\n", f->message, k, ctx->inflight_len, (void*)root->cause);
-    for (size_t i = 0; i < ctx->inflight_len; i++) fprintf(stderr, "DBG  %zu kind %d s%d pos %llu %s cause %p arg %d\n", i, at(ctx,i)->kind, at(ctx,i)->stream, (unsigned long long)at(ctx,i)->position, at(ctx,i)->kernel, (void*)at(ctx,i)->cause, at(ctx,i)->cause_arg); }
   if (ctx->trace)
     cls__trace_failure(ctx->trace, "failure", root->stream,
                        strcmp(root->op, "launch") == 0 ? root->kernel : root->op, root->position,
@@ -367,7 +364,6 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
 
 void cls__inflight_settle(cls_context *ctx) {
   size_t last = ctx->inflight_len;
-  if (getenv("CLS_DBG")) for (size_t i = 0; i < ctx->inflight_len; i++) fprintf(stderr, "DBG settle %zu kind %d s%d pos %llu %s cause %p arg %d\n", i, at(ctx,i)->kind, at(ctx,i)->stream, (unsigned long long)at(ctx,i)->position, at(ctx,i)->kernel, (void*)at(ctx,i)->cause, at(ctx,i)->cause_arg);
   for (size_t i = 0; i < ctx->inflight_len; i++) {
     const struct cls__log_entry *e = at(ctx, i);
     if (e->kind == CLS__ENTRY_SKIPPED || e->cause)
