@@ -215,6 +215,149 @@ static size_t find(cls_context *ctx, int stream, uint64_t seq) {
 
 static void replay(cls_context *ctx, size_t k, struct cls__failure *f);
 
+/* Skip chains under F8 moves.  A chain is kept in write-stamp order and
+ * run-length encoded as if every failure had been known at the enqueue:
+ * an entry is a run of consecutive launches of one kernel on one stream.
+ * A launch a replay may still move (its log entry counts on the failure:
+ * e->cause) is a member of a run; the members of a run after one still in
+ * the log are in the log too (it is pruned from its head), so a run is cut
+ * or re-anchored from the log, with nothing stored per launch (F10). */
+static const char *entry_name(const struct cls__log_entry *e) {
+  return e->kernel[0] ? e->kernel : e->op;
+}
+
+static int member_kind(const struct cls__log_entry *e) {
+  return e->kind == CLS__ENTRY_RUN ? CLS_SKIP_UNTRUSTED : CLS_SKIP_SKIPPED;
+}
+
+static bool same_run(const struct cls__skip *s, int kind, int stream, const char *name) {
+  return s->kind == kind && s->stream == stream &&
+         strncmp(s->kernel, name, CLS__NAME_MAX - 1) == 0;
+}
+
+/* The logged members of f's run s with a stamp in (lo, hi]: how many, the
+ * first's stamp and position, the last's stamp. */
+static uint64_t members(cls_context *ctx, const struct cls__failure *f, const struct cls__skip *s,
+                        uint64_t lo, uint64_t hi, uint64_t *first, uint64_t *pos,
+                        uint64_t *last) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < ctx->inflight_len; i++) {
+    const struct cls__log_entry *e = at(ctx, i);
+    if (e->cause != f || e->kind == CLS__ENTRY_READ || e->stamp <= lo || e->stamp > hi ||
+        !same_run(s, member_kind(e), e->stream, entry_name(e)))
+      continue;
+    if (!n++) {
+      *first = e->stamp;
+      *pos = e->position;
+    }
+    *last = e->stamp;
+  }
+  return n;
+}
+
+static void chain_cut(struct cls__failure *f, size_t i) {
+  memmove(&f->skips[i], &f->skips[i + 1], (f->nskips - i - 1) * sizeof f->skips[0]);
+  f->nskips--;
+}
+
+/* Runs i and i+1 are one run once what stood between them left. */
+static void chain_join(struct cls__failure *f, size_t i) {
+  if (i + 1 >= f->nskips)
+    return;
+  struct cls__skip *a = &f->skips[i], *b = &f->skips[i + 1];
+  if (!same_run(a, b->kind, b->stream, b->kernel))
+    return;
+  a->count += b->count;
+  a->last = b->last;
+  chain_cut(f, i + 1);
+}
+
+static void chain_insert(cls_context *ctx, struct cls__failure *f, int kind, const char *name,
+                         int stream, uint64_t position, uint64_t stamp) {
+  f->skipped++;
+  size_t i = f->nskips;
+  while (i && f->skips[i - 1].stamp > stamp)
+    i--;
+  struct cls__skip *prev = i ? &f->skips[i - 1] : NULL;
+  if (prev && prev->last > stamp && !same_run(prev, kind, stream, name)) {
+    /* Inside another run: cut it in two around the launch. */
+    uint64_t first = 0, pos = 0, last = 0;
+    uint64_t n = members(ctx, f, prev, stamp, prev->last, &first, &pos, &last);
+    if (n && n < prev->count && f->nskips + 2 <= CLS__MAX_SKIP_ENTRIES) {
+      memmove(&f->skips[i + 2], &f->skips[i], (f->nskips - i) * sizeof f->skips[0]);
+      f->nskips += 2;
+      struct cls__skip *tail = &f->skips[i + 1];
+      *tail = *prev;
+      tail->count = n;
+      tail->stamp = first;
+      tail->position = pos;
+      prev->count -= n;
+      prev->last = stamp - 1;
+      struct cls__skip *e = &f->skips[i];
+      *e = (struct cls__skip){.key = name, .kind = kind, .stream = stream,
+                              .position = position, .count = 1, .stamp = stamp, .last = stamp};
+      cls__copy_name(e->kernel, name);
+      return;
+    }
+  }
+  if (prev && same_run(prev, kind, stream, name)) {
+    prev->count++;
+    if (prev->last < stamp)
+      prev->last = stamp;
+    chain_join(f, i - 1);
+    return;
+  }
+  if (i < f->nskips && same_run(&f->skips[i], kind, stream, name)) {
+    f->skips[i].count++; /* its new first launch */
+    f->skips[i].stamp = stamp;
+    f->skips[i].position = position;
+    return;
+  }
+  if (f->nskips == CLS__MAX_SKIP_ENTRIES) {
+    f->dropped++;
+    return;
+  }
+  memmove(&f->skips[i + 1], &f->skips[i], (f->nskips - i) * sizeof f->skips[0]);
+  f->nskips++;
+  struct cls__skip *e = &f->skips[i];
+  *e = (struct cls__skip){.key = name, .kind = kind, .stream = stream, .position = position,
+                          .count = 1, .stamp = stamp, .last = stamp};
+  cls__copy_name(e->kernel, name);
+}
+
+/* Log entry e, counted on its cause, leaves that failure's chain. */
+static void chain_remove(cls_context *ctx, const struct cls__log_entry *e, int kind) {
+  struct cls__failure *f = e->cause;
+  const char *name = entry_name(e);
+  for (size_t i = 0; i < f->nskips; i++) {
+    struct cls__skip *s = &f->skips[i];
+    if (e->stamp < s->stamp || e->stamp > s->last || !same_run(s, kind, e->stream, name))
+      continue;
+    f->skipped--;
+    if (s->count <= 1) {
+      chain_cut(f, i);
+      if (i)
+        chain_join(f, i - 1);
+      return;
+    }
+    s->count--;
+    uint64_t first = 0, pos = 0, last = 0;
+    if (e->stamp == s->stamp && members(ctx, f, s, e->stamp, s->last, &first, &pos, &last)) {
+      s->stamp = first;
+      s->position = pos;
+    } else if (e->stamp == s->last) {
+      s->last = members(ctx, f, s, s->stamp - 1, e->stamp - 1, &first, &pos, &last) ? last
+                                                                                   : s->stamp;
+    }
+    return;
+  }
+  if (f->dropped) { /* it was past the stored entries */
+    f->dropped--;
+    f->skipped--;
+  }
+}
+
+
 void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
                           bool deferred) {
   size_t k = find(ctx, stream, seq);
@@ -338,20 +481,19 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
        * command whose enqueue failed, or that was skipped, counts as
        * skipped on f, as does one the driver had not handed to its backend
        * yet and drops; one that ran, as untrusted. */
-      int kind = CLS_SKIP_SKIPPED;
+      int prior = member_kind(e), kind = CLS_SKIP_SKIPPED;
       if (e->kind == CLS__ENTRY_RUN && withdrawn(ctx, e, f))
         e->kind = CLS__ENTRY_SKIPPED; /* never runs: a later replay moves it as a skip */
       else if (e->kind == CLS__ENTRY_RUN)
         kind = CLS_SKIP_UNTRUSTED;
       if (e->cause) {
-        cls__failure_remove_skip(e->cause, e->stream, e->position, e->stamp);
+        chain_remove(ctx, e, prior);
         cls__failure_unref(e->cause);
       }
       e->cause = f;
       cls__failure_ref(f);
       e->cause_arg = (unsigned char)first;
-      cls__failure_insert_skip(f, kind, e->kernel[0] ? e->kernel : e->op, e->stream, e->position,
-                               e->stamp);
+      chain_insert(ctx, f, kind, entry_name(e), e->stream, e->position, e->stamp);
     }
     n = writes_join(ctx, n, e, first >= 0);
   }
@@ -405,7 +547,7 @@ void cls__inflight_skipped(cls_context *ctx, struct cls__failure *found, size_t 
                            uint64_t position, uint64_t stamp, const char *op, const char *kernel,
                            const struct cls__binding *b, size_t n) {
   /* An entry of its own on found's chain: the replay may move it. */
-  cls__failure_insert_skip(found, CLS_SKIP_SKIPPED, kernel, stream, position, stamp);
+  chain_insert(ctx, found, CLS_SKIP_SKIPPED, kernel, stream, position, stamp);
   struct cls__log_entry *e = cls__inflight_reserve(ctx, CLS__ENTRY_SKIPPED, stream, 0, position,
                                                    stamp, op, kernel, NULL, n);
   if (!e)

@@ -57,7 +57,7 @@ void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *ke
                                 uint64_t position, uint64_t stamp) {
   if (f->nskips) {
     struct cls__skip *last = &f->skips[f->nskips - 1];
-    if (last->kind == kind && last->stream == stream && !last->fixed &&
+    if (last->kind == kind && last->stream == stream &&
         strncmp(last->kernel, kernel ? kernel : "", CLS__NAME_MAX - 1) == 0) {
       last->count++;
       return;
@@ -73,50 +73,6 @@ void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *ke
   e->stream = stream;
   e->position = position;
   e->count = 1;
-  e->stamp = stamp;
-  e->fixed = false;
+  e->stamp = e->last = stamp;
   cls__copy_name(e->kernel, kernel);
 }
-
-void cls__failure_insert_skip(struct cls__failure *f, int kind, const char *kernel, int stream,
-                              uint64_t position, uint64_t stamp) {
-  f->skipped++;
-  if (f->nskips == CLS__MAX_SKIP_ENTRIES) {
-    f->dropped++;
-    return;
-  }
-  /* After every entry that began before it (a run of merged skips is
-   * placed by its first). */
-  size_t at = f->nskips;
-  while (at && f->skips[at - 1].stamp > stamp)
-    at--;
-  memmove(&f->skips[at + 1], &f->skips[at], (f->nskips - at) * sizeof f->skips[0]);
-  f->nskips++;
-  struct cls__skip *e = &f->skips[at];
-  e->key = kernel;
-  e->kind = kind;
-  e->stream = stream;
-  e->position = position;
-  e->count = 1;
-  e->stamp = stamp;
-  e->fixed = true;
-  cls__copy_name(e->kernel, kernel);
-}
-
-void cls__failure_remove_skip(struct cls__failure *f, int stream, uint64_t position,
-                              uint64_t stamp) {
-  for (size_t i = 0; i < f->nskips; i++) {
-    struct cls__skip *e = &f->skips[i];
-    if (e->fixed && e->stamp == stamp && e->stream == stream && e->position == position) {
-      memmove(e, e + 1, (f->nskips - i - 1) * sizeof *e);
-      f->nskips--;
-      f->skipped--;
-      return;
-    }
-  }
-  if (f->dropped) { /* it was past the stored entries */
-    f->dropped--;
-    f->skipped--;
-  }
-}
-

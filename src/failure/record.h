@@ -25,10 +25,10 @@ struct cls__skip {
   int stream;
   uint64_t position;
   uint64_t count;
-  uint64_t stamp;               /* the context's write stamp of its first
-                                   launch: chains are kept in that order */
-  bool fixed;                   /* put there by an F8 replay, which may move
-                                   it to another failure: never merged */
+  uint64_t stamp;               /* the context's write stamps of its first
+                                   launch (chains are kept in that order) */
+  uint64_t last;                /* and of its last one an F8 replay put there
+                                   (a launch it may move: inflight.c) */
   char kernel[CLS__NAME_MAX];
 };
 
@@ -108,19 +108,9 @@ static inline void cls__failure_add_skip(struct cls__failure *f, int kind, const
                                          int stream, uint64_t position, uint64_t stamp) {
   f->skipped++;
   struct cls__skip *last = &f->skips[f->nskips ? f->nskips - 1 : 0];
-  if (f->nskips && last->key == kernel && last->kind == kind && last->stream == stream &&
-      !last->fixed)
+  if (f->nskips && last->key == kernel && last->kind == kind && last->stream == stream)
     last->count++;
   else
     cls__failure_add_skip_slow(f, kind, kernel, stream, position, stamp);
 }
-/* F8: a command the replay counts on f (it ran on, or was skipped on, an
- * input whose failure was found later): an entry of its own, in stamp
- * order, so that a later replay can move it (cls__failure_remove_skip)
- * when an earlier input in argument order turns out to have failed. */
-void cls__failure_insert_skip(struct cls__failure *f, int kind, const char *kernel, int stream,
-                              uint64_t position, uint64_t stamp);
-void cls__failure_remove_skip(struct cls__failure *f, int stream, uint64_t position,
-                              uint64_t stamp);
-
 #endif /* CLS_RECORD_H */
