@@ -64,20 +64,36 @@ static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct 
   s->stats.skips++;
 }
 
-/* F2 while commands are in flight (F8): the failure `found` it carries,
- * decided by binding `arg` (CLS__NO_ARG: by no input, a build failure), may
- * yet move, should an input's producer (one before arg, or arg's own) turn
- * out to have failed: the skip is logged so that the replay can move it,
- * and so that the replay sees its writes (else a later logged command
- * reading them would seem to read the replayed buffer). */
+/* F2 while commands are in flight (F8): the failure `f` the skip carries,
+ * decided by binding `arg` (CLS__NO_ARG: by no input, a build failure),
+ * may yet move, should an input up to arg turn out to have failed (its
+ * last write is logged: its stamp is the oldest entry's or newer).  Then
+ * the skip is logged so that the replay can move it.  One that cannot move
+ * is still logged, writes only, when it overwrites a buffer whose last
+ * write is logged: a replay must see that the buffer no longer holds what
+ * the logged command wrote.  Else it is F2's plain skip.  pos: the
+ * position it took. */
 static __attribute__((noinline)) void skip_in_flight(cls_context *ctx, struct cls__cmd *cmd,
                                                      struct cls__failure *f, const char *name,
-                                                     size_t arg) {
-  struct cls__stream *s = cmd->stream;
-  uint64_t pos = ++s->issued;
-  uint64_t stamp = cls__propagate_writes(ctx, f, cmd->bind, cmd->nbind);
-  cls__inflight_skipped(ctx, f, arg, s->id, pos, stamp, cmd->op, name, cmd->bind, cmd->nbind);
-  s->stats.skips++;
+                                                     size_t arg, uint64_t pos) {
+  uint64_t since = cls__inflight_oldest_stamp(ctx);
+  bool moves = false, overwrites = false;
+  for (size_t i = 0; i < cmd->nbind && !moves; i++) {
+    const struct cls__binding *b = &cmd->bind[i];
+    if (b->slot->write_stamp < since)
+      continue;
+    moves = (b->access & CLS_READ) && i <= arg;
+    overwrites |= (b->access & CLS_WRITE) != 0;
+  }
+  int id = cmd->stream->id;
+  if (moves) {
+    uint64_t stamp = cls__propagate_writes(ctx, f, cmd->bind, cmd->nbind);
+    cls__inflight_skipped(ctx, f, arg, id, pos, stamp, cmd->op, name, cmd->bind, cmd->nbind);
+    return;
+  }
+  uint64_t stamp = cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, id, pos, cmd->bind, cmd->nbind);
+  if (overwrites)
+    cls__inflight_overwritten(ctx, id, pos, stamp, cmd->op, name, cmd->bind, cmd->nbind);
 }
 
 /* The trace's instant for the skip just made (at s->issued). */
@@ -129,7 +145,8 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
     size_t arg = 0;
     while (arg < cmd->nbind && !((cmd->bind[arg].access & CLS_READ) && cmd->bind[arg].slot->failure))
       arg++;
-    skip_in_flight(ctx, cmd, found, name, arg);
+    skip_in_flight(ctx, cmd, found, name, arg, ++cmd->stream->issued);
+    cmd->stream->stats.skips++;
   } else {
     skip(ctx, cmd, found, name);
   }
@@ -218,10 +235,13 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
       /* Its program never built: the launch cannot run, and its outputs
        * carry the build failure (with the log) to whoever reads them. */
-      if (ctx->inflight_len) /* an input failure found later decides: F2 comes first */
-        skip_in_flight(ctx, cmd, cmd->kernel->prog->build_failure, name, CLS__NO_ARG);
-      else
+      if (ctx->inflight_len) { /* an input failure found later decides: F2 comes first */
+        skip_in_flight(ctx, cmd, cmd->kernel->prog->build_failure, name, CLS__NO_ARG,
+                       ++s->issued);
+        s->stats.skips++;
+      } else {
         skip(ctx, cmd, cmd->kernel->prog->build_failure, name);
+      }
       if (ctx->trace)
         trace_skip(ctx, cmd, cmd->kernel->prog->build_failure);
       return cls__error(CLS_EBUILD, cmd->kernel->prog->build_failure->cl_status,
@@ -256,13 +276,10 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                                   ? late_input_failure(ctx, cmd, prov, &arg)
                                   : NULL;
     if (in) {
-      if (ctx->inflight_len) { /* as skip_in_flight, at the position it took */
-        uint64_t stamp = cls__propagate_writes(ctx, in, cmd->bind, cmd->nbind);
-        cls__inflight_skipped(ctx, in, arg, s->id, pos, stamp, cmd->op, name, cmd->bind,
-                              cmd->nbind);
-      } else {
+      if (ctx->inflight_len)
+        skip_in_flight(ctx, cmd, in, name, arg, pos);
+      else
         cls__propagate(ctx, in, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
-      }
       s->stats.skips++;
       if (ctx->trace)
         cls__trace_skip(ctx->trace, s->id, name, pos, in->message);

@@ -562,6 +562,22 @@ void cls__inflight_skipped(cls_context *ctx, struct cls__failure *found, size_t 
     cls__poll_all(ctx, false);
 }
 
+void cls__inflight_overwritten(cls_context *ctx, int stream, uint64_t position, uint64_t stamp,
+                               const char *op, const char *kernel, const struct cls__binding *b,
+                               size_t n) {
+  struct cls__log_entry *e =
+      cls__inflight_reserve(ctx, CLS__ENTRY_FAILED, stream, 0, position, stamp, op, kernel, NULL, n);
+  if (!e)
+    return; /* out of memory: a replay may count a later reader on its failure */
+  struct cls__log_binding *lb = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < n; i++) {
+    lb[i] = cls__log_binding_of(&b[i]);
+    lb[i].access &= CLS_WRITE; /* reads nothing: never moved */
+  }
+  if (cls__inflight_commit(ctx))
+    cls__poll_all(ctx, false);
+}
+
 void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r) {
   for (size_t i = 0; i < ctx->inflight_len; i++)
     if (at(ctx, i)->read == r)

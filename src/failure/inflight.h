@@ -141,6 +141,16 @@ const struct cls__log_entry *cls__inflight_oldest(cls_context *ctx, int stream, 
 void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
                           cl_int cl_status, bool deferred);
 void cls__inflight_fini(cls_context *ctx);
+/* The write stamp of the oldest logged command (the log is not empty): a
+ * buffer written at or after it has its last write in the log. */
+static inline uint64_t cls__inflight_oldest_stamp(const cls_context *ctx) {
+  return ctx->inflight[ctx->inflight_head].stamp;
+}
+/* A skip that cannot move overwrote buffers whose last write is logged:
+ * logged with its writes only, never moved (see command.c). */
+void cls__inflight_overwritten(cls_context *ctx, int stream, uint64_t position, uint64_t stamp,
+                               const char *op, const char *kernel, const struct cls__binding *b,
+                               size_t n);
 /* A CLS__ENTRY_SKIPPED's cause_arg when no input decided (a build failure):
  * any input found failed later decides instead. */
 #define CLS__NO_ARG 255
