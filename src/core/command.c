@@ -76,14 +76,21 @@ static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct 
 static __attribute__((noinline)) void skip_in_flight(cls_context *ctx, struct cls__cmd *cmd,
                                                      struct cls__failure *f, const char *name,
                                                      size_t arg, uint64_t pos) {
+  const struct cls__log_entry *last = cls__inflight_newest(ctx);
   uint64_t since = cls__inflight_oldest_stamp(ctx);
-  bool moves = false, overwrites = false;
-  for (size_t i = 0; i < cmd->nbind && !moves; i++) {
+  bool moves = false, overwrites = false, covered = cls__inflight_writes_only(last);
+  for (size_t i = 0; i < cmd->nbind; i++) {
     const struct cls__binding *b = &cmd->bind[i];
+    if (arg == CLS__FIRST_FAILED && (b->access & CLS_READ) && b->slot->failure)
+      arg = i; /* the input that decided */
     if (b->slot->write_stamp < since)
       continue;
-    moves = (b->access & CLS_READ) && i <= arg;
-    overwrites |= (b->access & CLS_WRITE) != 0;
+    if ((b->access & CLS_READ) && i <= arg)
+      moves = true;
+    if (b->access & CLS_WRITE) {
+      overwrites = true;
+      covered &= b->slot->write_stamp == last->stamp;
+    }
   }
   int id = cmd->stream->id;
   if (moves) {
@@ -92,7 +99,9 @@ static __attribute__((noinline)) void skip_in_flight(cls_context *ctx, struct cl
     return;
   }
   uint64_t stamp = cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, id, pos, cmd->bind, cmd->nbind);
-  if (overwrites)
+  if (covered && overwrites) /* the newest entry took these buffers out already */
+    cls__inflight_restamp(ctx, stamp);
+  else if (overwrites)
     cls__inflight_overwritten(ctx, id, pos, stamp, cmd->op, name, cmd->bind, cmd->nbind);
 }
 
@@ -141,11 +150,7 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
     return cls__read_report(ctx, cmd->op, cmd->stream->id, &cmd->bind[0].handle, 1, report);
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
   if (__builtin_expect(ctx->inflight_len != 0, 0)) {
-    /* The input that decided: the first read binding carrying a failure. */
-    size_t arg = 0;
-    while (arg < cmd->nbind && !((cmd->bind[arg].access & CLS_READ) && cmd->bind[arg].slot->failure))
-      arg++;
-    skip_in_flight(ctx, cmd, found, name, arg, ++cmd->stream->issued);
+    skip_in_flight(ctx, cmd, found, name, CLS__FIRST_FAILED, ++cmd->stream->issued);
     cmd->stream->stats.skips++;
   } else {
     skip(ctx, cmd, found, name);

@@ -565,23 +565,9 @@ void cls__inflight_skipped(cls_context *ctx, struct cls__failure *found, size_t 
 void cls__inflight_overwritten(cls_context *ctx, int stream, uint64_t position, uint64_t stamp,
                                const char *op, const char *kernel, const struct cls__binding *b,
                                size_t n) {
-  /* A run of such skips with the same writes (a loop skipping on one
-   * failure) is one entry: the first takes the buffers out of a replay's
-   * set, the next ones change nothing there. */
-  struct cls__log_entry *e = at(ctx, ctx->inflight_len - 1);
-  if (e->kind == CLS__ENTRY_FAILED && e->nbind == n && !e->cause) {
-    const struct cls__log_binding *lb = cls__log_bindings(ctx, e);
-    size_t i = 0;
-    while (i < n && lb[i].handle.bits == b[i].handle.bits &&
-           lb[i].access == (b[i].access & CLS_WRITE))
-      i++;
-    if (i == n) {
-      e->stamp = stamp; /* the log stays in stamp order: it is the last entry */
-      e->position = position;
-      return;
-    }
-  }
-  e = cls__inflight_reserve(ctx, CLS__ENTRY_FAILED, stream, 0, position, stamp, op, kernel, NULL, n);
+  struct cls__log_entry *e = cls__inflight_reserve(ctx, CLS__ENTRY_FAILED, stream,
+                                                   CLS__SEQ_WRITES_ONLY, position, stamp, op,
+                                                   kernel, NULL, n);
   if (!e)
     return; /* out of memory: a replay may count a later reader on its failure */
   struct cls__log_binding *lb = cls__log_bindings(ctx, e);

@@ -146,6 +146,23 @@ void cls__inflight_fini(cls_context *ctx);
 static inline uint64_t cls__inflight_oldest_stamp(const cls_context *ctx) {
   return ctx->inflight[ctx->inflight_head].stamp;
 }
+/* The newest entry (the log is not empty). */
+static inline struct cls__log_entry *cls__inflight_newest(cls_context *ctx) {
+  return &ctx->inflight[(ctx->inflight_head + ctx->inflight_len - 1) & (ctx->inflight_cap - 1)];
+}
+/* An entry of cls__inflight_overwritten: it reads nothing (its seq, unused
+ * by a command that never reached a queue, says so). */
+#define CLS__SEQ_WRITES_ONLY UINT64_MAX
+static inline bool cls__inflight_writes_only(const struct cls__log_entry *e) {
+  return e->kind == CLS__ENTRY_FAILED && e->seq == CLS__SEQ_WRITES_ONLY;
+}
+/* The newest entry, writes only, stands for a skip just made that wrote
+ * nothing else: it takes the skip's stamp (the log stays in stamp order). */
+static inline void cls__inflight_restamp(cls_context *ctx, uint64_t stamp) {
+  cls__inflight_newest(ctx)->stamp = stamp;
+}
+/* skip_in_flight's arg: the first read binding carrying a failure. */
+#define CLS__FIRST_FAILED ((size_t)-1)
 /* A skip that cannot move overwrote buffers whose last write is logged:
  * logged with its writes only, never moved (see command.c). */
 void cls__inflight_overwritten(cls_context *ctx, int stream, uint64_t position, uint64_t stamp,
