@@ -14,6 +14,12 @@
  *                             else every time)
  *          | status=CODE      OpenCL status to fail with, by name
  *                             (CL_OUT_OF_RESOURCES) or number (-5)
+ *          | hold=N           complete only: the failure is found only after
+ *                             0..N more polls that do not wait (drawn per
+ *                             command from a fixed sequence), at once by a
+ *                             poll that waits: several held failures are
+ *                             found in shuffled order, not in the order
+ *                             their commands finished (F8's tests)
  * A fault needs at least one key, each key at most once; no whitespace and
  * no empty fault or key anywhere (src/util/parse.h: the rules every
  * configuration string follows).  "complete" faults enqueue the command
@@ -38,11 +44,13 @@ struct fault {
   uint64_t times;/* 0: unlimited */
   cl_int status;
   uint64_t seen, fired;
+  uint64_t hold; /* 0: found when it finishes */
 };
 
 struct cls__fault_config {
   size_t n;
   struct fault *faults;
+  uint64_t draws; /* hold=N's sequence: deterministic, so a run repeats */
 };
 
 void cls__fault_config_free(struct cls__fault_config *cfg) {
@@ -78,8 +86,9 @@ static int parse_status(const struct cls__parser *ps, struct cls__span v, cl_int
 
 static const char *const ops[] = {"launch", "upload", "download", "copy", "fill"};
 
-enum { K_KERNEL, K_OP, K_STREAM, K_NTH, K_TIMES, K_STATUS };
-static const char *const key_names[] = {"kernel", "op", "stream", "nth", "times", "status"};
+enum { K_KERNEL, K_OP, K_STREAM, K_NTH, K_TIMES, K_STATUS, K_HOLD };
+static const char *const key_names[] = {"kernel", "op",     "stream", "nth",
+                                        "times",  "status", "hold"};
 
 /* Duplicates a value (a kernel or op name) into *out. */
 static int keep(struct cls__span v, char **out) {
@@ -95,6 +104,8 @@ static int parse_key(const struct cls__parser *ps, int key, struct cls__span v, 
   int rc;
   if ((key == K_KERNEL || key == K_OP) && f->when == W_ALLOC)
     return cls__parse_fail(ps, "%s does not apply to alloc", key_names[key]);
+  if (key == K_HOLD && f->when != W_COMPLETE)
+    return cls__parse_fail(ps, "hold applies to complete faults only");
   switch (key) {
   case K_KERNEL:
     return keep(v, &f->kernel);
@@ -114,6 +125,8 @@ static int parse_key(const struct cls__parser *ps, int key, struct cls__span v, 
     return cls__parse_uint(ps, "nth", v, 1, UINT64_MAX, &f->nth);
   case K_TIMES:
     return cls__parse_uint(ps, "times", v, 1, UINT64_MAX, &f->times);
+  case K_HOLD:
+    return cls__parse_uint(ps, "hold", v, 1, 1000000, &f->hold);
   default:
     return parse_status(ps, v, &f->status);
   }
@@ -201,9 +214,10 @@ int cls__fault_parse(const char *spec, struct cls__fault_config **out) {
   return CLS_OK;
 }
 
-/* Does a fault fire for this event?  Counts the event either way. */
+/* Does a fault fire for this event?  Counts the event either way.  *hold:
+ * how many polls that do not wait its discovery is held for. */
 static cl_int fires(struct cls__fault_config *cfg, int when, const char *op, const char *kernel,
-                    int stream) {
+                    int stream, uint64_t *hold) {
   for (size_t i = 0; i < cfg->n; i++) {
     struct fault *f = &cfg->faults[i];
     if (f->when != when || (f->stream >= 0 && f->stream != stream) ||
@@ -216,13 +230,19 @@ static cl_int fires(struct cls__fault_config *cfg, int when, const char *op, con
     if (f->times && f->fired >= f->times)
       continue;
     f->fired++;
+    if (hold && f->hold) { /* splitmix64: a fixed sequence of draws in 0..hold */
+      uint64_t z = (cfg->draws += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      *hold = (z ^ (z >> 31)) % (f->hold + 1);
+    }
     return f->status;
   }
   return CL_SUCCESS;
 }
 
 cl_int cls__fault_alloc(struct cls__fault_config *cfg, int stream) {
-  return fires(cfg, W_ALLOC, "alloc", NULL, stream);
+  return fires(cfg, W_ALLOC, "alloc", NULL, stream, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -232,6 +252,7 @@ cl_int cls__fault_alloc(struct cls__fault_config *cfg, int stream) {
 struct doomed {
   uint64_t seq;
   cl_int status;
+  uint64_t hold; /* polls that do not wait before it is found */
 };
 
 struct fault_stream {
@@ -244,6 +265,8 @@ struct fault_stream {
   size_t ndoomed, capdoomed;
   struct doomed *found;  /* inner failures of one poll */
   size_t nfound, capfound;
+  uint64_t completed;    /* what the inner stream finished (a hold reports
+                            less) */
 };
 
 static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_int st) {
@@ -251,6 +274,7 @@ static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_i
     return false;
   (*arr)[*n].seq = seq;
   (*arr)[*n].status = st;
+  (*arr)[*n].hold = 0;
   (*n)++;
   return true;
 }
@@ -306,15 +330,16 @@ cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_
   struct fault_stream *fs = stream;
   const char *op = op_names[kind];
   const char *kernel = kind == CLS__CMD_LAUNCH ? k->name : NULL;
-  cl_int st = fires(fs->cfg, W_ENQUEUE, op, kernel, logical);
+  cl_int st = fires(fs->cfg, W_ENQUEUE, op, kernel, logical, NULL);
   if (st != CL_SUCCESS)
     return st;
   cl_int rc = cls__enqueue_plain(fs->inner, fs->s, kind, k, x, seq, nwait, wait);
   if (rc != CL_SUCCESS)
     return rc;
-  st = fires(fs->cfg, W_COMPLETE, op, kernel, logical);
-  if (st != CL_SUCCESS)
-    push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, seq, st);
+  uint64_t hold = 0;
+  st = fires(fs->cfg, W_COMPLETE, op, kernel, logical, &hold);
+  if (st != CL_SUCCESS && push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, seq, st))
+    fs->doomed[fs->ndoomed - 1].hold = hold;
   return CL_SUCCESS;
 }
 
@@ -379,6 +404,37 @@ static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg
   struct fault_stream *fs = stream;
   fs->nfound = 0;
   cl_int rc = fs->inner->poll(fs->s, wait, collect, fs, completed);
+  if (*completed > fs->completed)
+    fs->completed = *completed;
+  *completed = fs->completed;
+  /* hold=N: a finished doomed command still held counts one more poll,
+   * and nothing from it on is reported finished (else its log entry would
+   * go, and its failure with it); a poll that waits releases every hold. */
+  for (size_t j = 0; j < fs->ndoomed && fs->doomed[j].seq <= fs->completed; j++) {
+    if (wait || !fs->doomed[j].hold)
+      continue;
+    fs->doomed[j].hold--;
+    *completed = fs->doomed[j].seq - 1;
+    break;
+  }
+  /* Real failures past that point wait with the doomed ones, in seq order. */
+  size_t keep = 0;
+  for (size_t i = 0; i < fs->nfound; i++) {
+    if (fs->found[i].seq <= *completed) {
+      fs->found[keep++] = fs->found[i];
+      continue;
+    }
+    size_t j = 0;
+    while (j < fs->ndoomed && fs->doomed[j].seq < fs->found[i].seq)
+      j++;
+    if (j < fs->ndoomed && fs->doomed[j].seq == fs->found[i].seq)
+      continue; /* doomed as well: reported once */
+    if (!push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, 0, 0))
+      continue; /* out of memory: that failure is not reported */
+    memmove(&fs->doomed[j + 1], &fs->doomed[j], (fs->ndoomed - 1 - j) * sizeof *fs->doomed);
+    fs->doomed[j] = (struct doomed){fs->found[i].seq, fs->found[i].status, 0};
+  }
+  fs->nfound = keep;
   /* Merge real failures and doomed commands that finished, in seq order. */
   size_t i = 0, j = 0;
   while (i < fs->nfound || (j < fs->ndoomed && fs->doomed[j].seq <= *completed)) {

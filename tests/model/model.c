@@ -650,5 +650,7 @@ void md_spec_text(const struct md_world *w, char *out, size_t cap) {
     if (c->times && len < cap)
       len += (size_t)snprintf(out + len, cap - len, ",times=%llu",
                               (unsigned long long)c->times);
+    if (c->hold && len < cap)
+      len += (size_t)snprintf(out + len, cap - len, ",hold=%llu", (unsigned long long)c->hold);
   }
 }

@@ -103,6 +103,7 @@ struct md_clause {
   const char *op;       /* NULL any */
   int stream;           /* -1 any */
   uint64_t nth, times;
+  uint64_t hold;        /* complete: found after 0..hold polls (shuffled) */
   int status;           /* OpenCL status */
   uint64_t seen, fired;
 };

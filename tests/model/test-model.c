@@ -140,6 +140,15 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
     }
     w->nclauses++;
   }
+  /* F8 whatever the discovery order: most completion faults hold their
+   * failures' discovery for a drawn number of polls (the fault factory's
+   * hold=N), so several asynchronous failures are found in shuffled order,
+   * not in the order their commands finished.  Drawn from a sequence of
+   * its own: the programs are those of the same seed without holds. */
+  uint64_t hr = seed ^ 0x686f6c64ull;
+  for (int i = 0; i < w->nclauses; i++)
+    if (w->cl[i].when == MD_W_COMPLETE && chance(&hr, 70))
+      w->cl[i].hold = 1 + (uint64_t)rnd(&hr, 12);
   /* A counted download fault is only exact when nothing else can fail
    * asynchronously (a download of data whose failure is not found yet is
    * enqueued, and counts, or is refused, and does not). */
