@@ -16,8 +16,9 @@
  *                             (CL_OUT_OF_RESOURCES) or number (-5)
  *          | hold=N           complete only: the failure is found only after
  *                             0..N more polls that do not wait (drawn per
- *                             command from a fixed sequence), at once by a
- *                             poll that waits: several held failures are
+ *                             command from a fixed sequence), at once
+ *                             after a wait on any stream (a poll that waits,
+ *                             a blocking download): several held failures are
  *                             found in shuffled order, not in the order
  *                             their commands finished (F8's tests)
  * A fault needs at least one key, each key at most once; no whitespace and
@@ -51,6 +52,8 @@ struct cls__fault_config {
   size_t n;
   struct fault *faults;
   uint64_t draws; /* hold=N's sequence: deterministic, so a run repeats */
+  uint64_t waits; /* waits so far on any stream (a poll that waits, a
+                     blocking download): each releases every hold */
 };
 
 void cls__fault_config_free(struct cls__fault_config *cfg) {
@@ -267,6 +270,7 @@ struct fault_stream {
   size_t nfound, capfound;
   uint64_t completed;    /* what the inner stream finished (a hold reports
                             less) */
+  uint64_t waits;        /* cfg->waits when it last released its holds */
 };
 
 static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_int st) {
@@ -336,6 +340,10 @@ cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_
   cl_int rc = cls__enqueue_plain(fs->inner, fs->s, kind, k, x, seq, nwait, wait);
   if (rc != CL_SUCCESS)
     return rc;
+  /* A blocking download waited for what it read, on any stream: the
+   * failures held there are found by the poll that follows it. */
+  if (kind == CLS__CMD_READ && x->blocking)
+    fs->cfg->waits++;
   uint64_t hold = 0;
   st = fires(fs->cfg, W_COMPLETE, op, kernel, logical, &hold);
   if (st != CL_SUCCESS && push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, seq, st))
@@ -410,8 +418,14 @@ static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg
   /* hold=N: a finished doomed command still held counts one more poll,
    * and nothing from it on is reported finished (else its log entry would
    * go, and its failure with it); a poll that waits releases every hold. */
+  if (wait)
+    fs->cfg->waits++;
+  bool release = fs->waits != fs->cfg->waits;
+  fs->waits = fs->cfg->waits;
   for (size_t j = 0; j < fs->ndoomed && fs->doomed[j].seq <= fs->completed; j++) {
-    if (wait || !fs->doomed[j].hold)
+    if (release)
+      fs->doomed[j].hold = 0;
+    if (!fs->doomed[j].hold)
       continue;
     fs->doomed[j].hold--;
     *completed = fs->doomed[j].seq - 1;
