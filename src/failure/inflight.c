@@ -504,12 +504,22 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
   }
 }
 
-void cls__inflight_settle(cls_context *ctx) {
+void cls__inflight_settle(cls_context *ctx, const cls_buffer *handles, size_t n) {
   size_t last = ctx->inflight_len;
   for (size_t i = 0; i < ctx->inflight_len; i++) {
     const struct cls__log_entry *e = at(ctx, i);
     if (e->kind == CLS__ENTRY_SKIPPED || e->cause)
       last = i;
+    else if (e->kind == CLS__ENTRY_RUN) /* the root of a failure reported here? */
+      for (size_t j = 0; j < n; j++) {
+        const struct cls__slot *slot = cls__resolve(ctx, handles[j]);
+        const struct cls__failure *f = slot ? slot->failure : NULL;
+        if (f && f != &cls__never_written && f->async && f->stream == e->stream &&
+            f->position == e->position) {
+          last = i; /* an input's producer logged before it may have failed too */
+          break;
+        }
+      }
   }
   if (last == ctx->inflight_len)
     return;

@@ -175,12 +175,14 @@ void cls__inflight_overwritten(cls_context *ctx, int stream, uint64_t position, 
 void cls__inflight_skipped(cls_context *ctx, struct cls__failure *found, size_t arg, int stream,
                            uint64_t position, uint64_t stamp, const char *op, const char *kernel,
                            const struct cls__binding *b, size_t n);
-/* Before a report names failures (an error path, so it may wait): a
- * logged skip, or a command that ran on a failed input, still counts on
- * a failure that may move, should a command logged before it turn out to
- * have failed (F8).  Waits for the streams of those commands, so that the
- * report gives the final state, not the one of the discovery order. */
-void cls__inflight_settle(cls_context *ctx);
+/* Before a report names the failures of `handles` (an error path, so it
+ * may wait): a logged skip, a command that ran on a failed input, or the
+ * still logged root of a failure found after its enqueue, counts on a
+ * failure that may move, should a command logged before it turn out to
+ * have failed (F8), whatever the order failures are found in.  Waits for
+ * the streams of those commands, so that the report gives the final state,
+ * not the one of the discovery order. */
+void cls__inflight_settle(cls_context *ctx, const cls_buffer *handles, size_t n);
 /* A pending read is being freed: entries stop pointing at it. */
 void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r);
 

@@ -150,7 +150,7 @@ int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buf
   if (nf == 0 && nbad == 0)
     return CLS_OK;
   if (nf && ctx->inflight_len)
-    cls__inflight_settle(ctx);
+    cls__inflight_settle(ctx, handles, n);
   /* Built even when the caller wants none: the detail is made from it. */
   cls_report *r = report_new(nf, nbad);
   if (!r)
