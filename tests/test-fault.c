@@ -139,6 +139,7 @@ static const char *const valid_specs[] = {
     "enqueue:kernel=blur",
     "enqueue:nth=17",
     "complete:kernel=sobel",
+    "complete:op=copy,hold=8;complete:kernel=k,hold=3",
     "alloc:nth=3",
     "enqueue:kernel=blur;alloc:nth=3",
     "enqueue:op=upload,stream=1,times=2",
@@ -425,6 +426,27 @@ START_TEST(enqueue_nth_2_fails_exactly_the_second_command) {
 }
 END_TEST
 
+START_TEST(hold_applies_to_complete_faults_only) {
+  refused("enqueue:kernel=k,hold=2", "hold applies to complete faults only");
+  refused("alloc:hold=2", "hold applies to complete faults only");
+  refused("complete:kernel=k,hold=0", "hold");
+}
+END_TEST
+
+/* hold=N withholds a completion failure from polls that do not wait, never
+ * from a wait: the sync finds it, and the buffer carries it (F8). */
+START_TEST(a_held_completion_failure_is_found_at_the_sync) {
+  open_ctx("complete:op=fill,hold=1000000");
+  cls_buffer b = ct_alloc(ctx, 0, NB);
+  int zero = 0;
+  CT_OK(cls_fill(ctx, 0, b, 0, NB, &zero, sizeof zero));
+  CT_OK(cls_sync(ctx, NULL));
+  int out[4];
+  CT_ERR(cls_download(ctx, 1, b, 0, out, sizeof out, NULL), CLS_ETAINTED);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(times_2_fires_twice) {
   open_ctx("enqueue:op=upload,nth=2,times=2");
   cls_buffer b = ct_alloc(ctx, 0, NB);
@@ -529,6 +551,8 @@ int main(void) {
   CT_ADD(s, alloc_nth_3_fails_exactly_the_third_allocation);
   CT_ADD(s, enqueue_nth_2_fails_exactly_the_second_command);
   CT_ADD(s, times_2_fires_twice);
+  CT_ADD(s, hold_applies_to_complete_faults_only);
+  CT_ADD(s, a_held_completion_failure_is_found_at_the_sync);
   CT_ADD(s, stream_key_limits_the_fault_to_one_stream);
   CT_ADD(s, status_by_name_shows_in_the_report);
   CT_ADD(s, status_by_number);
