@@ -17,8 +17,8 @@
  *          | hold=N           complete only: the failure is found only after
  *                             0..N more polls that do not wait (drawn per
  *                             command from a fixed sequence), at once
- *                             after a wait on any stream (a poll that waits,
- *                             a blocking download): several held failures are
+ *                             after a poll of its stream that waits, or any
+ *                             blocking download: several held failures are
  *                             found in shuffled order, not in the order
  *                             their commands finished (F8's tests)
  * A fault needs at least one key, each key at most once; no whitespace and
@@ -417,10 +417,9 @@ static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg
   *completed = fs->completed;
   /* hold=N: a finished doomed command still held counts one more poll,
    * and nothing from it on is reported finished (else its log entry would
-   * go, and its failure with it); a poll that waits releases every hold. */
-  if (wait)
-    fs->cfg->waits++;
-  bool release = fs->waits != fs->cfg->waits;
+   * go, and its failure with it); a poll of this stream that waits, or a
+   * blocking download anywhere, releases its holds. */
+  bool release = wait || fs->waits != fs->cfg->waits;
   fs->waits = fs->cfg->waits;
   for (size_t j = 0; j < fs->ndoomed && fs->doomed[j].seq <= fs->completed; j++) {
     if (release)

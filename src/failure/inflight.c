@@ -510,12 +510,16 @@ void cls__inflight_settle(cls_context *ctx, const cls_buffer *handles, size_t n)
     const struct cls__log_entry *e = at(ctx, i);
     if (e->kind == CLS__ENTRY_SKIPPED || e->cause)
       last = i;
-    else if (e->kind == CLS__ENTRY_RUN) /* the root of a failure reported here? */
+    else if (e->kind == CLS__ENTRY_RUN ||
+             (e->kind == CLS__ENTRY_FAILED && !cls__inflight_writes_only(e)))
+      /* The root of a failure reported here?  Found after its enqueue, or
+       * its enqueue failed: either way an input's producer logged before
+       * it may have failed too, and would decide. */
       for (size_t j = 0; j < n; j++) {
         const struct cls__slot *slot = cls__resolve(ctx, handles[j]);
         const struct cls__failure *f = slot ? slot->failure : NULL;
-        if (f && f != &cls__never_written && f->async && f->stream == e->stream &&
-            f->position == e->position) {
+        if (f && f != &cls__never_written && (f->async || e->kind == CLS__ENTRY_FAILED) &&
+            f->stream == e->stream && f->position == e->position) {
           last = i; /* an input's producer logged before it may have failed too */
           break;
         }
