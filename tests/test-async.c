@@ -219,6 +219,77 @@ static int launch_wide(int stream, cls_buffer in, cls_buffer out, cls_buffer oth
   return cls_launch(ctx, stream, kern("wide_k"), 1, g, NULL, 5, a);
 }
 
+/* The two producers of F8_argument_order_decides_*: producer_k1 on stream 0
+ * writes b1, later_k3 on stream 1 writes b2; both fail at completion, and
+ * producer_k1's failure is found only by a wait for stream 0 (hold: the
+ * fault factory's first draw is far more polls than these tests make).
+ * The consumer on stream 2 reads b1 as argument 0 and b2 as arguments 2-4,
+ * so b1's failure decides whatever the order they are found in (F8: the
+ * state had every failure been known at its command's enqueue). */
+#define FAULT_TWO "complete:kernel=producer_k1,hold=1000000;complete:kernel=later_k3"
+
+/* The consumer's output carries producer_k1's failure, with the consumer
+ * on its chain as `kind`; later_k3's chain does not list it. */
+static void assert_first_argument_decided(cls_buffer out, cls_buffer b2, int kind) {
+  cls_report *r = tainted(2, out);
+  assert_k1_async_root(r);
+  ck_assert_uint_eq(finfo(r, 0).nskips, 1);
+  /* A consumer that ran is untrusted; one a batching driver had not handed
+   * to its queue yet is dropped when the first failure is found, as it
+   * would have been skipped had that been known at its submit. */
+  if (kind == CLS_SKIP_UNTRUSTED && sinfo(r, 0, 0).kind == CLS_SKIP_SKIPPED &&
+      strncmp(cls_context_driver(ctx), "scheduler", 9) == 0)
+    kind = CLS_SKIP_SKIPPED;
+  assert_skip(r, 0, kind, "wide_k", 2);
+  cls_report_free(r);
+  r = tainted(1, b2);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info f = finfo(r, 0);
+  ck_assert_str_eq(f.kernel, "later_k3");
+  ck_assert_int_eq(f.async, 1);
+  ck_assert_uint_eq(f.nskips, 0); /* the consumer counts on producer_k1 only */
+  cls_report_free(r);
+}
+
+/* Both failures are found after the consumer's enqueue, the later
+ * argument's first. */
+START_TEST(F8_argument_order_decides_when_the_later_argument_fails_first) {
+  struct gate g = {.gated = "later_k3"};
+  open_ctx(FAULT_TWO, &gate_factory, &g);
+  cls_buffer in0 = input(0, 0), in1 = input(1, 10);
+  cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 1, NB), out = ct_alloc(ctx, 2, NB);
+  launch_ok(0, "producer_k1", in0, b1); /* its failure is held */
+  launch_ok(1, "later_k3", in1, b2);    /* held by the gate */
+  ck_assert_int_eq(launch_wide(2, b1, out, b2), CLS_OK); /* neither failure known yet */
+  ck_assert_uint_gt(g.held, 0);
+  gate_open(&g);
+  CT_OK(cls_stream_sync(ctx, 1, NULL)); /* later_k3's failure is found first */
+  CT_OK(cls_stream_sync(ctx, 0, NULL)); /* then producer_k1's */
+  assert_first_argument_decided(out, b2, CLS_SKIP_UNTRUSTED);
+  assert_healthy(2);
+  close_ctx();
+  gate_release(&g);
+}
+END_TEST
+
+/* The later argument's failure is known at the consumer's enqueue (it is
+ * skipped on it); the first argument's is found afterwards and takes the
+ * consumer over. */
+START_TEST(F8_argument_order_decides_when_the_later_argument_was_known_at_enqueue) {
+  open_ctx(FAULT_TWO, NULL, NULL);
+  cls_buffer in0 = input(0, 0), in1 = input(1, 10);
+  cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 1, NB), out = ct_alloc(ctx, 2, NB);
+  launch_ok(0, "producer_k1", in0, b1); /* its failure is held */
+  launch_ok(1, "later_k3", in1, b2);
+  CT_OK(cls_stream_sync(ctx, 1, NULL)); /* later_k3's failure is known */
+  ck_assert_int_eq(launch_wide(2, b1, out, b2), CLS_ESKIPPED); /* on argument 2 */
+  CT_OK(cls_stream_sync(ctx, 0, NULL)); /* producer_k1's is found */
+  assert_first_argument_decided(out, b2, CLS_SKIP_SKIPPED);
+  assert_healthy(2);
+  close_ctx();
+}
+END_TEST
+
 /* The replay walks a log far longer than its first capacity, which grew
  * while wrapped (a finished history moved its head first), with entries
  * that hold their bindings themselves and entries with more bindings than
@@ -648,6 +719,8 @@ int main(void) {
   ADD(s, F8_failed_upload_taints_its_buffer);
   ADD(s, F8_failed_upload_after_other_work_taints_its_buffer);
   ADD(s, F8_replay_over_a_grown_wrapped_log);
+  ADD(s, F8_argument_order_decides_when_the_later_argument_fails_first);
+  ADD(s, F8_argument_order_decides_when_the_later_argument_was_known_at_enqueue);
   ADD(s, F7_known_failure_skips_consumer_on_other_stream);
   ADD(s, F7_failure_found_while_ordering_skips_instead_of_waiting);
   ADD(s, F7_running_producer_is_waited_on_without_a_poll);
