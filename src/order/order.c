@@ -105,8 +105,10 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
     ev = ctx->pool.last_event(q);
   bool lent = ev != NULL;
   cl_int crc = lent ? CL_SUCCESS : f->marker(q, &ev);
-  /* Several consumers of one producer state need one flush. */
-  bool flush = crc == CL_SUCCESS && p->flushed != p->submitted;
+  /* Several consumers of one producer state need one flush; a marker is a
+   * command of its own, never flushed yet (rusticl: a queue waiting on an
+   * unflushed marker hangs until something flushes the marker's queue). */
+  bool flush = crc == CL_SUCCESS && (!lent || p->flushed != p->submitted);
   if (flush && (crc = f->flush(q)) != CL_SUCCESS && !lent)
     clReleaseEvent(ev);
   if (crc != CL_SUCCESS)
