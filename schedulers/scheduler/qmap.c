@@ -35,20 +35,20 @@ static void collect(void *arg, uint64_t bseq, cl_int status) {
 /* The failures of one poll and the enqueues that failed, in queue order:
  * an enqueue that failed is reported when the queue has finished what came
  * before it (up to `done`). */
-static void report_failures(struct cls_driver *d, struct queue *q, uint64_t done) {
+static void report_failures(struct sched_driver *d, struct queue *q, uint64_t done) {
   size_t f = 0, nf = q->nfails;
   for (size_t i = 0; i < q->len; i++) {
     struct qmap *m = &q->map[(q->head + i) & (q->cap - 1)];
     if (!m->count) {
       if (m->bseq <= done && m->status != CL_SUCCESS) /* CL_SUCCESS: withdrawn */
-        cls_driver_failed(d, cls_driver_stream(d, m->stream), m->seq, m->status, true);
+        cls_driver_failed(&d->base, d->streams[m->stream], m->seq, m->status, true);
       continue;
     }
     while (f < nf && q->fails[f].bseq < m->bseq)
       f++;
     while (f < nf && q->fails[f].bseq - m->bseq < m->count) {
       uint64_t b = q->fails[f].bseq;
-      cls_driver_failed(d, cls_driver_stream(d, m->stream), m->seq + (b - m->bseq),
+      cls_driver_failed(&d->base, d->streams[m->stream], m->seq + (b - m->bseq),
                          q->fails[f].status, false);
       while (f < nf && q->fails[f].bseq == b) /* once per command */
         f++;
@@ -59,12 +59,12 @@ static void report_failures(struct cls_driver *d, struct queue *q, uint64_t done
 /* Completions: the map's entries up to backend command `done` leave
  * it, and their streams' completed seqs move on (a run partly done is cut
  * where it stands). */
-static void retire(struct cls_driver *d, struct queue *q, uint64_t done) {
+static void retire(struct sched_driver *d, struct queue *q, uint64_t done) {
   while (q->len) {
     struct qmap *m = &q->map[q->head];
     if (m->bseq > done)
       break;
-    struct cls_driver_stream *t = cls_driver_stream(d, m->stream);
+    struct cls_driver_stream *t = d->streams[m->stream];
     uint64_t last = m->seq;
     if (m->count) {
       uint64_t k = done - m->bseq + 1; /* of the run, done */
@@ -87,10 +87,10 @@ static void retire(struct cls_driver *d, struct queue *q, uint64_t done) {
   }
 }
 
-int cls__sched_queue_poll(struct cls_driver *d, struct queue *q, int id, bool wait) {
+int cls__sched_queue_poll(struct sched_driver *d, struct queue *q, int id, bool wait) {
   uint64_t done = 0;
   q->nfails = 0;
-  cl_int rc = d->factory->poll(q->stream, wait, collect, q, &done);
+  cl_int rc = d->base.factory->poll(q->stream, wait, collect, q, &done);
   /* Failures first (their commands are still in the map), then
    * completions, in queue order.  Nothing to report: the usual case, no
    * walk. */

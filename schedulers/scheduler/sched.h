@@ -115,6 +115,9 @@ struct sched_driver {
   int nqueues; /* 0: one per logical stream */
   struct list lists[CLS_MAX_STREAMS];
   struct queue queues[CLS_MAX_STREAMS];
+  /* The streams opened (sc_open): their views stay where they are until
+   * close(), so the polls find them without asking the core. */
+  struct cls_driver_stream *streams[CLS_MAX_STREAMS];
   uint64_t pending; /* streams whose list is not empty */
 };
 
@@ -250,7 +253,7 @@ bool cls__sched_map_grow(struct queue *q);
 /* Polls (wait: waits for) the backend queue q, which stream id shares, and
  * reports what its map holds that failed or completed.  CLS_ECL recorded
  * when the backend's poll failed. */
-int cls__sched_queue_poll(struct cls_driver *d, struct queue *q, int id, bool wait);
+int cls__sched_queue_poll(struct sched_driver *d, struct queue *q, int id, bool wait);
 
 /* Appends an entry; false: out of memory (nothing changed). */
 static inline bool cls__sched_map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq,

@@ -62,6 +62,7 @@ static int sc_open(struct cls_driver *base, struct cls_driver_stream *s) {
   }
   q->users++;
   d->lists[s->id].queue = qi;
+  d->streams[s->id] = s;
   s->backend = q->stream;
   return CLS_OK;
 }
@@ -76,6 +77,7 @@ static void sc_close(struct cls_driver *base, struct cls_driver_stream *s) {
     memset(q, 0, sizeof *q);
   }
   s->backend = NULL;
+  d->streams[s->id] = NULL;
 }
 
 /* Waiting: s's pending tasks go first, or there is nothing to wait for.
@@ -84,7 +86,7 @@ static int sc_poll(struct cls_driver *base, struct cls_driver_stream *s, bool wa
   struct sched_driver *d = sd(base);
   if (wait)
     cls__sched_submit_list(d, s->id);
-  return cls__sched_queue_poll(base, &d->queues[d->lists[s->id].queue], s->id, wait);
+  return cls__sched_queue_poll(d, &d->queues[d->lists[s->id].queue], s->id, wait);
 }
 
 static void *sc_queue_of(struct cls_driver *base, struct cls_driver_stream *s, struct cls_driver_stream *p) {

@@ -54,14 +54,25 @@ static __attribute__((noinline)) cl_int enqueue_waiting(struct cls_driver *f,
   return rc;
 }
 
+/* The factory whose launch member a task without waits calls directly,
+ * read once per submission: NULL when it wraps another (fault injection),
+ * whose enqueues go through cls_driver_enqueue. */
+static inline const struct cls_stream_factory *direct_factory(const struct cls_driver *f) {
+  return f->wrapped ? NULL : f->factory;
+}
+
 /* Enqueues task t of list l, of logical stream id, onto the factory
- * stream qs as backend command bseq, and drops its waits. */
-static inline cl_int enqueue_task(struct cls_driver *f, void *qs, int id,
-                                  uint64_t bseq, const struct list *l, const struct task *t) {
+ * stream qs as backend command bseq, and drops its waits; fac is
+ * direct_factory(f). */
+static inline cl_int enqueue_task(struct cls_driver *f, const struct cls_stream_factory *fac,
+                                  void *qs, int id, uint64_t bseq, const struct list *l,
+                                  const struct task *t) {
   if (t->nwait)
     return enqueue_waiting(f, qs, id, bseq, l, t);
-  return t->kind == CLS_CMD_LAUNCH ? cls_driver_launch(f, qs, id, &t->u.k.kc, bseq, 0, NULL)
-                                    : enqueue_xfer(f, qs, id, l, t, bseq, 0, NULL);
+  if (t->kind != CLS_CMD_LAUNCH)
+    return enqueue_xfer(f, qs, id, l, t, bseq, 0, NULL);
+  return fac ? fac->launch(qs, &t->u.k.kc, bseq, 0, NULL)
+             : cls_driver_enqueue(f, qs, id, CLS_CMD_LAUNCH, &t->u.k.kc, NULL, bseq, 0, NULL);
 }
 
 /* Task t of stream id was withdrawn (F8 found it reads a failed input):
@@ -78,7 +89,7 @@ static __attribute__((noinline)) void dropped(struct queue *q, int id, const str
 static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct queue *q, int id,
                                                   uint64_t seq, cl_int rc) {
   struct cls_driver *base = &d->base;
-  struct cls_driver_stream *s = cls_driver_stream(base, id);
+  struct cls_driver_stream *s = d->streams[id];
   /* Completes with the queue's last command; the failure is reported
    * then, in queue order (cls__sched_queue_poll): a failure of an earlier
    * command, which this one may have read, comes first, as F8 requires. */
@@ -94,13 +105,13 @@ static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct
     clWaitForEvents(1, &ev);
     clReleaseEvent(ev);
   }
-  cls__sched_queue_poll(base, q, id, false);
+  cls__sched_queue_poll(d, q, id, false);
 }
 
 static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
   cl_int rc = d->base.factory->flush(d->queues[queue].stream);
   for (uint64_t m = streams; m; m &= m - 1) {
-    struct cls_driver_stream *s = cls_driver_stream(&d->base, __builtin_ctzll(m));
+    struct cls_driver_stream *s = d->streams[__builtin_ctzll(m)];
     s->stats.submissions++;
     s->stats.flushes++;
     s->flushed = s->submitted;
@@ -117,13 +128,14 @@ static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
  * a failure (its handling may). */
 static void submit_sequential(struct sched_driver *d, int id) {
   struct cls_driver *f = &d->base;
+  const struct cls_stream_factory *fac = direct_factory(f);
   struct list *l = &d->lists[id];
   struct queue *q = &d->queues[l->queue];
   const struct task *t = l->tasks, *end = t + l->n;
   void *qs = q->stream;
   uint64_t bseq = q->seq, run = 0, run_seq = 0;
   for (; t < end; t++) {
-    cl_int rc = enqueue_task(f, qs, id, bseq + 1, l, t);
+    cl_int rc = enqueue_task(f, fac, qs, id, bseq + 1, l, t);
     if (rc == CL_SUCCESS) {
       bseq++;
       if (!run++)
@@ -158,6 +170,7 @@ static void submit_sequential(struct sched_driver *d, int id) {
  * queue. */
 static void submit_interleave(struct sched_driver *d) {
   struct cls_driver *f = &d->base;
+  const struct cls_stream_factory *fac = direct_factory(f);
   struct queue *q = &d->queues[0];
   uint64_t involved = d->pending, left = involved;
   for (size_t round = 0; left; round++)
@@ -169,7 +182,7 @@ static void submit_interleave(struct sched_driver *d) {
         continue;
       }
       const struct task *t = &l->tasks[round];
-      cl_int rc = enqueue_task(f, q->stream, id, q->seq + 1, l, t);
+      cl_int rc = enqueue_task(f, fac, q->stream, id, q->seq + 1, l, t);
       if (rc == CL_SUCCESS) {
         q->seq++;
         cls__sched_map_add(q, id, t->seq, 1);
