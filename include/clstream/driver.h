@@ -221,6 +221,14 @@ struct cls_driver_ops {
  * #CLS_ERANGE when the registry is full (16 drivers). */
 CLS_API int cls_driver_register(const struct cls_driver_ops *ops);
 
+/** The function a driver in a shared object exports, by this name, for
+ * CLS_SCHEDULER=/path/to/driver.so[:PARAMS] (a selection whose name holds
+ * a '/'): it returns the driver's ops struct.  The object is loaded with
+ * dlopen() when a context is created with it and is never unloaded. */
+#define CLS_DRIVER_ENTRY "cls_driver_entry"
+/** The type of the function #CLS_DRIVER_ENTRY names. */
+typedef const struct cls_driver_ops *(*cls_driver_entry_fn)(void);
+
 /* ------------------------------------------------------------------ */
 /* What a driver may call of the core                                  */
 /* ------------------------------------------------------------------ */

@@ -3,6 +3,7 @@
 #include "driver/driver.h"
 #include "util/parse.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +108,8 @@ CLS_API int cls_driver_register(const struct cls_driver_ops *ops) {
  * not show the list twice). */
 static void print_help(FILE *to) {
   fprintf(to, "clstream: scheduler drivers: CLS_SCHEDULER=NAME[:PARAMETERS], the parameters\n"
-              "comma-separated (scheduler:interleave,max_tasks=8):\n");
+              "comma-separated (scheduler:interleave,max_tasks=8); built in, then registered;\n"
+              "CLS_SCHEDULER=/path/to/driver.so[:PARAMETERS] loads one (docs/drivers.md):\n");
   const struct cls_driver_ops *d;
   for (size_t i = 0; (d = driver_at(i)); i++) {
     fprintf(to, "\n  %s%s\n    %s\n", d->usage ? d->usage : d->name,
@@ -118,6 +120,41 @@ static void print_help(FILE *to) {
       fprintf(to, "    %-12s %s\n", p->syntax, p->meaning);
   }
   fflush(to);
+}
+
+/* A driver from a shared object: CLS_SCHEDULER=PATH[:PARAMETERS], PATH
+ * the first n characters of spec.  The object stays loaded (a context
+ * made with it runs its code); dlopen counts the loads of one path, so
+ * creating many contexts with it loads it once. */
+static int load_driver(const char *spec, size_t n, const struct cls_driver_ops **out) {
+  char path[4096];
+  if (n >= sizeof path)
+    return cls__error(CLS_EDRIVER, 0, "CLS_SCHEDULER: a driver path of %zu characters", n);
+  memcpy(path, spec, n);
+  path[n] = '\0';
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    return cls__error(CLS_EDRIVER, 0, "CLS_SCHEDULER: loading driver '%s' failed: %s", path,
+                      dlerror());
+  void *sym = dlsym(h, CLS_DRIVER_ENTRY);
+  cls_driver_entry_fn entry = NULL;
+  if (sym)
+    memcpy(&entry, &sym, sizeof entry);
+  const struct cls_driver_ops *d = entry ? entry() : NULL;
+  if (!d) {
+    dlclose(h);
+    return cls__error(CLS_EDRIVER, 0,
+                      "CLS_SCHEDULER: '%s' is not a clstream driver (%s() %s)", path,
+                      CLS_DRIVER_ENTRY, entry ? "returned NULL" : "is not exported");
+  }
+  int rc = cls__driver_check(d);
+  if (rc < 0) {
+    dlclose(h);
+    cls__error_append(" (loaded from '%s')", path);
+    return rc;
+  }
+  *out = d;
+  return CLS_OK;
 }
 
 /* The CLS_SCHEDULER grammar is NAME[:PARAMETERS]; the driver parses its
@@ -156,6 +193,8 @@ int cls__driver_find(const char *spec, const struct cls_driver_ops *given,
                       "scheduler \"help\": the drivers and their parameters were printed on "
                       "stderr; no context is created until one is named");
   }
+  if (memchr(spec, '/', n))
+    return load_driver(spec, n, out);
   const struct cls_driver_ops *d;
   for (size_t i = 0; (d = driver_at(i)); i++)
     if (strlen(d->name) == n && strncmp(d->name, spec, n) == 0) {
