@@ -89,7 +89,8 @@ static int sc_poll(struct cls_driver *base, struct cls_driver_stream *s, bool wa
   return cls__sched_queue_poll(d, &d->queues[d->lists[s->id].queue], s->id, wait);
 }
 
-static void *sc_queue_of(struct cls_driver *base, struct cls_driver_stream *s, struct cls_driver_stream *p) {
+static void *sc_queue_of(struct cls_driver *base, struct cls_driver_stream *s,
+                         struct cls_driver_stream *p) {
   struct sched_driver *d = sd(base);
   int qp = d->lists[p->id].queue;
   return qp == d->lists[s->id].queue ? NULL : d->queues[qp].stream;

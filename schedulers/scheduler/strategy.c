@@ -13,7 +13,7 @@
  * is found here and in enqueue_waiting, off the hot path. */
 #define WITHDRAWN 1
 
-static __attribute__((noinline)) cl_int enqueue_xfer(struct cls_driver *f,
+static __attribute__((noinline)) cl_int enqueue_xfer(struct cls_driver *drv,
                                                      void *stream, int id, const struct list *l,
                                                      const struct task *t, uint64_t bseq,
                                                      cl_uint nw, const cl_event *w) {
@@ -22,7 +22,7 @@ static __attribute__((noinline)) cl_int enqueue_xfer(struct cls_driver *f,
   struct cls_transfer x = t->u.t.x;
   if (t->kind == CLS_CMD_FILL)
     x.pattern = l->bytes + t->u.t.pattern_off;
-  return cls_driver_enqueue(f, stream, id, t->kind, NULL, &x, bseq, nw, w);
+  return cls_driver_enqueue(drv, stream, id, t->kind, NULL, &x, bseq, nw, w);
 }
 
 /* Drops a task's waits after its enqueue (rc). */
@@ -35,7 +35,7 @@ static __attribute__((noinline)) void release_waits(const cl_event *w, size_t nw
 
 /* enqueue_task for a task with waits: enqueues it on those still live,
  * then drops them all. */
-static __attribute__((noinline)) cl_int enqueue_waiting(struct cls_driver *f,
+static __attribute__((noinline)) cl_int enqueue_waiting(struct cls_driver *drv,
                                                         void *qs, int id, uint64_t bseq,
                                                         const struct list *l,
                                                         const struct task *t) {
@@ -48,8 +48,8 @@ static __attribute__((noinline)) cl_int enqueue_waiting(struct cls_driver *f,
   cl_event keep[CLS_MAX_STREAMS]; /* a command waits on each stream once at most */
   cl_uint nk = cls_driver_live_waits(w, nw, keep); /* F7: the task sat in its list */
   const cl_event *kw = nk ? keep : NULL;
-  cl_int rc = t->kind == CLS_CMD_LAUNCH ? cls_driver_launch(f, qs, id, &t->u.k.kc, bseq, nk, kw)
-                                         : enqueue_xfer(f, qs, id, l, t, bseq, nk, kw);
+  cl_int rc = t->kind == CLS_CMD_LAUNCH ? cls_driver_launch(drv, qs, id, &t->u.k.kc, bseq, nk, kw)
+                                         : enqueue_xfer(drv, qs, id, l, t, bseq, nk, kw);
   release_waits(w, nw, rc);
   return rc;
 }
@@ -57,22 +57,22 @@ static __attribute__((noinline)) cl_int enqueue_waiting(struct cls_driver *f,
 /* The factory whose launch member a task without waits calls directly,
  * read once per submission: NULL when it wraps another (fault injection),
  * whose enqueues go through cls_driver_enqueue. */
-static inline const struct cls_stream_factory *direct_factory(const struct cls_driver *f) {
-  return f->wrapped ? NULL : f->factory;
+static inline const struct cls_stream_factory *direct_factory(const struct cls_driver *drv) {
+  return drv->wrapped ? NULL : drv->factory;
 }
 
 /* Enqueues task t of list l, of logical stream id, onto the factory
  * stream qs as backend command bseq, and drops its waits; fac is
- * direct_factory(f). */
-static inline cl_int enqueue_task(struct cls_driver *f, const struct cls_stream_factory *fac,
+ * direct_factory(drv). */
+static inline cl_int enqueue_task(struct cls_driver *drv, const struct cls_stream_factory *fac,
                                   void *qs, int id, uint64_t bseq, const struct list *l,
                                   const struct task *t) {
   if (t->nwait)
-    return enqueue_waiting(f, qs, id, bseq, l, t);
+    return enqueue_waiting(drv, qs, id, bseq, l, t);
   if (t->kind != CLS_CMD_LAUNCH)
-    return enqueue_xfer(f, qs, id, l, t, bseq, 0, NULL);
+    return enqueue_xfer(drv, qs, id, l, t, bseq, 0, NULL);
   return fac ? fac->launch(qs, &t->u.k.kc, bseq, 0, NULL)
-             : cls_driver_enqueue(f, qs, id, CLS_CMD_LAUNCH, &t->u.k.kc, NULL, bseq, 0, NULL);
+             : cls_driver_enqueue(drv, qs, id, CLS_CMD_LAUNCH, &t->u.k.kc, NULL, bseq, 0, NULL);
 }
 
 /* Task t of stream id was withdrawn (F8 found it reads a failed input):
@@ -127,15 +127,15 @@ static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
  * nothing of ours, so the list and queue are read once, and again after
  * a failure (its handling may). */
 static void submit_sequential(struct sched_driver *d, int id) {
-  struct cls_driver *f = &d->base;
-  const struct cls_stream_factory *fac = direct_factory(f);
+  struct cls_driver *drv = &d->base;
+  const struct cls_stream_factory *fac = direct_factory(drv);
   struct list *l = &d->lists[id];
   struct queue *q = &d->queues[l->queue];
   const struct task *t = l->tasks, *end = t + l->n;
   void *qs = q->stream;
   uint64_t bseq = q->seq, run = 0, run_seq = 0;
   for (; t < end; t++) {
-    cl_int rc = enqueue_task(f, fac, qs, id, bseq + 1, l, t);
+    cl_int rc = enqueue_task(drv, fac, qs, id, bseq + 1, l, t);
     if (rc == CL_SUCCESS) {
       bseq++;
       if (!run++)
@@ -169,8 +169,8 @@ static void submit_sequential(struct sched_driver *d, int id) {
 /* Interleave: the pending tasks of every stream, round robin, onto the one
  * queue. */
 static void submit_interleave(struct sched_driver *d) {
-  struct cls_driver *f = &d->base;
-  const struct cls_stream_factory *fac = direct_factory(f);
+  struct cls_driver *drv = &d->base;
+  const struct cls_stream_factory *fac = direct_factory(drv);
   struct queue *q = &d->queues[0];
   uint64_t involved = d->pending, left = involved;
   for (size_t round = 0; left; round++)
@@ -182,7 +182,7 @@ static void submit_interleave(struct sched_driver *d) {
         continue;
       }
       const struct task *t = &l->tasks[round];
-      cl_int rc = enqueue_task(f, fac, q->stream, id, q->seq + 1, l, t);
+      cl_int rc = enqueue_task(drv, fac, q->stream, id, q->seq + 1, l, t);
       if (rc == CL_SUCCESS) {
         q->seq++;
         cls__sched_map_add(q, id, t->seq, 1);
