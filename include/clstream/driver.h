@@ -153,56 +153,69 @@ struct cls_driver_param {
  * contract). */
 struct cls_driver_ops {
   unsigned version;        /**< CLS_DRIVER_OPS_VERSION */
-  const char *name;        /**< as CLS_SCHEDULER names it: [a-z0-9_-]+ */
-  const char *description; /**< one line */
+  /** As CLS_SCHEDULER names it: [a-z0-9_-]+, not "help".  The driver's
+   * string, valid as long as the struct. */
+  const char *name;
+  const char *description; /**< one line; the driver's, like name */
   /** For CLS_SCHEDULER=help: the whole selection's syntax
-   * ("scheduler[:sequential|interleave][,max_tasks=N]").  Optional: NULL
-   * means the name alone. */
+   * ("scheduler[:sequential|interleave][,max_tasks=N]").  The driver's
+   * string.  Optional: NULL means the name alone. */
   const char *usage;
-  /** Its parameters for CLS_SCHEDULER=help, ending with {NULL, NULL}.
-   * Optional: NULL means it takes none. */
+  /** Its parameters for CLS_SCHEDULER=help, ending with {NULL, NULL}; the
+   * driver's table.  Read without the context lock (help runs before any
+   * context exists).  Optional: NULL means it takes none. */
   const struct cls_driver_param *params;
   /** Creates the driver's state from `params` (the text after "name:" in
    * the selection, or NULL); *out is owned by the core until destroy().
-   * Streams do not exist yet.  On failure nothing is left behind and the
-   * error is recorded (cls_driver_error(), cls_driver_param_error()).
-   * Required. */
+   * Streams do not exist yet.  `params` is the caller's, valid during the
+   * call only.  On failure nothing is left behind and the error is recorded
+   * (cls_driver_error(), cls_driver_param_error()).  Called while the
+   * context is being created: no other thread can reach it.  Required. */
   int (*create)(cls_context *ctx, const char *params, struct cls_driver **out);
-  /** Frees the state.  Called once, after the core has waited for all work
-   * and closed every stream.  Required. */
+  /** Frees the state (d itself included: it is the driver's again).
+   * Called once, after the core has waited for all work and closed every
+   * stream, context lock held.  Required. */
   void (*destroy)(struct cls_driver *d);
   /** Creates the backend of stream s (s->id is set): sets s->backend, a
-   * factory stream (cls_driver_factory_create()).  Called once, on the
-   * stream's first use.  Required. */
+   * factory stream (cls_driver_factory_create()).  s is the core's and
+   * stays where it is until close(): the driver may keep the pointer.
+   * Called once, on the stream's first use, context lock held.  Required. */
   int (*open)(struct cls_driver *d, struct cls_driver_stream *s);
-  /** Drops s's backend.  Called once per successful open(), after the core
-   * waited for s's work.  Required. */
+  /** Drops s's backend (the factory stream is the driver's to destroy).
+   * Called once per successful open(), after the core waited for s's work,
+   * context lock held.  Required. */
   void (*close)(struct cls_driver *d, struct cls_driver_stream *s);
   /** Learns what finished on s (wait: after handing s's deferred commands
    * to its queue, everything submitted so far): raises s->completed and
    * reports each command found failed through cls_driver_failed(), in
-   * order.  Required. */
+   * order.  Context lock held.  Re-entered: cls_driver_failed() may poll
+   * other streams (never one being polled) and call withdraw() before it
+   * returns.  Required. */
   int (*poll)(struct cls_driver *d, struct cls_driver_stream *s, bool wait);
   /** Orders cmd->stream after everything cmd's bindings depend on, filling
    * cmd's wait list (cls_driver_order_after()).  #CLS_DRIVER_RETRY: a poll
    * found a failure (the wait list is empty then).  Negative: error,
-   * recorded.  Required. */
+   * recorded.  cmd is the core's, for this call only; its wait list is the
+   * driver's once order() returned #CLS_OK.  Context lock held; may poll
+   * any stream (through cls_driver_order_after()).  Required. */
   int (*order)(struct cls_driver *d, struct cls_driver_cmd *cmd);
   /** Enqueues the command as command cmd->seq of its stream (now, or later
    * for a driver that defers) and takes over its wait list: releases it
    * once enqueued, or drops it (cls_driver_drop_waits()) when the enqueue
    * fails.  Returns CL_SUCCESS, or the backend's status when the command
-   * was not accepted.  Required. */
+   * was not accepted.  cmd is the core's, for this call only: a driver that
+   * defers copies what it needs.  Context lock held.  Required. */
   cl_int (*submit)(struct cls_driver *d, struct cls_driver_cmd *cmd);
   /** Hands every command of s up to its command `upto` to s's backend
-   * queue (memory they use is about to be released).  Optional: NULL for a
-   * driver that enqueues at submit(). */
+   * queue (memory they use is about to be released).  Context lock held.
+   * Optional: NULL for a driver that enqueues at submit(). */
   void (*settle)(struct cls_driver *d, struct cls_driver_stream *s, uint64_t upto);
   /** F8 found that command `seq` of s, accepted but not yet handed to the
    * backend, reads a failed input: the driver drops it (it completes in
    * order with s's other commands, its waits still order what follows).
-   * True when dropped.  Called during a poll, maybe while the driver is
-   * submitting.  Optional: NULL for a driver that enqueues at submit(). */
+   * True when dropped.  Called during a poll (from cls_driver_failed()),
+   * maybe while the driver is submitting, context lock held.  Optional:
+   * NULL for a driver that enqueues at submit(). */
   bool (*withdraw)(struct cls_driver *d, struct cls_driver_stream *s, uint64_t seq);
 };
 
