@@ -323,7 +323,7 @@ static inline cl_int cls_driver_launch(struct cls_driver *d, void *q, int logica
 }
 
 /** Stream `id` if it exists (opened), else NULL. */
-CLS_API struct cls_driver_stream *cls_driver_stream(struct cls_driver *d, int id);
+CLS_API struct cls_driver_stream *cls_driver_stream_at(struct cls_driver *d, int id);
 /** Command `seq` of s failed after its enqueue (status: the backend's).
  * deferred: the failure is the enqueue itself, made later than the call by
  * a driver that defers (the report says so).  The core applies F8. */

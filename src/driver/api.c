@@ -54,7 +54,7 @@ CLS_API cl_int cls_driver_enqueue_any(struct cls_driver *d, void *q, struct cls_
   return rc;
 }
 
-CLS_API struct cls_driver_stream *cls_driver_stream(struct cls_driver *d, int id) {
+CLS_API struct cls_driver_stream *cls_driver_stream_at(struct cls_driver *d, int id) {
   struct cls__stream *s = cls__stream_peek(d->ctx, id);
   return s ? &s->pub : NULL;
 }
