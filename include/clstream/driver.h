@@ -130,7 +130,9 @@ struct cls_driver_ops;
 
 /** The start of every driver's state: a driver allocates its own struct
  * with this as its first member.  The core fills it in after create()
- * returns; read only for the driver. */
+ * returns; read only for the driver.  The driver allocates it, so members
+ * are appended only with a new CLS_DRIVER_OPS_VERSION, and the core writes
+ * them only for drivers of that version. */
 struct cls_driver {
   const struct cls_driver_ops *ops;          /**< the driver's ops */
   cls_context *ctx;                           /**< its context */
