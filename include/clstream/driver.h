@@ -9,11 +9,12 @@
  * #cls_context_options.driver.  docs/drivers.md walks through writing one.
  *
  * \par What the core guarantees
- *   - Every member is called with the context's lock held, on the thread
- *     of the public call that needs it; no member is called concurrently
- *     for one context.
+ *   - Every member is called with the context's lock held (create() while
+ *     the context is being made, out of any other thread's reach), on the
+ *     thread of the public call that needs it; no member is called
+ *     concurrently for one context.
  *   - The core owns the streams, the failure records, the F8 log and the
- *     rules F1-F11: a command whose inputs carry a failure never reaches
+ *     failure rules (F1-F12): a command whose inputs carry a failure never reaches
  *     the driver, and a failure the driver reports is applied by the core.
  *   - The views the core hands over (struct cls_driver_stream, struct
  *     cls_driver_cmd) are the core's; a driver reads them, and writes only

@@ -5,7 +5,7 @@
  * commands it is handed and every core function it may call are public
  * (include/clstream/driver.h, implemented in api.c); a driver includes
  * nothing else.  The context owns the stream pool, the failure table and
- * the F8 log, and applies the failure rules (F1-F11) before and after a
+ * the F8 log, and applies the failure rules (F1-F12) before and after a
  * command reaches the driver.
  *
  * Built-in drivers live in schedulers/NAME/ and are listed in the registry
