@@ -230,13 +230,15 @@ CLS_API int cls_device_select(const char *spec, struct cls_device_info *out);
  * freed by cls_context_destroy(). */
 typedef struct cls_context cls_context;
 struct cls_stream_factory; /* <clstream/stream.h> */
+struct cls_driver_ops;    /* <clstream/driver.h> */
 
 /** Streams are small integers, 0 .. CLS_MAX_STREAMS-1, created lazily on
  * first use. */
 #define CLS_MAX_STREAMS 64
 
-/** The version of struct cls_context_options this header describes. */
-#define CLS_CONTEXT_OPTIONS_VERSION 2
+/** The version of struct cls_context_options this header describes (3:
+ * driver). */
+#define CLS_CONTEXT_OPTIONS_VERSION 3
 /** Options of cls_context_create(); zero-initialise, then set version.
  * The strings are read during the call only. */
 struct cls_context_options {
@@ -279,6 +281,12 @@ struct cls_context_options {
    * $XDG_CACHE_HOME/clstream, then ~/.cache/clstream.  CLS_CACHE=off turns
    * the cache off whatever this says. */
   const char *cache_dir;
+  /** Version 3 on.  The driver itself (<clstream/driver.h>,
+   * docs/drivers.md), registered or not; NULL: chosen by name as
+   * `scheduler` says.  When set, $CLS_SCHEDULER is not read, and
+   * `scheduler` may only give its parameters, as "NAME:PARAMS" with NAME
+   * the driver's name.  The struct must outlive the context. */
+  const struct cls_driver_ops *driver;
 };
 
 /** Creates a context on one device.  opts may be NULL (all defaults).  The
@@ -335,8 +343,9 @@ struct cls_cache_info {
  * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_EVERSION for an
  * unknown out->version. */
 CLS_API int cls_context_cache(cls_context *ctx, struct cls_cache_info *out);
-/** The number of drivers built into this library (configure
- * --enable-drivers).  Thread-safe. */
+/** The number of drivers: those built into this library (configure
+ * --enable-drivers), then those registered (cls_driver_register() in
+ * <clstream/driver.h>).  Thread-safe. */
 CLS_API size_t cls_driver_count(void);
 /** Name and one-line description of driver `i` (0 .. cls_driver_count()-1)
  * into *name and *description (static strings; either pointer may be

@@ -48,6 +48,9 @@ for d in ${CLS_BUILT_DRIVERS:-event}; do
     *) settings="$settings $d" ;;
   esac
 done
+# The example outside driver, which the programs that have its pair
+# register (examples/drivers/priority.c).
+settings="$settings priority"
 
 # stands_for VALUE: the built setting whose pair runs CLS_SCHEDULER=VALUE.
 stands_for() {

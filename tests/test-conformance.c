@@ -1,7 +1,8 @@
 /* Driver conformance: one scripted scenario — several streams, cross-stream
  * reads, faults injected at enqueue and at completion, skip chains across
  * streams, frees and reuse — run under every driver setting in one process.
- * Every download (bytes or report) must be identical across settings.
+ * Every download (bytes or report) must be identical across settings, the
+ * example outside driver's (examples/drivers/priority.c) included.
  *
  * A failure at completion (F8) may be learnt before or after a consumer
  * was enqueued, depending on timing, so the consumer's chain entry is
@@ -16,6 +17,8 @@
 #include <stdarg.h>
 
 #include <clstream.h>
+
+#include "../examples/drivers/priority.h"
 
 #define N 256
 
@@ -38,6 +41,12 @@ static const char *settings[] = {
     "scheduler:sequential,queues=2",
     "scheduler:sequential,max_tasks=1",
     "scheduler:interleave,max_tasks=3",
+    /* The example outside driver (examples/drivers/priority.c), which
+     * main() registers: written against <clstream/driver.h> alone. */
+    "priority",
+    "priority:high=0+2",
+    "priority:batch=1",
+    "priority:high=1+3,batch=2",
 };
 #define NSETTINGS (sizeof settings / sizeof settings[0])
 
@@ -137,8 +146,10 @@ static char *run_scenario(const char *setting) {
                                   .scheduler = setting,
                                   .fault = "enqueue:kernel=bad1;complete:kernel=late"};
   cls_context *ctx = ct_context_opts(&o);
-  ck_assert_str_eq(cls_context_driver(ctx), strncmp(setting, "event", 5) == 0 ? "event"
-                                                                             : "scheduler");
+  size_t name_len = strcspn(setting, ":");
+  ck_assert_msg(strlen(cls_context_driver(ctx)) == name_len &&
+                    strncmp(cls_context_driver(ctx), setting, name_len) == 0,
+                "driver '%s' for setting '%s'", cls_context_driver(ctx), setting);
   cls_program *p;
   CT_OK(cls_program_build(ctx, src, NULL, &p));
   cls_kernel *inc, *add, *bad1, *late, *scale;
@@ -261,6 +272,10 @@ END_TEST
 
 int main(void) {
   ct_require_device();
+  if (cls_driver_register(&priority_driver) != CLS_OK) {
+    fprintf(stderr, "registering the priority driver: %s\n", cls_last_error_detail());
+    return 1;
+  }
   Suite *s = suite_create("conformance");
   TCase *tc = tcase_create("drivers");
   tcase_set_timeout(tc, 120);

@@ -29,10 +29,10 @@ static bool bytes_grow(struct list *l, size_t need) {
 
 bool cls__sched_list_reserve(struct list *l, size_t nargs) {
   if (l->n == l->cap) {
-    if (!cls__grow((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks, 16))
+    if (!cls__sched_grow((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks, 16))
       return false;
     for (size_t i = 0; i < l->n; i++)
-      if (l->tasks[i].kind == CLS__CMD_LAUNCH) {
+      if (l->tasks[i].kind == CLS_CMD_LAUNCH) {
         struct task *t = &l->tasks[i];
         t->u.k.kc.global = t->u.k.global;
         if (t->u.k.kc.local)
@@ -40,10 +40,10 @@ bool cls__sched_list_reserve(struct list *l, size_t nargs) {
       }
   }
   if (l->nargs + nargs > l->capargs) {
-    if (!cls__grow((void **)&l->args, &l->capargs, l->nargs + nargs, sizeof *l->args, 16))
+    if (!cls__sched_grow((void **)&l->args, &l->capargs, l->nargs + nargs, sizeof *l->args, 16))
       return false;
     for (size_t i = 0; i < l->n; i++)
-      if (l->tasks[i].kind == CLS__CMD_LAUNCH)
+      if (l->tasks[i].kind == CLS_CMD_LAUNCH)
         l->tasks[i].u.k.kc.args = l->args + l->tasks[i].u.k.arg0;
   }
   if (l->nbytes + 8 * nargs > l->capbytes && !bytes_grow(l, l->nbytes + 8 * nargs))
@@ -73,8 +73,8 @@ bool cls__sched_capture_rest(struct list *l, const struct cls_kernel_arg *ka, si
   return true;
 }
 
-bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls__cmd *cmd) {
-  if (cmd->kind == CLS__CMD_FILL) {
+bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls_driver_cmd *cmd) {
+  if (cmd->kind == CLS_CMD_FILL) {
     if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128))
       return false;
     t->u.t.pattern_off = l->nbytes;
@@ -86,11 +86,11 @@ bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls__c
   return true;
 }
 
-bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls__cmd *cmd) {
+bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls_driver_cmd *cmd) {
   size_t nw = cmd->nwait;
   t->nwait = nw;
   if (nw) {
-    if (!cls__grow((void **)&l->waits, &l->capwaits, l->nwaits + nw, sizeof *l->waits, 16))
+    if (!cls__sched_grow((void **)&l->waits, &l->capwaits, l->nwaits + nw, sizeof *l->waits, 16))
       return false;
     t->wait0 = l->nwaits;
     memcpy(l->waits + l->nwaits, cmd->wait, nw * sizeof *cmd->wait);

@@ -5,35 +5,50 @@
  * sched.h (per submitted task); the rest is here. */
 #include "sched.h"
 
+/* Doubles the map (a ring; capacity a power of two), unwrapped to start at
+ * its head. */
 bool cls__sched_map_grow(struct queue *q) {
-  return cls__ring_grow((void **)&q->map, &q->cap, &q->head, q->len, sizeof *q->map, 64);
+  size_t ncap = q->cap ? q->cap * 2 : 64;
+  struct qmap *n = malloc(ncap * sizeof *n);
+  if (!n)
+    return false;
+  if (q->len) {
+    size_t upper = q->cap - q->head < q->len ? q->cap - q->head : q->len; /* before the wrap */
+    memcpy(n, q->map + q->head, upper * sizeof *n);
+    memcpy(n + upper, q->map, (q->len - upper) * sizeof *n);
+  }
+  free(q->map);
+  q->map = n;
+  q->cap = ncap;
+  q->head = 0;
+  return true;
 }
 
 /* The backend poll's failure callback: gathered first, reported by
  * report_failures against the map (the backend knows backend seqs only). */
 static void collect(void *arg, uint64_t bseq, cl_int status) {
   struct queue *q = arg;
-  if (cls__grow((void **)&q->fails, &q->capfails, q->nfails + 1, sizeof *q->fails, 16))
+  if (cls__sched_grow((void **)&q->fails, &q->capfails, q->nfails + 1, sizeof *q->fails, 16))
     q->fails[q->nfails++] = (struct qfail){bseq, status};
 }
 
 /* The failures of one poll and the enqueues that failed, in queue order:
  * an enqueue that failed is reported when the queue has finished what came
  * before it (up to `done`). */
-static void report_failures(cls_context *ctx, struct queue *q, uint64_t done) {
+static void report_failures(struct sched_driver *d, struct queue *q, uint64_t done) {
   size_t f = 0, nf = q->nfails;
   for (size_t i = 0; i < q->len; i++) {
     struct qmap *m = &q->map[(q->head + i) & (q->cap - 1)];
     if (!m->count) {
       if (m->bseq <= done && m->status != CL_SUCCESS) /* CL_SUCCESS: withdrawn */
-        cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq, m->status, true);
+        cls_driver_failed(&d->base, d->streams[m->stream], m->seq, m->status, true);
       continue;
     }
     while (f < nf && q->fails[f].bseq < m->bseq)
       f++;
     while (f < nf && q->fails[f].bseq - m->bseq < m->count) {
       uint64_t b = q->fails[f].bseq;
-      cls__stream_failed(ctx, cls__stream_peek(ctx, m->stream), m->seq + (b - m->bseq),
+      cls_driver_failed(&d->base, d->streams[m->stream], m->seq + (b - m->bseq),
                          q->fails[f].status, false);
       while (f < nf && q->fails[f].bseq == b) /* once per command */
         f++;
@@ -44,12 +59,12 @@ static void report_failures(cls_context *ctx, struct queue *q, uint64_t done) {
 /* Completions: the map's entries up to backend command `done` leave
  * it, and their streams' completed seqs move on (a run partly done is cut
  * where it stands). */
-static void retire(cls_context *ctx, struct queue *q, uint64_t done) {
+static void retire(struct sched_driver *d, struct queue *q, uint64_t done) {
   while (q->len) {
     struct qmap *m = &q->map[q->head];
     if (m->bseq > done)
       break;
-    struct cls__stream *t = cls__stream_peek(ctx, m->stream);
+    struct cls_driver_stream *t = d->streams[m->stream];
     uint64_t last = m->seq;
     if (m->count) {
       uint64_t k = done - m->bseq + 1; /* of the run, done */
@@ -72,18 +87,18 @@ static void retire(cls_context *ctx, struct queue *q, uint64_t done) {
   }
 }
 
-int cls__sched_queue_poll(cls_context *ctx, struct queue *q, int id, bool wait) {
+int cls__sched_queue_poll(struct sched_driver *d, struct queue *q, int id, bool wait) {
   uint64_t done = 0;
   q->nfails = 0;
-  cl_int rc = cls__factory(ctx)->poll(q->stream, wait, collect, q, &done);
+  cl_int rc = d->base.factory->poll(q->stream, wait, collect, q, &done);
   /* Failures first (their commands are still in the map), then
    * completions, in queue order.  Nothing to report: the usual case, no
    * walk. */
   if (q->nfails || q->unreal)
-    report_failures(ctx, q, done);
-  retire(ctx, q, done);
+    report_failures(d, q, done);
+  retire(d, q, done);
   if (rc != CL_SUCCESS)
-    return cls__error(CLS_ECL, rc, "stream %d: %s failed: %s", id,
+    return cls_driver_error(CLS_ECL, rc, "stream %d: %s failed: %s", id,
                       wait ? "waiting for completion" : "polling", cls_cl_status_name(rc));
   return CLS_OK;
 }

@@ -6,16 +6,34 @@
  * What runs per launch or per enqueued task is `static inline` here (the
  * own cost is counted in instructions: a call per launch is a
  * regression); what is out of line is cold or runs once per submission.
- * Like every driver, this one reaches the core through driver/driver.h
- * only. */
+ * Like every driver, this one reaches the core through <clstream/driver.h>
+ * only (the build gives it no other include path). */
 #ifndef CLS_SCHED_H
 #define CLS_SCHED_H
 
-#include "driver/driver.h"
+#include <clstream/driver.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 enum strategy { SEQUENTIAL, INTERLEAVE };
+
+/* Grows the array *p (elements of `size` bytes, capacity *cap, 0 and then
+ * `first`) to hold `need`, doubling; false when out of memory (unchanged). */
+static inline bool cls__sched_grow(void **p, size_t *cap, size_t need, size_t size,
+                                   size_t first) {
+  if (need <= *cap)
+    return true;
+  size_t ncap = *cap ? *cap : first;
+  while (ncap < need)
+    ncap *= 2;
+  void *n = realloc(*p, ncap * size);
+  if (!n)
+    return false;
+  *p = n;
+  *cap = ncap;
+  return true;
+}
 
 struct task {
   int kind; /* 0: withdrawn (sc_withdraw): dropped at submission */
@@ -35,7 +53,7 @@ struct task {
     /* Transfers, never blocking here; a fill's pattern is copied into the
      * byte arena (x.pattern is set at the enqueue: the arena may move). */
     struct {
-      struct cls__xfer x;
+      struct cls_transfer x;
       size_t pattern_off;
     } t;
   } u;
@@ -91,12 +109,15 @@ struct queue {
 };
 
 struct sched_driver {
-  struct cls__driver base;
+  struct cls_driver base;
   int strategy;
   unsigned max_tasks;
   int nqueues; /* 0: one per logical stream */
   struct list lists[CLS_MAX_STREAMS];
   struct queue queues[CLS_MAX_STREAMS];
+  /* The streams opened (sc_open): their views stay where they are until
+   * close(), so the polls find them without asking the core. */
+  struct cls_driver_stream *streams[CLS_MAX_STREAMS];
   uint64_t pending; /* streams whose list is not empty */
 };
 
@@ -109,7 +130,7 @@ struct sched_driver {
 int cls__sched_parse_params(struct sched_driver *d, const char *params);
 /* The selection's syntax and the parameters, for CLS_SCHEDULER=help. */
 extern const char cls__sched_usage[];
-extern const struct cls__driver_param cls__sched_params[];
+extern const struct cls_driver_param cls__sched_params[];
 
 /* ------------------------------------------------------------------ */
 /* Task lists (list.c)                                                 */
@@ -128,11 +149,11 @@ bool cls__sched_list_reserve(struct list *l, size_t nargs);
 bool cls__sched_capture_rest(struct list *l, const struct cls_kernel_arg *ka, size_t n, size_t i,
                              unsigned char *b);
 /* Copies what the enqueue of a transfer will need into task t. */
-bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls__cmd *cmd);
+bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls_driver_cmd *cmd);
 /* Moves cmd's waits into the list's event arena, for task t: the task
  * owns them from then on (cmd keeps none).  False: out of memory (cmd
  * keeps them). */
-bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls__cmd *cmd);
+bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls_driver_cmd *cmd);
 /* Empties the list after a submission; its arenas are kept. */
 void cls__sched_list_reset(struct list *l);
 /* Releases the list's waits and arenas (the driver's end). */
@@ -202,7 +223,7 @@ static inline void cls__sched_capture_sizes(struct task *t, const struct cls_ker
 
 /* Copies what the enqueue of a launch will need into task t. */
 static inline bool cls__sched_capture_launch(struct list *l, struct task *t,
-                                             const struct cls__cmd *cmd) {
+                                             const struct cls_driver_cmd *cmd) {
   size_t arg0 = l->nargs;
   if (!cls__sched_capture_args(l, cmd->kcmd.args, cmd->kcmd.nargs))
     return false;
@@ -215,7 +236,7 @@ static inline bool cls__sched_capture_launch(struct list *l, struct task *t,
 
 /* Task t, captured, becomes the list's next. */
 static inline void cls__sched_task_commit(struct sched_driver *d, struct list *l, struct task *t,
-                                          struct cls__cmd *cmd) {
+                                          struct cls_driver_cmd *cmd) {
   t->kind = cmd->kind;
   t->seq = cmd->seq;
   l->n++;
@@ -232,7 +253,7 @@ bool cls__sched_map_grow(struct queue *q);
 /* Polls (wait: waits for) the backend queue q, which stream id shares, and
  * reports what its map holds that failed or completed.  CLS_ECL recorded
  * when the backend's poll failed. */
-int cls__sched_queue_poll(cls_context *ctx, struct queue *q, int id, bool wait);
+int cls__sched_queue_poll(struct sched_driver *d, struct queue *q, int id, bool wait);
 
 /* Appends an entry; false: out of memory (nothing changed). */
 static inline bool cls__sched_map_push(struct queue *q, uint64_t bseq, int stream, uint64_t seq,

@@ -28,13 +28,13 @@
 
 #include <stdlib.h>
 
-static struct sched_driver *sd(struct cls__driver *d) { return (struct sched_driver *)d; }
+static struct sched_driver *sd(struct cls_driver *d) { return (struct sched_driver *)d; }
 
-static int sc_create(cls_context *ctx, const char *params, struct cls__driver **out) {
+static int sc_create(cls_context *ctx, const char *params, struct cls_driver **out) {
   (void)ctx;
   struct sched_driver *d = calloc(1, sizeof *d);
   if (!d)
-    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+    return cls_driver_error(CLS_ENOMEM, 0, "out of host memory");
   int rc = cls__sched_parse_params(d, params);
   if (rc < 0) {
     free(d);
@@ -44,61 +44,64 @@ static int sc_create(cls_context *ctx, const char *params, struct cls__driver **
   return CLS_OK;
 }
 
-static void sc_destroy(struct cls__driver *base) {
+static void sc_destroy(struct cls_driver *base) {
   struct sched_driver *d = sd(base);
   for (int i = 0; i < CLS_MAX_STREAMS; i++)
     cls__sched_free_list(&d->lists[i]);
   free(d);
 }
 
-static int sc_open(struct cls__driver *base, struct cls__stream *s) {
+static int sc_open(struct cls_driver *base, struct cls_driver_stream *s) {
   struct sched_driver *d = sd(base);
   int qi = d->nqueues ? s->id % d->nqueues : s->id;
   struct queue *q = &d->queues[qi];
   if (!q->users) {
-    int rc = cls__factory_create(base->ctx, qi, &q->stream);
+    int rc = cls_driver_factory_create(base, qi, &q->stream);
     if (rc < 0)
       return rc;
   }
   q->users++;
   d->lists[s->id].queue = qi;
+  d->streams[s->id] = s;
   s->backend = q->stream;
   return CLS_OK;
 }
 
-static void sc_close(struct cls__driver *base, struct cls__stream *s) {
+static void sc_close(struct cls_driver *base, struct cls_driver_stream *s) {
   struct sched_driver *d = sd(base);
   struct queue *q = &d->queues[d->lists[s->id].queue];
   if (--q->users == 0) {
-    cls__factory(base->ctx)->destroy(q->stream);
+    base->factory->destroy(q->stream);
     free(q->map);
     free(q->fails);
     memset(q, 0, sizeof *q);
   }
   s->backend = NULL;
+  d->streams[s->id] = NULL;
 }
 
 /* Waiting: s's pending tasks go first, or there is nothing to wait for.
  * The poll reports for every stream sharing s's queue. */
-static int sc_poll(struct cls__driver *base, struct cls__stream *s, bool wait) {
+static int sc_poll(struct cls_driver *base, struct cls_driver_stream *s, bool wait) {
   struct sched_driver *d = sd(base);
   if (wait)
     cls__sched_submit_list(d, s->id);
-  return cls__sched_queue_poll(base->ctx, &d->queues[d->lists[s->id].queue], s->id, wait);
+  return cls__sched_queue_poll(d, &d->queues[d->lists[s->id].queue], s->id, wait);
 }
 
-static void *sc_queue_of(struct cls__driver *base, struct cls__stream *s, struct cls__stream *p) {
+static void *sc_queue_of(struct cls_driver *base, struct cls_driver_stream *s,
+                         struct cls_driver_stream *p) {
   struct sched_driver *d = sd(base);
   int qp = d->lists[p->id].queue;
   return qp == d->lists[s->id].queue ? NULL : d->queues[qp].stream;
 }
 
-static void *sc_backend_of(struct cls__driver *base, struct cls__stream *p) {
+static void *sc_backend_of(struct cls_driver *base, struct cls_driver_stream *p) {
   struct sched_driver *d = sd(base);
   return d->queues[d->lists[p->id].queue].stream;
 }
 
-static uint64_t sc_enqueued(struct cls__driver *base, struct cls__stream *p) {
+static uint64_t sc_enqueued(struct cls_driver *base, struct cls_driver_stream *p) {
   return p->submitted - sd(base)->lists[p->id].n;
 }
 
@@ -106,13 +109,13 @@ static uint64_t sc_enqueued(struct cls__driver *base, struct cls__stream *p) {
  * before them: a producer's pending tasks before a consumer is ordered
  * after them (orderer.prepare), and tasks whose memory is about to be
  * released (settle: the enqueued command then holds its memory objects). */
-static void sc_settle(struct cls__driver *base, struct cls__stream *s, uint64_t upto) {
+static void sc_settle(struct cls_driver *base, struct cls_driver_stream *s, uint64_t upto) {
   if (sc_enqueued(base, s) < upto)
     cls__sched_submit_list(sd(base), s->id);
 }
 
 /* F8: a task still in s's list that reads a failed input is dropped. */
-static bool sc_withdraw(struct cls__driver *base, struct cls__stream *s, uint64_t seq) {
+static bool sc_withdraw(struct cls_driver *base, struct cls_driver_stream *s, uint64_t seq) {
   struct list *l = &sd(base)->lists[s->id];
   size_t lo = l->sent, hi = l->n; /* tasks are in seq order */
   while (lo < hi) {
@@ -132,7 +135,7 @@ static bool sc_withdraw(struct cls__driver *base, struct cls__stream *s, uint64_
   return false;
 }
 
-static const struct cls__orderer sc_orderer = {.prepare = sc_settle,
+static const struct cls_driver_orderer sc_orderer = {.prepare = sc_settle,
                                                .queue_of = sc_queue_of,
                                                .backend_of = sc_backend_of,
                                                .enqueued = sc_enqueued};
@@ -140,38 +143,38 @@ static const struct cls__orderer sc_orderer = {.prepare = sc_settle,
 /* order() after submitting s's list (full, or before a blocking
  * transfer). */
 static __attribute__((noinline)) int order_submitted(struct sched_driver *d,
-                                                     struct cls__cmd *cmd) {
-  uint64_t minted = cls__failures_minted(d->base.ctx);
+                                                     struct cls_driver_cmd *cmd) {
+  uint64_t minted = cls_driver_failures_seen(&d->base);
   cls__sched_submit_list(d, cmd->stream->id);
-  int rc = cls__order_after(&d->base, cmd, &sc_orderer);
-  if (rc == CLS_OK && cls__failures_minted(d->base.ctx) != minted) {
-    cls__order_drop(cmd); /* synced[] counts on them */
-    return CLS__RETRY;
+  int rc = cls_driver_order_after(&d->base, cmd, &sc_orderer);
+  if (rc == CLS_OK && cls_driver_failures_seen(&d->base) != minted) {
+    cls_driver_drop_waits(cmd); /* synced[] counts on them */
+    return CLS_DRIVER_RETRY;
   }
   return rc;
 }
 
-static int sc_order(struct cls__driver *base, struct cls__cmd *cmd) {
+static int sc_order(struct cls_driver *base, struct cls_driver_cmd *cmd) {
   struct sched_driver *d = sd(base);
-  struct cls__stream *s = cmd->stream;
+  struct cls_driver_stream *s = cmd->stream;
   /* Submissions happen here, never in submit(): a deferred enqueue that
    * fails is an F8 failure, and the command being ordered must be checked
    * against it before it enters its write scope.  A full list goes now; so
    * does the list before a blocking transfer (the caller waits for it). */
   if (d->lists[s->id].n >= d->max_tasks ||
-      (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ)))
+      (cmd->x.blocking && (cmd->kind == CLS_CMD_WRITE || cmd->kind == CLS_CMD_READ)))
     return order_submitted(d, cmd);
-  /* Nothing submitted: cls__order_after itself answers CLS__RETRY for a
+  /* Nothing submitted: cls_driver_order_after itself answers CLS_DRIVER_RETRY for a
    * failure learnt while it orders. */
-  return cls__order_after(base, cmd, &sc_orderer);
+  return cls_driver_order_after(base, cmd, &sc_orderer);
 }
 
 /* A blocking transfer: enqueued now (the caller waits for it); order()
  * submitted the list before it. */
-static cl_int submit_blocking(struct sched_driver *d, struct cls__cmd *cmd) {
-  struct cls__stream *s = cmd->stream;
+static cl_int submit_blocking(struct sched_driver *d, struct cls_driver_cmd *cmd) {
+  struct cls_driver_stream *s = cmd->stream;
   struct queue *q = &d->queues[d->lists[s->id].queue];
-  cl_int rc = cls__enqueue_cmd(cls__factory(d->base.ctx), q->stream, cmd, q->seq + 1);
+  cl_int rc = cls_driver_enqueue_any(&d->base, q->stream, cmd, q->seq + 1);
   if (rc != CL_SUCCESS)
     return rc;
   q->seq++;
@@ -182,18 +185,18 @@ static cl_int submit_blocking(struct sched_driver *d, struct cls__cmd *cmd) {
 
 /* The task could not be added: the command is not submitted, its waits
  * are dropped as order() expects of a failed enqueue. */
-static cl_int submit_oom(struct cls__cmd *cmd) {
-  cls__order_drop(cmd);
+static cl_int submit_oom(struct cls_driver_cmd *cmd) {
+  cls_driver_drop_waits(cmd);
   return CL_OUT_OF_HOST_MEMORY;
 }
 
 /* submit() for any command: see sc_submit. */
 static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
-                                                   struct cls__cmd *cmd) {
-  if (cmd->x.blocking && (cmd->kind == CLS__CMD_WRITE || cmd->kind == CLS__CMD_READ))
+                                                   struct cls_driver_cmd *cmd) {
+  if (cmd->x.blocking && (cmd->kind == CLS_CMD_WRITE || cmd->kind == CLS_CMD_READ))
     return submit_blocking(d, cmd);
   struct list *l = &d->lists[cmd->stream->id];
-  bool launch = cmd->kind == CLS__CMD_LAUNCH;
+  bool launch = cmd->kind == CLS_CMD_LAUNCH;
   size_t nargs = launch ? cmd->kcmd.nargs : 0;
   if (!cls__sched_list_has_room(l, nargs) && !cls__sched_list_reserve(l, nargs))
     return submit_oom(cmd);
@@ -208,10 +211,10 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
 
 /* The common launch takes a straight path: no waits, and room in the list
  * already; anything else goes to submit_any. */
-static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
+static cl_int sc_submit(struct cls_driver *base, struct cls_driver_cmd *cmd) {
   struct sched_driver *d = sd(base);
   struct list *l = &d->lists[cmd->stream->id];
-  if (cmd->kind != CLS__CMD_LAUNCH || cmd->nwait || !cls__sched_list_has_room(l, cmd->kcmd.nargs))
+  if (cmd->kind != CLS_CMD_LAUNCH || cmd->nwait || !cls__sched_list_has_room(l, cmd->kcmd.nargs))
     return submit_any(d, cmd);
   struct task *t = &l->tasks[l->n];
   if (!cls__sched_capture_launch(l, t, cmd))
@@ -221,8 +224,9 @@ static cl_int sc_submit(struct cls__driver *base, struct cls__cmd *cmd) {
   return CL_SUCCESS;
 }
 
-const struct cls__driver_ops cls__scheduler_driver = {
-    .version = CLS__DRIVER_OPS_VERSION,
+extern const struct cls_driver_ops cls__scheduler_driver;
+const struct cls_driver_ops cls__scheduler_driver = {
+    .version = CLS_DRIVER_OPS_VERSION,
     .name = "scheduler",
     .description = "logical streams batch tasks onto shared queues "
                    "(sequential or interleave; max_tasks, queues)",

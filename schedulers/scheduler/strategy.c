@@ -13,29 +13,29 @@
  * is found here and in enqueue_waiting, off the hot path. */
 #define WITHDRAWN 1
 
-static __attribute__((noinline)) cl_int enqueue_xfer(const struct cls_stream_factory *f,
+static __attribute__((noinline)) cl_int enqueue_xfer(struct cls_driver *drv,
                                                      void *stream, int id, const struct list *l,
                                                      const struct task *t, uint64_t bseq,
                                                      cl_uint nw, const cl_event *w) {
   if (!t->kind)
     return WITHDRAWN;
-  struct cls__xfer x = t->u.t.x;
-  if (t->kind == CLS__CMD_FILL)
+  struct cls_transfer x = t->u.t.x;
+  if (t->kind == CLS_CMD_FILL)
     x.pattern = l->bytes + t->u.t.pattern_off;
-  return cls__enqueue(f, stream, id, t->kind, NULL, &x, bseq, nw, w);
+  return cls_driver_enqueue(drv, stream, id, t->kind, NULL, &x, bseq, nw, w);
 }
 
 /* Drops a task's waits after its enqueue (rc). */
 static __attribute__((noinline)) void release_waits(const cl_event *w, size_t nw, cl_int rc) {
   if (rc != CL_SUCCESS)
-    cls__order_unsent((cl_uint)nw, w);
+    cls_driver_unsent((cl_uint)nw, w);
   for (size_t i = 0; i < nw; i++)
     clReleaseEvent(w[i]);
 }
 
 /* enqueue_task for a task with waits: enqueues it on those still live,
  * then drops them all. */
-static __attribute__((noinline)) cl_int enqueue_waiting(const struct cls_stream_factory *f,
+static __attribute__((noinline)) cl_int enqueue_waiting(struct cls_driver *drv,
                                                         void *qs, int id, uint64_t bseq,
                                                         const struct list *l,
                                                         const struct task *t) {
@@ -46,22 +46,33 @@ static __attribute__((noinline)) cl_int enqueue_waiting(const struct cls_stream_
     return WITHDRAWN;
   }
   cl_event keep[CLS_MAX_STREAMS]; /* a command waits on each stream once at most */
-  cl_uint nk = cls__order_live_waits(w, nw, keep); /* F7: the task sat in its list */
+  cl_uint nk = cls_driver_live_waits(w, nw, keep); /* F7: the task sat in its list */
   const cl_event *kw = nk ? keep : NULL;
-  cl_int rc = t->kind == CLS__CMD_LAUNCH ? cls__enqueue_launch(f, qs, id, &t->u.k.kc, bseq, nk, kw)
-                                         : enqueue_xfer(f, qs, id, l, t, bseq, nk, kw);
+  cl_int rc = t->kind == CLS_CMD_LAUNCH ? cls_driver_launch(drv, qs, id, &t->u.k.kc, bseq, nk, kw)
+                                         : enqueue_xfer(drv, qs, id, l, t, bseq, nk, kw);
   release_waits(w, nw, rc);
   return rc;
 }
 
+/* The factory whose launch member a task without waits calls directly,
+ * read once per submission: NULL when it wraps another (fault injection),
+ * whose enqueues go through cls_driver_enqueue. */
+static inline const struct cls_stream_factory *direct_factory(const struct cls_driver *drv) {
+  return drv->wrapped ? NULL : drv->factory;
+}
+
 /* Enqueues task t of list l, of logical stream id, onto the factory
- * stream qs as backend command bseq, and drops its waits. */
-static inline cl_int enqueue_task(const struct cls_stream_factory *f, void *qs, int id,
-                                  uint64_t bseq, const struct list *l, const struct task *t) {
+ * stream qs as backend command bseq, and drops its waits; fac is
+ * direct_factory(drv). */
+static inline cl_int enqueue_task(struct cls_driver *drv, const struct cls_stream_factory *fac,
+                                  void *qs, int id, uint64_t bseq, const struct list *l,
+                                  const struct task *t) {
   if (t->nwait)
-    return enqueue_waiting(f, qs, id, bseq, l, t);
-  return t->kind == CLS__CMD_LAUNCH ? cls__enqueue_launch(f, qs, id, &t->u.k.kc, bseq, 0, NULL)
-                                    : enqueue_xfer(f, qs, id, l, t, bseq, 0, NULL);
+    return enqueue_waiting(drv, qs, id, bseq, l, t);
+  if (t->kind != CLS_CMD_LAUNCH)
+    return enqueue_xfer(drv, qs, id, l, t, bseq, 0, NULL);
+  return fac ? fac->launch(qs, &t->u.k.kc, bseq, 0, NULL)
+             : cls_driver_enqueue(drv, qs, id, CLS_CMD_LAUNCH, &t->u.k.kc, NULL, bseq, 0, NULL);
 }
 
 /* Task t of stream id was withdrawn (F8 found it reads a failed input):
@@ -77,37 +88,37 @@ static __attribute__((noinline)) void dropped(struct queue *q, int id, const str
  * Called with what was enqueued before it in the map. */
 static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct queue *q, int id,
                                                   uint64_t seq, cl_int rc) {
-  cls_context *ctx = d->base.ctx;
-  struct cls__stream *s = cls__stream_peek(ctx, id);
+  struct cls_driver *base = &d->base;
+  struct cls_driver_stream *s = d->streams[id];
   /* Completes with the queue's last command; the failure is reported
    * then, in queue order (cls__sched_queue_poll): a failure of an earlier
    * command, which this one may have read, comes first, as F8 requires. */
   if (!cls__sched_map_push(q, q->seq, id, seq, 0, rc)) {
-    cls__stream_failed(ctx, s, seq, rc, true); /* out of memory: now */
+    cls_driver_failed(base, s, seq, rc, true); /* out of memory: now */
     return;
   }
   q->unreal++;
   /* Wait for what the queue has, and report now (sc_poll without waiting:
    * q is stream id's queue). */
   cl_event ev = NULL;
-  if (cls__factory(ctx)->marker(q->stream, &ev) == CL_SUCCESS) {
+  if (base->factory->marker(q->stream, &ev) == CL_SUCCESS) {
     clWaitForEvents(1, &ev);
     clReleaseEvent(ev);
   }
-  cls__sched_queue_poll(ctx, q, id, false);
+  cls__sched_queue_poll(d, q, id, false);
 }
 
 static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
-  cl_int rc = cls__factory(d->base.ctx)->flush(d->queues[queue].stream);
+  cl_int rc = d->base.factory->flush(d->queues[queue].stream);
   for (uint64_t m = streams; m; m &= m - 1) {
-    struct cls__stream *s = cls__stream_peek(d->base.ctx, __builtin_ctzll(m));
+    struct cls_driver_stream *s = d->streams[__builtin_ctzll(m)];
     s->stats.submissions++;
     s->stats.flushes++;
     s->flushed = s->submitted;
   }
   if (rc != CL_SUCCESS)
-    cls__log(&d->base.ctx->log, CLS_LOG_ERRORS, "flushing backend queue %d failed: %s", queue,
-             cls_cl_status_name(rc));
+    cls_driver_log_error(&d->base, "flushing backend queue %d failed: %s", queue,
+                         cls_cl_status_name(rc));
 }
 
 /* Sequential: stream id's tasks, in order, onto its queue.  Its commands
@@ -116,15 +127,15 @@ static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
  * nothing of ours, so the list and queue are read once, and again after
  * a failure (its handling may). */
 static void submit_sequential(struct sched_driver *d, int id) {
-  cls_context *ctx = d->base.ctx;
-  const struct cls_stream_factory *f = cls__factory(ctx);
+  struct cls_driver *drv = &d->base;
+  const struct cls_stream_factory *fac = direct_factory(drv);
   struct list *l = &d->lists[id];
   struct queue *q = &d->queues[l->queue];
   const struct task *t = l->tasks, *end = t + l->n;
   void *qs = q->stream;
   uint64_t bseq = q->seq, run = 0, run_seq = 0;
   for (; t < end; t++) {
-    cl_int rc = enqueue_task(f, qs, id, bseq + 1, l, t);
+    cl_int rc = enqueue_task(drv, fac, qs, id, bseq + 1, l, t);
     if (rc == CL_SUCCESS) {
       bseq++;
       if (!run++)
@@ -158,8 +169,8 @@ static void submit_sequential(struct sched_driver *d, int id) {
 /* Interleave: the pending tasks of every stream, round robin, onto the one
  * queue. */
 static void submit_interleave(struct sched_driver *d) {
-  cls_context *ctx = d->base.ctx;
-  const struct cls_stream_factory *f = cls__factory(ctx);
+  struct cls_driver *drv = &d->base;
+  const struct cls_stream_factory *fac = direct_factory(drv);
   struct queue *q = &d->queues[0];
   uint64_t involved = d->pending, left = involved;
   for (size_t round = 0; left; round++)
@@ -171,7 +182,7 @@ static void submit_interleave(struct sched_driver *d) {
         continue;
       }
       const struct task *t = &l->tasks[round];
-      cl_int rc = enqueue_task(f, q->stream, id, q->seq + 1, l, t);
+      cl_int rc = enqueue_task(drv, fac, q->stream, id, q->seq + 1, l, t);
       if (rc == CL_SUCCESS) {
         q->seq++;
         cls__sched_map_add(q, id, t->seq, 1);

@@ -94,7 +94,7 @@ static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
       !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto refused;
   cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
-  cmd.x = (struct cls__xfer){
+  cmd.x = (struct cls_transfer){
       .dst = d->mem, .dst_offset = offset, .size = size, .host_src = src, .blocking = blocking};
   rc = cls__run(ctx, &cmd, NULL, NULL);
 out:
@@ -131,7 +131,7 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
   if (!s || (rc = check_range("cls_download", s->size, offset, size)) < 0)
     goto out;
   cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
-  cmd.x = (struct cls__xfer){
+  cmd.x = (struct cls_transfer){
       .src = s->mem, .src_offset = offset, .size = size, .host_dst = dst, .blocking = blocking};
   if (!blocking) {
     pending = calloc(1, sizeof *pending);
@@ -206,7 +206,7 @@ CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_of
     goto refused;
   cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
   cmd.bind[1] = (struct cls__binding){dst, d, CLS_WRITE};
-  cmd.x = (struct cls__xfer){.src = s->mem,
+  cmd.x = (struct cls_transfer){.src = s->mem,
                              .dst = d->mem,
                              .src_offset = src_offset,
                              .dst_offset = dst_offset,
@@ -248,7 +248,7 @@ CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst, size_t offset
       !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto refused;
   cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
-  cmd.x = (struct cls__xfer){.dst = d->mem,
+  cmd.x = (struct cls_transfer){.dst = d->mem,
                              .dst_offset = offset,
                              .size = size,
                              .pattern = pattern,

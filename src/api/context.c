@@ -120,6 +120,8 @@ static int start_streams(cls_context *ctx, const struct cls_context_options *opt
   }
   ctx->driver->ops = ctx->driver_ops;
   ctx->driver->ctx = ctx;
+  ctx->driver->factory = factory;
+  ctx->driver->wrapped = factory == &cls__fault_factory;
   return CLS_OK;
 }
 
@@ -169,8 +171,9 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
            (rc = cls__timeout_parse(tenv, &ctx->sync_timeout_ns)) < 0)
     goto fail_guard_config;
   const char *params = NULL;
-  if ((rc = cls__driver_find(pick(opts->scheduler, "CLS_SCHEDULER"), &ctx->driver_ops,
-                             &params)) < 0)
+  const struct cls_driver_ops *given = opts->version >= 3 ? opts->driver : NULL;
+  if ((rc = cls__driver_find(given ? opts->scheduler : pick(opts->scheduler, "CLS_SCHEDULER"),
+                             given, &ctx->driver_ops, &params)) < 0)
     goto fail_driver_name;
 
   struct cls__device_choice dev;
@@ -280,7 +283,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
       hung = true;
       continue;
     }
-    ctx->driver_ops->close(ctx->driver, s);
+    ctx->driver_ops->close(ctx->driver, &s->pub);
     cls__memory_fini(ctx, s);
     s->created = false;
   }

@@ -204,7 +204,7 @@ static int canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
       continue; /* only CLS_OUT: what it declared it writes in full */
     struct cls__cmd fill = {.kind = CLS__CMD_FILL, .op = "canary fill", .nbind = 1, .stream = s};
     fill.bind[0] = *b;
-    fill.x = (struct cls__xfer){.dst = b->slot->mem, .size = b->slot->size,
+    fill.x = (struct cls_transfer){.dst = b->slot->mem, .size = b->slot->size,
                                 .pattern = &canary, .pattern_size = 1};
     uint64_t issued = s->issued, enqueues = s->stats.enqueues;
     int rc = cls__run_clean(ctx, &fill, NULL, NULL);
@@ -231,7 +231,7 @@ static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls_
 int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
                    cls_report **report) {
   struct cls__stream *s = cmd->stream;
-  const struct cls__driver_ops *d = ctx->driver_ops;
+  const struct cls_driver_ops *d = ctx->driver_ops;
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
   int rc;
   if (__builtin_expect(ctx->checks != 0, 0) && (rc = checks_before(ctx, cmd)) < 0)
@@ -252,7 +252,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       return cls__error(CLS_EBUILD, cmd->kernel->prog->build_failure->cl_status,
                         "kernel '%s' comes from a program that failed to build", name);
     }
-    rc = d->order(ctx->driver, cmd);
+    rc = d->order(ctx->driver, &cmd->pub);
     if (rc < 0)
       return rc;
     if (rc != CLS__RETRY)
@@ -274,7 +274,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
            cmd->kind == CLS__CMD_LAUNCH ? " of " : "", cmd->kind == CLS__CMD_LAUNCH ? name : "",
            cmd->nbind, cmd->nwait);
   cmd->seq = s->submitted + 1;
-  cl_int crc = d->submit(ctx->driver, cmd);
+  cl_int crc = d->submit(ctx->driver, &cmd->pub);
   if (crc != CL_SUCCESS) {
     size_t arg = 0;
     struct cls__failure *in = cmd->kind == CLS__CMD_LAUNCH || cmd->kind == CLS__CMD_COPY

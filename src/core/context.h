@@ -17,9 +17,9 @@
 #include "util/lock.h"
 #include "util/log.h"
 
-struct cls__driver;
+struct cls_driver;
 struct cls__guard;
-struct cls__driver_ops;
+struct cls_driver_ops;
 struct cls__log_entry;
 struct cls__log_binding;
 struct cls__pending_read;
@@ -47,8 +47,8 @@ struct cls_context {
    * each command pays one predictable branch for it. */
   struct cls__trace *trace;
   /* The driver: its ops, and its state (opaque to the core). */
-  const struct cls__driver_ops *driver_ops;
-  struct cls__driver *driver;
+  const struct cls_driver_ops *driver_ops;
+  struct cls_driver *driver;
   struct cls__stream_pool pool;
   struct cls__failures failures;
   struct cls_program *programs;

@@ -6,27 +6,56 @@
 
 #include "factory/enqueue.h"
 #include "failure/failure.h"
+#include "stream/stream.h"
+
+#include <clstream/driver.h>
+#include <stddef.h>
 
 /* One command, described once by the core and handed to the driver.  Lives
  * on the caller's stack for one call: nothing here is kept. */
 struct cls__cmd {
-  int kind;
+  /* What the driver sees (struct cls_driver_cmd), under the core's names
+   * and types: the same members, in the same order. */
+  union {
+    struct cls_driver_cmd pub;
+    struct {
+      int kind;
+      struct cls__stream *stream;
+      struct cls_kernel_cmd kcmd;   /* launches */
+      struct cls_transfer x;        /* transfers; x.blocking for every command */
+      /* filled by the driver */
+      cl_uint nwait;
+      cl_event wait[CLS_MAX_STREAMS];
+      uint64_t lent;                /* bit i: wait[i] is lent (not released) */
+      uint64_t seq;                 /* its number on its stream: set by the core
+                                       before submit(), s->submitted + 1 */
+    };
+  };
   const char *op;               /* "launch", "upload", ... */
-  struct cls__stream *stream;
   cls_kernel *kernel;           /* launches */
-  struct cls_kernel_cmd kcmd;   /* launches */
   size_t nbind;
   struct cls__binding bind[CLS_MAX_ARGS]; /* argument order */
   struct cls_kernel_arg kargs[CLS_MAX_ARGS]; /* as the stream sets them
                                    (kcmd.args points here; a driver that
                                    defers the enqueue keeps a copy) */
-  struct cls__xfer x;           /* transfers; x.blocking for every command */
-  /* filled by the driver */
-  cl_uint nwait;
-  cl_event wait[CLS_MAX_STREAMS];
-  uint64_t lent;                /* bit i: wait[i] is lent (not released) */
-  uint64_t seq;                 /* its number on its stream: set by the core
-                                   before submit(), s->submitted + 1 */
 };
+
+#define CLS__SAME_MEMBER(core, pub, m)                                                     \
+  _Static_assert(offsetof(struct core, m) == offsetof(struct pub, m) &&                    \
+                     sizeof(((struct core *)0)->m) == sizeof(((struct pub *)0)->m),        \
+                 #m " is where the driver view has it")
+CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, kind);
+CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, stream);
+CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, kcmd);
+CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, x);
+CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, nwait);
+CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, wait);
+CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, lent);
+CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, seq);
+
+/* The core's command behind a driver's view of it. */
+static inline struct cls__cmd *cls__cmd_of(struct cls_driver_cmd *c) {
+  return (struct cls__cmd *)c;
+}
 
 #endif /* CLS_CMD_H */

@@ -7,32 +7,22 @@
 
 #include "util/util.h"
 
-enum cls__cmd_kind {
-  CLS__CMD_LAUNCH = 1,
-  CLS__CMD_WRITE,
-  CLS__CMD_READ,
-  CLS__CMD_COPY,
-  CLS__CMD_FILL
-};
+#include <clstream/driver.h>
 
-/* What a stream factory call needs of a transfer, by memory object (a slot
- * may move; its cl_mem does not).  Kept as is by a driver that defers the
- * enqueue, with `host_src`/`host_dst`/`pattern` valid as long as the user
- * keeps them (async transfers) or as the driver keeps a copy (patterns). */
-struct cls__xfer {
-  cl_mem src, dst;
-  size_t src_offset, dst_offset, size;
-  const void *host_src;
-  void *host_dst;
-  const void *pattern;
-  size_t pattern_size;
-  int blocking;
+/* The kinds and the transfer are the driver interface's
+ * (<clstream/driver.h>). */
+enum cls__cmd_kind {
+  CLS__CMD_LAUNCH = CLS_CMD_LAUNCH,
+  CLS__CMD_WRITE = CLS_CMD_WRITE,
+  CLS__CMD_READ = CLS_CMD_READ,
+  CLS__CMD_COPY = CLS_CMD_COPY,
+  CLS__CMD_FILL = CLS_CMD_FILL
 };
 
 /* The factory's own member for the command, without fault injection. */
 static inline cl_int cls__enqueue_plain(const struct cls_stream_factory *f, void *stream,
                                         int kind, const struct cls_kernel_cmd *k,
-                                        const struct cls__xfer *x, uint64_t seq, cl_uint nwait,
+                                        const struct cls_transfer *x, uint64_t seq, cl_uint nwait,
                                         const cl_event *wait) {
   switch (kind) {
   case CLS__CMD_LAUNCH:

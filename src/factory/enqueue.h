@@ -11,7 +11,7 @@
  * `stream` as its command `seq`.  k for launches, x for transfers. */
 static inline cl_int cls__enqueue(const struct cls_stream_factory *f, void *stream, int logical,
                                   int kind, const struct cls_kernel_cmd *k,
-                                  const struct cls__xfer *x, uint64_t seq, cl_uint nwait,
+                                  const struct cls_transfer *x, uint64_t seq, cl_uint nwait,
                                   const cl_event *wait) {
   if (f == &cls__fault_factory)
     return cls__fault_enqueue(stream, logical, kind, k, x, seq, nwait, wait);

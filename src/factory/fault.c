@@ -326,7 +326,7 @@ static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
 /* The enqueue fault, then the real command, then the completion fault;
  * faults name the logical stream the command belongs to. */
 cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_kernel_cmd *k,
-                          const struct cls__xfer *x, uint64_t seq, cl_uint nwait,
+                          const struct cls_transfer *x, uint64_t seq, cl_uint nwait,
                           const cl_event *wait) {
   static const char *const op_names[] = {[CLS__CMD_LAUNCH] = "launch", [CLS__CMD_WRITE] = "upload",
                                     [CLS__CMD_READ] = "download", [CLS__CMD_COPY] = "copy",
@@ -361,7 +361,7 @@ static cl_int fs_launch(void *stream, const struct cls_kernel_cmd *cmd, uint64_t
 static cl_int fs_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
                        int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct fault_stream *fs = stream;
-  struct cls__xfer x = {.dst = dst, .dst_offset = off, .size = size, .host_src = src,
+  struct cls_transfer x = {.dst = dst, .dst_offset = off, .size = size, .host_src = src,
                         .blocking = blocking};
   return cls__fault_enqueue(fs, fs->id, CLS__CMD_WRITE, NULL, &x, seq, nwait, wait);
 }
@@ -369,7 +369,7 @@ static cl_int fs_write(void *stream, cl_mem dst, size_t off, size_t size, const 
 static cl_int fs_read(void *stream, cl_mem src, size_t off, size_t size, void *dst,
                       int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct fault_stream *fs = stream;
-  struct cls__xfer x = {.src = src, .src_offset = off, .size = size, .host_dst = dst,
+  struct cls_transfer x = {.src = src, .src_offset = off, .size = size, .host_dst = dst,
                         .blocking = blocking};
   return cls__fault_enqueue(fs, fs->id, CLS__CMD_READ, NULL, &x, seq, nwait, wait);
 }
@@ -377,7 +377,7 @@ static cl_int fs_read(void *stream, cl_mem src, size_t off, size_t size, void *d
 static cl_int fs_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t doff,
                       size_t size, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct fault_stream *fs = stream;
-  struct cls__xfer x = {.src = src, .src_offset = soff, .dst = dst, .dst_offset = doff,
+  struct cls_transfer x = {.src = src, .src_offset = soff, .dst = dst, .dst_offset = doff,
                         .size = size};
   return cls__fault_enqueue(fs, fs->id, CLS__CMD_COPY, NULL, &x, seq, nwait, wait);
 }
@@ -385,7 +385,7 @@ static cl_int fs_copy(void *stream, cl_mem src, size_t soff, cl_mem dst, size_t 
 static cl_int fs_fill(void *stream, cl_mem dst, size_t off, size_t size, const void *pat,
                       size_t psize, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct fault_stream *fs = stream;
-  struct cls__xfer x = {.dst = dst, .dst_offset = off, .size = size, .pattern = pat,
+  struct cls_transfer x = {.dst = dst, .dst_offset = off, .size = size, .pattern = pat,
                         .pattern_size = psize};
   return cls__fault_enqueue(fs, fs->id, CLS__CMD_FILL, NULL, &x, seq, nwait, wait);
 }

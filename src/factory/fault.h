@@ -8,7 +8,7 @@
 #include "util/util.h"
 
 struct cls__fault_config;
-struct cls__xfer;
+struct cls_transfer;
 
 /* Parses a CLS_FAULT spec into *out (owned by the caller); CLS_ECONFIG
  * with the offending text in the detail. */
@@ -29,7 +29,7 @@ extern const struct cls_stream_factory cls__fault_factory;
  * passes the one the command belongs to, so "stream=N" faults name
  * logical streams on every driver (cls__enqueue calls it). */
 cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_kernel_cmd *k,
-                          const struct cls__xfer *x, uint64_t seq, cl_uint nwait,
+                          const struct cls_transfer *x, uint64_t seq, cl_uint nwait,
                           const cl_event *wait);
 
 /* Consulted by cls_alloc: a non-zero OpenCL status when an "alloc" fault

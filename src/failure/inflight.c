@@ -192,7 +192,7 @@ static void poll_earlier(cls_context *ctx, size_t k) {
       continue;
     polling.backend[polling.n++] = p->backend;
     uint64_t completed = p->completed;
-    ctx->driver_ops->poll(ctx->driver, p, false);
+    ctx->driver_ops->poll(ctx->driver, &p->pub, false);
     if (p->completed < completed)
       p->completed = completed;
   }
@@ -421,9 +421,9 @@ struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint6
  * (a deferring driver's task list): then it never ran. */
 static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
                       const struct cls__failure *f) {
-  const struct cls__driver_ops *d = ctx->driver_ops;
+  const struct cls_driver_ops *d = ctx->driver_ops;
   struct cls__stream *s = cls__stream_peek(ctx, e->stream);
-  if (!d->withdraw || !s || s->completed >= e->seq || !d->withdraw(ctx->driver, s, e->seq))
+  if (!d->withdraw || !s || s->completed >= e->seq || !d->withdraw(ctx->driver, &s->pub, e->seq))
     return false;
   /* Counted as a skip, as the event driver counts it, not as accepted. */
   s->stats.skips++;

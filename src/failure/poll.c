@@ -47,10 +47,10 @@ static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns
 /* Deadline mode: everything submitted to s so far, handed to its queue,
  * waited for at most the context's timeout. */
 static int wait_for(cls_context *ctx, struct cls__stream *s) {
-  const struct cls__driver_ops *d = ctx->driver_ops;
+  const struct cls_driver_ops *d = ctx->driver_ops;
   const struct cls_stream_factory *f = ctx->pool.factory;
   if (d->settle)
-    d->settle(ctx->driver, s, s->submitted);
+    d->settle(ctx->driver, &s->pub, s->submitted);
   f->flush(s->backend);
   cl_event ev = NULL;
   cl_int crc = f->marker(s->backend, &ev);
@@ -86,7 +86,7 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
      * scheduler:interleave). */
     wait = false;
   }
-  int rc = ctx->driver_ops->poll(ctx->driver, s, wait);
+  int rc = ctx->driver_ops->poll(ctx->driver, &s->pub, wait);
   if (ctx->hooks.polled)
     ctx->hooks.polled(ctx); /* guard mode: before the log forgets the launches checked */
   cls__inflight_prune(ctx);

@@ -337,14 +337,14 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
   }
   /* A driver that defers enqueues hands those uses to their queues now:
    * the cl_mem may be released below, before they would have been. */
-  const struct cls__driver_ops *dops = ctx->driver_ops;
+  const struct cls_driver_ops *dops = ctx->driver_ops;
   if (dops->settle && pf.own_seq)
-    dops->settle(ctx->driver, s, pf.own_seq);
+    dops->settle(ctx->driver, &s->pub, pf.own_seq);
   for (uint64_t om = pf.mask; om; om &= om - 1) {
     int t = __builtin_ctzll(om);
     struct cls__stream *st = cls__stream_peek(ctx, t);
     if (dops->settle)
-      dops->settle(ctx->driver, st, pf.need[t]);
+      dops->settle(ctx->driver, &st->pub, pf.need[t]);
     if (st->completed >= pf.need[t]) /* no wait left on that stream */
       pf.mask &= ~(1ull << t);
   }

@@ -77,11 +77,11 @@ void cls__order_release_waits(struct cls__cmd *cmd) {
  * thread finishing it, which cost the fan a fifth of its time.  The event
  * is only looked at, so any driver may borrow it. */
 static bool last_running(cls_context *ctx, const struct cls__cmd *cmd, struct cls__stream *p,
-                         const struct cls__orderer *o, struct cls__driver *d, uint64_t need,
+                         const struct cls_driver_orderer *o, struct cls_driver *d, uint64_t need,
                          cl_event *ev) {
-  if (!ctx->pool.last_event || need != (o->enqueued ? o->enqueued(d, p) : p->submitted))
+  if (!ctx->pool.last_event || need != (o->enqueued ? o->enqueued(d, &p->pub) : p->submitted))
     return false;
-  void *q = o->backend_of ? o->backend_of(d, p) : o->queue_of(d, cmd->stream, p);
+  void *q = o->backend_of ? o->backend_of(d, &p->pub) : o->queue_of(d, &cmd->stream->pub, &p->pub);
   *ev = q ? ctx->pool.last_event(q) : NULL;
   cl_int st;
   return *ev && cls__event_status(*ev, &st) && st > CL_COMPLETE;
@@ -131,7 +131,7 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
   return CLS_OK;
 }
 
-int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct cls__orderer *o) {
+int cls__order_after(struct cls_driver *d, struct cls__cmd *cmd, const struct cls_driver_orderer *o) {
   cls_context *ctx = d->ctx;
   struct cls__stream *s = cmd->stream;
   uint64_t need[CLS_MAX_STREAMS];
@@ -159,7 +159,7 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
     if (p->completed >= need[t])
       continue;
     if (o->prepare)
-      o->prepare(d, p, need[t]);
+      o->prepare(d, &p->pub, need[t]);
     if (last_running(ctx, cmd, p, o, d, need[t], &seen[t])) {
       seen_mask |= 1ull << t;
       continue;
@@ -179,8 +179,8 @@ int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct c
     }
     /* A marker (or a shared queue) orders s after what p's queue has:
      * with a driver that defers enqueues, not all p submitted. */
-    uint64_t upto = o->enqueued ? o->enqueued(d, p) : p->submitted;
-    void *q = o->queue_of(d, s, p);
+    uint64_t upto = o->enqueued ? o->enqueued(d, &p->pub) : p->submitted;
+    void *q = o->queue_of(d, &s->pub, &p->pub);
     if (!q) {
       cls__order_synced(s, p, upto); /* one queue: its order is the order */
       continue;

@@ -3,50 +3,32 @@
  * of each buffer it binds and, when it writes, after the reads since; the
  * streams it depends on are polled first (F8 finds their failures) unless
  * what it needs is still running, and it waits only on events that have
- * not failed.  Drivers call cls__order_after from their order() and
- * cls__order_live_waits before enqueueing a command they deferred. */
+ * not failed.  Drivers reach it through <clstream/driver.h>
+ * (cls_driver_order_after, cls_driver_live_waits: src/driver/api.c). */
 #ifndef CLS_ORDER_H
 #define CLS_ORDER_H
 
 #include "driver/cmd.h"
 
-struct cls__driver;
+struct cls_driver;
 
 /* order(): returned when ordering polled a stream and learnt of a failure;
  * the core re-checks the command's inputs and calls order() again. */
-#define CLS__RETRY 1
+#define CLS__RETRY CLS_DRIVER_RETRY
 
 /* s is now ordered after p up to p's command `upto`, and after everything p
  * was ordered after. */
 void cls__order_synced(struct cls__stream *s, const struct cls__stream *p, uint64_t upto);
 
-/* How a driver's streams reach their queues, for cls__order_after. */
-struct cls__orderer {
-  /* Called for each stream p the command depends on, up to p's command
-   * `need`, before p is polled (the scheduler submits p's pending tasks
-   * here).  Optional. */
-  void (*prepare)(struct cls__driver *d, struct cls__stream *p, uint64_t need);
-  /* The factory stream a marker for p comes from, or NULL when p and s
-   * share a queue (its order is the order).  Required. */
-  void *(*queue_of)(struct cls__driver *d, struct cls__stream *s, struct cls__stream *p);
-  /* The factory stream that is p's queue, shared with s or not (its last
-   * event is read to tell whether p is still running).  Optional: NULL
-   * means queue_of. */
-  void *(*backend_of)(struct cls__driver *d, struct cls__stream *p);
-  /* p's last command handed to its queue (a marker covers up to it).
-   * Optional: NULL means p->submitted. */
-  uint64_t (*enqueued)(struct cls__driver *d, struct cls__stream *p);
-  /* The command is enqueued (or its waits dropped) before anything else
-   * is asked of the streams it waits for, so it may wait on events the
-   * factory lends (last_event) instead of markers it owns. */
-  bool enqueues_now;
-};
+/* struct cls_driver_orderer, how a driver's streams reach their queues,
+ * is public (<clstream/driver.h>). */
+
 /* The ordering every driver does: the streams cmd depends on are polled
  * (F8, and F7: CLS__RETRY when a failure was found, so the core checks the
  * inputs again), then cmd waits on each one not already ordered that far
  * and not finished: on an event of the other queue, after a flush.
  * Nothing after the polls learns of a failure.  Fills cmd->wait. */
-int cls__order_after(struct cls__driver *d, struct cls__cmd *cmd, const struct cls__orderer *o);
+int cls__order_after(struct cls_driver *d, struct cls__cmd *cmd, const struct cls_driver_orderer *o);
 /* Waits that order() took are dropped without a command carrying them
  * (its enqueue failed, or it is ordered again): what order() recorded (the
  * stream is after those producers) must still hold for the stream's next

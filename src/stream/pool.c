@@ -51,7 +51,7 @@ struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
     return s;
   memset(s, 0, sizeof *s);
   s->id = id;
-  int rc = ctx->driver_ops->open(ctx->driver, s);
+  int rc = ctx->driver_ops->open(ctx->driver, &s->pub);
   if (rc < 0) {
     *err = rc;
     return NULL;

@@ -24,6 +24,9 @@ static inline struct cls__stream *cls__stream_peek(cls_context *ctx, int id) {
   struct cls__stream *s = &ctx->pool.streams[id];
   return s->created ? s : NULL;
 }
+/* Creates factory stream `id` (a driver's numbering: a logical stream, or
+ * a shared queue); CLS_ECL recorded on failure. */
+int cls__factory_create(cls_context *ctx, int id, void **out);
 /* CLS_ESTREAM, recorded, unless 0 <= id < CLS_MAX_STREAMS. */
 int cls__stream_check_id(int id);
 

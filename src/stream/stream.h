@@ -6,22 +6,32 @@
 
 #include "memory/slot.h"
 
+#include <clstream/driver.h>
+#include <stddef.h>
+
 struct cls__stream {
+  /* What the driver sees (struct cls_driver_stream), under the core's
+   * names: the same members, in the same order. */
+  union {
+    struct cls_driver_stream pub;
+    struct {
+      int id;
+      void *backend;       /* the factory's stream state */
+      uint64_t submitted;  /* seq of the last command enqueued */
+      uint64_t completed;  /* all commands <= this have finished */
+      uint64_t flushed;    /* submitted, as of the last flush of its queue */
+      struct cls_stream_stats stats;
+    };
+  };
   bool created;
-  int id;
-  void *backend;           /* the factory's stream state */
-  uint64_t submitted;      /* seq of the last command enqueued */
   uint64_t issued;         /* commands issued, enqueued or skipped: the
                               "position" reports give */
   uint64_t failed_seq;     /* last command poll() reported failed */
   cl_int failed_status;
-  uint64_t completed;      /* all commands <= this have finished */
-  uint64_t flushed;        /* submitted, as of the last flush of its queue */
   /* synced[t]: highest seq of stream t this stream is ordered after;
    * bit t of synced_mask is set once synced[t] is. */
   uint64_t synced[CLS_MAX_STREAMS];
   uint64_t synced_mask;
-  struct cls_stream_stats stats;
   struct cls__memory mem;
   /* Deadline mode: its last wait ran out (a command may still run, so
    * destroy leaves its queue and memory), and the command that then took
@@ -29,6 +39,23 @@ struct cls__stream {
   bool hung;
   uint64_t timed_out_seq;
 };
+
+#define CLS__STREAM_VIEW(m)                                                                \
+  _Static_assert(offsetof(struct cls__stream, m) == offsetof(struct cls_driver_stream, m) && \
+                     sizeof(((struct cls__stream *)0)->m) ==                               \
+                         sizeof(((struct cls_driver_stream *)0)->m),                        \
+                 #m " is where the driver view has it")
+CLS__STREAM_VIEW(id);
+CLS__STREAM_VIEW(backend);
+CLS__STREAM_VIEW(submitted);
+CLS__STREAM_VIEW(completed);
+CLS__STREAM_VIEW(flushed);
+CLS__STREAM_VIEW(stats);
+
+/* The core's stream behind a driver's view of it. */
+static inline struct cls__stream *cls__stream_of(struct cls_driver_stream *s) {
+  return (struct cls__stream *)s;
+}
 
 struct cls__stream_pool {
   const struct cls_stream_factory *factory;

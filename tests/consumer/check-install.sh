@@ -1,7 +1,9 @@
 #!/bin/sh
 # make check-install: builds tests/consumer/main.c against the clstream
 # make installed under ROOT/dest (DESTDIR), once with CMake and once with
-# pkg-config, and runs both.
+# pkg-config, and runs both; then the example outside driver
+# (examples/drivers: priority.c and its demo) with pkg-config's flags
+# alone, the installed <clstream/driver.h> its only clstream header.
 #   check-install.sh ROOT PREFIX LIBDIR CONSUMER_SRCDIR
 # Environment: CMAKE, PKG_CONFIG, CC (from configure; an empty CMAKE or
 # PKG_CONFIG is an error: configure found none).
@@ -38,6 +40,15 @@ else
     echo "== pkg-config consumer: pass"
   else
     echo "== pkg-config consumer: FAIL"; failed=1
+  fi
+  drv=$src/../../examples/drivers
+  if cflags=$($pc --cflags clstream) && libs=$($pc --libs clstream) &&
+     $CC -std=c11 -Wall -Wextra -Werror $cflags "$drv/priority.c" "$drv/priority-demo.c" \
+       -o "$root/pc-priority" $libs &&
+     LD_LIBRARY_PATH="$dest$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$root/pc-priority"; then
+    echo "== pkg-config outside driver (examples/drivers/priority.c): pass"
+  else
+    echo "== pkg-config outside driver (examples/drivers/priority.c): FAIL"; failed=1
   fi
 fi
 exit $failed

@@ -1,0 +1,232 @@
+/* The public driver interface (<clstream/driver.h>): registration, the
+ * context options' driver, the checks every driver passes before it runs,
+ * parameters read with the library's rules, CLS_SCHEDULER=help, and
+ * drivers loaded from a shared object.  The driver is the example outside
+ * one (examples/drivers/priority.c); this program links the shared
+ * library, as an application does. */
+#include "common.h"
+
+#include <clstream/driver.h>
+
+#include "../examples/drivers/priority.h"
+
+#define N 1024
+
+/* A launch chain on two streams under `ctx`, the result checked. */
+static void runs_work(cls_context *ctx) {
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC CT_ADD_SRC, "inc_k");
+  cls_program *p = ct_build(ctx, CT_ADD_SRC, NULL);
+  cls_kernel *add = ct_get_kernel(ctx, p, "add_k");
+  cls_buffer a = ct_alloc(ctx, 0, N * sizeof(int)), b = ct_alloc(ctx, 1, N * sizeof(int));
+  cls_buffer c = ct_alloc(ctx, 1, N * sizeof(int));
+  int v[N];
+  for (int i = 0; i < N; i++)
+    v[i] = i;
+  ct_upload_ints(ctx, 0, a, v, N);
+  ct_upload_ints(ctx, 1, b, v, N);
+  size_t g = N;
+  for (int k = 0; k < 5; k++)
+    CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+  CT_OK(cls_launch(ctx, 1, add, 1, &g, NULL, 3, (cls_arg[]){CLS_IN(a), CLS_IN(b), CLS_OUT(c)}));
+  ct_download_ints(ctx, 1, c, v, N);
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(v[i], 2 * i + 5);
+}
+
+static cls_context *create_with(const char *scheduler, const struct cls_driver_ops *driver) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .scheduler = scheduler,
+                                  .driver = driver};
+  return ct_context_opts(&o);
+}
+
+static int create_fails(const char *scheduler, const struct cls_driver_ops *driver) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .scheduler = scheduler,
+                                  .driver = driver};
+  cls_context *ctx = (cls_context *)&o; /* must come back NULL */
+  int rc = cls_context_create(&ctx, &o);
+  ck_assert_msg(rc < 0, "'%s' was accepted", scheduler ? scheduler : "(NULL)");
+  ck_assert_ptr_null(ctx);
+  return rc;
+}
+
+static void detail_has(const char *what) {
+  ck_assert_msg(strstr(cls_last_error_detail(), what), "'%s' not in: %s", what,
+                cls_last_error_detail());
+}
+
+START_TEST(a_registered_driver_is_listed_and_selected_by_name) {
+  size_t before = cls_driver_count();
+  CT_OK(cls_driver_register(&priority_driver));
+  ck_assert_uint_eq(cls_driver_count(), before + 1);
+  const char *name, *desc;
+  CT_OK(cls_driver_info(before, &name, &desc));
+  ck_assert_str_eq(name, "priority");
+  ck_assert_str_eq(desc, priority_driver.description);
+  cls_context *ctx = create_with("priority:high=0,batch=2", NULL);
+  ck_assert_str_eq(cls_context_driver(ctx), "priority");
+  runs_work(ctx);
+  struct cls_stream_stats st;
+  CT_OK(cls_stream_stats(ctx, 0, &st));
+  ck_assert_uint_eq(st.flushes, st.submissions); /* high priority: each command */
+  cls_context_destroy(ctx);
+  /* And through the environment, as any built-in driver. */
+  ck_assert_int_eq(setenv("CLS_SCHEDULER", "priority", 1), 0);
+  ctx = ct_context();
+  ck_assert_str_eq(cls_context_driver(ctx), "priority");
+  cls_context_destroy(ctx);
+  unsetenv("CLS_SCHEDULER");
+}
+END_TEST
+
+START_TEST(registering_again_is_harmless_and_a_taken_name_is_refused) {
+  CT_OK(cls_driver_register(&priority_driver));
+  size_t n = cls_driver_count();
+  CT_OK(cls_driver_register(&priority_driver));
+  ck_assert_uint_eq(cls_driver_count(), n);
+  struct cls_driver_ops copy = priority_driver;
+  CT_ERR(cls_driver_register(&copy), CLS_EDRIVER);
+  copy.name = "event";
+  CT_ERR(cls_driver_register(&copy), CLS_EDRIVER);
+  ck_assert_uint_eq(cls_driver_count(), n);
+}
+END_TEST
+
+START_TEST(a_driver_of_another_version_or_malformed_is_refused) {
+  struct cls_driver_ops d = priority_driver;
+  d.name = "other";
+  d.version = CLS_DRIVER_OPS_VERSION + 1;
+  CT_ERR(cls_driver_register(&d), CLS_EVERSION);
+  detail_has("ops version");
+  ck_assert_int_eq(create_fails(NULL, &d), CLS_EVERSION); /* the options' driver too */
+  d.version = 2; /* internal before the interface was public */
+  CT_ERR(cls_driver_register(&d), CLS_EVERSION);
+  d.version = CLS_DRIVER_OPS_VERSION;
+  d.submit = NULL;
+  CT_ERR(cls_driver_register(&d), CLS_EINVAL);
+  detail_has("submit");
+  ck_assert_int_eq(create_fails(NULL, &d), CLS_EINVAL);
+  d.submit = priority_driver.submit;
+  const char *bad_names[] = {"", "Other", "has space", "a:b", "help"};
+  for (size_t i = 0; i < sizeof bad_names / sizeof *bad_names; i++) {
+    d.name = bad_names[i];
+    CT_ERR(cls_driver_register(&d), CLS_EINVAL);
+  }
+  d.name = NULL;
+  CT_ERR(cls_driver_register(&d), CLS_EINVAL);
+  d.name = "other";
+  d.description = NULL;
+  CT_ERR(cls_driver_register(&d), CLS_EINVAL);
+  CT_ERR(cls_driver_register(NULL), CLS_EINVAL);
+}
+END_TEST
+
+START_TEST(the_options_driver_runs_unregistered_and_takes_only_its_parameters) {
+  struct cls_driver_ops mine = priority_driver;
+  mine.name = "mine";
+  ck_assert_int_eq(setenv("CLS_SCHEDULER", "event", 1), 0); /* not read */
+  cls_context *ctx = create_with(NULL, &mine);
+  ck_assert_str_eq(cls_context_driver(ctx), "mine");
+  runs_work(ctx);
+  cls_context_destroy(ctx);
+  ctx = create_with("mine:high=1", &mine);
+  runs_work(ctx);
+  struct cls_stream_stats st;
+  CT_OK(cls_stream_stats(ctx, 1, &st));
+  ck_assert_uint_eq(st.flushes, st.submissions);
+  cls_context_destroy(ctx);
+  ck_assert_int_eq(create_fails("event", &mine), CLS_ECONFIG);
+  detail_has("the options' driver 'mine'");
+  unsetenv("CLS_SCHEDULER");
+  /* Unregistered: not selectable by name. */
+  ck_assert_int_eq(create_fails("mine", NULL), CLS_EDRIVER);
+}
+END_TEST
+
+START_TEST(driver_parameters_follow_the_rules_of_every_configuration_string) {
+  CT_OK(cls_driver_register(&priority_driver));
+  const struct {
+    const char *spec, *says;
+  } bad[] = {
+      {"priority:bogus", "CLS_SCHEDULER 'priority:bogus': 'bogus' is not KEY=VALUE"},
+      {"priority:batch=0", "out of range"},
+      {"priority:batch=x", "not a number"},
+      {"priority:high=64", "out of range"},
+      {"priority:high=0++1", "not a number"},
+      {"priority:speed=1", "(high, batch)"},
+      {"priority:batch=2,batch=3", "batch given twice"},
+      {"priority:batch=2,", "empty item"},
+      {"priority:batch=", "has no value"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ck_assert_int_eq(create_fails(bad[i].spec, NULL), CLS_ECONFIG);
+    detail_has(bad[i].says);
+  }
+}
+END_TEST
+
+START_TEST(help_and_unknown_names_list_registered_drivers) {
+  CT_OK(cls_driver_register(&priority_driver));
+  ck_assert_int_eq(create_fails("nope", NULL), CLS_EDRIVER);
+  detail_has("priority");
+  char path[] = "/tmp/cls-help-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fd, 2);
+  int rc = create_fails("help", NULL);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  ck_assert_int_eq(rc, CLS_EDRIVER);
+  char text[8192] = {0};
+  ck_assert_int_ge(pread(fd, text, sizeof text - 1, 0), 1);
+  close(fd);
+  unlink(path);
+  ck_assert_msg(strstr(text, "priority[:high=S+S...][,batch=N]") && strstr(text, "batch=N") &&
+                    strstr(text, "\n  event"),
+                "%s", text);
+}
+END_TEST
+
+START_TEST(a_driver_loads_from_a_shared_object) {
+  char spec[4200];
+  snprintf(spec, sizeof spec, "%s:high=0", PRIORITY_SO);
+  cls_context *ctx = create_with(spec, NULL);
+  ck_assert_str_eq(cls_context_driver(ctx), "priority");
+  runs_work(ctx);
+  cls_context_destroy(ctx);
+  ck_assert_int_eq(setenv("CLS_SCHEDULER", PRIORITY_SO, 1), 0);
+  ctx = ct_context();
+  ck_assert_str_eq(cls_context_driver(ctx), "priority");
+  cls_context_destroy(ctx);
+  unsetenv("CLS_SCHEDULER");
+  snprintf(spec, sizeof spec, "%s:batch=0", PRIORITY_SO);
+  ck_assert_int_eq(create_fails(spec, NULL), CLS_ECONFIG);
+}
+END_TEST
+
+START_TEST(a_shared_object_that_is_not_a_driver_is_refused) {
+  ck_assert_int_eq(create_fails("/nonexistent/driver.so", NULL), CLS_EDRIVER);
+  detail_has("loading driver '/nonexistent/driver.so' failed");
+  /* A real shared object without the entry point: the library itself. */
+  ck_assert_int_eq(create_fails(CLSTREAM_SO, NULL), CLS_EDRIVER);
+  detail_has("cls_driver_entry() is not exported");
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  Suite *s = suite_create("driver-api");
+  CT_ADD(s, a_registered_driver_is_listed_and_selected_by_name);
+  CT_ADD(s, registering_again_is_harmless_and_a_taken_name_is_refused);
+  CT_ADD(s, a_driver_of_another_version_or_malformed_is_refused);
+  CT_ADD(s, the_options_driver_runs_unregistered_and_takes_only_its_parameters);
+  CT_ADD(s, driver_parameters_follow_the_rules_of_every_configuration_string);
+  CT_ADD(s, help_and_unknown_names_list_registered_drivers);
+  CT_ADD(s, a_driver_loads_from_a_shared_object);
+  CT_ADD(s, a_shared_object_that_is_not_a_driver_is_refused);
+  return ct_run(s);
+}
