@@ -26,6 +26,9 @@ struct cls__skip {
   uint64_t position;
   uint64_t count;
   char kernel[CLS__NAME_MAX];
+  int origin;                   /* rank + 1 of the process the launches ran
+                                   in (a chain that came with a record,
+                                   src/mpi/wire.c); 0: this one */
 };
 
 struct cls__failure {
@@ -51,6 +54,9 @@ struct cls__failure {
   uint64_t dropped;             /* launches past the stored entries */
   size_t nskips;
   struct cls__skip skips[CLS__MAX_SKIP_ENTRIES];
+  /* A failure that came from another process (src/mpi/wire.c): the rank
+   * + 1 of the process its root happened in; 0: this one. */
+  int origin;
 };
 
 /* The context's failure table. */
