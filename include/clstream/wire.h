@@ -5,7 +5,7 @@
  * (libclstream-mpi, <clstream/mpi.h>) needs of the core to let a buffer,
  * and the truth about it, leave one process and enter another: a read that
  * gives either the bytes or the buffer's failure as a *record* (a few
- * hundred bytes to 2.7 KiB of plain data: the root cause with the rank it
+ * hundred bytes to 2.8 KiB of plain data: the root cause with the rank it
  * happened on, and the skip chain, bounded as locally), and the write that
  * makes a buffer take such a record as its failure (docs/scale-out.md).
  * They are in libclstream itself and cost a program that never calls them

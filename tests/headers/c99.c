@@ -4,6 +4,7 @@
 #include <clstream.h>
 #include <clstream/cl.h>
 #include <clstream/stream.h>
+#include <clstream/wire.h>
 
 #include <stdio.h>
 #include <string.h>

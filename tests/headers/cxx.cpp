@@ -5,6 +5,7 @@
 #include <clstream.h>
 #include <clstream/cl.h>
 #include <clstream/stream.h>
+#include <clstream/wire.h>
 
 #include <cstdio>
 #include <cstring>
