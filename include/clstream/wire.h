@@ -91,7 +91,9 @@ CLS_API int cls_wire_error(int code, const char *fmt, ...)
     ;
 
 /** Where failure `i` of a report happened: *rank is the rank of the
- * process it came from, -1 when it happened in this one.
+ * process it came from; -1 when it happened in this one, or came from a
+ * process that named no rank (the report then says "in another
+ * process").
  * \return 1 when it came from another process, 0 when not; #CLS_EINVAL
  * for a NULL argument; #CLS_ERANGE for i out of range. */
 CLS_API int cls_report_failure_rank(const cls_report *r, size_t i, int *rank);

@@ -35,8 +35,10 @@ static void log_failure(cls_context *ctx, struct cls__failure *f) {
   else if (f->stream >= 0)
     snprintf(where, sizeof where, " on stream %d", f->stream);
   char origin[32] = "";
-  if (f->origin)
+  if (f->origin > 0)
     snprintf(origin, sizeof origin, "on rank %d: ", f->origin - 1);
+  else if (f->origin < 0)
+    snprintf(origin, sizeof origin, "in another process: ");
   cls__log(&ctx->log, CLS_LOG_ERRORS, "%s%s%s%s in %s%s%s%s%s: %s",
            f->async ? "async failure: " : "failure: ", origin, cls_err_name(f->status), cl,
            f->operation,

@@ -59,8 +59,10 @@ static void report_add(cls_report *r, struct cls__failure *f) {
 /* One failure in a line of the detail, worded as the report's first line
  * of it (render_failure) and its log line. */
 static void append_root(const struct cls__failure *f) {
-  if (f->origin)
+  if (f->origin > 0)
     cls__error_append("on rank %d: ", f->origin - 1);
+  else if (f->origin < 0)
+    cls__error_append("in another process: ");
   cls__error_append("%s", cls_err_name(f->status));
   if (f->cl_status)
     cls__error_append(" (%s)", cls_cl_status_name(f->cl_status));
@@ -228,7 +230,7 @@ CLS_API int cls_report_failure_rank(const cls_report *r, size_t i, int *rank) {
   if (i >= r->nfailures)
     return cls__error(CLS_ERANGE, 0, "cls_report_failure_rank: no failure %zu (the report "
                       "has %zu)", i, r->nfailures);
-  *rank = r->snap[i].origin - 1;
+  *rank = r->snap[i].origin > 0 ? r->snap[i].origin - 1 : -1;
   return r->snap[i].origin != 0;
 }
 
@@ -287,8 +289,10 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...) {
 
 static void render_failure(struct sbuf *b, size_t idx, const struct cls__failure *f) {
   sb_printf(b, "failure %zu: ", idx + 1);
-  if (f->origin)
+  if (f->origin > 0)
     sb_printf(b, "on rank %d: ", f->origin - 1);
+  else if (f->origin < 0)
+    sb_printf(b, "in another process: ");
   sb_printf(b, "%s", cls_err_name(f->status));
   if (f->cl_status)
     sb_printf(b, " (%s)", cls_cl_status_name(f->cl_status));
@@ -311,8 +315,10 @@ static void render_failure(struct sbuf *b, size_t idx, const struct cls__failure
   for (size_t i = 0; i < f->nskips; i++) {
     const struct cls__skip *s = &f->skips[i];
     char rank[32] = "";
-    if (s->origin)
+    if (s->origin > 0)
       snprintf(rank, sizeof rank, "rank %d ", s->origin - 1);
+    else if (s->origin < 0)
+      snprintf(rank, sizeof rank, "another process's ");
     sb_printf(b, "    %zu. %s '%s' on %sstream %d at position %llu", i + 1,
               s->kind == CLS_SKIP_UNTRUSTED ? "ran on untrusted input:" : "skipped:",
               s->kernel, rank, s->stream, (unsigned long long)s->position);

@@ -21,7 +21,7 @@
 #define WIRE_VERSION 1
 
 struct wire_skip {
-  int32_t kind, stream, origin; /* origin: rank + 1 it ran on */
+  int32_t kind, stream, origin; /* origin: rank + 1 it ran on, 0: unknown */
   int32_t pad;
   uint64_t position, count;
   char kernel[CLS__NAME_MAX];
@@ -31,7 +31,8 @@ struct wire_record {
   uint32_t magic;
   uint16_t version;
   uint16_t nskips;
-  int32_t status, cl_status, stream, origin; /* origin: rank + 1, never 0 */
+  int32_t status, cl_status, stream, origin; /* origin: rank + 1; 0: the
+                                                sender knew no rank */
   uint32_t async, pad;
   uint64_t position, skipped, dropped;
   char operation[16];
@@ -70,7 +71,7 @@ static size_t pack_failure(const struct cls__failure *f, int here, struct wire_r
   w->status = f->status;
   w->cl_status = f->cl_status;
   w->stream = f->stream;
-  w->origin = f->origin ? f->origin : here;
+  w->origin = f->origin > 0 ? f->origin : f->origin < 0 ? 0 : here;
   w->async = f->async;
   w->position = f->position;
   w->skipped = f->skipped;
@@ -84,7 +85,8 @@ static size_t pack_failure(const struct cls__failure *f, int here, struct wire_r
     memset(e, 0, sizeof *e);
     e->kind = f->skips[i].kind;
     e->stream = f->skips[i].stream;
-    e->origin = f->skips[i].origin ? f->skips[i].origin : here;
+    int o = f->skips[i].origin;
+    e->origin = o > 0 ? o : o < 0 ? 0 : here;
     e->position = f->skips[i].position;
     e->count = f->skips[i].count;
     copy_text(e->kernel, sizeof e->kernel, f->skips[i].kernel);
@@ -157,7 +159,7 @@ static int unpack(const void *record, size_t len, struct wire_record *w) {
   if (w->magic != WIRE_MAGIC || w->version != WIRE_VERSION)
     return cls__error(CLS_EINVAL, 0, "not a clstream failure record of version %d, or one from "
                       "a machine of another byte order", WIRE_VERSION);
-  if (w->nskips > CLS__MAX_SKIP_ENTRIES || len != record_size(w->nskips) || w->origin <= 0 ||
+  if (w->nskips > CLS__MAX_SKIP_ENTRIES || len != record_size(w->nskips) || w->origin < 0 ||
       w->status >= 0 || w->status <= CLS__ERR_LAST)
     return cls__error(CLS_EINVAL, 0, "a malformed failure record (%u skip entries in %zu bytes, "
                       "origin %d, status %d)", w->nskips, len, (int)w->origin, (int)w->status);
@@ -223,7 +225,7 @@ CLS_API int cls_wire_taint(cls_context *ctx, int stream, cls_buffer dst, const v
   f->stream = w.stream;
   f->position = w.position;
   f->async = w.async != 0;
-  f->origin = w.origin;
+  f->origin = w.origin > 0 ? w.origin : -1;
   snprintf(f->message, sizeof f->message, "%s", w.message);
   f->skipped = w.skipped;
   f->dropped = w.dropped;
@@ -233,7 +235,7 @@ CLS_API int cls_wire_taint(cls_context *ctx, int stream, cls_buffer dst, const v
     e->key = NULL; /* never extended by a local skip */
     e->kind = w.skips[i].kind;
     e->stream = w.skips[i].stream;
-    e->origin = w.skips[i].origin;
+    e->origin = w.skips[i].origin > 0 ? w.skips[i].origin : -1;
     e->position = w.skips[i].position;
     e->count = w.skips[i].count;
     cls__copy_name(e->kernel, w.skips[i].kernel);
