@@ -2,6 +2,7 @@
 # Runs a program on N MPI ranks (the MPI suite, make bench-mpi).
 #
 #   run.sh tests/mpi/test-mpi-npN.mpi   the MPI suite on N ranks (make check)
+#   run.sh tests/mpi/halo-np4.mpi       examples/halo's runs (tests/mpi/halo.sh)
 #   run.sh N COMMAND...                 COMMAND on N ranks
 #
 # $MPIRUN (default mpirun) launches it.  Open MPI is given --oversubscribe
@@ -10,6 +11,9 @@
 # $CLS_MPI_TIMEOUT seconds (default 300): a rank that waits for a message
 # that never comes fails the test instead of hanging make check.
 case $1 in
+  */halo-np*.mpi)
+    exec sh "$(dirname "$0")/halo.sh"
+    ;;
   *.mpi)
     np=${1##*-np}
     np=${np%.mpi}
