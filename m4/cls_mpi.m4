@@ -52,17 +52,10 @@ AC_DEFUN([CLS_CHECK_MPI], [
     AS_IF([test "x$cls_mpi" = xyes && test -z "$MPIRUN"],
       [AC_MSG_WARN([MPI found but no mpirun: make check cannot run the MPI suite])])
   ])
-  CLS_MPIRUN_FLAGS=
-  AS_IF([test "x$cls_mpi" = xyes && test -n "$MPIRUN" &&
-         $MPIRUN --version 2>&1 | grep -q 'Open MPI'],
-    [CLS_MPIRUN_FLAGS=--oversubscribe
-     AS_IF([test "`id -u 2>/dev/null`" = 0],
-       [CLS_MPIRUN_FLAGS="$CLS_MPIRUN_FLAGS --allow-run-as-root"])])
   AS_IF([test "x$cls_mpi" != xyes], [MPI_CFLAGS=; MPI_LIBS=])
   AC_SUBST([MPI_CFLAGS])
   AC_SUBST([MPI_LIBS])
   AC_SUBST([MPIRUN])
-  AC_SUBST([CLS_MPIRUN_FLAGS])
   AC_SUBST([CLS_PC_MPI_REQUIRES])
   AM_CONDITIONAL([CLS_MPI], [test "x$cls_mpi" = xyes])
   AM_CONDITIONAL([CLS_MPIRUN], [test "x$cls_mpi" = xyes && test -n "$MPIRUN"])
