@@ -73,6 +73,7 @@ void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *ke
   e->stream = stream;
   e->position = position;
   e->count = 1;
+  e->origin = 0; /* here */
   cls__copy_name(e->kernel, kernel);
 }
 
