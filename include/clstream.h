@@ -95,7 +95,10 @@ extern "C" {
   XX(EACCESS, -24, "declared access does not match the kernel's signature")   \
   XX(EGUARD, -25, "guard mode: a kernel wrote outside its buffer or left "     \
                   "declared output unwritten")                                \
-  XX(ETIMEDOUT, -26, "a command did not finish within CLS_SYNC_TIMEOUT")
+  XX(ETIMEDOUT, -26, "a command did not finish within CLS_SYNC_TIMEOUT")      \
+  XX(ESTALEGEN, -27, "stale generation: the request names a generation "     \
+                     "older than the stream's")                             \
+  XX(EMPI, -28, "an MPI call failed")
 
 /** The codes every function returns: #CLS_OK or a negative CLS_E* code.
  * The values are fixed (part of the ABI); their messages are those of
@@ -128,7 +131,9 @@ enum cls_errno {
   CLS_EACCESS = -24,   /**< declared access does not match the kernel's signature (F11) */
   CLS_EGUARD = -25,    /**< guard mode: a kernel wrote outside its buffer, or left a CLS_OUT buffer partly unwritten (docs/guard.md) */
   CLS_ETIMEDOUT = -26, /**< a wait ran past CLS_SYNC_TIMEOUT; the command it names carries the failure */
-  CLS__ERR_LAST = -27
+  CLS_ESTALEGEN = -27, /**< stale generation: the request names a generation older than the stream's */
+  CLS_EMPI = -28,      /**< an MPI call failed (libclstream-mpi, <clstream/mpi.h>); the MPI error string is in the detail, and the buffer a receive was to write carries the failure */
+  CLS__ERR_LAST = -29
 };
 
 /** Message of a CLS_E* code ("invalid argument"; "success" for #CLS_OK);

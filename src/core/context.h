@@ -79,6 +79,8 @@ struct cls_context {
   uint64_t sync_timeout_ns; /* CLS_SYNC_TIMEOUT; 0: wait as long as it takes */
   unsigned checks;          /* nonzero: guard mode or a deadline is on (the
                                one test the hot path makes for both) */
+  int origin;               /* this process's rank + 1 (cls_wire_set_rank,
+                               src/mpi/wire.c); 0: not known */
 };
 
 /* Every public entry point that returns a status takes the lock here,

@@ -21,6 +21,10 @@
  *                             blocking download: several held failures are
  *                             found in shuffled order, not in the order
  *                             their commands finished (F8's tests)
+ *          | rank=R           in the process of MPI rank R only (the rank
+ *                             cls_wire_set_rank() gave, else the launcher's
+ *                             OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK;
+ *                             a process of no known rank never fires it)
  * A fault needs at least one key, each key at most once; no whitespace and
  * no empty fault or key anywhere (src/util/parse.h: the rules every
  * configuration string follows).  "complete" faults enqueue the command
@@ -44,6 +48,7 @@ struct fault {
   uint64_t nth;  /* 0: every match */
   uint64_t times;/* 0: unlimited */
   cl_int status;
+  int rank;      /* -1: any */
   uint64_t seen, fired;
   uint64_t hold; /* 0: found when it finishes */
 };
@@ -54,7 +59,26 @@ struct cls__fault_config {
   uint64_t draws; /* hold=N's sequence: deterministic, so a run repeats */
   uint64_t waits; /* waits so far on any stream (a poll that waits, a
                      blocking download): each releases every hold */
+  int rank;      /* this process's MPI rank; -1: not known */
 };
+
+/* The rank the launcher gave this process (rank=R faults), -1 if none. */
+static int rank_from_env(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    char *end;
+    long r = v && *v ? strtol(v, &end, 10) : -1;
+    if (v && *v && !*end && r >= 0 && r <= INT32_MAX)
+      return (int)r;
+  }
+  return -1;
+}
+
+void cls__fault_set_rank(struct cls__fault_config *cfg, int rank) {
+  if (cfg)
+    cfg->rank = rank;
+}
 
 void cls__fault_config_free(struct cls__fault_config *cfg) {
   if (!cfg)
@@ -89,9 +113,9 @@ static int parse_status(const struct cls__parser *ps, struct cls__span v, cl_int
 
 static const char *const ops[] = {"launch", "upload", "download", "copy", "fill"};
 
-enum { K_KERNEL, K_OP, K_STREAM, K_NTH, K_TIMES, K_STATUS, K_HOLD };
+enum { K_KERNEL, K_OP, K_STREAM, K_NTH, K_TIMES, K_STATUS, K_HOLD, K_RANK };
 static const char *const key_names[] = {"kernel", "op",     "stream", "nth",
-                                        "times",  "status", "hold"};
+                                        "times",  "status", "hold",   "rank"};
 
 /* Duplicates a value (a kernel or op name) into *out. */
 static int keep(struct cls__span v, char **out) {
@@ -130,6 +154,10 @@ static int parse_key(const struct cls__parser *ps, int key, struct cls__span v, 
     return cls__parse_uint(ps, "times", v, 1, UINT64_MAX, &f->times);
   case K_HOLD:
     return cls__parse_uint(ps, "hold", v, 1, 1000000, &f->hold);
+  case K_RANK:
+    if ((rc = cls__parse_uint(ps, "rank", v, 0, INT32_MAX, &u)) == CLS_OK)
+      f->rank = (int)u;
+    return rc;
   default:
     return parse_status(ps, v, &f->status);
   }
@@ -157,6 +185,7 @@ static int parse_one(const struct cls__parser *ps, struct cls__span text, struct
     return CLS_ECONFIG;
   }
   f->stream = -1;
+  f->rank = -1;
   f->status = f->when == W_ALLOC ? CL_MEM_OBJECT_ALLOCATION_FAILURE : CL_OUT_OF_RESOURCES;
   if (rest.n == 0) {
     cls__parse_fail(ps, "fault ");
@@ -194,6 +223,7 @@ int cls__fault_parse(const char *spec, struct cls__fault_config **out) {
   struct cls__fault_config *cfg = calloc(1, sizeof *cfg);
   if (!cfg)
     return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  cfg->rank = rank_from_env();
   size_t cap = 0;
   struct cls__items it;
   cls__items_init(&it, &ps, cls__span_of(spec), ';');
@@ -224,6 +254,7 @@ static cl_int fires(struct cls__fault_config *cfg, int when, const char *op, con
   for (size_t i = 0; i < cfg->n; i++) {
     struct fault *f = &cfg->faults[i];
     if (f->when != when || (f->stream >= 0 && f->stream != stream) ||
+        (f->rank >= 0 && f->rank != cfg->rank) ||
         (f->op && strcmp(f->op, op) != 0) ||
         (f->kernel && (!kernel || strcmp(f->kernel, kernel) != 0)))
       continue;

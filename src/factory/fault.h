@@ -14,6 +14,9 @@ struct cls_transfer;
  * with the offending text in the detail. */
 int cls__fault_parse(const char *spec, struct cls__fault_config **out);
 void cls__fault_config_free(struct cls__fault_config *cfg);
+/* This process's MPI rank, for rank=R faults (cls_wire_set_rank); NULL
+ * cfg: nothing to do. */
+void cls__fault_set_rank(struct cls__fault_config *cfg, int rank);
 
 /* The fault factory's data: the factory it wraps and the faults.  Owned
  * by the context, valid for the lifetime of every stream created with it. */

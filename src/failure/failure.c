@@ -34,8 +34,14 @@ static void log_failure(cls_context *ctx, struct cls__failure *f) {
              (unsigned long long)f->position);
   else if (f->stream >= 0)
     snprintf(where, sizeof where, " on stream %d", f->stream);
-  cls__log(&ctx->log, CLS_LOG_ERRORS, "%s%s%s in %s%s%s%s%s: %s",
-           f->async ? "async failure: " : "failure: ", cls_err_name(f->status), cl, f->operation,
+  char origin[32] = "";
+  if (f->origin > 0)
+    snprintf(origin, sizeof origin, "on rank %d: ", f->origin - 1);
+  else if (f->origin < 0)
+    snprintf(origin, sizeof origin, "in another process: ");
+  cls__log(&ctx->log, CLS_LOG_ERRORS, "%s%s%s%s in %s%s%s%s%s: %s",
+           f->async ? "async failure: " : "failure: ", origin, cls_err_name(f->status), cl,
+           f->operation,
            f->kernel[0] ? " of '" : "", f->kernel, f->kernel[0] ? "'" : "", where, f->message);
 }
 
@@ -62,6 +68,14 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_s
     s->stats.failures++;
   log_failure(ctx, f);
   return f;
+}
+
+void cls__failure_adopt(cls_context *ctx, struct cls__failure *f) {
+  table(ctx)->minted++;
+  struct cls__stream *s = cls__stream_peek(ctx, f->stream);
+  if (s && !f->origin)
+    s->stats.failures++;
+  log_failure(ctx, f);
 }
 
 /* A slot still pointing at the never-written sentinel gets its own record:

@@ -57,7 +57,7 @@ void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *ke
                                 uint64_t position, uint64_t stamp) {
   if (f->nskips) {
     struct cls__skip *last = &f->skips[f->nskips - 1];
-    if (last->kind == kind && last->stream == stream &&
+    if (last->kind == kind && last->stream == stream && !last->origin &&
         strncmp(last->kernel, kernel ? kernel : "", CLS__NAME_MAX - 1) == 0) {
       last->count++;
       return;
@@ -74,5 +74,6 @@ void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *ke
   e->position = position;
   e->count = 1;
   e->stamp = e->last = stamp;
+  e->origin = 0; /* here */
   cls__copy_name(e->kernel, kernel);
 }

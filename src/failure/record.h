@@ -30,6 +30,10 @@ struct cls__skip {
   uint64_t last;                /* and of its last one an F8 replay put there
                                    (a launch it may move: inflight.c) */
   char kernel[CLS__NAME_MAX];
+  int origin;                   /* rank + 1 of the process the launches ran
+                                   in (a chain that came with a record,
+                                   src/mpi/wire.c); 0: this one; -1:
+                                   another, of unknown rank */
 };
 
 struct cls__failure {
@@ -55,6 +59,10 @@ struct cls__failure {
   uint64_t dropped;             /* launches past the stored entries */
   size_t nskips;
   struct cls__skip skips[CLS__MAX_SKIP_ENTRIES];
+  /* A failure that came from another process (src/mpi/wire.c): the rank
+   * + 1 of the process its root happened in; 0: this one; -1: another
+   * process whose rank is not known. */
+  int origin;
 };
 
 /* The context's failure table. */

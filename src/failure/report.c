@@ -5,6 +5,7 @@
 #include "failure/inflight.h"
 #include "memory/handle.h"
 
+#include <clstream/wire.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -59,6 +60,10 @@ static void report_add(cls_report *r, struct cls__failure *f) {
 /* One failure in a line of the detail, worded as the report's first line
  * of it (render_failure) and its log line. */
 static void append_root(const struct cls__failure *f) {
+  if (f->origin > 0)
+    cls__error_append("on rank %d: ", f->origin - 1);
+  else if (f->origin < 0)
+    cls__error_append("in another process: ");
   cls__error_append("%s", cls_err_name(f->status));
   if (f->cl_status)
     cls__error_append(" (%s)", cls_cl_status_name(f->cl_status));
@@ -217,6 +222,21 @@ CLS_API int cls_report_skip(const cls_report *r, size_t fi, size_t i, struct cls
   return CLS_OK;
 }
 
+const struct cls__failure *cls__report_record(const cls_report *r, size_t i) {
+  return r && i < r->nfailures ? &r->snap[i] : NULL;
+}
+
+CLS_API int cls_report_failure_rank(const cls_report *r, size_t i, int *rank) {
+  cls__error_clear();
+  if (!r || !rank)
+    return cls__error(CLS_EINVAL, 0, "cls_report_failure_rank: NULL argument");
+  if (i >= r->nfailures)
+    return cls__error(CLS_ERANGE, 0, "cls_report_failure_rank: no failure %zu (the report "
+                      "has %zu)", i, r->nfailures);
+  *rank = r->snap[i].origin > 0 ? r->snap[i].origin - 1 : -1;
+  return r->snap[i].origin != 0;
+}
+
 CLS_API size_t cls_report_bad_handles(const cls_report *r) { return r ? r->nbad : 0; }
 
 CLS_API int cls_report_bad_handle(const cls_report *r, size_t i, cls_buffer *h, int *why) {
@@ -271,7 +291,12 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...) {
 }
 
 static void render_failure(struct sbuf *b, size_t idx, const struct cls__failure *f) {
-  sb_printf(b, "failure %zu: %s", idx + 1, cls_err_name(f->status));
+  sb_printf(b, "failure %zu: ", idx + 1);
+  if (f->origin > 0)
+    sb_printf(b, "on rank %d: ", f->origin - 1);
+  else if (f->origin < 0)
+    sb_printf(b, "in another process: ");
+  sb_printf(b, "%s", cls_err_name(f->status));
   if (f->cl_status)
     sb_printf(b, " (%s)", cls_cl_status_name(f->cl_status));
   sb_printf(b, "%s in %s", f->async ? " found after the call returned," : "", f->operation);
@@ -292,9 +317,14 @@ static void render_failure(struct sbuf *b, size_t idx, const struct cls__failure
             f->skipped == 1 ? "" : "es");
   for (size_t i = 0; i < f->nskips; i++) {
     const struct cls__skip *s = &f->skips[i];
-    sb_printf(b, "    %zu. %s '%s' on stream %d at position %llu", i + 1,
+    char rank[32] = "";
+    if (s->origin > 0)
+      snprintf(rank, sizeof rank, "rank %d ", s->origin - 1);
+    else if (s->origin < 0)
+      snprintf(rank, sizeof rank, "another process's ");
+    sb_printf(b, "    %zu. %s '%s' on %sstream %d at position %llu", i + 1,
               s->kind == CLS_SKIP_UNTRUSTED ? "ran on untrusted input:" : "skipped:",
-              s->kernel, s->stream, (unsigned long long)s->position);
+              s->kernel, rank, s->stream, (unsigned long long)s->position);
     if (s->count > 1)
       sb_printf(b, " (x%llu in a row)", (unsigned long long)s->count);
     sb_printf(b, "\n");

@@ -5,6 +5,7 @@
 #include <clstream/cl.h>
 #include <clstream/stream.h>
 #include <clstream/driver.h>
+#include <clstream/wire.h>
 
 #include <stdio.h>
 #include <string.h>

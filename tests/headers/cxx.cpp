@@ -6,6 +6,7 @@
 #include <clstream/cl.h>
 #include <clstream/stream.h>
 #include <clstream/driver.h>
+#include <clstream/wire.h>
 
 #include <cstdio>
 #include <cstring>

@@ -1,0 +1,213 @@
+/* <clstream/wire.h> (issue 19): a buffer region and its failure record
+ * across a process boundary, with two contexts of one process standing for
+ * two ranks, so every build checks the record's round trip, MPI or not.
+ * The MPI suite (tests/mpi/test-mpi.c) checks the same over MPI. */
+#include "common.h"
+
+#include <clstream/wire.h>
+
+#define N 64
+
+static const char *const src =
+    "kernel void blur(global const int *a, global int *b) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  b[i] = a[i] + 1;\n"
+    "}\n";
+
+static void blur(cls_context *ctx, int stream, cls_kernel *k, cls_buffer in, cls_buffer out,
+                 int want) {
+  size_t g = N;
+  cls_arg a[] = {CLS_IN(in), CLS_OUT(out)};
+  int rc = cls_launch(ctx, stream, k, 1, &g, NULL, 2, a);
+  /* the scheduler driver enqueues later: an enqueue failure is found then */
+  ck_assert_msg(rc == want || (want == CLS_ELAUNCH && rc == CLS_OK), "blur: %s: %s",
+                cls_err_name(rc), cls_last_error_detail());
+}
+
+/* F2 across processes: the record a tainted read gives makes the other
+ * side's buffer carry the same root, named with its rank; a launch there
+ * is skipped and extends the chain; the report says where each part
+ * happened. */
+START_TEST(F2_record_round_trip_names_the_rank_and_chain) {
+  cls_context *a = ct_context_with("enqueue:kernel=blur,nth=1", NULL, NULL), *b = ct_context();
+  CT_OK(cls_wire_set_rank(a, 3));
+  CT_OK(cls_wire_set_rank(b, 1));
+  cls_kernel *ka = ct_kernel(a, src, "blur"), *kb = ct_kernel(b, src, "blur");
+  cls_buffer x = ct_alloc(a, 0, N * sizeof(int)), y = ct_alloc(a, 0, N * sizeof(int));
+  int host[N] = {0};
+  ct_upload_ints(a, 0, x, host, N);
+  blur(a, 0, ka, x, y, CLS_ELAUNCH);
+  char bytes[N * sizeof(int)];
+  unsigned char record[CLS_WIRE_RECORD_MAX];
+  size_t len = 0;
+  CT_ERR(cls_wire_read(a, 0, y, 0, bytes, sizeof bytes, record, &len), CLS_ETAINTED);
+  ck_assert_uint_gt(len, 0);
+  ck_assert_uint_le(len, CLS_WIRE_RECORD_MAX);
+
+  cls_buffer r = ct_alloc(b, 2, N * sizeof(int)), s = ct_alloc(b, 2, N * sizeof(int));
+  CT_ERR(cls_wire_taint(b, 2, r, record, len), CLS_ETAINTED);
+  ck_assert_msg(strstr(cls_last_error_detail(), "on rank 3: CLS_ELAUNCH") != NULL, "%s",
+                cls_last_error_detail());
+  blur(b, 1, kb, r, s, CLS_ESKIPPED);
+  cls_report *rep = NULL;
+  CT_ERR(cls_download(b, 0, s, 0, host, sizeof host, &rep), CLS_ETAINTED);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(rep, 0, &fi));
+  ck_assert_int_eq(fi.status, CLS_ELAUNCH);
+  ck_assert_str_eq(fi.kernel, "blur");
+  ck_assert_str_eq(fi.operation, "launch");
+  ck_assert_int_eq(fi.stream, 0);
+  ck_assert_uint_eq(fi.skipped, 1);
+  int rank = -2;
+  ck_assert_int_eq(cls_report_failure_rank(rep, 0, &rank), 1);
+  ck_assert_int_eq(rank, 3);
+  const char *text = cls_report_text(rep);
+  ck_assert_msg(strstr(text, "failure 1: on rank 3: CLS_ELAUNCH") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "skipped: 'blur' on stream 1") != NULL, "%s", text);
+  cls_report_free(rep);
+
+  /* Passed on: the root keeps its rank; the chain says where it grew. */
+  CT_ERR(cls_wire_read(b, 1, s, 0, bytes, sizeof bytes, record, &len), CLS_ETAINTED);
+  cls_buffer t = ct_alloc(a, 1, N * sizeof(int));
+  CT_ERR(cls_wire_taint(a, 1, t, record, len), CLS_ETAINTED);
+  CT_ERR(cls_download(a, 1, t, 0, host, sizeof host, &rep), CLS_ETAINTED);
+  text = cls_report_text(rep);
+  ck_assert_msg(strstr(text, "on rank 3: CLS_ELAUNCH") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "skipped: 'blur' on rank 1 stream 1") != NULL, "%s", text);
+  CT_OK(cls_report_failure_rank(rep, 0, &rank) == 1 ? CLS_OK : CLS_EINVAL);
+  ck_assert_int_eq(rank, 3);
+  cls_report_free(rep);
+  cls_context_destroy(a);
+  cls_context_destroy(b);
+}
+END_TEST
+
+/* Good bytes give no record; a refused read gives one naming the refusal;
+ * a transport's error and a malformed record taint the buffer (F12). */
+START_TEST(clean_refused_and_malformed_transfers) {
+  cls_context *ctx = ct_context();
+  cls_buffer x = ct_alloc(ctx, 0, N * sizeof(int)), y = ct_alloc(ctx, 0, N * sizeof(int));
+  int host[N], got[N];
+  for (int i = 0; i < N; i++)
+    host[i] = 7 * i;
+  ct_upload_ints(ctx, 0, x, host, N);
+  unsigned char record[CLS_WIRE_RECORD_MAX];
+  size_t len = 99;
+  CT_OK(cls_wire_read(ctx, 0, x, 4, got, 8, record, &len));
+  ck_assert_uint_eq(len, 0);
+  ck_assert_int_eq(got[0], 7);
+  ck_assert_int_eq(got[1], 14);
+  CT_ERR(cls_wire_read(ctx, 0, x, 0, got, 8, NULL, &len), CLS_EINVAL);
+  CT_ERR(cls_wire_read(ctx, 0, x, N * sizeof(int), got, 8, record, &len), CLS_ERANGE);
+  ck_assert_uint_gt(len, 0);
+  CT_ERR(cls_wire_taint(ctx, 0, y, record, len), CLS_ETAINTED);
+  ck_assert_msg(strstr(cls_last_error_detail(), "in another process: CLS_ERANGE in send"), "%s",
+                cls_last_error_detail());
+
+  ct_upload_ints(ctx, 0, y, host, N);
+  CT_ERR(cls_wire_taint(ctx, 0, y, "not a record", 12), CLS_EINVAL);
+  CT_ERR(cls_download(ctx, 0, y, 0, got, sizeof got, NULL), CLS_ETAINTED);
+  record[0] ^= 0xff; /* the magic: another byte order, or no record */
+  ct_upload_ints(ctx, 0, y, host, N);
+  CT_ERR(cls_wire_taint(ctx, 0, y, record, len), CLS_EINVAL);
+  CT_ERR(cls_download(ctx, 0, y, 0, got, sizeof got, NULL), CLS_ETAINTED);
+
+  ct_upload_ints(ctx, 0, y, host, N);
+  CT_ERR(cls_wire_fail(ctx, 0, y, CLS_EMPI, "receive", "MPI_Recv: MPI_ERR_TRUNCATE"), CLS_EMPI);
+  cls_report *rep = NULL;
+  CT_ERR(cls_download(ctx, 0, y, 0, got, sizeof got, &rep), CLS_ETAINTED);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(rep, 0, &fi));
+  ck_assert_int_eq(fi.status, CLS_EMPI);
+  ck_assert_str_eq(fi.operation, "receive");
+  ck_assert_str_eq(fi.message, "MPI_Recv: MPI_ERR_TRUNCATE");
+  int rank = 5;
+  ck_assert_int_eq(cls_report_failure_rank(rep, 0, &rank), 0);
+  ck_assert_int_eq(rank, -1);
+  cls_report_free(rep);
+  /* a write clears it, as any failure */
+  ct_upload_ints(ctx, 0, y, host, N);
+  CT_OK(cls_download(ctx, 0, y, 0, got, sizeof got, NULL));
+
+  CT_ERR(cls_wire_fail(ctx, 0, y, 3, "receive", "x"), CLS_EINVAL);
+  CT_ERR(cls_wire_fail(NULL, 0, y, CLS_EMPI, "receive", "x"), CLS_EINVAL);
+  CT_ERR(cls_wire_taint(ctx, 0, CLS_BUFFER_NULL, record, len), CLS_ENULL);
+  CT_ERR(cls_wire_set_rank(ctx, -1), CLS_EINVAL);
+  CT_ERR(cls_wire_set_rank(NULL, 0), CLS_EINVAL);
+  ck_assert_int_eq(cls_wire_error(CLS_EMPI, "x %d", 5), CLS_EMPI);
+  ck_assert_str_eq(cls_last_error_detail(), "x 5");
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The fault grammar's rank=R: a fault fires only in the process of that
+ * rank, and never where no rank is known. */
+START_TEST(fault_rank_key_fires_on_that_rank_only) {
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  unsetenv("PMI_RANK");
+  unsetenv("PMIX_RANK");
+  const char *spec = "enqueue:kernel=blur,rank=2";
+  for (int rank = -1; rank <= 2; rank++) {
+    cls_context *ctx = ct_context_with(spec, NULL, NULL);
+    if (rank >= 0)
+      CT_OK(cls_wire_set_rank(ctx, rank));
+    cls_kernel *k = ct_kernel(ctx, src, "blur");
+    cls_buffer x = ct_alloc(ctx, 0, N * sizeof(int)), y = ct_alloc(ctx, 0, N * sizeof(int));
+    int host[N] = {0};
+    ct_upload_ints(ctx, 0, x, host, N);
+    blur(ctx, 0, k, x, y, rank == 2 ? CLS_ELAUNCH : CLS_OK);
+    int got[N];
+    CT_ERR(cls_download(ctx, 0, y, 0, got, sizeof got, NULL), rank == 2 ? CLS_ETAINTED : CLS_OK);
+    cls_context_destroy(ctx);
+  }
+  setenv("OMPI_COMM_WORLD_RANK", "2", 1); /* the launcher's, when none was set */
+  cls_context *ctx = ct_context_with(spec, NULL, NULL);
+  cls_kernel *k = ct_kernel(ctx, src, "blur");
+  cls_buffer x = ct_alloc(ctx, 0, N * sizeof(int)), y = ct_alloc(ctx, 0, N * sizeof(int));
+  int host[N] = {0};
+  ct_upload_ints(ctx, 0, x, host, N);
+  blur(ctx, 0, k, x, y, CLS_ELAUNCH);
+  cls_context_destroy(ctx);
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .fault = "enqueue:kernel=blur,rank=-1"};
+  cls_context *bad = NULL;
+  CT_ERR(cls_context_create(&bad, &o), CLS_ECONFIG);
+  o.fault = "enqueue:rank=1,rank=2";
+  CT_ERR(cls_context_create(&bad, &o), CLS_ECONFIG);
+}
+END_TEST
+
+/* Pinned staging memory: written and read by the host, freed. */
+START_TEST(staging_memory_is_host_memory) {
+  cls_context *ctx = ct_context();
+  cls_wire_host *h = NULL;
+  void *p = NULL;
+  CT_OK(cls_wire_host_alloc(ctx, 4096, &h, &p));
+  ck_assert_ptr_nonnull(h);
+  ck_assert_ptr_nonnull(p);
+  memset(p, 0xab, 4096);
+  ck_assert_int_eq(((unsigned char *)p)[4095], 0xab);
+  cls_buffer x = ct_alloc(ctx, 0, 4096);
+  CT_OK(cls_upload(ctx, 0, x, 0, p, 4096));
+  memset(p, 0, 4096);
+  CT_OK(cls_download(ctx, 0, x, 0, p, 4096, NULL));
+  ck_assert_int_eq(((unsigned char *)p)[17], 0xab);
+  cls_wire_host_free(h);
+  cls_wire_host_free(NULL);
+  CT_ERR(cls_wire_host_alloc(ctx, 0, &h, &p), CLS_EINVAL);
+  ck_assert_ptr_null(h);
+  CT_ERR(cls_wire_host_alloc(NULL, 16, &h, &p), CLS_EINVAL);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  Suite *s = suite_create("wire");
+  CT_ADD(s, F2_record_round_trip_names_the_rank_and_chain);
+  CT_ADD(s, clean_refused_and_malformed_transfers);
+  CT_ADD(s, fault_rank_key_fires_on_that_rank_only);
+  CT_ADD(s, staging_memory_is_host_memory);
+  return ct_run(s);
+}
