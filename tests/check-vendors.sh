@@ -63,7 +63,7 @@ skipped=0
 rusticl_exclude="cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait
 binary_the_vendor_refuses_is_dropped_and_rebuilt"
-# oclgrind runs a whole queue inside clFlush.  The first six cases hold a
+# oclgrind runs a whole queue inside clFlush.  The first seven cases hold a
 # producer behind a user event while a consumer on another stream is
 # ordered after it (or, F7_failed_..., while the scheduler hands the
 # producer's list to its queue), which flushes the producer's queue: on
@@ -76,6 +76,7 @@ binary_the_vendor_refuses_is_dropped_and_rebuilt"
 # deadline can apply to a call that does not return.
 oclgrind_exclude="F8_consumer_on_other_stream_ran_on_untrusted_input
 F8_replay_over_a_grown_wrapped_log
+F8_argument_order_decides_when_the_later_argument_fails_first
 F7_running_producer_is_waited_on_without_a_poll
 F7_failed_last_event_is_polled_not_waited_on
 F7_deferred_wait_on_a_failed_event_is_dropped
