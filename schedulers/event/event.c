@@ -24,7 +24,7 @@ static int ev_create(cls_context *ctx, const char *params, struct cls__driver **
 static void ev_destroy(struct cls__driver *d) { free(d); }
 
 static int ev_open(struct cls__driver *d, struct cls__stream *s) {
-  return cls__factory_create(d->ctx, s->id, &s->backend);
+  return cls__factory_create_on(d->ctx, s->id, s->device, &s->backend);
 }
 
 static void ev_close(struct cls__driver *d, struct cls__stream *s) {

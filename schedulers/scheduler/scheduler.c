@@ -54,9 +54,17 @@ static void sc_destroy(struct cls__driver *base) {
 static int sc_open(struct cls__driver *base, struct cls__stream *s) {
   struct sched_driver *d = sd(base);
   int qi = d->nqueues ? s->id % d->nqueues : s->id;
+  if (d->nqueues && s->device) {
+    /* Shared queues are per device: queue i of device k is i + M*k. */
+    qi += d->nqueues * s->device;
+    if (qi >= CLS_MAX_STREAMS)
+      return cls__error(CLS_EINVAL, 0,
+                        "scheduler: %d queues on each of %d devices are more than %d", d->nqueues,
+                        base->ctx->ndevices, CLS_MAX_STREAMS);
+  }
   struct queue *q = &d->queues[qi];
   if (!q->users) {
-    int rc = cls__factory_create(base->ctx, qi, &q->stream);
+    int rc = cls__factory_create_on(base->ctx, qi, s->device, &q->stream);
     if (rc < 0)
       return rc;
   }

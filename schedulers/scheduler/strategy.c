@@ -155,13 +155,19 @@ static void submit_sequential(struct sched_driver *d, int id) {
   queue_flush(d, l->queue, 1ull << id);
 }
 
-/* Interleave: the pending tasks of every stream, round robin, onto the one
- * queue. */
-static void submit_interleave(struct sched_driver *d) {
+/* Interleave: the pending tasks of every stream on queue `qi`, round
+ * robin, onto it (one queue per device of the context: queue k for device
+ * k). */
+static void submit_interleave(struct sched_driver *d, int qi) {
   cls_context *ctx = d->base.ctx;
   const struct cls_stream_factory *f = cls__factory(ctx);
-  struct queue *q = &d->queues[0];
-  uint64_t involved = d->pending, left = involved;
+  struct queue *q = &d->queues[qi];
+  uint64_t involved = d->pending, left;
+  if (ctx->ndevices > 1)
+    for (uint64_t m = d->pending; m; m &= m - 1)
+      if (d->lists[__builtin_ctzll(m)].queue != qi)
+        involved &= ~(1ull << __builtin_ctzll(m));
+  left = involved;
   for (size_t round = 0; left; round++)
     for (uint64_t m = left; m; m &= m - 1) {
       int id = __builtin_ctzll(m);
@@ -190,8 +196,8 @@ static void submit_interleave(struct sched_driver *d) {
     }
   for (uint64_t m = involved; m; m &= m - 1)
     cls__sched_list_reset(&d->lists[__builtin_ctzll(m)]);
-  d->pending = 0;
-  queue_flush(d, 0, involved);
+  d->pending &= ~involved;
+  queue_flush(d, qi, involved);
 }
 
 void cls__sched_submit_list(struct sched_driver *d, int id) {
@@ -199,6 +205,6 @@ void cls__sched_submit_list(struct sched_driver *d, int id) {
     if (d->lists[id].n)
       submit_sequential(d, id);
   } else if (d->pending) {
-    submit_interleave(d);
+    submit_interleave(d, d->lists[id].queue);
   }
 }

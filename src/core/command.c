@@ -167,10 +167,26 @@ static int canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
   return CLS_OK;
 }
 
+/* Several devices: a buffer last used on another device than the
+ * command's moves to it (the OpenCL runtime moves the bytes within the
+ * context; docs/devices.md), counted once per command and buffer. */
+static void count_migrations(struct cls__cmd *cmd) {
+  struct cls__stream *s = cmd->stream;
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    struct cls__slot *slot = cmd->bind[i].slot;
+    if (slot->device != (unsigned char)s->device) {
+      slot->device = (unsigned char)s->device;
+      s->stats.migrations++;
+    }
+  }
+}
+
 /* What deadline and guard mode do before a command: one branch on the
  * hot path for both. */
 static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls__cmd *cmd) {
   int rc = CLS_OK;
+  if (ctx->ndevices > 1)
+    count_migrations(cmd);
   if (ctx->sync_timeout_ns && cmd->x.blocking && (rc = wait_inputs(ctx, cmd)) < 0)
     return rc;
   if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure)

@@ -30,6 +30,10 @@ static inline const struct cls_stream_factory *cls__factory(const cls_context *c
 /* Creates factory stream `id` (the driver's numbering: a logical stream,
  * or a shared queue); CLS_ECL recorded on failure. */
 int cls__factory_create(cls_context *ctx, int id, void **out);
+/* The same on device `device` of the context (0 .. ndevices-1): a
+ * stream's backend goes on the device the stream is placed on
+ * (s->device). */
+int cls__factory_create_on(cls_context *ctx, int id, int device, void **out);
 /* Enqueues cmd now, as command `bseq` of the factory stream `q` (its
  * logical stream travels with it): its waits are released, or dropped
  * (cls__order_drop) when the enqueue failed.  Returns the factory's

@@ -24,6 +24,27 @@ static inline struct cls__stream *cls__stream_peek(cls_context *ctx, int id) {
   struct cls__stream *s = &ctx->pool.streams[id];
   return s->created ? s : NULL;
 }
+/* Placement policies (CLS_PLACEMENT, src/stream/place.c). */
+enum { CLS__PLACE_FIRST, CLS__PLACE_SPREAD };
+/* The device stream `id` is created on: cls_stream_place's choice, else
+ * the policy's (spread: id mod ndevices; first: 0). */
+static inline int cls__place_of(const cls_context *ctx, int id) {
+  if (ctx->placed[id])
+    return ctx->placed[id] - 1;
+  return ctx->placement == CLS__PLACE_SPREAD ? id % ctx->ndevices : 0;
+}
+/* The context's devices from a CLS_DEVICE selection (one, "all", or a
+ * list: cls__device_choose_many), with what every one of them allows
+ * (ctx->info's maximum allocation and memory, max_work_items); the
+ * default policy (spread over several devices) unless one was given. */
+int cls__place_devices(cls_context *ctx, const char *spec, bool policy_given);
+/* CLS_PLACEMENT's grammar: "spread" or "first", exactly; CLS_ECONFIG. */
+int cls__placement_parse(const char *text, int *out);
+/* Moves s to a fresh backend queue on `device`: waits for the retired
+ * queue's work (cls__stream_poll with wait: completions proven, failures
+ * reported through F8), closes it through the driver, opens the fresh one,
+ * and raises s->generation.  `why` is logged with both generations. */
+int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, const char *why);
 /* CLS_ESTREAM, recorded, unless 0 <= id < CLS_MAX_STREAMS. */
 int cls__stream_check_id(int id);
 

@@ -28,13 +28,19 @@ struct cls__stream {
    * CLS_ETIMEDOUT. */
   bool hung;
   uint64_t timed_out_seq;
+  /* Placement and relocation (src/stream/place.c): the device its backend
+   * is on, and the generation of that backend (0 at creation, +1 per
+   * relocation; nothing of an older one is used). */
+  int device;
+  uint64_t generation;
 };
 
 struct cls__stream_pool {
   const struct cls_stream_factory *factory;
   void *factory_data;
   cl_event (*last_event)(void *stream); /* factory->last_event, or NULL */
-  struct cls_backend backend;
+  struct cls_backend backend; /* device 0's (= backends[0]) */
+  struct cls_backend backends[CLS_MAX_DEVICES]; /* one per device of the context */
   int nstreams;            /* 1 + highest id created */
   struct cls__stream streams[CLS_MAX_STREAMS];
 };
