@@ -244,7 +244,7 @@ struct cls_stream_factory; /* <clstream/stream.h> */
 #define CLS_MAX_DEVICES 8
 
 /** The version of struct cls_context_options this header describes (3:
- * placement). */
+ * placement, relocate). */
 #define CLS_CONTEXT_OPTIONS_VERSION 3
 /** Options of cls_context_create(); zero-initialise, then set version.
  * The strings are read during the call only. */
@@ -293,6 +293,12 @@ struct cls_context_options {
    * default with several devices) or "first" (all on device 0, the
    * default with one).  NULL or "": $CLS_PLACEMENT, then the default. */
   const char *placement;
+  /** Version 3 on.  What happens when a stream's queue is lost (the device
+   * says so, or CLS_FAULT's "lost:"; docs/devices.md): "off" (the default:
+   * its commands fail like any other), "same" (the stream moves to a fresh
+   * queue on its device) or "other" (to a fresh queue on the next device).
+   * NULL or "": $CLS_RELOCATE, then "off". */
+  const char *relocate;
 };
 
 /** Creates a context on one device, or on several of one platform

@@ -402,6 +402,142 @@ START_TEST(F7_retired_events_are_never_waited_on) {
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------ */
+/* Lease expiry: lost queues                                           */
+/* ------------------------------------------------------------------ */
+
+static cls_context *lostctx(const char *relocate, const char *fault) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .device = "all",
+                                  .relocate = relocate,
+                                  .fault = fault};
+  return ct_context_opts(&o);
+}
+
+/* The first (only) failure of a tainted buffer, read on `stream`. */
+static void expect_failure(cls_context *ctx, int stream, cls_buffer b, const char *has) {
+  int got[16];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, stream, b, 0, got, sizeof got, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, has), "failure '%s' lacks '%s'", fi.message, has);
+  cls_report_free(r);
+}
+
+/* CLS_RELOCATE=off (the default): a lost queue fails every command from
+ * the nth on, reported like any other failure; the stream stays. */
+START_TEST(lost_queue_with_relocation_off_fails_every_later_command) {
+  cls_context *ctx = lostctx(NULL, "lost:stream=0,nth=2");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  int host[16] = {0};
+  cls_buffer a = ct_alloc(ctx, 0, sizeof host);
+  ct_upload_ints(ctx, 0, a, host, 16); /* command 1: before the loss */
+  cls_arg ia[] = {CLS_INOUT(a)};
+  size_t g[1] = {16};
+  CT_ERR2(cls_launch(ctx, 0, inc, 1, g, NULL, 1, ia), CLS_ELAUNCH, CLS_OK);
+  cls_stream_sync(ctx, 0, NULL);
+  expect_failure(ctx, 1, a, "CL_DEVICE_NOT_AVAILABLE");
+  /* Still lost: a fresh write on stream 0 fails too. */
+  int v = 1;
+  CT_ERR2(cls_fill(ctx, 0, a, 0, sizeof host, &v, sizeof v), CLS_ECL, CLS_OK);
+  cls_stream_sync(ctx, 0, NULL);
+  expect_failure(ctx, 1, a, "CL_DEVICE_NOT_AVAILABLE");
+  ck_assert_uint_eq(gen_of(ctx, 0), 0);
+  ck_assert_uint_eq(stats_of(ctx, 0).relocations, 0);
+  /* Other streams are other leases. */
+  ct_expect_ints(ctx, 1, ct_written(ctx, 1, 16, 4), 16, 4);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_RELOCATE=other: the stream moves to a fresh queue on the next
+ * device; what completed before the loss keeps its bytes, the command the
+ * loss took is "lost with stream S generation G", and run again it works. */
+START_TEST(lost_queue_relocates_to_the_other_device_and_completed_work_survives) {
+  cls_context *ctx = lostctx("other", "lost:stream=0,nth=3");
+  int n = ndev(ctx);
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  int host[16];
+  for (int i = 0; i < 16; i++)
+    host[i] = i;
+  cls_buffer a = ct_alloc(ctx, 0, sizeof host), b = ct_alloc(ctx, 0, sizeof host);
+  ct_upload_ints(ctx, 0, a, host, 16); /* 1 */
+  ct_upload_ints(ctx, 0, b, host, 16); /* 2 */
+  CT_OK(cls_stream_sync(ctx, 0, NULL));
+  cls_arg ib[] = {CLS_INOUT(b)};
+  size_t g[1] = {16};
+  CT_ERR2(cls_launch(ctx, 0, inc, 1, g, NULL, 1, ib), CLS_ELAUNCH, CLS_OK); /* 3: lost */
+  cls_stream_sync(ctx, 0, NULL);
+  ck_assert_uint_eq(gen_of(ctx, 0), 1);
+  ck_assert_int_eq(device_of(ctx, 0), 1 % n);
+  ck_assert_uint_eq(stats_of(ctx, 0).relocations, 1);
+  int got[16];
+  ct_download_ints(ctx, 0, a, got, 16); /* proven before the loss: kept */
+  CT_EXPECT_INTS(got, (size_t)16, i, (int)i);
+  expect_failure(ctx, 0, b, "lost with stream 0 generation 0");
+  /* b's bytes are gone: written again, then the lost stage once more. */
+  ct_upload_ints(ctx, 0, b, host, 16);
+  ct_launch1(ctx, 0, inc, 16, 1, ib);
+  ct_download_ints(ctx, 0, b, got, 16);
+  CT_EXPECT_INTS(got, (size_t)16, i, (int)i + 1);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_RELOCATE=same: a fresh queue on the stream's own device; a
+ * consumer on another stream is skipped on the lost output, and never
+ * ordered after the retired queue (a hang would end in the timeout). */
+START_TEST(lost_queue_relocates_on_the_same_device_and_consumers_are_skipped) {
+  cls_context *ctx = lostctx("same", "lost:stream=1,nth=2");
+  cls_kernel *fill = ct_kernel(ctx, CT_FILL_SRC, "fill_k");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  int dev = device_of(ctx, 1);
+  cls_buffer a = ct_written(ctx, 1, 16, 5); /* 1 */
+  int v = 9;
+  cls_arg fa[] = {CLS_OUT(a), CLS_SCALAR(v)};
+  size_t g[1] = {16};
+  CT_ERR2(cls_launch(ctx, 1, fill, 1, g, NULL, 2, fa), CLS_ELAUNCH, CLS_OK); /* 2: lost */
+  cls_arg ia[] = {CLS_INOUT(a)};
+  CT_ERR(cls_launch(ctx, 2, inc, 1, g, NULL, 1, ia), CLS_ESKIPPED);
+  CT_OK(cls_sync(ctx, NULL));
+  ck_assert_uint_eq(gen_of(ctx, 1), 1);
+  ck_assert_int_eq(device_of(ctx, 1), dev);
+  expect_failure(ctx, 2, a, "lost with stream 1 generation 0");
+  ct_launch1(ctx, 1, fill, 16, 2, fa);
+  ct_launch1(ctx, 2, inc, 16, 1, ia);
+  ct_expect_ints(ctx, 2, a, 16, 10);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(relocate_and_lost_strings_are_checked) {
+  static const char *bad_reloc[] = {"on", "Other", "same,other", "same "};
+  for (size_t i = 0; i < sizeof bad_reloc / sizeof *bad_reloc; i++) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                    .relocate = bad_reloc[i]};
+    cls_context *c = NULL;
+    CT_ERR(cls_context_create(&c, &o), CLS_ECONFIG);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strstr(cls_last_error_detail(), "CLS_RELOCATE"), "detail: %s",
+                  cls_last_error_detail());
+  }
+  static const char *bad_fault[] = {"lost:kernel=k", "lost:op=launch", "lost:times=2", "lost:",
+                                    "lost:stream=64"};
+  for (size_t i = 0; i < sizeof bad_fault / sizeof *bad_fault; i++) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                    .fault = bad_fault[i]};
+    cls_context *c = NULL;
+    CT_ERR(cls_context_create(&c, &o), CLS_ECONFIG);
+    ck_assert_ptr_null(c);
+  }
+  cls_context_destroy(lostctx("off", "lost:nth=4,status=CL_OUT_OF_RESOURCES"));
+}
+END_TEST
+
 int main(void) {
   /* Two PoCL devices of one platform; the other vendors ignore it. */
   setenv("POCL_DEVICES", "pthread pthread", 0);
@@ -421,5 +557,9 @@ int main(void) {
   CT_ADD(s, relocate_naming_a_retired_generation_is_refused_estalegen);
   CT_ADD(s, work_in_flight_at_relocation_completes_and_keeps_its_bytes);
   CT_ADD(s, F7_retired_events_are_never_waited_on);
+  CT_ADD(s, lost_queue_with_relocation_off_fails_every_later_command);
+  CT_ADD(s, lost_queue_relocates_to_the_other_device_and_completed_work_survives);
+  CT_ADD(s, lost_queue_relocates_on_the_same_device_and_consumers_are_skipped);
+  CT_ADD(s, relocate_and_lost_strings_are_checked);
   return ct_run(s);
 }

@@ -78,6 +78,8 @@ struct qmap {
 struct queue {
   void *stream; /* the factory's */
   int users;
+  int device;   /* the context device it is on */
+  bool own;     /* a relocated stream's own queue: shared with no other */
   uint64_t seq;
   struct qmap *map;
   size_t head, len, cap;

@@ -63,10 +63,21 @@ static int sc_open(struct cls__driver *base, struct cls__stream *s) {
                         base->ctx->ndevices, CLS_MAX_STREAMS);
   }
   struct queue *q = &d->queues[qi];
+  bool own = s->generation > 0; /* relocated: a fresh queue of its own */
+  if (own || (q->users && (q->own || q->device != s->device))) {
+    /* A free slot, from the top (the policy's slots are the low ones). */
+    for (qi = CLS_MAX_STREAMS - 1; qi >= 0 && d->queues[qi].users; qi--)
+      ;
+    if (qi < 0)
+      return cls__error(CLS_ENOMEM, 0, "scheduler: no free backend queue for stream %d", s->id);
+    q = &d->queues[qi];
+  }
   if (!q->users) {
     int rc = cls__factory_create_on(base->ctx, qi, s->device, &q->stream);
     if (rc < 0)
       return rc;
+    q->device = s->device;
+    q->own = own;
   }
   q->users++;
   d->lists[s->id].queue = qi;

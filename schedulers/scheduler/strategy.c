@@ -157,14 +157,15 @@ static void submit_sequential(struct sched_driver *d, int id) {
 
 /* Interleave: the pending tasks of every stream on queue `qi`, round
  * robin, onto it (one queue per device of the context: queue k for device
- * k). */
+ * k; a relocated stream has a queue of its own). */
 static void submit_interleave(struct sched_driver *d, int qi) {
   cls_context *ctx = d->base.ctx;
   const struct cls_stream_factory *f = cls__factory(ctx);
   struct queue *q = &d->queues[qi];
   uint64_t involved = d->pending, left;
-  if (ctx->ndevices > 1)
-    for (uint64_t m = d->pending; m; m &= m - 1)
+  /* Several devices, or a relocated stream's own queue: only this queue's
+   * streams. */
+  for (uint64_t m = d->pending; m; m &= m - 1)
       if (d->lists[__builtin_ctzll(m)].queue != qi)
         involved &= ~(1ull << __builtin_ctzll(m));
   left = involved;

@@ -177,6 +177,9 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   const char *place = pick(opts->version >= 3 ? opts->placement : NULL, "CLS_PLACEMENT");
   if (place && *place && (rc = cls__placement_parse(place, &ctx->placement)) < 0)
     goto fail_device;
+  const char *reloc = pick(opts->version >= 3 ? opts->relocate : NULL, "CLS_RELOCATE");
+  if (reloc && *reloc && (rc = cls__relocate_parse(reloc, &ctx->relocate)) < 0)
+    goto fail_device;
   if ((rc = cls__place_devices(ctx, pick(opts->device, "CLS_DEVICE"), place && *place)) < 0)
     goto fail_device;
   cl_int crc;
@@ -201,7 +204,8 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   /* Before any buffer is carved: guard mode decides how. */
   if (guard && (rc = cls__guard_create(ctx)) < 0)
     goto fail_guard;
-  ctx->checks = (ctx->guard ? 1u : 0u) | (ctx->sync_timeout_ns ? 2u : 0u) | (ctx->ndevices > 1 ? 4u : 0u);
+  ctx->checks = (ctx->guard ? 1u : 0u) | (ctx->sync_timeout_ns ? 2u : 0u) |
+                (ctx->ndevices > 1 ? 4u : 0u) | (ctx->relocate ? 8u : 0u);
   if ((rc = start_streams(ctx, opts, params)) < 0)
     goto fail_streams;
   *out = ctx;

@@ -44,6 +44,10 @@ struct cls_context {
   struct cls_device_info dev_info[CLS_MAX_DEVICES];
   int placement;           /* CLS__PLACE_FIRST or CLS__PLACE_SPREAD */
   unsigned char placed[CLS_MAX_STREAMS];
+  int relocate;            /* CLS_RELOCATE: CLS__RELOCATE_OFF, _SAME, _OTHER */
+  uint64_t lost_mask;      /* streams whose queue was found lost, not yet
+                              relocated (found during a poll: moved at the
+                              next command or sync, cls__relocate_lost) */
   size_t page_size;
   unsigned long long page_bytes; /* device memory held in pages */
   struct cls_quirks quirks;      /* the device's, probed once per process
@@ -85,9 +89,10 @@ struct cls_context {
     bool (*holds)(const cls_context *ctx, const struct cls__log_entry *e);
   } hooks;
   uint64_t sync_timeout_ns; /* CLS_SYNC_TIMEOUT; 0: wait as long as it takes */
-  unsigned checks;          /* nonzero: guard mode, a deadline or several
-                               devices (migrations counted): the one test
-                               the hot path makes for all three */
+  unsigned checks;          /* nonzero: guard mode, a deadline, several
+                               devices (migrations counted) or automatic
+                               relocation: the one test the hot path makes
+                               for all four */
 };
 
 /* Every public entry point that returns a status takes the lock here,

@@ -35,6 +35,22 @@ int cls__placement_parse(const char *text, int *out) {
   return CLS_OK;
 }
 
+int cls__relocate_parse(const char *text, int *out) {
+  struct cls__parser ps = {"CLS_RELOCATE", text, NULL};
+  int rc = cls__parse_text(&ps);
+  if (rc < 0)
+    return rc;
+  if (strcmp(text, "off") == 0)
+    *out = CLS__RELOCATE_OFF;
+  else if (strcmp(text, "same") == 0)
+    *out = CLS__RELOCATE_SAME;
+  else if (strcmp(text, "other") == 0)
+    *out = CLS__RELOCATE_OTHER;
+  else
+    return cls__parse_fail(&ps, "a relocation policy is 'off', 'same' or 'other'");
+  return CLS_OK;
+}
+
 int cls__place_devices(cls_context *ctx, const char *spec, bool policy_given) {
   struct cls__device_choice devs[CLS_MAX_DEVICES];
   int n = 0;
@@ -68,6 +84,20 @@ int cls__place_devices(cls_context *ctx, const char *spec, bool policy_given) {
   return CLS_OK;
 }
 
+int cls__relocate_lost(cls_context *ctx) {
+  int ret = CLS_OK;
+  for (uint64_t m = ctx->lost_mask; m; m &= m - 1) {
+    struct cls__stream *s = cls__stream_peek(ctx, __builtin_ctzll(m));
+    int device = s->device;
+    if (ctx->relocate == CLS__RELOCATE_OTHER)
+      device = (device + 1) % ctx->ndevices; /* the next device */
+    int rc = cls__stream_relocate(ctx, s, device, "its queue was lost");
+    if (rc < 0 && ret == CLS_OK)
+      ret = rc;
+  }
+  return ret;
+}
+
 int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, const char *why) {
   /* The retired queue's work first: completed (its bytes are kept) or
    * failed (F8 carries its failure), nothing left in between. */
@@ -78,6 +108,7 @@ int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, co
   uint64_t gen = s->generation;
   ctx->driver_ops->close(ctx->driver, s);
   s->device = device;
+  s->generation = gen + 1; /* before open: a driver may look (scheduler) */
   if ((rc = ctx->driver_ops->open(ctx->driver, s)) < 0) {
     /* Keep the stream usable: a fresh queue where it was. */
     s->device = old;
@@ -85,9 +116,10 @@ int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, co
       s->backend = NULL;
       s->hung = true; /* cls_context_destroy leaves it alone */
     }
+    s->generation = gen;
     return rc;
   }
-  s->generation = gen + 1;
+  ctx->lost_mask &= ~(1ull << s->id);
   s->stats.relocations++;
   s->flushed = s->submitted;
   cls__log(&ctx->log, CLS_LOG_ERRORS,

@@ -38,6 +38,18 @@ static inline int cls__place_of(const cls_context *ctx, int id) {
  * (ctx->info's maximum allocation and memory, max_work_items); the
  * default policy (spread over several devices) unless one was given. */
 int cls__place_devices(cls_context *ctx, const char *spec, bool policy_given);
+/* CLS_RELOCATE (docs/devices.md). */
+enum { CLS__RELOCATE_OFF, CLS__RELOCATE_SAME, CLS__RELOCATE_OTHER };
+/* CLS_RELOCATE's grammar: "off", "same" or "other", exactly; CLS_ECONFIG. */
+int cls__relocate_parse(const char *text, int *out);
+/* Whether an OpenCL status, returned for a command, means its queue is
+ * lost rather than the command failed (docs/devices.md, "Lease expiry"). */
+static inline bool cls__lost_status(cl_int status) { return status == CL_DEVICE_NOT_AVAILABLE; }
+/* Automatic relocation: the streams of ctx->lost_mask move to a fresh
+ * queue (CLS_RELOCATE same or other).  Called where no driver call is in
+ * progress: before a command, and after a sync's polls.  Returns the
+ * first error; a stream that could not move stays in the mask. */
+int cls__relocate_lost(cls_context *ctx);
 /* CLS_PLACEMENT's grammar: "spread" or "first", exactly; CLS_ECONFIG. */
 int cls__placement_parse(const char *text, int *out);
 /* Moves s to a fresh backend queue on `device`: waits for the retired
