@@ -100,6 +100,8 @@ struct sched_driver {
   struct list lists[CLS_MAX_STREAMS];
   struct queue queues[CLS_MAX_STREAMS];
   uint64_t pending; /* streams whose list is not empty */
+  bool split;       /* interleave: some stream is on another queue than 0
+                       (a second device, or a relocated stream's own) */
 };
 
 /* ------------------------------------------------------------------ */

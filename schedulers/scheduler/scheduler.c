@@ -81,6 +81,7 @@ static int sc_open(struct cls__driver *base, struct cls__stream *s) {
   }
   q->users++;
   d->lists[s->id].queue = qi;
+  d->split |= qi != 0;
   s->backend = q->stream;
   return CLS_OK;
 }

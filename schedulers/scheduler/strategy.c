@@ -165,7 +165,7 @@ static void submit_interleave(struct sched_driver *d, int qi) {
   uint64_t involved = d->pending, left;
   /* Several devices, or a relocated stream's own queue: only this queue's
    * streams. */
-  for (uint64_t m = d->pending; m; m &= m - 1)
+  for (uint64_t m = d->split ? d->pending : 0; m; m &= m - 1)
       if (d->lists[__builtin_ctzll(m)].queue != qi)
         involved &= ~(1ull << __builtin_ctzll(m));
   left = involved;
