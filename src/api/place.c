@@ -95,22 +95,16 @@ CLS_API int cls_stream_relocate(cls_context *ctx, int stream, int device, uint64
                     "does not exist yet",
                     stream, (unsigned long long)now, (unsigned long long)generation);
   if (rc == CLS_OK && !s) {
-    /* Not used yet: it is created on `device`, as generation 1. */
+    /* Not used yet: created where it is sent, then moved to a fresh queue
+     * like any stream (generation 1; the scheduler's rule for a relocated
+     * stream, a queue of its own, holds for it too). */
     unsigned char placed = ctx->placed[stream];
     ctx->placed[stream] = (unsigned char)(device + 1);
     s = cls__stream_open(ctx, stream, &rc);
     ctx->placed[stream] = placed;
-    if (s) {
-      s->generation = 1;
-      s->stats.relocations = 1;
-      cls__log(&ctx->log, CLS_LOG_ERRORS,
-               "stream %d relocated (requested): generation 0 (not created) -> generation 1 "
-               "on device %d",
-               stream, device);
-    }
-  } else if (rc == CLS_OK) {
-    rc = cls__stream_relocate(ctx, s, device, "requested");
   }
+  if (rc == CLS_OK)
+    rc = cls__stream_relocate(ctx, s, device, "requested");
   cls__unlock(ctx);
   return rc;
 }
