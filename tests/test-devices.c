@@ -537,8 +537,8 @@ START_TEST(relocate_and_lost_strings_are_checked) {
     ck_assert_msg(strstr(cls_last_error_detail(), "CLS_RELOCATE"), "detail: %s",
                   cls_last_error_detail());
   }
-  static const char *bad_fault[] = {"lost:kernel=k", "lost:op=launch", "lost:times=2", "lost:",
-                                    "lost:stream=64"};
+  static const char *bad_fault[] = {"lost:times=2", "lost:nth=2,times=1", "lost:", "lost",
+                                    "lost:stream=64", "lost:op=map"};
   for (size_t i = 0; i < sizeof bad_fault / sizeof *bad_fault; i++) {
     struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                     .fault = bad_fault[i]};
@@ -547,6 +547,7 @@ START_TEST(relocate_and_lost_strings_are_checked) {
     ck_assert_ptr_null(c);
   }
   cls_context_destroy(lostctx("off", "lost:nth=4,status=CL_OUT_OF_RESOURCES"));
+  cls_context_destroy(lostctx("same", "lost:op=upload,stream=1,nth=2;lost:kernel=k"));
 }
 END_TEST
 

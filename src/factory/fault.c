@@ -18,7 +18,7 @@
  * no empty fault or key anywhere (src/util/parse.h: the rules every
  * configuration string follows).  "complete" faults enqueue the command
  * for real (so no real command ever waits on a failed event) and report it
- * failed when poll() sees it finish.  "lost" (keys stream, nth, status:
+ * failed when poll() sees it finish.  "lost" (any key but times; status
  * default CL_DEVICE_NOT_AVAILABLE) is an expired lease: from the nth
  * matching command on (default the first), the backend queue the command
  * went to fails every command with that status; a queue created later
@@ -99,10 +99,9 @@ static int parse_key(const struct cls__parser *ps, int key, struct cls__span v, 
   int rc;
   if ((key == K_KERNEL || key == K_OP) && f->when == W_ALLOC)
     return cls__parse_fail(ps, "%s does not apply to alloc", key_names[key]);
-  if ((key == K_KERNEL || key == K_OP || key == K_TIMES) && f->when == W_LOST)
-    return cls__parse_fail(ps, "%s does not apply to lost (a queue is lost once, for every "
-                               "command)",
-                           key_names[key]);
+  if (key == K_TIMES && f->when == W_LOST)
+    return cls__parse_fail(ps, "times does not apply to lost (a queue is lost once, then "
+                               "for every command)");
   switch (key) {
   case K_KERNEL:
     return keep(v, &f->kernel);
