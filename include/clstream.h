@@ -406,9 +406,10 @@ CLS_API int cls_stats_reset(cls_context *ctx);
 
 /** Places `stream` on device `device` (an index into cls_context_devices())
  * before its first command, instead of the placement policy
- * (#cls_context_options.placement).  A stream that has had a command
- * (or that the device index names already) keeps its device: move it with
- * cls_stream_relocate().  Takes the context lock.
+ * (#cls_context_options.placement).  A stream used only by allocations so
+ * far gets a fresh queue on that device; a stream that has had a command,
+ * or was relocated, keeps its device: move it with cls_stream_relocate().
+ * Takes the context lock.
  * \return #CLS_OK; #CLS_EINVAL for a NULL context, or a stream that has
  * had a command already; #CLS_ESTREAM for a stream id out of range;
  * #CLS_ERANGE for a device index the context does not have; #CLS_ECL when

@@ -311,6 +311,11 @@ START_TEST(placement_and_relocation_calls_check_their_arguments) {
     ck_assert_int_eq(setenv("CLS_PLACEMENT", bad[i], 1), 0);
     assert_create_fails(NULL, CLS_ECONFIG, 0, bad[i]);
     unsetenv("CLS_PLACEMENT");
+    o = (struct cls_context_options){.version = CLS_CONTEXT_OPTIONS_VERSION, .relocate = bad[i]};
+    assert_create_fails(&o, CLS_ECONFIG, 0, bad[i]);
+    ck_assert_int_eq(setenv("CLS_RELOCATE", bad[i], 1), 0);
+    assert_create_fails(NULL, CLS_ECONFIG, 0, bad[i]);
+    unsetenv("CLS_RELOCATE");
   }
   assert_context_works();
 }
@@ -565,6 +570,7 @@ int main(void) {
   unsetenv("CLS_SCHEDULER");
   unsetenv("CLS_FAULT");
   unsetenv("CLS_PLACEMENT");
+  unsetenv("CLS_RELOCATE");
   Suite *s = suite_create("misuse-api");
 #define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(error_strings_exist_for_every_int);
