@@ -424,7 +424,8 @@ static void own_lease(cls_context *ctx, int a, int b) {
     CT_OK(cls_stream_relocate(ctx, b, device_of(ctx, b), gen_of(ctx, b)));
 }
 
-/* The first (only) failure of a tainted buffer, read on `stream`. */
+/* The first (only) failure of a tainted buffer, read on `stream`: one
+ * the lost queue gave. */
 static void expect_failure(cls_context *ctx, int stream, cls_buffer b, const char *has) {
   int got[16];
   cls_report *r = NULL;
@@ -434,6 +435,8 @@ static void expect_failure(cls_context *ctx, int stream, cls_buffer b, const cha
   struct cls_failure_info fi;
   CT_OK(cls_report_failure(r, 0, &fi));
   ck_assert_msg(strstr(fi.message, has), "failure '%s' lacks '%s'", fi.message, has);
+  /* The queue's status, whether met at the call or in a deferred batch. */
+  ck_assert_int_eq(fi.cl_status, CL_DEVICE_NOT_AVAILABLE);
   cls_report_free(r);
 }
 

@@ -25,8 +25,11 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
              (unsigned long long)s->generation, deferred ? "enqueue" : "command",
              launch ? e->kernel : e->op, deferred ? "failed:" : "failed after its enqueue with",
              cls_cl_status_name(status), deferred ? " (deferred)" : "");
-    cls__failure_unref(cls__inflight_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL,
-                                               detail));
+    struct cls__failure *f =
+        cls__inflight_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL, detail);
+    if (f) /* the status the queue gave, as an enqueue failure's record has it */
+      f->cl_status = status;
+    cls__failure_unref(f);
   }
   ctx->lost_mask |= 1ull << s->id;
 }
