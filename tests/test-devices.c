@@ -186,6 +186,7 @@ START_TEST(explicit_place_before_the_first_command_wins) {
   CT_OK(cls_stream_place(ctx, 4, last));
   ck_assert_int_eq(device_of(ctx, 4), last);
   ck_assert_uint_eq(gen_of(ctx, 4), 0); /* a placement is not a relocation */
+  ck_assert_uint_eq(stats_of(ctx, 4).relocations, 0);
   int v = 5;
   CT_OK(cls_fill(ctx, 4, c, 0, 64, &v, sizeof v));
   ct_expect_ints(ctx, 4, c, 16, 5);

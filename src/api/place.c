@@ -41,11 +41,7 @@ CLS_API int cls_stream_place(cls_context *ctx, int stream, int device) {
     /* Used, but no command yet (a buffer allocated on it): its queue
      * moves now, before anything was enqueued on it. */
     if (s && s->device != device)
-      rc = cls__stream_relocate(ctx, s, device, "placed before its first command");
-    if (s && rc == CLS_OK && s->generation) {
-      s->generation = 0; /* a placement is not a relocation */
-      s->stats.relocations = 0;
-    }
+      rc = cls__stream_relocate(ctx, s, device, NULL); /* not a relocation */
   }
   cls__unlock(ctx);
   return rc;

@@ -108,7 +108,8 @@ int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, co
   uint64_t gen = s->generation;
   ctx->driver_ops->close(ctx->driver, s);
   s->device = device;
-  s->generation = gen + 1; /* before open: a driver may look (scheduler) */
+  bool placing = why == NULL; /* cls_stream_place: not a relocation */
+  s->generation = placing ? gen : gen + 1; /* before open: a driver may look (scheduler) */
   if ((rc = ctx->driver_ops->open(ctx->driver, s)) < 0) {
     /* Keep the stream usable: a fresh queue where it was. */
     s->device = old;
@@ -120,8 +121,13 @@ int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, co
     return rc;
   }
   ctx->lost_mask &= ~(1ull << s->id);
-  s->stats.relocations++;
   s->flushed = s->submitted;
+  if (placing) {
+    cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d placed on device %d before its first command",
+             s->id, device);
+    return CLS_OK;
+  }
+  s->stats.relocations++;
   cls__log(&ctx->log, CLS_LOG_ERRORS,
            "stream %d relocated (%s): generation %llu on device %d -> generation %llu on "
            "device %d",

@@ -55,7 +55,9 @@ int cls__placement_parse(const char *text, int *out);
 /* Moves s to a fresh backend queue on `device`: waits for the retired
  * queue's work (cls__stream_poll with wait: completions proven, failures
  * reported through F8), closes it through the driver, opens the fresh one,
- * and raises s->generation.  `why` is logged with both generations. */
+ * and raises s->generation.  `why` is logged with both generations; NULL:
+ * a placement before the first command (cls_stream_place), which keeps
+ * the generation. */
 int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, const char *why);
 /* CLS_ESTREAM, recorded, unless 0 <= id < CLS_MAX_STREAMS. */
 int cls__stream_check_id(int id);
