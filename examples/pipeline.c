@@ -16,6 +16,18 @@
  *   CLS_FAULT=enqueue:kernel=blur      examples/pipeline   (every stage fails)
  *   CLS_FAULT=enqueue:kernel=histogram examples/pipeline   (blur, sobel verify)
  *
+ * --devices N places the three streams over N devices of one platform
+ * (stream i on device i mod N; CLS_DEVICE=all unless $CLS_DEVICE names
+ * them; PoCL offers two CPU devices with POCL_DEVICES="pthread pthread").
+ * A stream's queue is a lease (docs/devices.md): with
+ *
+ *   CLS_FAULT=lost:stream=1,nth=2 CLS_RELOCATE=other examples/pipeline --devices 2
+ *
+ * stream 1's queue is lost at its second command; the stream moves to the
+ * other device, the pipeline prints what was lost and runs the lost stage
+ * again there, and all three stages verify.  With CLS_RELOCATE=off the
+ * loss is reported like any failure (exit 1).
+ *
  * --trace FILE writes a timeline of the run (docs/trace.md) to open in
  * Perfetto (ui.perfetto.dev) or chrome://tracing: a track per stream, the
  * cross-stream waits as arrows, skips and failures as marks.
@@ -28,6 +40,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
 #include <clstream.h>
+#include <clstream/cl.h> /* CL_DEVICE_NOT_AVAILABLE */
 
 #include <math.h>
 #include <stdarg.h>
@@ -315,7 +328,10 @@ static int launch(cls_context *ctx, struct stage *st, cls_kernel *k, unsigned di
 }
 
 /* Downloads a stage's result on its own stream.  CLS_OK when it came back
- * (or the stage is marked failed); another code is an error. */
+ * (or the stage is marked failed); another code is an error.  A download
+ * the stream's lost queue refused (CL_DEVICE_NOT_AVAILABLE: the lease
+ * expired) fails the stage; what the stage wrote is checked and reported:
+ * written before the loss, it is kept. */
 static int download(cls_context *ctx, struct stage *st, cls_buffer buf, void *dst,
                     size_t size) {
   cls_report *report = NULL;
@@ -324,20 +340,42 @@ static int download(cls_context *ctx, struct stage *st, cls_buffer buf, void *ds
     stage_failed(st, report);
     return CLS_OK;
   }
+  if (rc == CLS_ECL && cls_last_cl_status() == CL_DEVICE_NOT_AVAILABLE) {
+    st->verdict = FAILED;
+    snprintf(st->why, sizeof st->why, "queue lost at its download: %s", cls_last_error_detail());
+    if (ncauses < MAX_CAUSES) { /* the download itself is the root cause */
+      struct cause *c = &causes[ncauses++];
+      memset(c, 0, sizeof *c);
+      c->status = rc;
+      c->cl_status = CL_DEVICE_NOT_AVAILABLE;
+      c->stream = st->stream;
+      snprintf(c->operation, sizeof c->operation, "download");
+    }
+    say("\n%s on stream %d: download failed, the stream's queue is lost: %s\n", st->name,
+        st->stream, cls_last_error_detail());
+    rc = cls_check(ctx, 1, &buf, &report);
+    if (rc == CLS_OK)
+      say("  its output was written before the loss: kept\n");
+    else if (rc == CLS_ETAINTED)
+      say("  its output:\n%s\n", cls_report_text(report));
+    cls_report_free(report);
+    return rc == CLS_ETAINTED ? CLS_OK : rc;
+  }
   return rc;
 }
 
 /* ------------------------------------------------------------------ */
 
 static void usage(FILE *to) {
-  fprintf(to, "Usage: pipeline [--size N] [--quiet] [--trace FILE]\n"
+  fprintf(to, "Usage: pipeline [--size N] [--devices N] [--quiet] [--trace FILE]\n"
               "  --size N       image of N x N pixels (default 2048)\n"
+              "  --devices N    the streams spread over N devices of one platform\n"
               "  --quiet        print only the verdict lines and the summary\n"
               "  --trace FILE   write a timeline (Chrome trace-event JSON) to FILE\n");
 }
 
 int main(int argc, char **argv) {
-  int n = 2048;
+  int n = 2048, ndevices = 0;
   struct cls_context_options opts = {.version = CLS_CONTEXT_OPTIONS_VERSION};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
@@ -348,6 +386,14 @@ int main(int argc, char **argv) {
         return 2;
       }
       n = (int)v;
+    } else if (strcmp(argv[i], "--devices") == 0 && i + 1 < argc) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > CLS_MAX_DEVICES) {
+        fprintf(stderr, "pipeline: --devices wants 1 .. %d\n", CLS_MAX_DEVICES);
+        return 2;
+      }
+      ndevices = (int)v;
     } else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
       opts.trace = argv[++i];
     } else if (strcmp(argv[i], "--quiet") == 0) {
@@ -392,11 +438,29 @@ int main(int argc, char **argv) {
 
   /* Set up: a context on $CLS_DEVICE (default: first GPU, else first
    * device), the three kernels, and each stage's buffers on its stream. */
+  const char *env_device = getenv("CLS_DEVICE");
+  if (ndevices > 1 && !(env_device && *env_device))
+    opts.device = "all";
   TRY("creating the context", cls_context_create(&ctx, &opts));
   struct cls_device_info dev;
   TRY("querying the device", cls_context_device(ctx, &dev));
   say("pipeline: %dx%d image on %s (%s driver)\n", n, n, dev.device_name,
       cls_context_driver(ctx));
+  if (ndevices) {
+    size_t have = 0;
+    TRY("listing the context's devices", cls_context_devices(ctx, NULL, 0, &have));
+    if ((int)have < ndevices) {
+      fprintf(stderr, "pipeline: --devices %d, but the context has %zu device%s (%s)\n",
+              ndevices, have, have == 1 ? "" : "s",
+              "PoCL offers two with POCL_DEVICES=\"pthread pthread\"");
+      status = 2;
+      goto done;
+    }
+    for (int s = 0; s < 3; s++) { /* spread: stream s on device s mod N */
+      TRY("placing a stream", cls_stream_place(ctx, s, s % ndevices));
+      say("stream %d on device %d\n", s, s % ndevices);
+    }
+  }
 
   double t = now();
   TRY("building the kernels", cls_program_build(ctx, source, NULL, &prog));
@@ -419,22 +483,63 @@ int main(int argc, char **argv) {
   const size_t grid[2] = {(size_t)n, (size_t)n}, line = pixels;
   t = now();
 
-  TRY("uploading the image", cls_upload(ctx, 0, d_image, 0, image, bytes));
   cls_arg blur_args[] = {CLS_IN(d_image), CLS_OUT(d_blurred), CLS_SCALAR(w), CLS_SCALAR(h)};
-  TRY("launching 'blur'", launch(ctx, &blur, k_blur, 2, grid, 4, blur_args));
-
   cls_arg sobel_args[] = {CLS_IN(d_blurred), CLS_OUT(d_edges), CLS_SCALAR(w), CLS_SCALAR(h)};
-  TRY("launching 'sobel'", launch(ctx, &sobel, k_sobel, 2, grid, 4, sobel_args));
-
-  TRY("zeroing the bins", cls_fill(ctx, 2, d_bins, 0, sizeof out_bins, &zero, sizeof zero));
   cls_arg hist_args[] = {CLS_IN(d_edges), CLS_INOUT(d_bins), CLS_SCALAR(count),
                          CLS_SCALAR(scale)};
-  TRY("launching 'histogram'", launch(ctx, &hist, k_hist, 1, &line, 4, hist_args));
-
-  /* Each stream brings its own result back. */
-  TRY("downloading the blurred image", download(ctx, &blur, d_blurred, out_blur, bytes));
-  TRY("downloading the edges", download(ctx, &sobel, d_edges, out_edges, bytes));
-  TRY("downloading the bins", download(ctx, &hist, d_bins, out_bins, sizeof out_bins));
+  /* Pass 0 runs every stage.  Pass 1 runs again, on their relocated
+   * streams, the stages that failed because a stream's queue was lost
+   * (CLS_RELOCATE moved the stream): a stage runs again when it failed,
+   * or when it reads what a stage run again wrote. */
+  int redo[3] = {1, 1, 1};
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      int moved = 0;
+      for (int s = 0; s < 3; s++) {
+        uint64_t g = 0;
+        int d = 0;
+        TRY("reading a stream's generation", cls_stream_generation(ctx, s, &g));
+        TRY("reading a stream's device", cls_stream_device(ctx, s, &d));
+        if (g) {
+          say("\nstream %d was relocated: now generation %llu on device %d\n", s,
+              (unsigned long long)g, d);
+          moved = 1;
+        }
+      }
+      if (!moved)
+        break;
+      int again = 0;
+      for (int i = 0; i < 3; i++) {
+        redo[i] = stages[i]->verdict == FAILED || (i && redo[i - 1]);
+        if (redo[i]) {
+          say("running %s again on stream %d\n", stages[i]->name, stages[i]->stream);
+          stages[i]->verdict = OK;
+          stages[i]->why[0] = '\0';
+          again = 1;
+        }
+      }
+      if (!again)
+        break;
+      ncauses = 0;
+    }
+    if (redo[0]) {
+      TRY("uploading the image", cls_upload(ctx, 0, d_image, 0, image, bytes));
+      TRY("launching 'blur'", launch(ctx, &blur, k_blur, 2, grid, 4, blur_args));
+    }
+    if (redo[1])
+      TRY("launching 'sobel'", launch(ctx, &sobel, k_sobel, 2, grid, 4, sobel_args));
+    if (redo[2]) {
+      TRY("zeroing the bins", cls_fill(ctx, 2, d_bins, 0, sizeof out_bins, &zero, sizeof zero));
+      TRY("launching 'histogram'", launch(ctx, &hist, k_hist, 1, &line, 4, hist_args));
+    }
+    /* Each stream brings its own result back. */
+    if (redo[0])
+      TRY("downloading the blurred image", download(ctx, &blur, d_blurred, out_blur, bytes));
+    if (redo[1])
+      TRY("downloading the edges", download(ctx, &sobel, d_edges, out_edges, bytes));
+    if (redo[2])
+      TRY("downloading the bins", download(ctx, &hist, d_bins, out_bins, sizeof out_bins));
+  }
   double t_device = now() - t;
 
   /* The same work in plain C. */
@@ -474,15 +579,22 @@ int main(int argc, char **argv) {
 
   say("\ndevice:    %8.1f ms  (upload, 3 kernels, 3 downloads)\n", t_device * 1e3);
   say("host:      %8.1f ms  (the same work in plain C)\n\n", t_host * 1e3);
-  say("stream  enqueues  launches  skips  waits  flushes  markers  failures\n");
+  say("stream  enqueues  launches  skips  waits  flushes  markers  failures%s\n",
+      ndevices ? "  device  migrations  relocations" : "");
   for (int s = 0; s < 3; s++) {
     struct cls_stream_stats ss;
+    int d = 0;
     TRY("reading stream statistics", cls_stream_stats(ctx, s, &ss));
-    say("%6d  %8llu  %8llu  %5llu  %5llu  %7llu  %7llu  %8llu\n", s,
+    TRY("reading a stream's device", cls_stream_device(ctx, s, &d));
+    say("%6d  %8llu  %8llu  %5llu  %5llu  %7llu  %7llu  %8llu", s,
         (unsigned long long)ss.enqueues, (unsigned long long)ss.launches,
         (unsigned long long)ss.skips, (unsigned long long)ss.waits,
         (unsigned long long)ss.flushes, (unsigned long long)ss.markers,
         (unsigned long long)ss.failures);
+    if (ndevices)
+      say("  %6d  %10llu  %11llu", d, (unsigned long long)ss.migrations,
+          (unsigned long long)ss.relocations);
+    say("\n");
   }
   say("\n");
 

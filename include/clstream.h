@@ -131,7 +131,7 @@ enum cls_errno {
   CLS_EACCESS = -24,   /**< declared access does not match the kernel's signature (F11) */
   CLS_EGUARD = -25,    /**< guard mode: a kernel wrote outside its buffer, or left a CLS_OUT buffer partly unwritten (docs/guard.md) */
   CLS_ETIMEDOUT = -26, /**< a wait ran past CLS_SYNC_TIMEOUT; the command it names carries the failure */
-  CLS_ESTALEGEN = -27, /**< stale generation: the request names a generation older than the stream's */
+  CLS_ESTALEGEN = -27, /**< a request named a stream generation older than the stream's: it was relocated since (cls_stream_relocate()) */
   CLS_EMPI = -28,      /**< an MPI call failed (libclstream-mpi, <clstream/mpi.h>); the MPI error string is in the detail, and the buffer a receive was to write carries the failure */
   CLS__ERR_LAST = -29
 };
@@ -211,7 +211,10 @@ CLS_API int cls_device_list(struct cls_device_info *out, size_t cap,
 /** The device a selection string picks, with the rules of CLS_DEVICE:
  * - NULL or "": the first GPU, else the first device;
  * - "P:D": platform P, device D (indices from 0, digits only); any text
- *   with a ':' is read so;
+ *   with a ':' is read so, but "NAME:D" (NAME starting with a letter):
+ *   device D of the first platform NAME is part of ("pocl:1");
+ * - "all", or a list "ITEM,ITEM": several devices of one platform for one
+ *   context (docs/devices.md); this call answers the first of them;
  * - "cpu", "gpu", "accelerator": the first device of that type;
  * - anything else: a case-insensitive substring of the platform name,
  *   vendor or version, or of the device name ("pocl", "llvmpipe",
@@ -240,10 +243,13 @@ struct cls_driver_ops;    /* <clstream/driver.h> */
 /** Streams are small integers, 0 .. CLS_MAX_STREAMS-1, created lazily on
  * first use. */
 #define CLS_MAX_STREAMS 64
+/** The most devices one context spans (CLS_DEVICE=all takes the first
+ * this many of its platform). */
+#define CLS_MAX_DEVICES 8
 
 /** The version of struct cls_context_options this header describes (3:
- * driver). */
-#define CLS_CONTEXT_OPTIONS_VERSION 3
+ * driver; 4: placement, relocate). */
+#define CLS_CONTEXT_OPTIONS_VERSION 4
 /** Options of cls_context_create(); zero-initialise, then set version.
  * The strings are read during the call only. */
 struct cls_context_options {
@@ -292,9 +298,21 @@ struct cls_context_options {
    * `scheduler` may only give its parameters, as "NAME:PARAMS" with NAME
    * the driver's name.  The struct must outlive the context. */
   const struct cls_driver_ops *driver;
+  /** Version 4 on.  Where streams are placed in a context of several
+   * devices (docs/devices.md): "spread" (stream i on device i mod N, the
+   * default with several devices) or "first" (all on device 0, the
+   * default with one).  NULL or "": $CLS_PLACEMENT, then the default. */
+  const char *placement;
+  /** Version 4 on.  What happens when a stream's queue is lost (the device
+   * says so, or CLS_FAULT's "lost:"; docs/devices.md): "off" (the default:
+   * its commands fail like any other), "same" (the stream moves to a fresh
+   * queue on its device) or "other" (to a fresh queue on the next device).
+   * NULL or "": $CLS_RELOCATE, then "off". */
+  const char *relocate;
 };
 
-/** Creates a context on one device.  opts may be NULL (all defaults).  The
+/** Creates a context on one device, or on several of one platform
+ * (a device list or "all": docs/devices.md).  opts may be NULL (all defaults).  The
  * caller owns *out and frees it with cls_context_destroy().  Thread-safe
  * (contexts are independent).  On failure nothing is left behind and *out
  * is NULL.
@@ -324,6 +342,14 @@ CLS_API void cls_context_destroy(cls_context *ctx);
 /** The context's device into *out (the caller's).  Thread-safe.
  * \return #CLS_OK; #CLS_EINVAL for a NULL argument. */
 CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out);
+/** The context's devices, in the order of the selection (device index 0
+ * first: the one cls_context_device() names).  Fills up to `cap` entries
+ * of `out` (NULL when cap is 0) and stores their number in *count.
+ * Thread-safe.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL ctx or count, or out NULL with
+ * cap > 0. */
+CLS_API int cls_context_devices(cls_context *ctx, struct cls_device_info *out, size_t cap,
+                                size_t *count);
 /** Name of the driver the context runs on ("event", "scheduler"); a static
  * string, "" for a NULL context.  Thread-safe. */
 CLS_API const char *cls_context_driver(cls_context *ctx);
@@ -375,6 +401,9 @@ struct cls_stream_stats {
                               the event driver, one per batch for the
                               scheduler driver */
   uint64_t failures;     /**< failures minted on this stream */
+  uint64_t migrations;   /**< commands that used a buffer last used on another
+                              device of the context (docs/devices.md) */
+  uint64_t relocations;  /**< times the stream moved to a fresh backend queue */
 };
 /** The counters of `stream` into *out (zeros for a stream not used yet).
  * Takes the context lock.
@@ -385,6 +414,49 @@ CLS_API int cls_stream_stats(cls_context *ctx, int stream,
 /** Sets every stream's counters to zero.  Takes the context lock.
  * \return #CLS_OK; #CLS_EINVAL for a NULL context. */
 CLS_API int cls_stats_reset(cls_context *ctx);
+
+/** Places `stream` on device `device` (an index into cls_context_devices())
+ * before its first command, instead of the placement policy
+ * (#cls_context_options.placement).  A stream used only by allocations so
+ * far gets a fresh queue on that device; a stream that has had a command,
+ * or was relocated, keeps its device: move it with cls_stream_relocate().
+ * Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context, or a stream that has
+ * had a command already; #CLS_ESTREAM for a stream id out of range;
+ * #CLS_ERANGE for a device index the context does not have; #CLS_ECL when
+ * the stream's backend cannot be made on that device. */
+CLS_API int cls_stream_place(cls_context *ctx, int stream, int device);
+/** The device index `stream` is placed on into *device: where it runs now,
+ * or, for a stream not used yet, where it will be created.  Takes the
+ * context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_ESTREAM for a
+ * stream id out of range. */
+CLS_API int cls_stream_device(cls_context *ctx, int stream, int *device);
+/** The generation of `stream` into *generation: 0 until the stream is
+ * first relocated, then one more per relocation.  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_ESTREAM for a
+ * stream id out of range. */
+CLS_API int cls_stream_generation(cls_context *ctx, int stream, uint64_t *generation);
+/** Moves `stream` to a fresh backend queue on device `device` (the same
+ * one or another), as a queue whose lease ran out is replaced
+ * (docs/devices.md).  `generation` is the generation the caller last
+ * read (cls_stream_generation()): a request naming an older one comes
+ * from before a relocation it did not see, and is refused.  The work of
+ * the retired queue is waited for first (with the deadline, when one is
+ * set): what completed keeps its bytes, what failed carries its failure
+ * as usual (F8).  Nothing of the retired queue is used afterwards: no
+ * command waits on its events.  The stream's generation goes up by one
+ * and its counter `relocations` too; buffers stay valid.  A stream not
+ * used yet is created on `device`.  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context, or a generation newer
+ * than the stream's; #CLS_ESTALEGEN for an older one; #CLS_ESTREAM for
+ * a stream id out of range; #CLS_ERANGE for a device index the context
+ * does not have; #CLS_ETIMEDOUT or #CLS_ECL when waiting for the retired
+ * queue fails (the stream then stays where it was); #CLS_ECL when no
+ * queue can be made on `device` (the stream then takes a fresh queue on
+ * its old device, and keeps its generation). */
+CLS_API int cls_stream_relocate(cls_context *ctx, int stream, int device,
+                                uint64_t generation);
 
 /** A failure report: every distinct failure a read met, with its skip
  * chain, and the bad handles it named.  Owned by the caller (free it with

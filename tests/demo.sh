@@ -115,6 +115,37 @@ done
 tail -n 1 "$trace" | grep -q '^"otherData":{.*}}$' || fail "trace: $trace is not closed"
 rm -f "$trace"
 
+# 6. --devices 2 (docs/devices.md): where the platform offers two devices
+#    (PoCL with POCL_DEVICES="pthread pthread"), the streams spread over
+#    them and verify; a lost queue with CLS_RELOCATE=other moves its stream
+#    and the lost stage runs again there; with CLS_RELOCATE=off the loss
+#    is reported (exit 1).  Vendors with one device skip this part.
+POCL_DEVICES=${POCL_DEVICES:-"pthread pthread"}
+export POCL_DEVICES
+(CLS_DEVICE=all; export CLS_DEVICE; $limit "$info") >"$out" 2>&1
+if grep -q '^context device 1:' "$out"; then
+  run "two devices" "$pipeline" --size 256 --devices 2
+  test $rc -eq 0 || fail "two devices: exit status $rc, expected 0"
+  expect "two devices" '^stream 1 on device 1$'
+  expect "two devices" '^pipeline: all 3 stages verified$'
+  CLS_FAULT=lost:stream=1,nth=2 CLS_RELOCATE=other
+  export CLS_FAULT CLS_RELOCATE
+  run "lost, relocated" "$pipeline" --size 256 --devices 2
+  test $rc -eq 0 || fail "lost, relocated: exit status $rc, expected 0"
+  expect "lost, relocated" 'the stream.s queue is lost'
+  expect "lost, relocated" '^stream 1 was relocated: now generation 1 on device 0$'
+  expect "lost, relocated" '^running sobel again on stream 1$'
+  expect "lost, relocated" '^pipeline: all 3 stages verified$'
+  CLS_RELOCATE=off
+  run "lost, not relocated" "$pipeline" --size 256 --devices 2
+  unset CLS_FAULT CLS_RELOCATE
+  test $rc -eq 1 || fail "lost, not relocated: exit status $rc, expected 1"
+  expect "lost, not relocated" '^sobel: FAILED \(queue lost at its download: .*CL_DEVICE_NOT_AVAILABLE\)$'
+  expect "lost, not relocated" '^pipeline: 1 of 3 stages failed \(root cause: CLS_ECL in download on stream 1\)$'
+else
+  echo "=== one device with CLS_DEVICE=all: --devices 2 not run"
+fi
+
 if test $failures -ne 0; then
   echo "demo: $failures check(s) failed"
   exit 1

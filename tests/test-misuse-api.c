@@ -267,6 +267,60 @@ START_TEST(stream_and_driver_calls_check_their_arguments) {
 }
 END_TEST
 
+/* The calls of devices, placement and relocation (docs/devices.md). */
+START_TEST(placement_and_relocation_calls_check_their_arguments) {
+  struct cls_device_info info[CLS_MAX_DEVICES];
+  size_t n = 0;
+  int dev = -1;
+  uint64_t g = 7;
+  CT_ERR(cls_context_devices(NULL, info, 1, &n), CLS_EINVAL);
+  CT_ERR(cls_context_devices(ctx, info, 1, NULL), CLS_EINVAL);
+  CT_ERR(cls_context_devices(ctx, NULL, 1, &n), CLS_EINVAL);
+  CT_OK(cls_context_devices(ctx, NULL, 0, &n));
+  ck_assert_uint_ge(n, 1);
+  int last = (int)n - 1;
+  CT_ERR(cls_stream_place(NULL, 0, 0), CLS_EINVAL);
+  CT_ERR(cls_stream_place(ctx, INT_MIN, 0), CLS_ESTREAM);
+  CT_ERR(cls_stream_place(ctx, CLS_MAX_STREAMS, 0), CLS_ESTREAM);
+  CT_ERR(cls_stream_place(ctx, 5, INT_MIN), CLS_ERANGE);
+  CT_ERR(cls_stream_place(ctx, 5, last + 1), CLS_ERANGE);
+  CT_ERR(cls_stream_device(NULL, 0, &dev), CLS_EINVAL);
+  CT_ERR(cls_stream_device(ctx, 0, NULL), CLS_EINVAL);
+  CT_ERR(cls_stream_device(ctx, INT_MAX, &dev), CLS_ESTREAM);
+  CT_ERR(cls_stream_generation(NULL, 0, &g), CLS_EINVAL);
+  CT_ERR(cls_stream_generation(ctx, 0, NULL), CLS_EINVAL);
+  CT_ERR(cls_stream_generation(ctx, -1, &g), CLS_ESTREAM);
+  CT_OK(cls_stream_generation(ctx, CLS_MAX_STREAMS - 1, &g)); /* never used */
+  ck_assert_uint_eq(g, 0);
+  CT_ERR(cls_stream_relocate(NULL, 0, 0, 0), CLS_EINVAL);
+  CT_ERR(cls_stream_relocate(ctx, INT_MIN, 0, 0), CLS_ESTREAM);
+  CT_ERR(cls_stream_relocate(ctx, 1, -1, 0), CLS_ERANGE);
+  CT_ERR(cls_stream_relocate(ctx, 1, last + 1, 0), CLS_ERANGE);
+  CT_ERR(cls_stream_relocate(ctx, 1, 0, UINT64_MAX), CLS_EINVAL);
+  CT_OK(cls_stream_relocate(ctx, 1, last, 0));
+  CT_ERR(cls_stream_relocate(ctx, 1, 0, 0), CLS_ESTALEGEN);
+  CT_ERR(cls_stream_place(ctx, 1, 0), CLS_EINVAL); /* relocated: placed already */
+  CT_OK(cls_stream_generation(ctx, 1, &g));
+  ck_assert_uint_eq(g, 1);
+  /* Malformed placements, from the options and the environment. */
+  const char *bad[] = {"Spread", "spread,first", " first", "none"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                    .placement = bad[i]};
+    assert_create_fails(&o, CLS_ECONFIG, 0, bad[i]);
+    ck_assert_int_eq(setenv("CLS_PLACEMENT", bad[i], 1), 0);
+    assert_create_fails(NULL, CLS_ECONFIG, 0, bad[i]);
+    unsetenv("CLS_PLACEMENT");
+    o = (struct cls_context_options){.version = CLS_CONTEXT_OPTIONS_VERSION, .relocate = bad[i]};
+    assert_create_fails(&o, CLS_ECONFIG, 0, bad[i]);
+    ck_assert_int_eq(setenv("CLS_RELOCATE", bad[i], 1), 0);
+    assert_create_fails(NULL, CLS_ECONFIG, 0, bad[i]);
+    unsetenv("CLS_RELOCATE");
+  }
+  assert_context_works();
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Buffers: zero sizes, SIZE_MAX, patterns, overlap                    */
 /* ------------------------------------------------------------------ */
@@ -515,6 +569,8 @@ int main(void) {
   unsetenv("CLS_DEVICE");
   unsetenv("CLS_SCHEDULER");
   unsetenv("CLS_FAULT");
+  unsetenv("CLS_PLACEMENT");
+  unsetenv("CLS_RELOCATE");
   Suite *s = suite_create("misuse-api");
 #define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(error_strings_exist_for_every_int);
@@ -525,6 +581,7 @@ int main(void) {
   ADD(malformed_log_levels_are_econfig);
   ADD(malformed_device_strings_fail_creation);
   ADD(stream_and_driver_calls_check_their_arguments);
+  ADD(placement_and_relocation_calls_check_their_arguments);
   ADD(zero_sizes_and_size_max_are_rejected);
   ADD(bad_fill_patterns_are_einval);
   ADD(check_takes_any_mix_of_handles);

@@ -443,9 +443,12 @@ static void section_context(struct json *j, struct info *in) {
   if (!in->ctx) {
     json_error_detail(j, "error", in->ctx_rc, in->ctx_detail);
   } else {
-    struct cls_device_info d;
+    struct cls_device_info d, devs[CLS_MAX_DEVICES];
+    size_t ndev = 0;
     if (cls_context_device(in->ctx, &d) == CLS_OK)
       json_device(j, "device", &d);
+    if (cls_context_devices(in->ctx, devs, CLS_MAX_DEVICES, &ndev) == CLS_OK)
+      json_int(j, "devices", (long long)ndev);
     json_str(j, "driver", cls_context_driver(in->ctx));
   }
   json_end_object(j);
@@ -800,8 +803,17 @@ int main(int argc, char **argv) {
     print_error("context:", rc);
     return 1;
   }
-  if (cls_context_device(ctx, &pick) == CLS_OK)
-    print_choice("context device:", &pick);
+  struct cls_device_info cdevs[CLS_MAX_DEVICES];
+  size_t ndev = 0;
+  if (cls_context_devices(ctx, cdevs, CLS_MAX_DEVICES, &ndev) == CLS_OK)
+    for (size_t i = 0; i < ndev && i < CLS_MAX_DEVICES; i++) {
+      char label[32];
+      if (ndev == 1)
+        snprintf(label, sizeof label, "context device:");
+      else
+        snprintf(label, sizeof label, "context device %zu:", i);
+      print_choice(label, &cdevs[i]);
+    }
   printf("%-22s %s\n", "context driver:", cls_context_driver(ctx));
   print_quirks(ctx);
   cls_context_destroy(ctx);

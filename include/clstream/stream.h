@@ -55,9 +55,10 @@ typedef void (*cls_times_fn)(void *arg, int id, uint64_t seq, const char *name,
  * lifetime of every stream created with it. */
 struct cls_backend {
   cl_platform_id platform; /**< the context's platform */
-  cl_device_id device;     /**< the context's device */
+  cl_device_id device;     /**< the device the stream is placed on: one of
+                                the context's (docs/devices.md) */
   cl_context context;      /**< the context's OpenCL context */
-  int cl_version;          /**< device version, 120 / 200 / 300 */
+  int cl_version;          /**< that device's version, 120 / 200 / 300 */
   /** Since CLS_STREAM_FACTORY_VERSION 3 (a factory built against an
    * earlier header never reads them): #CLS_BACKEND_PROFILE or 0. */
   unsigned flags;

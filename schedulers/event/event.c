@@ -23,7 +23,7 @@ static int ev_create(cls_context *ctx, const char *params, struct cls_driver **o
 static void ev_destroy(struct cls_driver *d) { free(d); }
 
 static int ev_open(struct cls_driver *d, struct cls_driver_stream *s) {
-  return cls_driver_factory_create(d, s->id, &s->backend);
+  return cls_driver_factory_create_on(d, s->id, s->device, &s->backend);
 }
 
 static void ev_close(struct cls_driver *d, struct cls_driver_stream *s) {

@@ -96,6 +96,8 @@ struct qmap {
 struct queue {
   void *stream; /* the factory's */
   int users;
+  int device;   /* the context device it is on */
+  bool own;     /* a relocated stream's own queue: shared with no other */
   uint64_t seq;
   struct qmap *map;
   size_t head, len, cap;
@@ -119,6 +121,8 @@ struct sched_driver {
    * close(), so the polls find them without asking the core. */
   struct cls_driver_stream *streams[CLS_MAX_STREAMS];
   uint64_t pending; /* streams whose list is not empty */
+  bool split;       /* interleave: some stream is on another queue than 0
+                       (a second device, or a relocated stream's own) */
 };
 
 /* ------------------------------------------------------------------ */

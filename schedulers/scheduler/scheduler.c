@@ -54,15 +54,36 @@ static void sc_destroy(struct cls_driver *base) {
 static int sc_open(struct cls_driver *base, struct cls_driver_stream *s) {
   struct sched_driver *d = sd(base);
   int qi = d->nqueues ? s->id % d->nqueues : s->id;
+  if (d->nqueues && s->device) {
+    /* Shared queues are per device: queue i of device k is i + M*k. */
+    qi += d->nqueues * s->device;
+    if (qi >= CLS_MAX_STREAMS)
+      return cls_driver_error(CLS_EINVAL, 0,
+                              "scheduler: %d queues on each of %d devices are more than %d",
+                              d->nqueues, cls_driver_devices(base), CLS_MAX_STREAMS);
+  }
   struct queue *q = &d->queues[qi];
+  bool own = s->generation > 0; /* relocated: a fresh queue of its own */
+  if (own || (q->users && (q->own || q->device != s->device))) {
+    /* A free slot, from the top (the policy's slots are the low ones). */
+    for (qi = CLS_MAX_STREAMS - 1; qi >= 0 && d->queues[qi].users; qi--)
+      ;
+    if (qi < 0)
+      return cls_driver_error(CLS_ENOMEM, 0, "scheduler: no free backend queue for stream %d",
+                              s->id);
+    q = &d->queues[qi];
+  }
   if (!q->users) {
-    int rc = cls_driver_factory_create(base, qi, &q->stream);
+    int rc = cls_driver_factory_create_on(base, qi, s->device, &q->stream);
     if (rc < 0)
       return rc;
+    q->device = s->device;
+    q->own = own;
   }
   q->users++;
   d->lists[s->id].queue = qi;
   d->streams[s->id] = s;
+  d->split |= qi != 0;
   s->backend = q->stream;
   return CLS_OK;
 }

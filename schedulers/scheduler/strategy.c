@@ -166,13 +166,20 @@ static void submit_sequential(struct sched_driver *d, int id) {
   queue_flush(d, l->queue, 1ull << id);
 }
 
-/* Interleave: the pending tasks of every stream, round robin, onto the one
- * queue. */
-static void submit_interleave(struct sched_driver *d) {
+/* Interleave: the pending tasks of every stream on queue `qi`, round
+ * robin, onto it (one queue per device of the context: queue k for device
+ * k; a relocated stream has a queue of its own). */
+static void submit_interleave(struct sched_driver *d, int qi) {
   struct cls_driver *drv = &d->base;
   const struct cls_stream_factory *fac = direct_factory(drv);
-  struct queue *q = &d->queues[0];
-  uint64_t involved = d->pending, left = involved;
+  struct queue *q = &d->queues[qi];
+  uint64_t involved = d->pending, left;
+  /* Several devices, or a relocated stream's own queue: only this queue's
+   * streams. */
+  for (uint64_t m = d->split ? d->pending : 0; m; m &= m - 1)
+    if (d->lists[__builtin_ctzll(m)].queue != qi)
+      involved &= ~(1ull << __builtin_ctzll(m));
+  left = involved;
   for (size_t round = 0; left; round++)
     for (uint64_t m = left; m; m &= m - 1) {
       int id = __builtin_ctzll(m);
@@ -201,8 +208,8 @@ static void submit_interleave(struct sched_driver *d) {
     }
   for (uint64_t m = involved; m; m &= m - 1)
     cls__sched_list_reset(&d->lists[__builtin_ctzll(m)]);
-  d->pending = 0;
-  queue_flush(d, 0, involved);
+  d->pending &= ~involved;
+  queue_flush(d, qi, involved);
 }
 
 void cls__sched_submit_list(struct sched_driver *d, int id) {
@@ -210,6 +217,6 @@ void cls__sched_submit_list(struct sched_driver *d, int id) {
     if (d->lists[id].n)
       submit_sequential(d, id);
   } else if (d->pending) {
-    submit_interleave(d);
+    submit_interleave(d, d->lists[id].queue);
   }
 }

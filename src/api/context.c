@@ -176,21 +176,21 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
                              given, &ctx->driver_ops, &params)) < 0)
     goto fail_driver_name;
 
-  struct cls__device_choice dev;
-  if ((rc = cls__device_choose(pick(opts->device, "CLS_DEVICE"), &dev)) < 0)
+  /* Devices: one, or several of one platform (src/stream/place.c). */
+  const char *place = pick(opts->version >= 4 ? opts->placement : NULL, "CLS_PLACEMENT");
+  if (place && *place && (rc = cls__placement_parse(place, &ctx->placement)) < 0)
     goto fail_device;
-  ctx->platform = dev.platform;
-  ctx->device = dev.device;
-  ctx->info = dev.info;
-  cl_uint bits = 0;
-  clGetDeviceInfo(ctx->device, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
-  ctx->max_work_items = bits && bits < sizeof(size_t) * 8 ? ((size_t)1 << bits) - 1 : SIZE_MAX;
+  const char *reloc = pick(opts->version >= 4 ? opts->relocate : NULL, "CLS_RELOCATE");
+  if (reloc && *reloc && (rc = cls__relocate_parse(reloc, &ctx->relocate)) < 0)
+    goto fail_device;
+  if ((rc = cls__place_devices(ctx, pick(opts->device, "CLS_DEVICE"), place && *place)) < 0)
+    goto fail_device;
   cl_int crc;
-  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev.platform, 0};
-  ctx->clctx = clCreateContext(props, 1, &dev.device, NULL, NULL, &crc);
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ctx->platform, 0};
+  ctx->clctx = clCreateContext(props, (cl_uint)ctx->ndevices, ctx->devices, NULL, NULL, &crc);
   if (crc != CL_SUCCESS) {
-    rc = cls__error(CLS_ECL, crc, "clCreateContext on '%s' failed: %s", dev.info.device_name,
-                    cls_cl_status_name(crc));
+    rc = cls__error(CLS_ECL, crc, "clCreateContext on '%s'%s failed: %s", ctx->info.device_name,
+                    ctx->ndevices > 1 ? " and more devices" : "", cls_cl_status_name(crc));
     goto fail_device;
   }
   size_pages(ctx, opts->page_size);
@@ -207,7 +207,8 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   /* Before any buffer is carved: guard mode decides how. */
   if (guard && (rc = cls__guard_create(ctx)) < 0)
     goto fail_guard;
-  ctx->checks = (ctx->guard ? 1u : 0u) | (ctx->sync_timeout_ns ? 2u : 0u);
+  ctx->checks = (ctx->guard ? 1u : 0u) | (ctx->sync_timeout_ns ? 2u : 0u) |
+                (ctx->ndevices > 1 ? 4u : 0u) | (ctx->relocate ? 8u : 0u);
   if ((rc = start_streams(ctx, opts, params)) < 0)
     goto fail_streams;
   *out = ctx;

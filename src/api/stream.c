@@ -86,6 +86,8 @@ CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
     if (rc == CLS_OK)
       rc = finish_reads(ctx, stream, report);
   }
+  if (ctx->lost_mask) /* queues the polls found lost move now */
+    cls__relocate_lost(ctx);
   if (ctx->trace)
     cls__trace_flush(ctx->trace);
   cls__unlock(ctx);
@@ -101,6 +103,8 @@ CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
   int rc = cls__poll_all(ctx, true);
   if (rc == CLS_OK)
     rc = finish_reads(ctx, -1, report);
+  if (ctx->lost_mask) /* queues the polls found lost move now */
+    cls__relocate_lost(ctx);
   if (ctx->trace)
     cls__trace_flush(ctx->trace);
   cls__unlock(ctx);

@@ -24,6 +24,7 @@
 #include "stream/pool.h"
 #include "trace/trace.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,10 +217,33 @@ static int canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
   return CLS_OK;
 }
 
+/* Several devices: a buffer last used on another device than the
+ * command's moves to it (the OpenCL runtime moves the bytes within the
+ * context; docs/devices.md), counted once per command and buffer. */
+static void count_migrations(struct cls__cmd *cmd) {
+  struct cls__stream *s = cmd->stream;
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    struct cls__slot *slot = cmd->bind[i].slot;
+    if (slot->device != (unsigned char)s->device) {
+      slot->device = (unsigned char)s->device;
+      s->stats.migrations++;
+    }
+  }
+}
+
 /* What deadline and guard mode do before a command: one branch on the
  * hot path for both. */
 static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls__cmd *cmd) {
   int rc = CLS_OK;
+  if (ctx->lost_mask) {
+    /* Queues found lost during a poll move now, before this command is
+     * ordered; the polls they make may have failed one of its inputs. */
+    cls__relocate_lost(ctx);
+    if (cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind))
+      return CLS__RETRY;
+  }
+  if (ctx->ndevices > 1)
+    count_migrations(cmd);
   if (ctx->sync_timeout_ns && cmd->x.blocking && (rc = wait_inputs(ctx, cmd)) < 0)
     return rc;
   if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure)
@@ -234,8 +258,15 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   const struct cls_driver_ops *d = ctx->driver_ops;
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
   int rc;
-  if (__builtin_expect(ctx->checks != 0, 0) && (rc = checks_before(ctx, cmd)) < 0)
-    return rc;
+  if (__builtin_expect(ctx->checks != 0, 0) && (rc = checks_before(ctx, cmd)) != CLS_OK) {
+    struct cls__failure *found = rc == CLS__RETRY ? cls__read_failure(ctx, s->id, cmd->bind,
+                                                                      cmd->nbind)
+                                                  : NULL;
+    if (!found)
+      return rc;
+    return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
+                      : cls__refuse(ctx, cmd, found, report);
+  }
   for (;;) {
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
       /* Its program never built: the launch cannot run, and its outputs
@@ -292,9 +323,16 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                         "%s on stream %d: an input failed", name, s->id);
     }
     int status = cmd->kind == CLS__CMD_LAUNCH ? CLS_ELAUNCH : CLS_ECL;
+    /* A queue found lost, with relocation on: the failure says so, and
+     * the stream moves before the call returns (docs/devices.md). */
+    bool lost = ctx->relocate && cls__lost_status(crc);
+    char lost_as[64] = "";
+    if (lost)
+      snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu: ", s->id,
+               (unsigned long long)s->generation);
     struct cls__failure *f = cls__failure_mint(
         ctx, status, crc, cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : "", s->id, pos, false,
-        "enqueue of %s failed: %s", name, cls_cl_status_name(crc));
+        "%senqueue of %s failed: %s", lost_as, name, cls_cl_status_name(crc));
     if (f) /* out of memory: the provisional record stays, reads still fail */
       cls__exit_write(prov, cmd->bind, cmd->nbind, f);
     if (ctx->trace)
@@ -307,6 +345,10 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
         cls__inflight_add(ctx, CLS__ENTRY_FAILED, s->id, 0, pos, stamp, cmd->op, name, cmd->bind,
                         cmd->nbind, NULL) > 0)
       cls__poll_all(ctx, false);
+    if (lost) {
+      ctx->lost_mask |= 1ull << s->id;
+      cls__relocate_lost(ctx);
+    }
     return cls__error(status, crc, "%s on stream %d: enqueue failed: %s", name, s->id,
                       cls_cl_status_name(crc));
   }

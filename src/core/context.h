@@ -1,6 +1,6 @@
 /* Internal: the context and the state it owns.
  *
- * A context owns one device, its stream pool (streams, their memory pools
+ * A context owns its devices (one, or several of one platform), its stream pool (streams, their memory pools
  * and buffer slots), its failure table, the F8 log of the work in flight,
  * the pending non-blocking reads and the program cache.  A driver owns
  * only its own scheduling state (driver.h).  The context lock is held by
@@ -34,8 +34,20 @@ struct cls_context {
   size_t max_work_items;   /* of one launch: what the device's size_t
                               holds (CL_DEVICE_ADDRESS_BITS) */
   cl_platform_id platform;
-  cl_device_id device;
-  cl_context clctx;
+  cl_device_id device;     /* devices[0] */
+  cl_context clctx;        /* over every device of devices[] */
+  /* The context's devices (src/stream/place.c): at least one; info is
+   * dev_info[0].  Streams are placed on them by `placement` unless
+   * cls_stream_place chose (placed[id]: device + 1, 0: the policy). */
+  int ndevices;
+  cl_device_id devices[CLS_MAX_DEVICES];
+  struct cls_device_info dev_info[CLS_MAX_DEVICES];
+  int placement;           /* CLS__PLACE_FIRST or CLS__PLACE_SPREAD */
+  unsigned char placed[CLS_MAX_STREAMS];
+  int relocate;            /* CLS_RELOCATE: CLS__RELOCATE_OFF, _SAME, _OTHER */
+  uint64_t lost_mask;      /* streams whose queue was found lost, not yet
+                              relocated (found during a poll: moved at the
+                              next command or sync, cls__relocate_lost) */
   size_t page_size;
   unsigned long long page_bytes; /* device memory held in pages */
   struct cls_quirks quirks;      /* the device's, probed once per process
@@ -77,8 +89,10 @@ struct cls_context {
     bool (*holds)(const cls_context *ctx, const struct cls__log_entry *e);
   } hooks;
   uint64_t sync_timeout_ns; /* CLS_SYNC_TIMEOUT; 0: wait as long as it takes */
-  unsigned checks;          /* nonzero: guard mode or a deadline is on (the
-                               one test the hot path makes for both) */
+  unsigned checks;          /* nonzero: guard mode, a deadline, several
+                               devices (migrations counted) or automatic
+                               relocation: the one test the hot path makes
+                               for all four */
   int origin;               /* this process's rank + 1 (cls_wire_set_rank,
                                src/mpi/wire.c); 0: not known */
 };

@@ -131,7 +131,10 @@ static int build(cls_context *ctx, struct cls_program *p) {
   memcpy(opts, p->options, olen);
   strcpy(opts + olen, " -cl-kernel-arg-info");
   struct cls__cache_key key = cache_key(ctx, p, opts);
-  if (ctx->cache.enabled && from_cache(ctx, p, &key, opts)) {
+  /* The cache holds one device's binary: a context of several devices
+   * builds from source, for all of them. */
+  bool cache = ctx->cache.enabled && ctx->ndevices == 1;
+  if (cache && from_cache(ctx, p, &key, opts)) {
     free(opts);
     return CLS_OK;
   }
@@ -143,8 +146,8 @@ static int build(cls_context *ctx, struct cls_program *p) {
     return cls__error(CLS_EBUILD, rc, "clCreateProgramWithSource failed: %s",
                       cls_cl_status_name(rc));
   }
-  rc = clBuildProgram(p->program, 1, &ctx->device, opts, NULL, NULL);
-  if (rc == CL_SUCCESS && ctx->cache.enabled) {
+  rc = clBuildProgram(p->program, (cl_uint)ctx->ndevices, ctx->devices, opts, NULL, NULL);
+  if (rc == CL_SUCCESS && cache) {
     ctx->cache.misses++;
     to_cache(ctx, p, &key, now_ms() - t0);
   }

@@ -149,13 +149,15 @@ CLS_API int cls_device_list(struct cls_device_info *out, size_t cap, size_t *cou
   return CLS_OK;
 }
 
-enum { SEL_DEFAULT, SEL_INDEX, SEL_TYPE, SEL_NAME };
+enum { SEL_DEFAULT, SEL_INDEX, SEL_TYPE, SEL_NAME, SEL_NAME_INDEX };
 
 struct select_arg {
   int how;
   int p, d, type;
   const char *name;
   bool found;
+  cl_platform_id named; /* SEL_NAME_INDEX: the first platform NAME matches */
+  char namebuf[128];
   struct cls__device_choice *out;
   /* default rule: first GPU, else first device */
   bool have_first;
@@ -181,6 +183,13 @@ static int select_one(void *arg, cl_platform_id p, cl_device_id d,
     break;
   case SEL_TYPE:
     match = info->type == a->type;
+    break;
+  case SEL_NAME_INDEX:
+    if (!a->named && (cls__icontains(info->platform_name, a->name) ||
+                      cls__icontains(info->platform_vendor, a->name) ||
+                      cls__icontains(info->platform_version, a->name)))
+      a->named = p;
+    match = a->named == p && info->device_index == a->d;
     break;
   case SEL_NAME:
     /* PoCL calls its platform "Portable Computing Language": "pocl" is
@@ -215,6 +224,19 @@ static int parse_indices(const struct cls__parser *ps, struct select_arg *a) {
   cls__span_split(all, ':', &p, &d);
   uint64_t pi, di;
   int rc;
+  if (p.n && isalpha((unsigned char)p.p[0])) {
+    /* "NAME:D": device D of the first platform NAME is part of the name,
+     * vendor or version of ("pocl:1").  A name starts with a letter. */
+    if ((rc = cls__parse_uint(ps, "device index", d, 0, INT_MAX, &di)) < 0)
+      return rc;
+    size_t n = p.n < sizeof a->namebuf - 1 ? p.n : sizeof a->namebuf - 1;
+    memcpy(a->namebuf, p.p, n);
+    a->namebuf[n] = '\0';
+    a->how = SEL_NAME_INDEX;
+    a->name = a->namebuf;
+    a->d = (int)di;
+    return CLS_OK;
+  }
   if ((rc = cls__parse_uint(ps, "platform index", p, 0, INT_MAX, &pi)) < 0 ||
       (rc = cls__parse_uint(ps, "device index", d, 0, INT_MAX, &di)) < 0)
     return rc;
@@ -274,9 +296,91 @@ CLS_API int cls_device_select(const char *spec, struct cls_device_info *out) {
   cls__error_clear();
   if (!out)
     return cls__error(CLS_EINVAL, 0, "cls_device_select: NULL out");
-  struct cls__device_choice c;
-  int rc = cls__device_choose(spec, &c);
+  struct cls__device_choice c[CLS_MAX_DEVICES];
+  int n = 0;
+  int rc = cls__device_choose_many(spec, c, &n);
   if (rc == CLS_OK)
-    *out = c.info;
+    *out = c[0].info; /* a list or "all": the context's device 0 */
   return rc;
+}
+
+/* One item of a list, as a single selection; the detail quotes the whole
+ * text when the item is malformed. */
+static int choose_item(const char *whole, struct cls__span item, struct cls__device_choice *out) {
+  char buf[160];
+  if (item.n == 0 || item.n >= sizeof buf) {
+    struct cls__parser ps = {"CLS_DEVICE", whole, NULL};
+    return cls__parse_fail(&ps, item.n ? "a device item is too long" : "an empty device item");
+  }
+  memcpy(buf, item.p, item.n);
+  buf[item.n] = '\0';
+  if (strcasecmp(buf, "all") == 0) {
+    struct cls__parser ps = {"CLS_DEVICE", whole, NULL};
+    return cls__parse_fail(&ps, "'all' stands alone, not in a list");
+  }
+  return cls__device_choose(buf, out);
+}
+
+struct all_arg {
+  cl_platform_id platform;
+  struct cls__device_choice *out;
+  int n;
+};
+
+static int all_one(void *arg, cl_platform_id p, cl_device_id d,
+                   const struct cls_device_info *info) {
+  struct all_arg *a = arg;
+  if (p != a->platform || a->n >= CLS_MAX_DEVICES)
+    return 0;
+  a->out[a->n].platform = p;
+  a->out[a->n].device = d;
+  a->out[a->n].info = *info;
+  a->n++;
+  return 0;
+}
+
+int cls__device_choose_many(const char *spec, struct cls__device_choice *out, int *n) {
+  *n = 0;
+  if (!spec || !*spec || (!strchr(spec, ',') && strcasecmp(spec, "all") != 0)) {
+    int rc = cls__device_choose(spec, &out[0]);
+    if (rc == CLS_OK)
+      *n = 1;
+    return rc;
+  }
+  struct cls__parser ps = {"CLS_DEVICE", spec, NULL};
+  int rc = cls__parse_text(&ps);
+  if (rc < 0)
+    return rc;
+  if (strcasecmp(spec, "all") == 0) {
+    /* Every device of the platform the default selection picks. */
+    if ((rc = cls__device_choose(NULL, &out[0])) < 0)
+      return rc;
+    struct all_arg a = {out[0].platform, out, 0};
+    if ((rc = visit(all_one, &a)) < 0)
+      return rc;
+    *n = a.n;
+    return CLS_OK;
+  }
+  struct cls__span rest = cls__span_of(spec), item;
+  int count = 0;
+  for (;;) {
+    bool more = cls__span_split(rest, ',', &item, &rest);
+    if (count == CLS_MAX_DEVICES)
+      return cls__parse_fail(&ps, "more than %d devices", CLS_MAX_DEVICES);
+    if ((rc = choose_item(spec, item, &out[count])) < 0)
+      return rc;
+    for (int i = 0; i < count; i++) {
+      if (out[i].device == out[count].device)
+        return cls__parse_fail(&ps, "a device is named twice");
+      if (out[i].platform != out[count].platform)
+        return cls__parse_fail(&ps, "the devices of one context are of one platform");
+    }
+    count++;
+    if (!more)
+      break;
+    if (rest.n == 0)
+      return cls__parse_fail(&ps, "an empty device item");
+  }
+  *n = count;
+  return CLS_OK;
 }

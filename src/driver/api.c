@@ -36,6 +36,15 @@ CLS_API int cls_driver_factory_create(struct cls_driver *d, int id, void **out) 
   return cls__factory_create(d->ctx, id, out);
 }
 
+CLS_API int cls_driver_factory_create_on(struct cls_driver *d, int id, int device, void **out) {
+  if (device < 0 || device >= d->ctx->ndevices)
+    return cls__error(CLS_EINVAL, 0, "driver: device %d of a context of %d", device,
+                      d->ctx->ndevices);
+  return cls__factory_create_on(d->ctx, id, device, out);
+}
+
+CLS_API int cls_driver_devices(const struct cls_driver *d) { return d->ctx->ndevices; }
+
 CLS_API cl_int cls_driver_enqueue(struct cls_driver *d, void *q, int logical, int kind,
                                   const struct cls_kernel_cmd *k, const struct cls_transfer *x,
                                   uint64_t bseq, cl_uint nwait, const cl_event *wait) {

@@ -5,7 +5,7 @@
  * Grammar (CLS_FAULT, or cls_context_options.fault):
  *   spec  := fault { ';' fault }
  *   fault := when ':' key '=' value { ',' key '=' value }
- *   when  := enqueue | complete | alloc
+ *   when  := enqueue | complete | alloc | lost
  *   key   := kernel=NAME      launches of that kernel only
  *          | op=OP            launch, upload, download, copy or fill
  *          | stream=N         commands (allocations) on stream N only
@@ -29,7 +29,11 @@
  * no empty fault or key anywhere (src/util/parse.h: the rules every
  * configuration string follows).  "complete" faults enqueue the command
  * for real (so no real command ever waits on a failed event) and report it
- * failed when poll() sees it finish. */
+ * failed when poll() sees it finish.  "lost" (any key but times; status
+ * default CL_DEVICE_NOT_AVAILABLE) is an expired lease: from the nth
+ * matching command on (default the first), the backend queue the command
+ * went to fails every command with that status; a queue created later
+ * (a relocation, docs/devices.md) is a fresh lease. */
 #include "factory/call.h"
 #include "factory/fault.h"
 #include "util/parse.h"
@@ -38,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum when { W_ENQUEUE, W_COMPLETE, W_ALLOC };
+enum when { W_ENQUEUE, W_COMPLETE, W_ALLOC, W_LOST };
 
 struct fault {
   int when;
@@ -133,6 +137,9 @@ static int parse_key(const struct cls__parser *ps, int key, struct cls__span v, 
     return cls__parse_fail(ps, "%s does not apply to alloc", key_names[key]);
   if (key == K_HOLD && f->when != W_COMPLETE)
     return cls__parse_fail(ps, "hold applies to complete faults only");
+  if (key == K_TIMES && f->when == W_LOST)
+    return cls__parse_fail(ps, "times does not apply to lost (a queue is lost once, then "
+                               "for every command)");
   switch (key) {
   case K_KERNEL:
     return keep(v, &f->kernel);
@@ -178,15 +185,19 @@ static int parse_one(const struct cls__parser *ps, struct cls__span text, struct
     f->when = W_COMPLETE;
   else if (cls__span_is(when, "alloc"))
     f->when = W_ALLOC;
+  else if (cls__span_is(when, "lost"))
+    f->when = W_LOST;
   else {
     cls__parse_fail(ps, "unknown WHEN ");
     cls__parse_append_quoted(when);
-    cls__error_append(" (enqueue, complete, alloc)");
+    cls__error_append(" (enqueue, complete, alloc, lost)");
     return CLS_ECONFIG;
   }
   f->stream = -1;
   f->rank = -1;
-  f->status = f->when == W_ALLOC ? CL_MEM_OBJECT_ALLOCATION_FAILURE : CL_OUT_OF_RESOURCES;
+  f->status = f->when == W_ALLOC  ? CL_MEM_OBJECT_ALLOCATION_FAILURE
+              : f->when == W_LOST ? CL_DEVICE_NOT_AVAILABLE
+                                  : CL_OUT_OF_RESOURCES;
   if (rest.n == 0) {
     cls__parse_fail(ps, "fault ");
     cls__parse_append_quoted(text);
@@ -207,7 +218,7 @@ static int parse_one(const struct cls__parser *ps, struct cls__span text, struct
   }
   if (rc < 0)
     return rc;
-  if (f->nth && !f->times)
+  if ((f->nth || f->when == W_LOST) && !f->times)
     f->times = 1;
   return CLS_OK;
 }
@@ -302,6 +313,7 @@ struct fault_stream {
   uint64_t completed;    /* what the inner stream finished (a hold reports
                             less) */
   uint64_t waits;        /* cfg->waits when it last released its holds */
+  cl_int lost;           /* a "lost" fault fired here: every command fails */
 };
 
 static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_int st) {
@@ -365,6 +377,8 @@ cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_
   struct fault_stream *fs = stream;
   const char *op = op_names[kind];
   const char *kernel = kind == CLS__CMD_LAUNCH ? k->name : NULL;
+  if (fs->lost || (fs->lost = fires(fs->cfg, W_LOST, op, kernel, logical, NULL)) != CL_SUCCESS)
+    return fs->lost;
   cl_int st = fires(fs->cfg, W_ENQUEUE, op, kernel, logical, NULL);
   if (st != CL_SUCCESS)
     return st;

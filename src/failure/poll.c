@@ -10,11 +10,38 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A failure that says the queue is lost, with relocation on: the command
+ * takes the lost failure (F8 carries it), and the stream moves at the next
+ * safe point (cls__relocate_lost: no driver call is then in progress). */
+static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream *s, uint64_t seq,
+                                           cl_int status, bool deferred) {
+  const struct cls__log_entry *e = cls__inflight_oldest(ctx, s->id, seq - 1);
+  if (!e || e->seq != seq) {
+    cls__inflight_failed(ctx, s->id, seq, status, deferred);
+  } else {
+    bool launch = strcmp(e->op, "launch") == 0;
+    char detail[224];
+    snprintf(detail, sizeof detail, "lost with stream %d generation %llu: %s of %s %s %s%s", s->id,
+             (unsigned long long)s->generation, deferred ? "enqueue" : "command",
+             launch ? e->kernel : e->op, deferred ? "failed:" : "failed after its enqueue with",
+             cls_cl_status_name(status), deferred ? " (deferred)" : "");
+    struct cls__failure *f =
+        cls__inflight_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL, detail);
+    if (f) /* the status the queue gave, as an enqueue failure's record has it */
+      f->cl_status = status;
+    cls__failure_unref(f);
+  }
+  ctx->lost_mask |= 1ull << s->id;
+}
+
 void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
                         bool deferred) {
   s->failed_seq = seq;
   s->failed_status = status;
-  cls__inflight_failed(ctx, s->id, seq, status, deferred);
+  if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status))
+    lost(ctx, s, seq, status, deferred);
+  else
+    cls__inflight_failed(ctx, s->id, seq, status, deferred);
 }
 
 /* The wait ran out: the oldest command of s still unfinished takes a

@@ -272,6 +272,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
   slot->mem = mem;
   slot->failure = &cls__never_written;
   slot->writer = page->release_seq ? s->id : -1;
+  slot->device = (unsigned char)s->device; /* where its bytes are (migrations) */
   slot->write_seq = page->release_seq;
   slot->read_mask = 0;
   slot->canary_kernel = NULL;

@@ -44,6 +44,8 @@ struct cls__slot {
   uint64_t read_mask;      /* streams that read since the last write */
   uint64_t read_seq[CLS_MAX_STREAMS];
   int next_free;           /* free-slot list */
+  unsigned char device;    /* the device that used it last (a context of
+                              several devices: a use elsewhere migrates) */
   /* Guard mode: the canary-filled launch that last wrote it (NULL: the
    * last write was another command), for the check on a download. */
   const char *canary_kernel;

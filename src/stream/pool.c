@@ -33,6 +33,11 @@ int cls__pool_init(cls_context *ctx, const struct cls_stream_factory *f, void *f
     pool->backend.on_times = on_times;
     pool->backend.times_arg = ctx;
   }
+  for (int i = 0; i < ctx->ndevices; i++) {
+    pool->backends[i] = pool->backend;
+    pool->backends[i].device = ctx->devices[i];
+    pool->backends[i].cl_version = ctx->dev_info[i].cl_version;
+  }
   return CLS_OK;
 }
 
@@ -51,6 +56,7 @@ struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
     return s;
   memset(s, 0, sizeof *s);
   s->id = id;
+  s->device = cls__place_of(ctx, id);
   int rc = ctx->driver_ops->open(ctx->driver, &s->pub);
   if (rc < 0) {
     *err = rc;
@@ -60,17 +66,25 @@ struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
   s->mem.free_slot = -1;
   if (id >= pool->nstreams)
     pool->nstreams = id + 1;
-  cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d created (%s)", id, pool->factory->name);
+  if (ctx->ndevices > 1)
+    cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d created (%s) on device %d (%s)", id,
+             pool->factory->name, s->device, ctx->dev_info[s->device].device_name);
+  else
+    cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d created (%s)", id, pool->factory->name);
   if (ctx->trace)
     cls__trace_stream(ctx->trace, id);
   return s;
 }
 
 int cls__factory_create(cls_context *ctx, int id, void **out) {
+  return cls__factory_create_on(ctx, id, 0, out);
+}
+
+int cls__factory_create_on(cls_context *ctx, int id, int device, void **out) {
   struct cls__stream_pool *pool = &ctx->pool;
-  cl_int rc = pool->factory->create(pool->factory_data, &pool->backend, id, out);
+  cl_int rc = pool->factory->create(pool->factory_data, &pool->backends[device], id, out);
   if (rc != CL_SUCCESS)
-    return cls__error(CLS_ECL, rc, "creating backend stream %d (%s factory) failed: %s", id,
-                      pool->factory->name, cls_cl_status_name(rc));
+    return cls__error(CLS_ECL, rc, "creating backend stream %d (%s factory) on device %d failed: %s",
+                      id, pool->factory->name, device, cls_cl_status_name(rc));
   return CLS_OK;
 }

@@ -21,6 +21,11 @@ struct cls__stream {
       uint64_t completed;  /* all commands <= this have finished */
       uint64_t flushed;    /* submitted, as of the last flush of its queue */
       struct cls_stream_stats stats;
+      /* Placement and relocation (src/stream/place.c): the device its
+       * backend is on, and the generation of that backend (0 at creation,
+       * +1 per relocation; nothing of an older one is used). */
+      int device;
+      uint64_t generation;
     };
   };
   bool created;
@@ -51,6 +56,8 @@ CLS__STREAM_VIEW(submitted);
 CLS__STREAM_VIEW(completed);
 CLS__STREAM_VIEW(flushed);
 CLS__STREAM_VIEW(stats);
+CLS__STREAM_VIEW(device);
+CLS__STREAM_VIEW(generation);
 
 /* The core's stream behind a driver's view of it. */
 static inline struct cls__stream *cls__stream_of(struct cls_driver_stream *s) {
@@ -61,7 +68,8 @@ struct cls__stream_pool {
   const struct cls_stream_factory *factory;
   void *factory_data;
   cl_event (*last_event)(void *stream); /* factory->last_event, or NULL */
-  struct cls_backend backend;
+  struct cls_backend backend; /* device 0's (= backends[0]) */
+  struct cls_backend backends[CLS_MAX_DEVICES]; /* one per device of the context */
   int nstreams;            /* 1 + highest id created */
   struct cls__stream streams[CLS_MAX_STREAMS];
 };

@@ -69,8 +69,8 @@ void md_all_known(struct md_state *st) {
 /* Faults (src/fault.c, fires())                                       */
 /* ------------------------------------------------------------------ */
 
-static int fires(struct md_world *w, int when, const char *op, const char *kernel, int stream,
-                 bool peek) {
+static int fires_when(struct md_world *w, int when, const char *op, const char *kernel,
+                      int stream, bool peek) {
   for (int i = 0; i < w->nclauses; i++) {
     struct md_clause *c = &w->cl[i];
     if (c->when != when || (c->stream >= 0 && c->stream != stream) ||
@@ -89,6 +89,22 @@ static int fires(struct md_world *w, int when, const char *op, const char *kerne
     return c->status;
   }
   return 0;
+}
+
+/* As src/factory/fault.c: an enqueue meets the "lost" clauses first (one
+ * that fires loses the queue: the command fails, and the stream moves to a
+ * fresh queue, one generation up), then the "enqueue" clauses. */
+static int fires(struct md_world *w, int when, const char *op, const char *kernel, int stream,
+                 bool peek) {
+  if (when == MD_W_ENQUEUE) {
+    int st = fires_when(w, MD_W_LOST, op, kernel, stream, peek);
+    if (st) {
+      if (!peek)
+        w->gen[stream]++;
+      return st;
+    }
+  }
+  return fires_when(w, when, op, kernel, stream, peek);
 }
 
 /* ------------------------------------------------------------------ */
@@ -527,6 +543,21 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
     ex->rcmask = md_bit(MD_OK);
     md_all_known(st);
     return;
+  case MD_RELOCATE: {
+    /* Waits for the stream's queue (what it learns is not counted on:
+     * "known" stays as it was), moves it; bytes and failures stay. */
+    uint64_t *g = &w->gen[op->stream];
+    if (!op->refuse) {
+      ex->gen_arg = *g;
+      ex->rcmask = md_bit(MD_OK);
+      ++*g;
+      w->created[op->stream] = true;
+    } else {
+      ex->gen_arg = *g ? *g - 1 : *g + 1;
+      ex->rcmask = md_bit(*g ? MD_ESTALEGEN : MD_EINVAL);
+    }
+    return;
+  }
   case MD_SYNC_CHECK:
     md_all_known(st);
     for (int i = 0; i < op->len; i++) {
@@ -603,6 +634,10 @@ void md_op_text(const struct md_op *op, char *out, size_t cap) {
   case MD_SYNC_ALL:
     snprintf(out, cap, "sync all");
     break;
+  case MD_RELOCATE:
+    snprintf(out, cap, "relocate s%d to device %u%s", op->stream, op->value,
+             op->refuse ? " (stale generation)" : "");
+    break;
   case MD_SYNC_CHECK: {
     size_t len = (size_t)snprintf(out, cap, "sync all; check");
     for (int i = 0; i < op->len && len < cap; i++)
@@ -631,7 +666,7 @@ static const char *status_text(int st, char *buf, size_t cap) {
 }
 
 void md_spec_text(const struct md_world *w, char *out, size_t cap) {
-  static const char *const when[] = {"enqueue", "complete", "alloc"};
+  static const char *const when[] = {"enqueue", "complete", "alloc", "lost"};
   size_t len = 0;
   out[0] = '\0';
   for (int i = 0; i < w->nclauses && len < cap; i++) {
@@ -647,7 +682,7 @@ void md_spec_text(const struct md_world *w, char *out, size_t cap) {
       len += (size_t)snprintf(out + len, cap - len, ",stream=%d", c->stream);
     if (c->nth && len < cap)
       len += (size_t)snprintf(out + len, cap - len, ",nth=%llu", (unsigned long long)c->nth);
-    if (c->times && len < cap)
+    if (c->times && c->when != MD_W_LOST && len < cap) /* lost: once, implied */
       len += (size_t)snprintf(out + len, cap - len, ",times=%llu",
                               (unsigned long long)c->times);
     if (c->hold && len < cap)

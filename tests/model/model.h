@@ -46,7 +46,8 @@ enum {
   MD_ELAUNCH = -16,
   MD_ESKIPPED = -17,
   MD_ETAINTED = -18,
-  MD_EALLOC = -19
+  MD_EALLOC = -19,
+  MD_ESTALEGEN = -27
 };
 
 enum md_kernel { MD_K_SET, MD_K_ADD, MD_K_AXPY, MD_K_INC, MD_NKERNELS };
@@ -77,7 +78,10 @@ enum md_op_kind {
   MD_DOWNLOAD,
   MD_SYNC,        /* cls_stream_sync(stream) */
   MD_SYNC_ALL,    /* cls_sync */
-  MD_SYNC_CHECK   /* cls_sync, then cls_check over b[0..len) */
+  MD_SYNC_CHECK,  /* cls_sync, then cls_check over b[0..len) */
+  MD_RELOCATE     /* cls_stream_relocate(stream, device value, the stream's
+                     generation; refuse: an older one, or a newer one when
+                     there is none older) */
 };
 
 struct md_op {
@@ -96,7 +100,7 @@ struct md_op {
 };
 
 /* A fault clause (src/fault.c). */
-enum md_when { MD_W_ENQUEUE, MD_W_COMPLETE, MD_W_ALLOC };
+enum md_when { MD_W_ENQUEUE, MD_W_COMPLETE, MD_W_ALLOC, MD_W_LOST };
 struct md_clause {
   int when;
   char kernel[MD_NAME]; /* "" any */
@@ -121,6 +125,14 @@ struct md_world {
   uint64_t imm_fail[MD_S];     /* enqueues that failed in the call (kept by
                                   the runner, from imm_rc) */
   bool created[MD_S];          /* streams clstream has created */
+  /* Each stream's generation (docs/devices.md): up by one per relocation,
+   * asked for (MD_RELOCATE) or made by a "lost" clause that fired.  A
+   * "lost" clause (op=upload, programs keep uploads blocking) fails the
+   * command it fires on like an enqueue fault, and the context relocates
+   * the stream at once (CLS_RELOCATE same or other): nothing else of the
+   * program sees it. */
+  uint64_t gen[MD_S];
+  bool relocate_other;         /* the context's CLS_RELOCATE: other, else same */
   /* Planted bug for the harness's self-test: add computes a+b+c+1. */
   bool planted_bug;
 };
@@ -181,6 +193,7 @@ struct md_expect {
   int fail[MD_B];         /* failure records, in report order */
   int nbad;
   int bad[MD_B];          /* MD_ENULL / MD_ESTALE, in order */
+  uint64_t gen_arg;       /* MD_RELOCATE: the generation to pass */
 };
 
 static inline uint32_t md_bit(int rc) { return 1u << (rc <= 0 ? -rc : 31); }

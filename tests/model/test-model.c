@@ -14,6 +14,12 @@
  * and a free of everything; the number of live failure records must then be
  * back where it was (F1: nothing leaks).
  *
+ * Contexts span every device of the platform (CLS_DEVICE=all; main() sets
+ * POCL_DEVICES="pthread pthread", so PoCL gives two and the streams spread
+ * over them), relocate streams at random (MD_RELOCATE, a stale generation
+ * now and then), and may lose a stream's queue at its n-th upload (a
+ * "lost" clause; CLS_RELOCATE same or other moves the stream at once).
+ *
  * Reproducible by seed: CLS_MODEL_SEED=S (default fixed) seeds the first
  * context; context k+1's seed follows from context k's.  A mismatch prints
  * the context's seed, the spec, the program's index, and the program
@@ -99,6 +105,12 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
   struct md_world *w = &p->world;
   int n = chance(&r, 15) ? 0 : 1 + rnd(&r, 3);
   bool only_alloc = true;
+  w->relocate_other = chance(&r, 50);
+  /* A lost queue is the one of the stream the upload was on; under
+   * scheduler:interleave the streams of a device share one queue, and the
+   * others would lose theirs too: not modelled, not planned there. */
+  const char *sched = getenv("CLS_SCHEDULER");
+  bool shared_queues = sched && strstr(sched, "interleave");
   for (int i = 0; i < n; i++) {
     struct md_clause *c = &w->cl[w->nclauses];
     int pick = rnd(&r, 100);
@@ -127,9 +139,16 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
         c->stream = rnd(&r, MD_S);
       only_alloc = false;
     } else if (pick < 92) { /* the nth uploads (programs keep uploads in order) */
-      clause(c, chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
+      bool lost = !shared_queues && chance(&r, 40);
+      clause(c, lost ? MD_W_LOST : chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
       c->op = "upload";
       counted(c, &r, 80);
+      if (lost) { /* the queue of the nth upload's stream is lost there */
+        c->status = -2; /* CL_DEVICE_NOT_AVAILABLE */
+        c->times = 1;
+        if (chance(&r, 60))
+          c->stream = rnd(&r, MD_S);
+      }
       p->no_async_upload = true;
       only_alloc = false;
     } else { /* kernel and stream: every launch of it there */
@@ -140,6 +159,19 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
       only_alloc = false;
     }
     w->nclauses++;
+  }
+  /* Often a lost queue as well, at the nth upload of a stream or of any. */
+  if (!shared_queues && w->nclauses < MD_MAX_CLAUSES && chance(&r, 30)) {
+    struct md_clause *c = &w->cl[w->nclauses++];
+    clause(c, MD_W_LOST, &r);
+    c->op = "upload";
+    c->status = -2; /* CL_DEVICE_NOT_AVAILABLE */
+    c->nth = 1 + (uint64_t)rnd(&r, 30);
+    c->times = 1;
+    if (chance(&r, 60))
+      c->stream = rnd(&r, MD_S);
+    p->no_async_upload = true;
+    only_alloc = false;
   }
   /* F8 whatever the discovery order: most completion faults hold their
    * failures' discovery for a drawn number of polls (the fault factory's
@@ -243,6 +275,10 @@ static void gen_op(uint64_t *r, const struct md_state *st, const struct context_
     op->kind = MD_DOWNLOAD;
     op->b[0] = pick_live(st, r);
     range(r, elems_of(st, op->b[0]), &op->off, &op->len);
+  } else if (w < 91) {
+    op->kind = MD_RELOCATE;
+    op->value = (uint32_t)rnd(r, 2);
+    op->refuse = chance(r, 25);
   } else if (w < 94) {
     op->kind = MD_SYNC;
   } else if (w < 96) {
@@ -348,6 +384,7 @@ struct rt {
   size_t len;
   uint64_t nops;
   bool inconclusive;
+  int ndev;                 /* the context's devices */
 };
 
 static void say(struct rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -366,7 +403,9 @@ static int rt_open(struct rt *rt, const struct md_world *w, struct md_world *liv
   char spec[512];
   md_spec_text(w, spec, sizeof spec);
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
-                                  .fault = spec[0] ? spec : ""};
+                                  .fault = spec[0] ? spec : "",
+                                  .device = "all",
+                                  .relocate = w->relocate_other ? "other" : "same"};
   memset(rt->h, 0, sizeof rt->h);
   rt->len = 0;
   rt->msg[0] = '\0';
@@ -391,6 +430,9 @@ static int rt_open(struct rt *rt, const struct md_world *w, struct md_world *liv
         return -1;
       }
     }
+  size_t ndev = 1;
+  cls_context_devices(rt->ctx, NULL, 0, &ndev);
+  rt->ndev = (int)ndev;
   *live = *w;
   /* The scheduler driver defers enqueues; event and the example priority
    * driver enqueue at the call. */
@@ -568,6 +610,9 @@ static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const
     break;
   case MD_SYNC_ALL:
     rc = cls_sync(ctx, NULL);
+    break;
+  case MD_RELOCATE:
+    rc = cls_stream_relocate(ctx, s, (int)op->value % rt->ndev, ex.gen_arg);
     break;
   case MD_SYNC_CHECK: {
     rc = cls_sync(ctx, NULL);
@@ -1010,6 +1055,7 @@ START_TEST(a_planted_model_bug_is_found_and_shortened) {
 END_TEST
 
 int main(void) {
+  setenv("POCL_DEVICES", "pthread pthread", 0); /* two PoCL devices; others ignore it */
   ct_require_device();
   /* CLS_SCHEDULER=priority (the pair @priority) names it: the example
    * outside driver passes what the built-in ones pass. */

@@ -1,0 +1,136 @@
+/* Devices of a context, stream placement and relocation
+ * (docs/devices.md).
+ *
+ * A context spans one device or several of one platform (CLS_DEVICE=all,
+ * or a list), with one cl_context over them.  Each stream is placed on a
+ * device when it is created: cls_stream_place's choice, else the policy
+ * (spread: stream i on device i mod N; first: device 0).  A stream's
+ * backend queue is a lease: cls__stream_relocate retires it and gives the
+ * stream a fresh one, and the stream's generation goes up.  Fencing: the
+ * retired queue's work is waited for before it goes (what completed is
+ * proven, what failed is reported through F8 as any failure), so no later
+ * command is ever ordered after an event of a retired generation: each
+ * of its commands is at or below s->completed, which is what the ordering
+ * code checks before it takes an event (src/order). */
+#include "stream/pool.h"
+#include "device/device.h"
+#include "driver/driver.h"
+#include "failure/inflight.h"
+#include "util/parse.h"
+
+#include <stdint.h>
+#include <string.h>
+
+int cls__placement_parse(const char *text, int *out) {
+  struct cls__parser ps = {"CLS_PLACEMENT", text, NULL};
+  int rc = cls__parse_text(&ps);
+  if (rc < 0)
+    return rc;
+  if (strcmp(text, "spread") == 0)
+    *out = CLS__PLACE_SPREAD;
+  else if (strcmp(text, "first") == 0)
+    *out = CLS__PLACE_FIRST;
+  else
+    return cls__parse_fail(&ps, "a placement is 'spread' or 'first'");
+  return CLS_OK;
+}
+
+int cls__relocate_parse(const char *text, int *out) {
+  struct cls__parser ps = {"CLS_RELOCATE", text, NULL};
+  int rc = cls__parse_text(&ps);
+  if (rc < 0)
+    return rc;
+  if (strcmp(text, "off") == 0)
+    *out = CLS__RELOCATE_OFF;
+  else if (strcmp(text, "same") == 0)
+    *out = CLS__RELOCATE_SAME;
+  else if (strcmp(text, "other") == 0)
+    *out = CLS__RELOCATE_OTHER;
+  else
+    return cls__parse_fail(&ps, "a relocation policy is 'off', 'same' or 'other'");
+  return CLS_OK;
+}
+
+int cls__place_devices(cls_context *ctx, const char *spec, bool policy_given) {
+  struct cls__device_choice devs[CLS_MAX_DEVICES];
+  int n = 0;
+  int rc = cls__device_choose_many(spec, devs, &n);
+  if (rc < 0)
+    return rc;
+  ctx->ndevices = n;
+  ctx->platform = devs[0].platform;
+  ctx->device = devs[0].device;
+  ctx->info = devs[0].info;
+  size_t items = SIZE_MAX;
+  for (int i = 0; i < n; i++) {
+    ctx->devices[i] = devs[i].device;
+    ctx->dev_info[i] = devs[i].info;
+    /* What the context promises for any buffer or launch is what every
+     * one of its devices allows. */
+    const struct cls_device_info *d = &devs[i].info;
+    if (d->max_alloc_size < ctx->info.max_alloc_size)
+      ctx->info.max_alloc_size = d->max_alloc_size;
+    if (d->global_mem_size < ctx->info.global_mem_size)
+      ctx->info.global_mem_size = d->global_mem_size;
+    cl_uint bits = 0;
+    clGetDeviceInfo(devs[i].device, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+    size_t m = bits && bits < sizeof(size_t) * 8 ? ((size_t)1 << bits) - 1 : SIZE_MAX;
+    if (m < items)
+      items = m;
+  }
+  ctx->max_work_items = items;
+  if (!policy_given)
+    ctx->placement = n > 1 ? CLS__PLACE_SPREAD : CLS__PLACE_FIRST;
+  return CLS_OK;
+}
+
+int cls__relocate_lost(cls_context *ctx) {
+  int ret = CLS_OK;
+  for (uint64_t m = ctx->lost_mask; m; m &= m - 1) {
+    struct cls__stream *s = cls__stream_peek(ctx, __builtin_ctzll(m));
+    int device = s->device;
+    if (ctx->relocate == CLS__RELOCATE_OTHER)
+      device = (device + 1) % ctx->ndevices; /* the next device */
+    int rc = cls__stream_relocate(ctx, s, device, "its queue was lost");
+    if (rc < 0 && ret == CLS_OK)
+      ret = rc;
+  }
+  return ret;
+}
+
+int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, const char *why) {
+  /* The retired queue's work first: completed (its bytes are kept) or
+   * failed (F8 carries its failure), nothing left in between. */
+  int rc = cls__stream_poll(ctx, s, true);
+  if (rc < 0)
+    return rc;
+  int old = s->device;
+  uint64_t gen = s->generation;
+  ctx->driver_ops->close(ctx->driver, &s->pub);
+  s->device = device;
+  bool placing = why == NULL; /* cls_stream_place: not a relocation */
+  s->generation = placing ? gen : gen + 1; /* before open: a driver may look (scheduler) */
+  if ((rc = ctx->driver_ops->open(ctx->driver, &s->pub)) < 0) {
+    /* Keep the stream usable: a fresh queue where it was. */
+    s->device = old;
+    if (ctx->driver_ops->open(ctx->driver, &s->pub) < 0) {
+      s->backend = NULL;
+      s->hung = true; /* cls_context_destroy leaves it alone */
+    }
+    s->generation = gen;
+    return rc;
+  }
+  ctx->lost_mask &= ~(1ull << s->id);
+  s->flushed = s->submitted;
+  if (placing) {
+    cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d placed on device %d before its first command",
+             s->id, device);
+    return CLS_OK;
+  }
+  s->stats.relocations++;
+  cls__log(&ctx->log, CLS_LOG_ERRORS,
+           "stream %d relocated (%s): generation %llu on device %d -> generation %llu on "
+           "device %d",
+           s->id, why, (unsigned long long)gen, old, (unsigned long long)s->generation, device);
+  return CLS_OK;
+}
