@@ -109,9 +109,11 @@ static int pr_create(cls_context *ctx, const char *params, struct cls_driver **o
 
 static void pr_destroy(struct cls_driver *d) { free(pd(d)); }
 
-/* One backend queue per stream, made by the context's stream factory. */
+/* One backend queue per stream, made by the context's stream factory on
+ * the device the stream is placed on (a relocated stream comes back here
+ * and gets a fresh one). */
 static int pr_open(struct cls_driver *d, struct cls_driver_stream *s) {
-  return cls_driver_factory_create(d, s->id, &s->backend);
+  return cls_driver_factory_create_on(d, s->id, s->device, &s->backend);
 }
 
 static void pr_close(struct cls_driver *d, struct cls_driver_stream *s) {
