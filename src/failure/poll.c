@@ -96,6 +96,8 @@ static int wait_for(cls_context *ctx, struct cls__stream *s) {
 }
 
 int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
+  if (!s->backend)
+    return CLS_OK; /* no queue left to ask (a failed relocation): nothing runs there */
   if (wait && ctx->sync_timeout_ns) {
     if (s->completed >= s->submitted) {
       /* Known finished, failures reported: nothing to poll (a poll could

@@ -52,6 +52,15 @@ struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
     return NULL;
   struct cls__stream_pool *pool = &ctx->pool;
   struct cls__stream *s = &pool->streams[id];
+  if (s->created && !s->backend) {
+    /* A relocation whose fresh queue and old place both failed: no queue
+     * to enqueue on (src/stream/place.c). */
+    *err = cls__error(CLS_ECL, CL_DEVICE_NOT_AVAILABLE,
+                      "stream %d has no queue: relocating it failed, and so did a fresh "
+                      "queue where it was",
+                      id);
+    return NULL;
+  }
   if (s->created)
     return s;
   memset(s, 0, sizeof *s);
