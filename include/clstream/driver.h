@@ -106,8 +106,8 @@ struct cls_driver_stream {
   /** Its counters (cls_stream_stats()); the driver counts `submissions`
    * and `flushes`, the core the rest. */
   struct cls_stream_stats stats;
-  /** The context device its backend goes on (0 .. cls_driver_devices()-1),
-   * set by the core before open(): the placement policy's choice or
+  /** The context device its backend goes on, from 0 to
+   * cls_driver_devices() minus 1, set by the core before open(): the placement policy's choice or
    * cls_stream_place()'s.  Read only. */
   int device;
   /** Its backend's generation: 0 at creation, +1 at each relocation
@@ -308,8 +308,8 @@ CLS_API cl_uint cls_driver_live_waits(const cl_event *w, size_t nw, cl_event *ke
 /** Creates factory stream `id` (the driver's numbering: a logical stream,
  * or a shared queue); #CLS_ECL recorded on failure. */
 CLS_API int cls_driver_factory_create(struct cls_driver *d, int id, void **out);
-/** cls_driver_factory_create() on device `device` of the context (0 ..
- * cls_driver_devices()-1): a stream's backend goes on its
+/** cls_driver_factory_create() on device `device` of the context, from 0
+ * to cls_driver_devices() minus 1: a stream's backend goes on its
  * cls_driver_stream.device.
  * \return as cls_driver_factory_create(); #CLS_EINVAL for a device out of
  * range. */
