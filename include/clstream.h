@@ -248,8 +248,8 @@ struct cls_driver_ops;    /* <clstream/driver.h> */
 #define CLS_MAX_DEVICES 8
 
 /** The version of struct cls_context_options this header describes (3:
- * driver; 4: placement, relocate). */
-#define CLS_CONTEXT_OPTIONS_VERSION 4
+ * driver; 4: placement, relocate; 5: precise, event_every). */
+#define CLS_CONTEXT_OPTIONS_VERSION 5
 /** Options of cls_context_create(); zero-initialise, then set version.
  * The strings are read during the call only. */
 struct cls_context_options {
@@ -309,6 +309,17 @@ struct cls_context_options {
    * queue on its device) or "other" (to a fresh queue on the next device).
    * NULL or "": $CLS_RELOCATE, then "off". */
   const char *relocate;
+  /** Version 5 on.  Attribution of failures found after the enqueue (F8a,
+   * docs/design.md): 1 exact (an OpenCL event per command, every failure
+   * pinned on its command), -1 ranged where the device allows it, 0:
+   * $CLS_PRECISE ("1" exact, "0" ranged where allowed), then ranged where
+   * allowed.  Ranged is allowed where the device fails the rest of an
+   * in-order queue behind a failed command (quirk queue_poisoned);
+   * elsewhere attribution is exact whatever this says. */
+  int precise;
+  /** Version 5 on.  Ranged attribution: the most commands a stream runs
+   * without an OpenCL event (1 to 65536); 0: $CLS_EVENT_EVERY, then 64. */
+  unsigned event_every;
 };
 
 /** Creates a context on one device, or on several of one platform
@@ -374,6 +385,26 @@ struct cls_cache_info {
  * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_EVERSION for an
  * unknown out->version. */
 CLS_API int cls_context_cache(cls_context *ctx, struct cls_cache_info *out);
+
+/** How failures found after the enqueue are attributed (F8a). */
+enum cls_attribution {
+  /** Every command has its OpenCL event: a failure is pinned on the
+   * command that failed. */
+  CLS_ATTRIBUTION_EXACT = 0,
+  /** Events only where something needs one (a cross-stream wait, a read,
+   * a sync) and at most every `event_every` commands: a failure is known
+   * to lie in a range of commands, and every write of that range takes
+   * it. */
+  CLS_ATTRIBUTION_RANGED = 1
+};
+/** The attribution mode in force into *mode (enum cls_attribution), with,
+ * when `why` is not NULL, a static sentence saying why ("CLS_PRECISE=1",
+ * "the device does not fail the rest of a queue behind a failed command",
+ * ...), and when `every` is not NULL the most commands run without an
+ * event.  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context or mode. */
+CLS_API int cls_context_attribution(cls_context *ctx, int *mode, const char **why,
+                                    unsigned *every);
 /** The number of drivers: those built into this library (configure
  * --enable-drivers), then those registered (cls_driver_register() in
  * <clstream/driver.h>).  Thread-safe. */
@@ -414,6 +445,17 @@ CLS_API int cls_stream_stats(cls_context *ctx, int stream,
 /** Sets every stream's counters to zero.  Takes the context lock.
  * \return #CLS_OK; #CLS_EINVAL for a NULL context. */
 CLS_API int cls_stats_reset(cls_context *ctx);
+/** How many OpenCL events `stream`'s factory asked the runtime for since
+ * the stream was created (commands' events and markers) into *out: about
+ * one per command with exact attribution, far fewer with ranged (F8a;
+ * cls_context_attribution()).  Streams that share a backend queue
+ * (scheduler:interleave) each give that queue's count; a relocated stream
+ * counts from its new queue.  0 for a factory that does not count
+ * (cls_stream_factory.events) or a stream not created yet.  Takes the
+ * context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL argument; #CLS_ESTREAM for a
+ * stream id out of range. */
+CLS_API int cls_stream_events(cls_context *ctx, int stream, uint64_t *out);
 
 /** Places `stream` on device `device` (an index into cls_context_devices())
  * before its first command, instead of the placement policy

@@ -121,28 +121,11 @@ static void pr_close(struct cls_driver *d, struct cls_driver_stream *s) {
   s->backend = NULL;
 }
 
-struct poll_arg {
-  struct cls_driver *d;
-  struct cls_driver_stream *s;
-};
-
-/* The factory reports failed commands by their number on the queue; the
- * queue is the stream's own, so its numbers are the stream's. */
-static void on_failed(void *arg, uint64_t seq, cl_int status) {
-  struct poll_arg *a = arg;
-  cls_driver_failed(a->d, a->s, seq, status, false);
-}
-
+/* The queue is the stream's own, so the factory's command numbers are
+ * the stream's: the core's poll helper reports against it, with ranges
+ * where attribution is ranged (F8a). */
 static int pr_poll(struct cls_driver *d, struct cls_driver_stream *s, bool wait) {
-  struct poll_arg a = {d, s};
-  uint64_t completed = s->completed;
-  cl_int rc = d->factory->poll(s->backend, wait, on_failed, &a, &completed);
-  if (completed > s->completed)
-    s->completed = completed;
-  if (rc != CL_SUCCESS)
-    return cls_driver_error(CLS_ECL, rc, "stream %d: %s failed: %s", s->id,
-                            wait ? "waiting for completion" : "polling", cls_cl_status_name(rc));
-  return CLS_OK;
+  return cls_driver_factory_poll(d, s, s->backend, wait);
 }
 
 /* Another stream's marker comes from its own queue. */

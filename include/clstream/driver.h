@@ -350,6 +350,19 @@ CLS_API struct cls_driver_stream *cls_driver_stream_at(struct cls_driver *d, int
  * a driver that defers (the report says so).  The core applies F8. */
 CLS_API void cls_driver_failed(struct cls_driver *d, struct cls_driver_stream *s, uint64_t seq,
                                cl_int status, bool deferred);
+/** Ranged attribution (F8a): one of commands `first` to `last` of s
+ * failed after its enqueue, which one is not known (a poisoned queue's
+ * event said so).  `first` == `last` is cls_driver_failed() of that
+ * command.  The core applies F8 to every command of the range. */
+CLS_API void cls_driver_failed_range(struct cls_driver *d, struct cls_driver_stream *s,
+                                     uint64_t first, uint64_t last, cl_int status);
+/** The poll of a driver whose stream s has a backend queue of its own
+ * (`backend`, usually s->backend): polls it (waiting when `wait`), with
+ * ranges where the factory reports them, reports each failure against s,
+ * and raises s->completed to what finished.  \return #CLS_OK, or #CLS_ECL
+ * (recorded) when the factory's poll failed. */
+CLS_API int cls_driver_factory_poll(struct cls_driver *d, struct cls_driver_stream *s,
+                                    void *backend, bool wait);
 /** A number that changes whenever a failure is found: a driver that
  * submits deferred work while ordering compares it before and after. */
 CLS_API uint64_t cls_driver_failures_seen(struct cls_driver *d);

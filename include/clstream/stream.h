@@ -34,14 +34,23 @@ extern "C" {
 #endif
 
 /** The version of struct cls_stream_factory this header describes (2:
- * last_event; 3: struct cls_backend's flags, on_times, times_arg). */
-#define CLS_STREAM_FACTORY_VERSION 3
+ * last_event; 3: struct cls_backend's flags, on_times, times_arg; 4:
+ * #CLS_BACKEND_RANGED, cls_backend.event_every, poll_range, events). */
+#define CLS_STREAM_FACTORY_VERSION 4
 
 /** cls_backend.flags: the context is tracing (docs/trace.md).  A factory
  * that can time its commands on the device creates its queues with
  * CL_QUEUE_PROFILING_ENABLE and reports each finished command's device
  * start and end through on_times. */
 #define CLS_BACKEND_PROFILE 1u
+/** cls_backend.flags (version 4): ranged attribution (F8a).  The device
+ * fails every command queued behind a failed one on an in-order queue, so
+ * a factory may ask for an OpenCL event only where one is needed (a read,
+ * marker(), last_event(), a waiting poll) and on every `event_every`-th
+ * command; poll_range() then reports a failure as the range of commands
+ * since the last event that completed cleanly.  A factory that ignores the
+ * flag reports single commands, which is always correct. */
+#define CLS_BACKEND_RANGED 2u
 
 /** Device start and end (the device's clock, nanoseconds:
  * CL_PROFILING_COMMAND_START and _END) of command `seq` of the factory
@@ -66,6 +75,9 @@ struct cls_backend {
    * device times. */
   cls_times_fn on_times;
   void *times_arg; /**< passed to on_times */
+  /** Version 4: with #CLS_BACKEND_RANGED, the most commands in a row
+   * without an event (1 or more). */
+  unsigned event_every;
 };
 
 /** One kernel argument as clSetKernelArg takes it: `value` points at `size`
@@ -94,6 +106,10 @@ struct cls_kernel_cmd {
 /** Called by poll() once for each command found to have failed after it was
  * enqueued, in seq order. */
 typedef void (*cls_failed_fn)(void *arg, uint64_t seq, cl_int status);
+/** Called by poll_range() once for each failure found after the enqueue, in
+ * seq order: one of commands `first` to `last` (inclusive) failed, and
+ * which one is not known (`first` == `last`: that command). */
+typedef void (*cls_failed_range_fn)(void *arg, uint64_t first, uint64_t last, cl_int status);
 
 /** A stream factory: what a stream is made of.  Passed in
  * #cls_context_options.factory; the struct and its data must outlive every
@@ -167,6 +183,17 @@ struct cls_stream_factory {
    * retain and a release per wait.  Optional: NULL (or a version 1
    * factory) means marker() is used. */
   cl_event (*last_event)(void *stream);
+
+  /** Version 4.  poll() for ranged attribution (#CLS_BACKEND_RANGED):
+   * the same, but a failure is reported as the range of commands it may
+   * lie in.  Optional: NULL means poll(), whose failures are single
+   * commands; a factory with ranges must then report every command of a
+   * range through poll()'s on_failed. */
+  cl_int (*poll_range)(void *stream, int wait, cls_failed_range_fn on_failed, void *arg,
+                       uint64_t *completed);
+  /** Version 4.  How many OpenCL events the stream asked the runtime for
+   * so far (cls_stream_stats.events).  Optional: NULL counts 0. */
+  uint64_t (*events)(void *stream);
 };
 
 /** The default factory: one OpenCL in-order command queue per stream.  A

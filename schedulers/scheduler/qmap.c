@@ -26,10 +26,14 @@ bool cls__sched_map_grow(struct queue *q) {
 
 /* The backend poll's failure callback: gathered first, reported by
  * report_failures against the map (the backend knows backend seqs only). */
-static void collect(void *arg, uint64_t bseq, cl_int status) {
+static void collect_range(void *arg, uint64_t first, uint64_t last, cl_int status) {
   struct queue *q = arg;
   if (cls__sched_grow((void **)&q->fails, &q->capfails, q->nfails + 1, sizeof *q->fails, 16))
-    q->fails[q->nfails++] = (struct qfail){bseq, status};
+    q->fails[q->nfails++] = (struct qfail){last, first, status};
+}
+
+static void collect(void *arg, uint64_t bseq, cl_int status) {
+  collect_range(arg, bseq, bseq, status);
 }
 
 /* The failures of one poll and the enqueues that failed, in queue order:
@@ -44,15 +48,22 @@ static void report_failures(struct sched_driver *d, struct queue *q, uint64_t do
         cls_driver_failed(&d->base, d->streams[m->stream], m->seq, m->status, true);
       continue;
     }
-    while (f < nf && q->fails[f].bseq < m->bseq)
-      f++;
-    while (f < nf && q->fails[f].bseq - m->bseq < m->count) {
-      uint64_t b = q->fails[f].bseq;
-      cls_driver_failed(&d->base, d->streams[m->stream], m->seq + (b - m->bseq),
-                         q->fails[f].status, false);
-      while (f < nf && q->fails[f].bseq == b) /* once per command */
-        f++;
+    /* Each failure's range, cut to this run: the part on the run's
+     * stream (ranged attribution on a queue streams share names each
+     * stream's part of the range). */
+    uint64_t end = m->bseq + m->count - 1;
+    for (size_t g = f; g < nf; g++) {
+      const struct qfail *x = &q->fails[g];
+      if (x->bseq < m->bseq || x->first > end ||
+          (g && x->bseq == x[-1].bseq && x->first == x[-1].first)) /* once per range */
+        continue;
+      uint64_t lo = x->first > m->bseq ? x->first : m->bseq;
+      uint64_t hi = x->bseq < end ? x->bseq : end;
+      cls_driver_failed_range(&d->base, d->streams[m->stream], m->seq + (lo - m->bseq),
+                              m->seq + (hi - m->bseq), x->status);
     }
+    while (f < nf && q->fails[f].bseq <= end)
+      f++;
   }
 }
 
@@ -90,7 +101,10 @@ static void retire(struct sched_driver *d, struct queue *q, uint64_t done) {
 int cls__sched_queue_poll(struct sched_driver *d, struct queue *q, int id, bool wait) {
   uint64_t done = 0;
   q->nfails = 0;
-  cl_int rc = d->base.factory->poll(q->stream, wait, collect, q, &done);
+  const struct cls_stream_factory *fa = d->base.factory;
+  cl_int rc = fa->version >= 4 && fa->poll_range
+                  ? fa->poll_range(q->stream, wait, collect_range, q, &done)
+                  : fa->poll(q->stream, wait, collect, q, &done);
   /* Failures first (their commands are still in the map), then
    * completions, in queue order.  Nothing to report: the usual case, no
    * walk. */

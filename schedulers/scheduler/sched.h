@@ -104,7 +104,8 @@ struct queue {
   size_t unreal; /* entries with count 0 */
   /* poll scratch: failures of one poll */
   struct qfail {
-    uint64_t bseq;
+    uint64_t bseq;  /* the range's last backend command */
+    uint64_t first; /* its first (== bseq: exact attribution) */
     cl_int status;
   } *fails;
   size_t nfails, capfails;

@@ -93,7 +93,7 @@ static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
   if ((rc = check_range("cls_upload", d->size, offset, size)) < 0 ||
       !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto refused;
-  cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
+  cmd.bind[0] = (struct cls__binding){dst, d, cls__dst_access(offset, size, d->size)};
   cmd.x = (struct cls_transfer){
       .dst = d->mem, .dst_offset = offset, .size = size, .host_src = src, .blocking = blocking};
   rc = cls__run(ctx, &cmd, NULL, NULL);
@@ -205,7 +205,7 @@ CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_of
   if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto refused;
   cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
-  cmd.bind[1] = (struct cls__binding){dst, d, CLS_WRITE};
+  cmd.bind[1] = (struct cls__binding){dst, d, cls__dst_access(dst_offset, size, d->size)};
   cmd.x = (struct cls_transfer){.src = s->mem,
                              .dst = d->mem,
                              .src_offset = src_offset,
@@ -247,7 +247,7 @@ CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst, size_t offset
   if ((rc = check_range("cls_fill", d->size, offset, size)) < 0 ||
       !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto refused;
-  cmd.bind[0] = (struct cls__binding){dst, d, CLS_WRITE};
+  cmd.bind[0] = (struct cls__binding){dst, d, cls__dst_access(offset, size, d->size)};
   cmd.x = (struct cls_transfer){.dst = d->mem,
                              .dst_offset = offset,
                              .size = size,

@@ -4,6 +4,7 @@
 #include "core/program.h"
 #include "device/device.h"
 #include "device/quirks.h"
+#include "failure/attribution.h"
 #include "driver/driver.h"
 #include "failure/inflight.h"
 #include "guard/guard.h"
@@ -170,6 +171,10 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   else if (topt == 0 && tenv && *tenv &&
            (rc = cls__timeout_parse(tenv, &ctx->sync_timeout_ns)) < 0)
     goto fail_guard_config;
+  int precise = 0;
+  unsigned every = 0;
+  if ((rc = cls__attribution_parse(opts, &precise, &every)) < 0)
+    goto fail_guard_config;
   const char *params = NULL;
   const struct cls_driver_ops *given = opts->version >= 3 ? opts->driver : NULL;
   if ((rc = cls__driver_find(given ? opts->scheduler : pick(opts->scheduler, "CLS_SCHEDULER"),
@@ -201,6 +206,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   ctx->quirks.max_work_group_size = ctx->info.max_work_group_size;
   ctx->quirks.page_size = ctx->page_size;
   ctx->tag = new_tag();
+  cls__attribution_choose(ctx, precise, every, guard);
 
   if ((rc = start_trace(ctx, opts, params)) < 0)
     goto fail_trace;

@@ -23,6 +23,19 @@ CLS_API int cls_stream_stats(cls_context *ctx, int stream, struct cls_stream_sta
   return CLS_OK;
 }
 
+CLS_API int cls_stream_events(cls_context *ctx, int stream, uint64_t *out) {
+  if (!ctx || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_stream_events: NULL argument");
+  if (cls__stream_check_id(stream) < 0)
+    return CLS_ESTREAM;
+  cls__lock(ctx);
+  struct cls__stream *s = cls__stream_peek(ctx, stream);
+  uint64_t (*events)(void *) = cls__factory_events(ctx->pool.factory);
+  *out = events && s && s->backend ? events(s->backend) : 0;
+  cls__unlock(ctx);
+  return CLS_OK;
+}
+
 CLS_API int cls_stats_reset(cls_context *ctx) {
   if (!ctx)
     return cls__error(CLS_EINVAL, 0, "cls_stats_reset: NULL context");

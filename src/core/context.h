@@ -45,6 +45,12 @@ struct cls_context {
   int placement;           /* CLS__PLACE_FIRST or CLS__PLACE_SPREAD */
   unsigned char placed[CLS_MAX_STREAMS];
   int relocate;            /* CLS_RELOCATE: CLS__RELOCATE_OFF, _SAME, _OTHER */
+  /* F8a: ranged attribution in force (src/failure/attribution.c), the most
+   * commands a stream runs without an event, and why the mode is what it
+   * is (a static sentence). */
+  bool ranged;
+  unsigned event_every;
+  const char *attribution_why;
   uint64_t lost_mask;      /* streams whose queue was found lost, not yet
                               relocated (found during a poll: moved at the
                               next command or sync, cls__relocate_lost) */

@@ -73,6 +73,42 @@ CLS_API void cls_driver_failed(struct cls_driver *d, struct cls_driver_stream *s
   cls__stream_failed(d->ctx, cls__stream_of(s), seq, status, deferred);
 }
 
+CLS_API void cls_driver_failed_range(struct cls_driver *d, struct cls_driver_stream *s,
+                                     uint64_t first, uint64_t last, cl_int status) {
+  cls__stream_failed_range(d->ctx, cls__stream_of(s), first, last, status);
+}
+
+struct poll_arg {
+  struct cls_driver *d;
+  struct cls_driver_stream *s;
+};
+
+static void on_failed(void *arg, uint64_t seq, cl_int status) {
+  struct poll_arg *a = arg;
+  cls_driver_failed(a->d, a->s, seq, status, false);
+}
+
+static void on_failed_range(void *arg, uint64_t first, uint64_t last, cl_int status) {
+  struct poll_arg *a = arg;
+  cls_driver_failed_range(a->d, a->s, first, last, status);
+}
+
+CLS_API int cls_driver_factory_poll(struct cls_driver *d, struct cls_driver_stream *s,
+                                    void *backend, bool wait) {
+  struct poll_arg a = {d, s};
+  uint64_t completed = s->completed;
+  cl_int (*range)(void *, int, cls_failed_range_fn, void *, uint64_t *) =
+      cls__factory_poll_range(d->factory);
+  cl_int rc = range ? range(backend, wait, on_failed_range, &a, &completed)
+                    : d->factory->poll(backend, wait, on_failed, &a, &completed);
+  if (completed > s->completed)
+    s->completed = completed;
+  if (rc != CL_SUCCESS)
+    return cls_driver_error(CLS_ECL, rc, "stream %d: %s failed: %s", s->id,
+                            wait ? "waiting for completion" : "polling", cls_cl_status_name(rc));
+  return CLS_OK;
+}
+
 CLS_API uint64_t cls_driver_failures_seen(struct cls_driver *d) {
   return cls__failures_minted(d->ctx);
 }

@@ -294,10 +294,15 @@ cl_int cls__fault_alloc(struct cls__fault_config *cfg, int stream) {
 /* The wrapping stream                                                 */
 /* ------------------------------------------------------------------ */
 
+/* A command doomed to fail at completion, or a real failure of the inner
+ * stream waiting with them: commands first..last, one of which failed
+ * (ranged attribution; first == last == seq otherwise).  A doomed command's
+ * range is known once the inner stream reports it finished. */
 struct doomed {
   uint64_t seq;
   cl_int status;
   uint64_t hold; /* polls that do not wait before it is found */
+  uint64_t first, last;
 };
 
 struct fault_stream {
@@ -314,6 +319,7 @@ struct fault_stream {
                             less) */
   uint64_t waits;        /* cfg->waits when it last released its holds */
   cl_int lost;           /* a "lost" fault fired here: every command fails */
+  bool ranged;           /* the backend asked for ranged attribution */
 };
 
 static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_int st) {
@@ -322,6 +328,7 @@ static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_i
   (*arr)[*n].seq = seq;
   (*arr)[*n].status = st;
   (*arr)[*n].hold = 0;
+  (*arr)[*n].first = (*arr)[*n].last = seq;
   (*n)++;
   return true;
 }
@@ -340,6 +347,7 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
   fs->cfg = d->cfg;
   fs->backend = be;
   fs->id = id;
+  fs->ranged = (be->flags & CLS_BACKEND_RANGED) && cls__factory_poll_range(d->inner);
   *out = fs;
   return CL_SUCCESS;
 }
@@ -447,23 +455,44 @@ static cl_event fs_last_event(void *stream) {
   return lend ? lend(fs->s) : NULL;
 }
 
-static void collect(void *arg, uint64_t seq, cl_int status) {
+static void collect_range(void *arg, uint64_t first, uint64_t last, cl_int status) {
   struct fault_stream *fs = arg;
-  push(&fs->found, &fs->nfound, &fs->capfound, seq, status);
+  if (push(&fs->found, &fs->nfound, &fs->capfound, last, status))
+    fs->found[fs->nfound - 1].first = first;
 }
 
-static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
-                      uint64_t *completed) {
+static void collect(void *arg, uint64_t seq, cl_int status) { collect_range(arg, seq, seq, status); }
+
+/* Whether failure a (a range) covers doomed command d's own command. */
+static bool covers(const struct doomed *a, const struct doomed *d) {
+  return a->first <= d->seq && d->seq <= a->last;
+}
+
+static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_failed, void *arg,
+                            uint64_t *completed) {
   struct fault_stream *fs = stream;
   fs->nfound = 0;
-  cl_int rc = fs->inner->poll(fs->s, wait, collect, fs, completed);
+  cl_int (*inner_range)(void *, int, cls_failed_range_fn, void *, uint64_t *) =
+      cls__factory_poll_range(fs->inner);
+  cl_int rc = inner_range ? inner_range(fs->s, wait, collect_range, fs, completed)
+                          : fs->inner->poll(fs->s, wait, collect, fs, completed);
+  /* Ranged: a doomed command the inner stream now reports finished failed
+   * somewhere after what was known finished before this poll, as an event
+   * of a poisoned queue would tell it. */
+  uint64_t before = fs->completed;
   if (*completed > fs->completed)
     fs->completed = *completed;
+  for (size_t j = 0; fs->ranged && j < fs->ndoomed && fs->doomed[j].seq <= fs->completed; j++)
+    if (fs->doomed[j].first == fs->doomed[j].seq && fs->doomed[j].last == fs->doomed[j].seq &&
+        fs->doomed[j].seq > before) {
+      fs->doomed[j].first = before + 1;
+      fs->doomed[j].last = fs->completed;
+    }
   *completed = fs->completed;
   /* hold=N: a finished doomed command still held counts one more poll,
-   * and nothing from it on is reported finished (else its log entry would
-   * go, and its failure with it); a poll of this stream that waits, or a
-   * blocking download anywhere, releases its holds. */
+   * and nothing from its range on is reported finished (else the log
+   * entries would go, and its failure with them); a poll of this stream
+   * that waits, or a blocking download anywhere, releases its holds. */
   bool release = wait || fs->waits != fs->cfg->waits;
   fs->waits = fs->cfg->waits;
   for (size_t j = 0; j < fs->ndoomed && fs->doomed[j].seq <= fs->completed; j++) {
@@ -472,7 +501,7 @@ static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg
     if (!fs->doomed[j].hold)
       continue;
     fs->doomed[j].hold--;
-    *completed = fs->doomed[j].seq - 1;
+    *completed = fs->doomed[j].first - 1;
     break;
   }
   /* Real failures past that point wait with the doomed ones, in seq order. */
@@ -490,29 +519,59 @@ static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg
     if (!push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, 0, 0))
       continue; /* out of memory: that failure is not reported */
     memmove(&fs->doomed[j + 1], &fs->doomed[j], (fs->ndoomed - 1 - j) * sizeof *fs->doomed);
-    fs->doomed[j] = (struct doomed){fs->found[i].seq, fs->found[i].status, 0};
+    fs->doomed[j] = fs->found[i];
+    fs->doomed[j].hold = 0;
   }
   fs->nfound = keep;
-  /* Merge real failures and doomed commands that finished, in seq order. */
+  /* Merge real failures and doomed commands that finished, in seq order;
+   * a range already reported is not reported again. */
   size_t i = 0, j = 0;
+  uint64_t reported = 0; /* the last of the newest range reported */
   while (i < fs->nfound || (j < fs->ndoomed && fs->doomed[j].seq <= *completed)) {
     bool take_doomed = i == fs->nfound ||
                        (j < fs->ndoomed && fs->doomed[j].seq <= *completed &&
                         fs->doomed[j].seq <= fs->found[i].seq);
+    const struct doomed *r;
     if (take_doomed) {
-      if (i < fs->nfound && fs->found[i].seq == fs->doomed[j].seq)
+      r = &fs->doomed[j];
+      if (i < fs->nfound && (fs->found[i].seq == r->seq || covers(&fs->found[i], r)))
         i++; /* really failed as well: report it once */
-      on_failed(arg, fs->doomed[j].seq, fs->doomed[j].status);
       j++;
     } else {
-      on_failed(arg, fs->found[i].seq, fs->found[i].status);
+      r = &fs->found[i];
       i++;
+    }
+    if (r->first > reported || !reported) {
+      on_failed(arg, r->first, r->last, r->status);
+      reported = r->last;
     }
   }
   if (j && j < fs->ndoomed) /* never memmove from NULL (no doomed command yet) */
     memmove(fs->doomed, fs->doomed + j, (fs->ndoomed - j) * sizeof *fs->doomed);
   fs->ndoomed -= j;
   return rc;
+}
+
+/* For a caller that knows no ranges: every command of one. */
+struct per_command {
+  cls_failed_fn on_failed;
+  void *arg;
+};
+static void each_command(void *arg, uint64_t first, uint64_t last, cl_int status) {
+  struct per_command *p = arg;
+  for (uint64_t q = first; q <= last; q++)
+    p->on_failed(p->arg, q, status);
+}
+static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
+                      uint64_t *completed) {
+  struct per_command p = {on_failed, arg};
+  return fs_poll_range(stream, wait, each_command, &p, completed);
+}
+
+static uint64_t fs_events(void *stream) {
+  struct fault_stream *fs = stream;
+  uint64_t (*ev)(void *) = cls__factory_events(fs->inner);
+  return ev ? ev(fs->s) : 0;
 }
 
 const struct cls_stream_factory cls__fault_factory = {
@@ -531,4 +590,6 @@ const struct cls_stream_factory cls__fault_factory = {
     .marker = fs_marker,
     .poll = fs_poll,
     .last_event = fs_last_event,
+    .poll_range = fs_poll_range,
+    .events = fs_events,
 };

@@ -7,7 +7,16 @@
  * as the work actually in flight.  While the context traces
  * (CLS_BACKEND_PROFILE), queues are created with profiling, and each
  * finished command's device start and end are read from its event before
- * it is released and handed to the core (cls_backend.on_times). */
+ * it is released and handed to the core (cls_backend.on_times).
+ *
+ * Ranged attribution (CLS_BACKEND_RANGED, F8a): the device fails every
+ * command queued behind a failed one, so the event of a later command
+ * tells whether anything before it failed.  A command then gets an event
+ * only where one is needed -- a read, a blocking write, the producer of a
+ * cross-stream wait (last_event, marker), a waiting poll -- and on every
+ * event_every-th command; the rest are enqueued without one.  An event
+ * that ends failed places the failure in the range of commands since the
+ * last event that completed cleanly, and poll_range reports that range. */
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -25,8 +34,9 @@ struct ocl_stream {
   size_t head, len, cap; /* cap: a power of two, positions wrap by mask */
   uint64_t completed;
   /* Failures drained but not reported yet (a drain also happens when the
-   * ring is full, outside poll). */
-  struct failed { uint64_t seq; cl_int status; } *failed;
+   * ring is full, outside poll): commands first..last, one of which failed
+   * (first == last with an event per command). */
+  struct failed { uint64_t first, last; cl_int status; } *failed;
   size_t nfailed, capfailed;
   bool saw_failure; /* a command of this queue failed */
   /* Whether the queue's event statuses were seen to lag (below), and how
@@ -40,6 +50,13 @@ struct ocl_stream {
   cls_times_fn on_times;
   void *times_arg;
   int id;
+  /* Ranged attribution: on, the most commands in a row without an event,
+   * how many since the last one, and the newest command enqueued (with or
+   * without an event).  events: OpenCL events asked for. */
+  bool ranged;
+  unsigned every, since_event;
+  uint64_t last_seq;
+  uint64_t events;
 };
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
@@ -62,6 +79,10 @@ static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void
     s->times_arg = be->times_arg;
   }
   s->id = id;
+  if (be->flags & CLS_BACKEND_RANGED) {
+    s->ranged = true;
+    s->every = be->event_every ? be->event_every : 1;
+  }
   s->q = clCreateCommandQueue(be->context, be->device, props, &rc);
   if (rc != CL_SUCCESS)
     goto fail_queue;
@@ -74,10 +95,11 @@ fail_ring:
   return rc;
 }
 
-static void note_failed(struct ocl_stream *s, uint64_t seq, cl_int st) {
+static void note_failed(struct ocl_stream *s, uint64_t first, uint64_t seq, cl_int st) {
   if (!cls__grow((void **)&s->failed, &s->capfailed, s->nfailed + 1, sizeof *s->failed, 8))
     return; /* the command stays counted as finished; nothing else to do */
-  s->failed[s->nfailed].seq = seq;
+  s->failed[s->nfailed].first = first;
+  s->failed[s->nfailed].last = seq;
   s->failed[s->nfailed].status = st;
   s->nfailed++;
 }
@@ -186,7 +208,8 @@ static void drain(struct ocl_stream *s, bool all) {
     if (st > CL_COMPLETE)
       break; /* in-order queue: nothing after it has finished */
     if (st < 0) {
-      note_failed(s, e->seq, st);
+      /* Ranged: any command since the last clean event may be the one. */
+      note_failed(s, s->ranged ? s->completed + 1 : e->seq, e->seq, st);
       s->saw_failure = true;
     } else if (s->on_times) {
       report_times(s, e);
@@ -246,9 +269,52 @@ static void push(struct ocl_stream *s, uint64_t seq, const char *name) {
   e->seq = seq;
   e->name = name;
   s->len++;
+  s->events++;
+  s->since_event = 0;
+  s->last_seq = seq;
 }
 
-#define WITH_EVENT(s, seq, name, call) WITH_EVENT_DONE(s, seq, name, 0, call)
+/* Ranged: the newest command has no event.  A marker stands for it (the
+ * queue is in order, and poisoned behind a failure, so the marker's status
+ * is that of everything up to it), flushed at once, since another queue
+ * may wait on it.  Returns the OpenCL status. */
+static cl_int mark_tail(struct ocl_stream *s) {
+  if (s->last_seq <= (s->len ? tail_entry(s)->seq : s->completed))
+    return CL_SUCCESS; /* the newest command has its event, or finished */
+  cl_event *ev = slot_for(s);
+  if (!ev)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int rc = clEnqueueMarkerWithWaitList(s->q, 0, NULL, ev);
+  if (rc != CL_SUCCESS)
+    return rc;
+  push(s, s->last_seq, "marker");
+  return clFlush(s->q);
+}
+
+/* Ranged: whether command `seq` goes without an event.  Counts it. */
+static inline bool eventless(struct ocl_stream *s, uint64_t seq) {
+  if (!s->ranged || ++s->since_event >= s->every)
+    return false;
+  s->last_seq = seq;
+  return true;
+}
+
+/* A command that may go without an event (ranged attribution): `call`
+ * uses ev_, NULL when it goes without. */
+#define MAYBE_EVENT(s, seq, name, call)     \
+  do {                                      \
+    if (eventless(s, seq)) {                \
+      cl_event *ev_ = NULL;                 \
+      cl_int rc_ = (call);                  \
+      if (rc_ != CL_SUCCESS) {              \
+        s->since_event--;                   \
+        s->last_seq = seq - 1;              \
+      }                                     \
+      return rc_;                           \
+    }                                       \
+    WITH_EVENT_DONE(s, seq, name, 0, call); \
+  } while (0)
+#define WITH_EVENT(s, seq, name, call) MAYBE_EVENT(s, seq, name, call)
 
 /* `done`: the call blocks until the command finished, so every command
  * before it has too (in-order queue) whatever their statuses read. */
@@ -281,7 +347,10 @@ static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t 
 static cl_int ocl_write(void *stream, cl_mem dst, size_t off, size_t size, const void *src,
                         int blocking, uint64_t seq, cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
-  WITH_EVENT_DONE(s, seq, "upload", blocking, clEnqueueWriteBuffer(s->q, dst, blocking ? CL_TRUE : CL_FALSE, off, size,
+  if (!blocking)
+    MAYBE_EVENT(s, seq, "upload", clEnqueueWriteBuffer(s->q, dst, CL_FALSE, off, size, src, nwait,
+                                                       nwait ? wait : NULL, ev_));
+  WITH_EVENT_DONE(s, seq, "upload", blocking, clEnqueueWriteBuffer(s->q, dst, CL_TRUE, off, size,
                                           src, nwait, nwait ? wait : NULL, ev_));
 }
 
@@ -307,9 +376,13 @@ static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const 
 }
 
 /* Lent: the ring keeps its reference until a drain, which only a later
- * call into this stream does. */
+ * call into this stream does.  Ranged: a marker stands for a newest
+ * command that went without an event; NULL when that marker cannot be
+ * made (the caller then asks for marker(), which says why). */
 static cl_event ocl_last_event(void *stream) {
   struct ocl_stream *s = stream;
+  if (s->ranged && mark_tail(s) != CL_SUCCESS)
+    return NULL;
   if (!s->len)
     return NULL;
   s->lent_seq = tail_entry(s)->seq;
@@ -320,28 +393,60 @@ static cl_event ocl_last_event(void *stream) {
  * (in-order queue): hand that out, with a reference of its own, rather
  * than enqueue a marker. */
 static cl_int ocl_marker(void *stream, cl_event *out) {
+  struct ocl_stream *s = stream;
+  cl_int rc = s->ranged ? mark_tail(s) : CL_SUCCESS;
+  if (rc != CL_SUCCESS)
+    return rc;
   cl_event last = ocl_last_event(stream);
-  if (!last)
-    return clEnqueueMarkerWithWaitList(((struct ocl_stream *)stream)->q, 0, NULL, out);
-  cl_int rc = clRetainEvent(last);
+  if (!last) {
+    s->events++;
+    return clEnqueueMarkerWithWaitList(s->q, 0, NULL, out);
+  }
+  rc = clRetainEvent(last);
   if (rc == CL_SUCCESS)
     *out = last;
   return rc;
 }
 
-static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
-                       uint64_t *completed) {
-  struct ocl_stream *s = stream;
+/* Finishes (wait) and drains; the failures found go to the caller. */
+static cl_int settle(struct ocl_stream *s, int wait, uint64_t *completed) {
   cl_int rc = CL_SUCCESS;
-  if (wait)
-    rc = finish(s);
+  /* Ranged: a sync must learn about the commands after the last event. */
+  if (wait && s->ranged)
+    rc = mark_tail(s);
+  if (wait) {
+    cl_int frc = finish(s);
+    if (rc == CL_SUCCESS)
+      rc = frc;
+  }
   drain(s, wait);
-  for (size_t i = 0; i < s->nfailed; i++)
-    on_failed(arg, s->failed[i].seq, s->failed[i].status);
-  s->nfailed = 0;
   *completed = s->completed;
   return rc;
 }
+
+/* A factory user that knows no ranges hears of every command of one. */
+static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
+                       uint64_t *completed) {
+  struct ocl_stream *s = stream;
+  cl_int rc = settle(s, wait, completed);
+  for (size_t i = 0; i < s->nfailed; i++)
+    for (uint64_t q = s->failed[i].first; q <= s->failed[i].last; q++)
+      on_failed(arg, q, s->failed[i].status);
+  s->nfailed = 0;
+  return rc;
+}
+
+static cl_int ocl_poll_range(void *stream, int wait, cls_failed_range_fn on_failed, void *arg,
+                             uint64_t *completed) {
+  struct ocl_stream *s = stream;
+  cl_int rc = settle(s, wait, completed);
+  for (size_t i = 0; i < s->nfailed; i++)
+    on_failed(arg, s->failed[i].first, s->failed[i].last, s->failed[i].status);
+  s->nfailed = 0;
+  return rc;
+}
+
+static uint64_t ocl_events(void *stream) { return ((struct ocl_stream *)stream)->events; }
 
 static const struct cls_stream_factory opencl_factory = {
     .version = CLS_STREAM_FACTORY_VERSION,
@@ -359,6 +464,8 @@ static const struct cls_stream_factory opencl_factory = {
     .marker = ocl_marker,
     .poll = ocl_poll,
     .last_event = ocl_last_event,
+    .poll_range = ocl_poll_range,
+    .events = ocl_events,
 };
 
 CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void) {

@@ -142,7 +142,8 @@ struct cls__failure *cls__enter_write(cls_context *ctx, const struct cls__bindin
     if (b[i].access & CLS_WRITE) {
       if (!p && !(p = scope_record(ctx)))
         return NULL;
-      cls__slot_set_failure(b[i].slot, p);
+      if (!cls__write_keeps(b[i].access, b[i].slot->failure))
+        cls__slot_set_failure(b[i].slot, p);
     }
   return p;
 }

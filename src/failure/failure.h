@@ -74,8 +74,22 @@ static inline uint64_t cls__propagate(cls_context *ctx, struct cls__failure *fou
  * returns it (the F8 replay tells later writes from earlier ones by it). */
 uint64_t cls__stamp_writes(cls_context *ctx, const struct cls__binding *b, size_t n);
 
+/* A binding's access bit beside CLS_READ / CLS_WRITE: a transfer that
+ * writes part of its destination.  F4 for ranged attribution: such a
+ * write leaves a ranged failure in place, since the bytes it does not
+ * cover may come from a command of the failed range. */
+#define CLS__PARTIAL 8
+static inline int cls__dst_access(size_t offset, size_t size, size_t whole) {
+  return CLS_WRITE | (offset || size < whole ? CLS__PARTIAL : 0);
+}
+/* Whether a write with `access` keeps failure f on its buffer. */
+static inline bool cls__write_keeps(int access, const struct cls__failure *f) {
+  return (access & CLS__PARTIAL) && f && f != &cls__never_written && f->ranged;
+}
+
 /* F3: enter a write scope: every write binding takes a provisional failure,
- * returned (NULL when the write set is empty: nothing is minted). */
+ * returned (NULL when the write set is empty: nothing is minted).  A
+ * partial write keeps a ranged failure (CLS__PARTIAL). */
 struct cls__failure *cls__enter_write(cls_context *ctx,
                                       const struct cls__binding *b, size_t n);
 /* F3/F4: leave the scope.  error == NULL: the work was enqueued, the write

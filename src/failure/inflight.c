@@ -147,12 +147,18 @@ static int first_read_in_set(cls_context *ctx, size_t n, struct cls__log_entry *
   return -1;
 }
 
-static size_t writes_join(cls_context *ctx, size_t n, struct cls__log_entry *e, bool join) {
+static size_t writes_join(cls_context *ctx, size_t n, struct cls__log_entry *e, bool join,
+                          const struct cls__failure *f) {
   const struct cls__log_binding *b = cls__log_bindings(ctx, e);
   for (size_t i = 0; i < e->nbind; i++) {
     if (!(b[i].access & CLS_WRITE))
       continue;
-    n = join ? set_add(ctx, n, b[i].handle, e->stamp) : set_remove(ctx, n, b[i].handle);
+    if (join)
+      n = set_add(ctx, n, b[i].handle, e->stamp);
+    else if (cls__write_keeps(b[i].access, f)) /* F4 under ranges: part of it stays */
+      n = set_has(ctx, n, b[i].handle) ? set_add(ctx, n, b[i].handle, e->stamp) : n;
+    else
+      n = set_remove(ctx, n, b[i].handle);
   }
   return n;
 }
@@ -213,7 +219,7 @@ static size_t find(cls_context *ctx, int stream, uint64_t seq) {
   return k;
 }
 
-static void replay(cls_context *ctx, size_t k, struct cls__failure *f);
+static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t last);
 
 /* Skip chains under F8 moves.  A chain is kept in write-stamp order and
  * run-length encoded as if every failure had been known at the enqueue:
@@ -395,7 +401,7 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
                                    cls_cl_status_name(cl_status), quirk);
   if (!f)
     return;
-  replay(ctx, k, f);
+  replay(ctx, k, f, seq);
   cls__failure_unref(f);
 }
 
@@ -413,7 +419,7 @@ struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint6
   struct cls__failure *f = cls__failure_mint(ctx, status, 0, root->op, launch ? root->kernel : "",
                                              stream, root->position, true, "%s", detail);
   if (f)
-    replay(ctx, k, f);
+    replay(ctx, k, f, seq);
   return f;
 }
 
@@ -434,49 +440,59 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
   return true;
 }
 
-/* Failure f of the command at log position k: its write set and what ran
- * on it take f, as if f had been known at k's enqueue. */
-static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
+/* Failure f of the command at log position k -- or, ranged (F8a), of one
+ * of its stream's logged commands from it to seq `last`: their write sets
+ * and what ran on them take f, as if f had been known at k's enqueue. */
+static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t last) {
   struct cls__log_entry *root = at(ctx, k);
+  int rs = root->stream;
+  uint64_t first = root->seq;
+  if (root->cause && last == first)
+    last = 0; /* the root counts on an earlier failure: nothing joins (below) */
   if (ctx->trace)
     cls__trace_failure(ctx->trace, "failure", root->stream,
                        strcmp(root->op, "launch") == 0 ? root->kernel : root->op, root->position,
                        f->message);
-  if (root->cause) {
-    /* It ran on the output of a failure found before this one: had that
-     * been known at its enqueue it would have been skipped, so its outputs
-     * keep that failure (logged above, this one taints nothing). */
-    return;
-  }
-  if (root->read && !root->read->failure) {
-    root->read->failure = f;
-    cls__failure_ref(f);
-  }
   /* The log after the root, over the set of buffers that carry f: a
    * command that read one ran on untrusted input.  Which failure it counts
    * on is decided by argument order, never by the order failures are
    * found in: a command already counted on another failure moves to f
    * only when f reaches it through an earlier input (or the same one, now
    * carrying f); else it keeps its failure and its writes leave the set. */
-  size_t n = writes_join(ctx, 0, root, true);
-  for (size_t i = k + 1; i < ctx->inflight_len; i++) {
+  size_t n = 0;
+  for (size_t i = k; i < ctx->inflight_len; i++) {
     struct cls__log_entry *e = at(ctx, i);
-    int first = first_read_in_set(ctx, n, e);
-    if (first >= 0 && e->cause && first > e->cause_arg)
-      first = -1; /* an earlier input's failure decides */
+    bool member = e->stream == rs && (e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) &&
+                  e->seq >= first && e->seq <= last;
+    if (member && !e->cause) {
+      /* A root (of a range, any of them may be it).  One that ran on the
+       * output of a failure found before this one keeps that failure: had
+       * it been known at its enqueue it would have been skipped (below). */
+      if (e->read && !e->read->failure) {
+        e->read->failure = f;
+        cls__failure_ref(f);
+      }
+      n = writes_join(ctx, n, e, true, f);
+      continue;
+    }
+    if (!n && !last)
+      return; /* the root counts on an earlier failure: this one taints nothing */
+    int first_in = first_read_in_set(ctx, n, e);
+    if (first_in >= 0 && e->cause && first_in > e->cause_arg)
+      first_in = -1; /* an earlier input's failure decides */
     if (e->kind == CLS__ENTRY_READ) {
-      if (first >= 0 && e->read && e->read->failure != f) {
+      if (first_in >= 0 && e->read && e->read->failure != f) {
         cls__failure_unref(e->read->failure);
         e->read->failure = f;
         cls__failure_ref(f);
         cls__failure_unref(e->cause);
         e->cause = f;
         cls__failure_ref(f);
-        e->cause_arg = (unsigned char)first;
+        e->cause_arg = (unsigned char)first_in;
       }
       continue;
     }
-    if (first >= 0) {
+    if (first_in >= 0) {
       /* Had f been known at its enqueue, it would not have been tried: a
        * command whose enqueue failed, or that was skipped, counts as
        * skipped on f, as does one the driver had not handed to its backend
@@ -492,16 +508,82 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f) {
       }
       e->cause = f;
       cls__failure_ref(f);
-      e->cause_arg = (unsigned char)first;
+      e->cause_arg = (unsigned char)first_in;
       chain_insert(ctx, f, kind, entry_name(e), e->stream, e->position, e->stamp);
     }
-    n = writes_join(ctx, n, e, first >= 0);
+    n = writes_join(ctx, n, e, first_in >= 0, f);
   }
   for (size_t i = 0; i < n; i++) {
     struct cls__slot *slot = cls__resolve(ctx, ctx->taint_set[i].handle);
     if (slot && slot->write_stamp == ctx->taint_set[i].stamp) /* freed: nobody reads it */
       cls__slot_set_failure(slot, f);
   }
+}
+
+/* F8a: one of commands first..last of `stream` failed (a poisoned queue's
+ * event said so, not which).  One record for the range, naming it, its
+ * kernels and how to pin it; every write of the range takes it. */
+void cls__inflight_failed_range(cls_context *ctx, int stream, uint64_t first, uint64_t last,
+                                cl_int cl_status, const char *prefix) {
+  size_t k = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (k = 0; k < ctx->inflight_len; k++) {
+      const struct cls__log_entry *e = at(ctx, k);
+      if ((e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) && e->stream == stream &&
+          e->seq >= first && e->seq <= last)
+        break;
+    }
+    if (k == ctx->inflight_len)
+      return; /* nothing of it is logged (a blocking read checks its own status) */
+    if (!pass)
+      poll_earlier(ctx, k); /* may prune the log's head: found again */
+  }
+  /* What the range holds: commands, launches, and its kernels by count. */
+  struct { const char *name; unsigned n; } names[3] = {{0}};
+  unsigned ncmd = 0, nlaunch = 0, more = 0;
+  uint64_t p0 = at(ctx, k)->position, p1 = p0;
+  for (size_t i = k; i < ctx->inflight_len; i++) {
+    const struct cls__log_entry *e = at(ctx, i);
+    if (e->stream != stream || (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ) ||
+        e->seq < first || e->seq > last)
+      continue;
+    ncmd++;
+    p1 = e->position;
+    bool launch = strcmp(e->op, "launch") == 0;
+    nlaunch += launch;
+    const char *name = launch ? e->kernel : e->op;
+    size_t j = 0;
+    while (j < 3 && names[j].name && strcmp(names[j].name, name) != 0)
+      j++;
+    if (j == 3)
+      more++;
+    else {
+      names[j].name = name;
+      names[j].n++;
+    }
+  }
+  char list[96] = "";
+  size_t used = 0;
+  for (size_t j = 0; j < 3 && names[j].name && used < sizeof list; j++)
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s x%u", j ? ", " : "",
+                             names[j].name, names[j].n);
+  if (more && used < sizeof list)
+    snprintf(list + used, sizeof list - used, ", %u more", more);
+  const struct cls__log_entry *root = at(ctx, k);
+  bool all_launches = nlaunch == ncmd;
+  struct cls__failure *f = cls__failure_mint(
+      ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status, ncmd == 1 ? root->op : "range",
+      ncmd == 1 && nlaunch ? root->kernel : "", stream, root->position, true,
+      "%sone of %u %s failed after its enqueue with %s, positions %llu-%llu on stream %d (%s); "
+      "rerun with CLS_PRECISE=1 to pin it",
+      prefix ? prefix : "", ncmd, all_launches ? "launches" : "commands",
+      cls_cl_status_name(cl_status), (unsigned long long)p0, (unsigned long long)p1, stream,
+      list);
+  if (!f)
+    return;
+  f->ranged = true;
+  replay(ctx, k, f, last);
+  cls__failure_unref(f);
 }
 
 void cls__inflight_settle(cls_context *ctx, const cls_buffer *handles, size_t n) {

@@ -140,6 +140,13 @@ const struct cls__log_entry *cls__inflight_oldest(cls_context *ctx, int stream, 
 /* F8: command `seq` of `stream` failed with `cl_status` after its enqueue. */
 void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
                           cl_int cl_status, bool deferred);
+/* F8a: one of commands first..last of `stream` failed (ranged
+ * attribution); `prefix` (or NULL) opens the record's message. */
+void cls__inflight_failed_range(cls_context *ctx, int stream, uint64_t first, uint64_t last,
+                                cl_int cl_status, const char *prefix);
+/* For drivers: the same as cls__stream_failed for a range. */
+void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t first,
+                              uint64_t last, cl_int status);
 void cls__inflight_fini(cls_context *ctx);
 /* The write stamp of the oldest logged command (the log is not empty): a
  * buffer written at or after it has its last write in the log. */

@@ -44,6 +44,23 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
     cls__inflight_failed(ctx, s->id, seq, status, deferred);
 }
 
+void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t first,
+                              uint64_t last, cl_int status) {
+  if (first >= last) {
+    cls__stream_failed(ctx, s, last, status, false);
+    return;
+  }
+  s->failed_seq = last;
+  s->failed_status = status;
+  char lost_as[80] = "";
+  if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status)) {
+    snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu: ", s->id,
+             (unsigned long long)s->generation);
+    ctx->lost_mask |= 1ull << s->id;
+  }
+  cls__inflight_failed_range(ctx, s->id, first, last, status, lost_as);
+}
+
 /* The wait ran out: the oldest command of s still unfinished takes a
  * CLS_ETIMEDOUT failure (once), as if it had failed: F8 replays it. */
 static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns) {

@@ -54,6 +54,8 @@ struct cls__failure {
    * above only if the scope never ends (the names live in the context). */
   const char *scope_name;
   bool async;                   /* F8: found after the enqueue */
+  bool ranged;                  /* F8a: one of a range of commands failed;
+                                   a partial write keeps it (F4) */
   bool logged;                  /* F9 */
   uint64_t skipped;             /* launches in the chain */
   uint64_t dropped;             /* launches past the stored entries */

@@ -33,6 +33,10 @@ int cls__pool_init(cls_context *ctx, const struct cls_stream_factory *f, void *f
     pool->backend.on_times = on_times;
     pool->backend.times_arg = ctx;
   }
+  if (ctx->ranged) { /* F8a: events only where needed (src/failure/attribution.c) */
+    pool->backend.flags |= CLS_BACKEND_RANGED;
+    pool->backend.event_every = ctx->event_every;
+  }
   for (int i = 0; i < ctx->ndevices; i++) {
     pool->backends[i] = pool->backend;
     pool->backends[i].device = ctx->devices[i];

@@ -92,6 +92,14 @@ static inline bool cls__event_status(cl_event ev, cl_int *st) {
 static inline cl_event (*cls__factory_last_event(const struct cls_stream_factory *f))(void *) {
   return f->version >= 2 ? f->last_event : NULL;
 }
+/* The same for the version 4 members (NULL below 4). */
+static inline cl_int (*cls__factory_poll_range(const struct cls_stream_factory *f))(
+    void *, int, cls_failed_range_fn, void *, uint64_t *) {
+  return f->version >= 4 ? f->poll_range : NULL;
+}
+static inline uint64_t (*cls__factory_events(const struct cls_stream_factory *f))(void *) {
+  return f->version >= 4 ? f->events : NULL;
+}
 
 /* Whether `needle` occurs in `hay`, ignoring ASCII case (an empty needle
  * does).  Device and platform names are matched this way. */

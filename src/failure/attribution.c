@@ -1,0 +1,78 @@
+/* F8a: choosing exact or ranged attribution.  Ranged needs a device that
+ * fails every command queued behind a failed one on an in-order queue
+ * (quirk queue_poisoned): then the event of a later command shows a
+ * failure of any command before it, and a stream needs an event only
+ * where something waits or reads, and every event_every commands.  Where
+ * a failed command leaves the rest of the queue running (rusticl,
+ * oclgrind), only a per-command event sees the failure at all. */
+#include "failure/attribution.h"
+#include "util/lock.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EVERY_DEFAULT 64u
+#define EVERY_MAX 65536u
+
+int cls__attribution_parse(const struct cls_context_options *opts, int *precise,
+                           unsigned *every) {
+  *precise = opts->version >= 5 ? opts->precise : 0;
+  *every = opts->version >= 5 ? opts->event_every : 0;
+  if (*every > EVERY_MAX)
+    return cls__error(CLS_ECONFIG, 0, "event_every %u is not in 1..%u", *every, EVERY_MAX);
+  const char *p = getenv("CLS_PRECISE");
+  if (!*precise && p && *p) {
+    if (strcmp(p, "0") != 0 && strcmp(p, "1") != 0)
+      return cls__error(CLS_ECONFIG, 0, "CLS_PRECISE: '%s' is neither 0 nor 1", p);
+    *precise = p[0] == '1' ? 1 : -1;
+  }
+  const char *e = getenv("CLS_EVENT_EVERY");
+  if (!*every && e && *e) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = e[0] >= '0' && e[0] <= '9' ? strtoul(e, &end, 10) : 0;
+    if (errno || !end || *end || v < 1 || v > EVERY_MAX)
+      return cls__error(CLS_ECONFIG, 0, "CLS_EVENT_EVERY: '%s' is not a number in 1..%u", e,
+                        EVERY_MAX);
+    *every = (unsigned)v;
+  }
+  return CLS_OK;
+}
+
+void cls__attribution_choose(cls_context *ctx, int precise, unsigned every, bool guard) {
+  ctx->event_every = every ? every : EVERY_DEFAULT;
+  ctx->ranged = false;
+  if (precise > 0)
+    ctx->attribution_why = "exact: asked for (CLS_PRECISE=1 or the precise option)";
+  else if (guard)
+    ctx->attribution_why = "exact: guard mode checks every launch on its own event";
+  else if (ctx->quirks.queue_poisoned != 1)
+    ctx->attribution_why = "exact: this device does not fail the rest of a queue behind a "
+                           "failed command (quirk queue_poisoned), so only an event per "
+                           "command sees a failure";
+  else {
+    ctx->ranged = true;
+    ctx->attribution_why = "ranged: this device fails the rest of a queue behind a failed "
+                           "command (quirk queue_poisoned); CLS_PRECISE=1 pins failures";
+  }
+  cls__log(&ctx->log, CLS_LOG_STREAMS, "attribution %s (every %u commands at most)",
+           ctx->attribution_why, ctx->event_every);
+}
+
+CLS_API int cls_context_attribution(cls_context *ctx, int *mode, const char **why,
+                                    unsigned *every) {
+  cls__error_clear();
+  if (!ctx || !mode)
+    return cls__error(CLS_EINVAL, 0, "cls_context_attribution: NULL argument");
+  /* Fixed at creation: no lock needed to read it, but the promise is the
+   * lock's, so that a later change stays within it. */
+  cls__lock_take(&ctx->lock);
+  *mode = ctx->ranged ? CLS_ATTRIBUTION_RANGED : CLS_ATTRIBUTION_EXACT;
+  if (why)
+    *why = ctx->attribution_why;
+  if (every)
+    *every = ctx->event_every;
+  cls__unlock(ctx);
+  return CLS_OK;
+}
