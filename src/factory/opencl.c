@@ -56,6 +56,7 @@ struct ocl_stream {
   bool ranged;
   unsigned every, since_event;
   uint64_t last_seq;
+  uint64_t reported; /* ranged: the last command of the newest range */
   uint64_t events;
 };
 
@@ -207,9 +208,19 @@ static void drain(struct ocl_stream *s, bool all) {
     }
     if (st > CL_COMPLETE)
       break; /* in-order queue: nothing after it has finished */
-    if (st < 0) {
-      /* Ranged: any command since the last clean event may be the one. */
-      note_failed(s, s->ranged ? s->completed + 1 : e->seq, e->seq, st);
+    if (st < 0 && s->ranged) {
+      /* Any command since the last clean event may be the one, and every
+       * command enqueued before the failure happened is failed behind it
+       * (PoCL fails those, and runs what was enqueued after): the range
+       * runs to the newest command, once. */
+      if (e->seq > s->reported) {
+        note_failed(s, (s->completed > s->reported ? s->completed : s->reported) + 1,
+                    s->last_seq, st);
+        s->reported = s->last_seq;
+      }
+      s->saw_failure = true;
+    } else if (st < 0) {
+      note_failed(s, e->seq, e->seq, st);
       s->saw_failure = true;
     } else if (s->on_times) {
       report_times(s, e);
@@ -291,9 +302,12 @@ static cl_int mark_tail(struct ocl_stream *s) {
   return clFlush(s->q);
 }
 
-/* Ranged: whether command `seq` goes without an event.  Counts it. */
-static inline bool eventless(struct ocl_stream *s, uint64_t seq) {
-  if (!s->ranged || ++s->since_event >= s->every)
+/* Ranged: whether command `seq` goes without an event.  Counts it.  A
+ * command that waits on other events keeps its own: a failed event it
+ * waits on fails it, and on PoCL a command enqueued after that failure
+ * runs, so no later event would tell. */
+static inline bool eventless(struct ocl_stream *s, uint64_t seq, cl_uint nwait) {
+  if (!s->ranged || nwait || ++s->since_event >= s->every)
     return false;
   s->last_seq = seq;
   return true;
@@ -303,7 +317,7 @@ static inline bool eventless(struct ocl_stream *s, uint64_t seq) {
  * uses ev_, NULL when it goes without. */
 #define MAYBE_EVENT(s, seq, name, call)     \
   do {                                      \
-    if (eventless(s, seq)) {                \
+    if (eventless(s, seq, nwait)) {         \
       cl_event *ev_ = NULL;                 \
       cl_int rc_ = (call);                  \
       if (rc_ != CL_SUCCESS) {              \
