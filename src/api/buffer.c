@@ -161,12 +161,22 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
   rc = cls__poll_all(ctx, false);
   if (rc < 0)
     goto out;
-  if (cmd.stream->failed_seq == cmd.seq) {
+  if (cmd.stream->failed_seq == cmd.seq && cmd.stream->failed_first == cmd.seq) {
     rc = cls__error(CLS_ECL, cmd.stream->failed_status, "download on stream %d failed: %s",
                     stream, cls_cl_status_name(cmd.stream->failed_status));
     goto out;
   }
   rc = cls__read_report(ctx, "download", stream, &src, 1, report);
+  /* Ranged attribution: the download was in a failed range.  What it read
+   * carries the range's failure when the range wrote it (reported above);
+   * else the download itself may be the command that failed. */
+  if (rc == CLS_OK && cmd.stream->failed_first <= cmd.seq && cmd.seq <= cmd.stream->failed_seq) {
+    rc = cls__error(CLS_ECL, cmd.stream->failed_status,
+                    "download on stream %d is in a range of commands one of which failed "
+                    "(%s); rerun with CLS_PRECISE=1 to pin it",
+                    stream, cls_cl_status_name(cmd.stream->failed_status));
+    goto out;
+  }
   /* Guard mode: bytes a CLS_OUT launch never wrote make the buffer fail. */
   if (rc == CLS_OK && ctx->guard &&
       cls__guard_canary_read(ctx, src, s, offset, dst, size) == CLS_EGUARD)

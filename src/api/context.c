@@ -206,10 +206,10 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   ctx->quirks.max_work_group_size = ctx->info.max_work_group_size;
   ctx->quirks.page_size = ctx->page_size;
   ctx->tag = new_tag();
-  cls__attribution_choose(ctx, precise, every, guard);
 
   if ((rc = start_trace(ctx, opts, params)) < 0)
     goto fail_trace;
+  cls__attribution_choose(ctx, precise, every, guard);
   /* Before any buffer is carved: guard mode decides how. */
   if (guard && (rc = cls__guard_create(ctx)) < 0)
     goto fail_guard;

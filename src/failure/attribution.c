@@ -47,6 +47,8 @@ void cls__attribution_choose(cls_context *ctx, int precise, unsigned every, bool
     ctx->attribution_why = "exact: asked for (CLS_PRECISE=1 or the precise option)";
   else if (guard)
     ctx->attribution_why = "exact: guard mode checks every launch on its own event";
+  else if (ctx->trace)
+    ctx->attribution_why = "exact: the trace times every command on its own event";
   else if (ctx->quirks.queue_poisoned != 1)
     ctx->attribution_why = "exact: this device does not fail the rest of a queue behind a "
                            "failed command (quirk queue_poisoned), so only an event per "

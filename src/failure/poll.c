@@ -37,6 +37,7 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
 void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
                         bool deferred) {
   s->failed_seq = seq;
+  s->failed_first = seq;
   s->failed_status = status;
   if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status))
     lost(ctx, s, seq, status, deferred);
@@ -51,6 +52,7 @@ void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t 
     return;
   }
   s->failed_seq = last;
+  s->failed_first = first;
   s->failed_status = status;
   char lost_as[80] = "";
   if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status)) {

@@ -32,6 +32,8 @@ struct cls__stream {
   uint64_t issued;         /* commands issued, enqueued or skipped: the
                               "position" reports give */
   uint64_t failed_seq;     /* last command poll() reported failed */
+  uint64_t failed_first;   /* the first of its range (ranged attribution),
+                              else failed_seq */
   cl_int failed_status;
   /* synced[t]: highest seq of stream t this stream is ordered after;
    * bit t of synced_mask is set once synced[t] is. */
