@@ -572,7 +572,7 @@ void cls__inflight_failed_range(cls_context *ctx, int stream, uint64_t first, ui
   const struct cls__log_entry *root = at(ctx, k);
   bool all_launches = nlaunch == ncmd;
   struct cls__failure *f = cls__failure_mint(
-      ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status, ncmd == 1 ? root->op : "range",
+      ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status, all_launches ? "launch" : "range",
       ncmd == 1 && nlaunch ? root->kernel : "", stream, root->position, true,
       "%sone of %u %s failed after its enqueue with %s, positions %llu-%llu on stream %d (%s); "
       "rerun with CLS_PRECISE=1 to pin it",
