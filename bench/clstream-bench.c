@@ -9,7 +9,9 @@
  *
  * Each workload runs through two clstream contexts against the same raw
  * runs, one per attribution mode (F8a): ranged (precise = -1: ranged where
- * the device allows it) and exact (precise = 1), a row each.  Their
+ * the device allows it) and exact (precise = 1), a row each; a round times
+ * all three, raw first or last, the two contexts swapping places every
+ * other round.  Their
  * "attribution" column is the mode the context reports in force, and
  * "ev/launch" the OpenCL events its factory asked for in the measured runs
  * (cls_stream_events deltas) per launch.  Streams that share a backend
@@ -743,7 +745,7 @@ static void print_row(const struct row *row) {
   } while (0)
 
 /* The raw side against each of ls[0..nl) (one context per attribution
- * mode), a row each: raw first in even pairs, last in odd ones. */
+ * mode), a row each, every round timing every side once. */
 static void compare(const char *name, const char *driver, struct raw *r, raw_fn rf,
                     struct lib *const *ls, int nl, lib_fn lf, double bytes, int launches) {
   double tr[MAX_REPS], tl[2][MAX_REPS];
@@ -761,15 +763,17 @@ static void compare(const char *name, const char *driver, struct raw *r, raw_fn 
   for (int k = 0; k < nl; k++)
     ev0[k] = lib_events(ls[k]);
   for (int i = 0; i < reps; i++) {
-    if (i % 2 == 0) {
+    /* Raw first in even rounds, last in odd ones; the clstream sides swap
+     * every other round too, so that neither is always next to raw. */
+    bool forward = i % 4 == 0 || i % 4 == 3;
+    if (i % 2 == 0)
       tr[i] = rf(r);
-      for (int k = 0; k < nl; k++)
-        tl[k][i] = lf(ls[k]);
-    } else {
-      for (int k = nl - 1; k >= 0; k--)
-        tl[k][i] = lf(ls[k]);
-      tr[i] = rf(r);
+    for (int j = 0; j < nl; j++) {
+      int k = forward ? j : nl - 1 - j;
+      tl[k][i] = lf(ls[k]);
     }
+    if (i % 2 == 1)
+      tr[i] = rf(r);
   }
   for (int k = 0; k < nl; k++) {
     double trk[MAX_REPS]; /* add_row sorts what it is given */
