@@ -7,12 +7,25 @@
  * that median (order statistics, no assumption on the distribution) say
  * whether a target is met, missed, or not told apart from it by this run.
  *
+ * Each workload runs through two clstream contexts against the same raw
+ * runs, one per attribution mode (F8a): ranged (precise = -1: ranged where
+ * the device allows it) and exact (precise = 1), a row each; a round times
+ * all three, raw first or last, the two contexts swapping places every
+ * other round.  Their
+ * "attribution" column is the mode the context reports in force, and
+ * "ev/launch" the OpenCL events its factory asked for in the measured runs
+ * (cls_stream_events deltas) per launch.  Streams that share a backend
+ * queue each report the queue's count: under scheduler:interleave (one
+ * queue for all) the bench takes the largest stream's delta instead of the
+ * sum; a sequential scheduler with queues=M would be counted more than
+ * once.
+ *
  *   bench/clstream-bench [--reps N] [--drivers LIST] [--workloads LIST]
  *                        [--json FILE] [--quick] [--callgrind]
  *
  * --callgrind (under valgrind --tool=callgrind, bench/host-cost.sh): one
  * warm-up and one measured run of each side, each measured run dumped on
- * its own ("host <workload> <driver> raw|clstream <launches>"), so that the
+ * its own ("host <workload> <driver> raw|ranged|exact <launches>"), so that the
  * instructions the host thread spends per launch can be compared: a count
  * that this noisy machine cannot blur.
  *
@@ -461,6 +474,13 @@ static cl_int c_poll(void *s, int wait, cls_failed_fn f, void *a, uint64_t *done
   return inner->poll(s, wait, f, a, done);
 }
 
+/* Ranged attribution needs the inner factory's ranges and its event count
+ * (the OpenCL factory has both). */
+static cl_int c_poll_range(void *s, int wait, cls_failed_range_fn f, void *a, uint64_t *done) {
+  return inner->poll_range(s, wait, f, a, done);
+}
+static uint64_t c_events(void *s) { return inner->events(s); }
+
 static const struct cls_stream_factory counting = {
     .version = CLS_STREAM_FACTORY_VERSION,
     .name = "counting",
@@ -475,10 +495,17 @@ static const struct cls_stream_factory counting = {
     .fill = c_fill,
     .marker = c_marker,
     .poll = c_poll,
+    .poll_range = c_poll_range,
+    .events = c_events,
 };
+
+/* Streams lib_init gives a buffer to: every workload's streams. */
+#define LIB_STREAMS 6
 
 struct lib {
   cls_context *ctx;
+  const char *attribution; /* in force: "ranged" or "exact" */
+  bool shared_queue;       /* scheduler:interleave: every stream on one queue */
   cls_kernel *tiny, *saxpy, *step, *failk, *red;
   cls_buffer tiny_buf, sx, sy, A, B, P, C[4], R;
 };
@@ -495,13 +522,20 @@ static cls_buffer zeros(cls_context *ctx, int stream, size_t bytes) {
  * (skip-chain); NULL: the OpenCL factory itself, as a user gets it. */
 static int lib_guard = -1; /* the guard option of the next lib_init */
 
-static void lib_init(struct lib *l, const char *driver, const char *fault) {
+/* precise: the context option, -1 ranged where the device allows it, 1
+ * exact; set either way so that $CLS_PRECISE does not merge the modes. */
+static void lib_init(struct lib *l, const char *driver, const char *fault, int precise) {
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .scheduler = driver,
                                   .fault = fault,
                                   .factory = fault ? &counting : NULL,
-                                  .guard = lib_guard};
+                                  .guard = lib_guard,
+                                  .precise = precise};
   CLS(cls_context_create(&l->ctx, &o));
+  int mode;
+  CLS(cls_context_attribution(l->ctx, &mode, NULL, NULL));
+  l->attribution = mode == CLS_ATTRIBUTION_RANGED ? "ranged" : "exact";
+  l->shared_queue = strstr(driver, "interleave") != NULL;
   cls_program *p;
   CLS(cls_program_build(l->ctx, SRC, NULL, &p));
   CLS(cls_kernel_get(l->ctx, p, "tiny", &l->tiny));
@@ -522,6 +556,21 @@ static void lib_init(struct lib *l, const char *driver, const char *fault) {
   CLS(cls_fill(l->ctx, 0, l->sx, 0, SAXPY_LEN * sizeof(float), &one, sizeof one));
   CLS(cls_fill(l->ctx, 0, l->sy, 0, SAXPY_LEN * sizeof(float), &one, sizeof one));
   CLS(cls_sync(l->ctx, NULL));
+}
+
+/* OpenCL events l's streams asked for so far: the sum over streams, or
+ * the largest where every stream gives the one shared queue's count. */
+static uint64_t lib_events(struct lib *l) {
+  uint64_t total = 0;
+  for (int s = 0; s < LIB_STREAMS; s++) {
+    uint64_t n;
+    CLS(cls_stream_events(l->ctx, s, &n));
+    if (!l->shared_queue)
+      total += n;
+    else if (n > total)
+      total = n;
+  }
+  return total;
 }
 
 static double lib_tiny(struct lib *l) {
@@ -577,6 +626,8 @@ static double lib_fan(struct lib *l) {
 
 struct row {
   const char *workload, *driver;
+  const char *attribution; /* clstream rows: "ranged" or "exact"; else NULL */
+  double events;           /* OpenCL events per launch (clstream); < 0: none */
   const char *kind; /* "workload", "calibration" (the clstream column holds
                        the raw variant), "skip", "allocs" */
   double raw, lib, ratio;
@@ -635,7 +686,7 @@ static struct row *new_row(const char *name, const char *driver, const char *kin
   if (nrows == (int)(sizeof rows / sizeof rows[0]))
     die("too many rows (fewer --drivers)");
   struct row *row = &rows[nrows++];
-  *row = (struct row){.workload = name, .driver = driver, .kind = kind};
+  *row = (struct row){.workload = name, .driver = driver, .kind = kind, .events = -1};
   return row;
 }
 
@@ -654,19 +705,32 @@ static struct row *add_row(const char *name, const char *driver, const char *kin
 }
 
 static void print_header(void) {
-  printf("%-11s %-22s %9s %9s %6s %6s %-13s %-13s %s\n", "workload", "driver", "raw ms",
-         "cls ms", "ratio", "paired", "95% interval", "target", "notes");
+  printf("%-11s %-22s %-6s %9s %9s %6s %6s %-13s %-13s %9s %s\n", "workload", "driver",
+         "attrib", "raw ms", "cls ms", "ratio", "paired", "95% interval", "target", "ev/launch",
+         "notes");
+}
+
+/* The attribution and events columns of a row ("-" where none). */
+static const char *attrib_col(const struct row *row) {
+  return row->attribution ? row->attribution : "-";
+}
+static const char *events_col(const struct row *row, char *buf, size_t n) {
+  if (row->events < 0)
+    return "-";
+  snprintf(buf, n, "%.4f", row->events);
+  return buf;
 }
 
 static void print_row(const struct row *row) {
-  char ci[32], tg[32];
+  char ci[32], tg[32], ev[32];
   snprintf(ci, sizeof ci, "[%.3f,%.3f]", row->lo, row->hi);
   if (row->target > 0)
     snprintf(tg, sizeof tg, "<=%.3f %s", row->target, verdict(row));
   else
     snprintf(tg, sizeof tg, "-");
-  printf("%-11s %-22s %9.2f %9.2f %6.3f %6.3f %-13s %-13s %s\n", row->workload, row->driver,
-         row->raw * 1e3, row->lib * 1e3, row->ratio, row->paired, ci, tg, row->note);
+  printf("%-11s %-22s %-6s %9.2f %9.2f %6.3f %6.3f %-13s %-13s %9s %s\n", row->workload,
+         row->driver, attrib_col(row), row->raw * 1e3, row->lib * 1e3, row->ratio, row->paired,
+         ci, tg, events_col(row, ev, sizeof ev), row->note);
   fflush(stdout);
 }
 
@@ -680,32 +744,50 @@ static void print_row(const struct row *row) {
     CALLGRIND_DUMP_STATS_AT(label_);                                                \
   } while (0)
 
+/* The raw side against each of ls[0..nl) (one context per attribution
+ * mode), a row each, every round timing every side once. */
 static void compare(const char *name, const char *driver, struct raw *r, raw_fn rf,
-                    struct lib *l, lib_fn lf, double bytes, int launches) {
-  double tr[MAX_REPS], tl[MAX_REPS];
-  rf(r); /* warm-up, both sides */
-  lf(l);
+                    struct lib *const *ls, int nl, lib_fn lf, double bytes, int launches) {
+  double tr[MAX_REPS], tl[2][MAX_REPS];
+  uint64_t ev0[2];
+  rf(r); /* warm-up, every side */
+  for (int k = 0; k < nl; k++)
+    lf(ls[k]);
   if (callgrind) {
     DUMPED("raw", rf(r));
-    DUMPED("clstream", lf(l));
+    for (int k = 0; k < nl; k++)
+      DUMPED(ls[k]->attribution, lf(ls[k]));
     printf("%-11s %-22s dumped for callgrind (%d launches a run)\n", name, driver, launches);
     return;
   }
+  for (int k = 0; k < nl; k++)
+    ev0[k] = lib_events(ls[k]);
   for (int i = 0; i < reps; i++) {
-    if (i % 2 == 0) {
+    /* Raw first in even rounds, last in odd ones; the clstream sides swap
+     * every other round too, so that neither is always next to raw. */
+    bool forward = i % 4 == 0 || i % 4 == 3;
+    if (i % 2 == 0)
       tr[i] = rf(r);
-      tl[i] = lf(l);
-    } else {
-      tl[i] = lf(l);
-      tr[i] = rf(r);
+    for (int j = 0; j < nl; j++) {
+      int k = forward ? j : nl - 1 - j;
+      tl[k][i] = lf(ls[k]);
     }
+    if (i % 2 == 1)
+      tr[i] = rf(r);
   }
-  struct row *row = add_row(name, driver, "workload", tr, tl);
-  row->target = target_of(name);
-  if (bytes > 0)
-    snprintf(row->note, sizeof row->note, "raw %.1f GB/s, clstream %.1f GB/s (throughput %.3fx)",
-             bytes / row->raw / 1e9, bytes / row->lib / 1e9, row->raw / row->lib);
-  print_row(row);
+  for (int k = 0; k < nl; k++) {
+    double trk[MAX_REPS]; /* add_row sorts what it is given */
+    memcpy(trk, tr, sizeof trk);
+    struct row *row = add_row(name, driver, "workload", trk, tl[k]);
+    row->target = target_of(name);
+    row->attribution = ls[k]->attribution;
+    row->events = (double)(lib_events(ls[k]) - ev0[k]) / ((double)reps * launches);
+    if (bytes > 0)
+      snprintf(row->note, sizeof row->note,
+               "raw %.1f GB/s, clstream %.1f GB/s (throughput %.3fx)", bytes / row->raw / 1e9,
+               bytes / row->lib / 1e9, row->raw / row->lib);
+    print_row(row);
+  }
 }
 
 /* A raw workload against a raw variant of it, in pairs as compare() does
@@ -731,7 +813,7 @@ static void calibrate(const char *name, struct raw *r, raw_fn base, raw_fn varia
 
 static void skip_chain(const char *driver) {
   struct lib l;
-  lib_init(&l, driver, "enqueue:kernel=failk");
+  lib_init(&l, driver, "enqueue:kernel=failk", -1);
   cls_buffer X, Y;
   CLS(cls_alloc(l.ctx, 0, SMALL * sizeof(int), &X));
   CLS(cls_alloc(l.ctx, 0, SMALL * sizeof(int), &Y));
@@ -743,7 +825,10 @@ static void skip_chain(const char *driver) {
   cls_arg s[] = {CLS_IN(X), CLS_OUT(Y)};
   double times[MAX_REPS];
   unsigned long calls = 0, allocs = 0;
+  uint64_t ev0 = 0;
   for (int i = 0; i <= reps; i++) {
+    if (i == 1)
+      ev0 = lib_events(&l);
     unsigned long before = factory_calls;
     bench_count_start();
     double t = bench_now();
@@ -760,11 +845,15 @@ static void skip_chain(const char *driver) {
   }
   struct row *row = new_row("skip-chain", driver, "skip");
   row->lib = bench_median(times, reps);
+  row->attribution = l.attribution;
+  row->events = (double)(lib_events(&l) - ev0) / ((double)reps * SKIP_N);
   snprintf(row->note, sizeof row->note,
            "%.3f us per skipped launch, %lu OpenCL calls, %lu allocations for %d skips",
            row->lib / SKIP_N * 1e6, calls, allocs, reps * SKIP_N);
-  printf("%-11s %-22s %9s %9.2f %6s %6s %-13s %-13s %s\n", "skip-chain", driver, "-",
-         row->lib * 1e3, "-", "-", "-", "-", row->note);
+  char ev[32];
+  printf("%-11s %-22s %-6s %9s %9.2f %6s %6s %-13s %-13s %9s %s\n", "skip-chain", driver,
+         attrib_col(row), "-", row->lib * 1e3, "-", "-", "-", "-", events_col(row, ev, sizeof ev),
+         row->note);
   cls_context_destroy(l.ctx);
 }
 
@@ -777,14 +866,16 @@ static void allocations(const char *driver, struct raw *r, struct lib *l) {
   lib_tiny(l);
   unsigned long al = bench_count_stop();
   struct row *row = new_row("allocs", driver, "allocs");
+  row->attribution = l->attribution;
   row->raw = (double)ar / TINY_N;
   row->lib = (double)al / TINY_N;
   snprintf(row->note, sizeof row->note,
            "heap allocations per tiny launch: raw %.2f, clstream %.2f (the OpenCL runtime's "
            "included)",
            row->raw, row->lib);
-  printf("%-11s %-22s %9.2f %9.2f %6s %6s %-13s %-13s %s\n", "allocs", driver, row->raw,
-         row->lib, "-", "-", "-", "-", "per launch, all heap allocations in the process");
+  printf("%-11s %-22s %-6s %9.2f %9.2f %6s %6s %-13s %-13s %9s %s\n", "allocs", driver,
+         attrib_col(row), row->raw, row->lib, "-", "-", "-", "-", "-",
+         "per launch, all heap allocations in the process");
 }
 
 static void write_json(const char *path, const struct cls_device_info *dev) {
@@ -793,14 +884,22 @@ static void write_json(const char *path, const struct cls_device_info *dev) {
     die("cannot write %s", path);
   fprintf(f, "{\n  \"device\": \"%s\",\n  \"platform\": \"%s\",\n  \"reps\": %d,\n  \"rows\": [\n",
           dev->device_name, dev->platform_name, reps);
-  for (int i = 0; i < nrows; i++)
+  for (int i = 0; i < nrows; i++) {
+    /* null where a row has no clstream side (calibration). */
+    char attrib[16] = "null", events[32] = "null";
+    if (rows[i].attribution)
+      snprintf(attrib, sizeof attrib, "\"%s\"", rows[i].attribution);
+    if (rows[i].events >= 0)
+      snprintf(events, sizeof events, "%.6g", rows[i].events);
     fprintf(f,
-            "    {\"workload\": \"%s\", \"kind\": \"%s\", \"driver\": \"%s\", \"raw_s\": %.9g, "
-            "\"clstream_s\": %.9g, \"ratio\": %.6g, \"paired_ratio\": %.6g, \"ci95\": "
-            "[%.6g, %.6g], \"target\": %.6g, \"verdict\": \"%s\", \"note\": \"%s\"}%s\n",
-            rows[i].workload, rows[i].kind, rows[i].driver, rows[i].raw, rows[i].lib, rows[i].ratio,
-            rows[i].paired, rows[i].lo, rows[i].hi, rows[i].target, verdict(&rows[i]),
-            rows[i].note, i + 1 < nrows ? "," : "");
+            "    {\"workload\": \"%s\", \"kind\": \"%s\", \"driver\": \"%s\", \"attribution\": %s, "
+            "\"raw_s\": %.9g, \"clstream_s\": %.9g, \"ratio\": %.6g, \"paired_ratio\": %.6g, "
+            "\"ci95\": [%.6g, %.6g], \"target\": %.6g, \"verdict\": \"%s\", "
+            "\"events_per_launch\": %s, \"note\": \"%s\"}%s\n",
+            rows[i].workload, rows[i].kind, rows[i].driver, attrib, rows[i].raw, rows[i].lib,
+            rows[i].ratio, rows[i].paired, rows[i].lo, rows[i].hi, rows[i].target,
+            verdict(&rows[i]), events, rows[i].note, i + 1 < nrows ? "," : "");
+  }
   fprintf(f, "  ]\n}\n");
   fclose(f);
 }
@@ -847,29 +946,40 @@ int main(int argc, char **argv) {
   char *save = NULL;
   for (char *d = strtok_r(drivers_buf, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
     /* strtok_r's pieces live in drivers_buf for the whole run. */
-    struct lib l;
-    lib_init(&l, d, NULL);
+    /* One context per attribution mode, measured against the same raw runs. */
+    struct lib lr, le, *ls[2] = {&lr, &le};
+    lib_init(&lr, d, NULL, -1);
+    lib_init(&le, d, NULL, 1);
+    for (int k = 0; k < 2; k++) {
+      const char *why = NULL;
+      unsigned every = 0;
+      int mode;
+      CLS(cls_context_attribution(ls[k]->ctx, &mode, &why, &every));
+      printf("# %s, precise=%d: %s (every %u)\n", d, k ? 1 : -1, why, every);
+    }
     if (wanted("tiny-chain"))
-      compare("tiny-chain", d, &r, raw_tiny, &l, lib_tiny, 0, TINY_N);
+      compare("tiny-chain", d, &r, raw_tiny, ls, 2, lib_tiny, 0, TINY_N);
     if (wanted("saxpy"))
-      compare("saxpy", d, &r, raw_saxpy, &l, lib_saxpy, saxpy_bytes, SAXPY_REPS);
+      compare("saxpy", d, &r, raw_saxpy, ls, 2, lib_saxpy, saxpy_bytes, SAXPY_REPS);
     if (wanted("ping-pong"))
-      compare("ping-pong", d, &r, raw_pingpong, &l, lib_pingpong, 0, 2 * PP_N);
+      compare("ping-pong", d, &r, raw_pingpong, ls, 2, lib_pingpong, 0, 2 * PP_N);
     if (wanted("fan"))
-      compare("fan", d, &r, raw_fan, &l, lib_fan, 0, 6 * FAN_N);
+      compare("fan", d, &r, raw_fan, ls, 2, lib_fan, 0, 6 * FAN_N);
     if (wanted("allocs"))
-      allocations(d, &r, &l);
-    cls_context_destroy(l.ctx);
+      for (int k = 0; k < 2; k++)
+        allocations(d, &r, ls[k]);
+    cls_context_destroy(lr.ctx);
+    cls_context_destroy(le.ctx);
     if (wanted("skip-chain"))
       skip_chain(d);
     if (wanted("guard")) {
       /* What guard mode costs: rows without a target. */
-      struct lib gl;
+      struct lib gl, *gls[1] = {&gl};
       lib_guard = 1;
-      lib_init(&gl, d, NULL);
+      lib_init(&gl, d, NULL, -1); /* guard mode is exact whatever precise says */
       lib_guard = -1;
-      compare("tiny+guard", d, &r, raw_tiny, &gl, lib_tiny, 0, TINY_N);
-      compare("fan+guard", d, &r, raw_fan, &gl, lib_fan, 0, 6 * FAN_N);
+      compare("tiny+guard", d, &r, raw_tiny, gls, 1, lib_tiny, 0, TINY_N);
+      compare("fan+guard", d, &r, raw_fan, gls, 1, lib_fan, 0, 6 * FAN_N);
       cls_context_destroy(gl.ctx);
     }
   }

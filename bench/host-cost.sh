@@ -4,14 +4,16 @@
 # cost (tiny-chain, ping-pong, fan), under callgrind.  Unlike times on a
 # shared machine, these counts repeat; the OpenCL runtime's instructions on
 # the host thread are included (they are what a layer's extra calls cost),
-# its worker threads' are not.
+# its worker threads' are not.  clstream is measured in both attribution
+# modes (F8a): ranged (where the device allows it) and exact (precise=1),
+# each against the same raw run; the attrib column is the mode in force.
 # Usage: host-cost.sh BUILDDIR [DRIVERS]
 set -eu
 b=${1:-.}
 drivers=${2:-event scheduler:sequential scheduler:interleave}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-11s %-22s %14s %14s %8s\n' workload driver "raw instr/l" "cls instr/l" ratio
+printf '%-11s %-22s %-6s %14s %14s %8s\n' workload driver attrib "raw instr/l" "cls instr/l" ratio
 for d in $drivers; do
   valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/cg.%p" \
     "$b/bench/clstream-bench" --callgrind --reps 5 --drivers "$d" \
@@ -20,20 +22,26 @@ for d in $drivers; do
     exit 1
   }
   # One dump per measured run; its thread 1 file (the host thread) holds
-  # "desc: Trigger: Client Request: host WORKLOAD DRIVER SIDE LAUNCHES".
+  # "desc: Trigger: Client Request: host WORKLOAD DRIVER SIDE LAUNCHES",
+  # SIDE raw, or the clstream context's attribution: ranged or exact.
   for f in "$out"/cg.*-01; do
     awk '/^desc: Trigger: Client Request: host / { w = $6; d = $7; s = $8; n = $9 }
          /^summary:/ { if (w != "") printf "%s %s %s %.0f\n", w, d, s, $2 / n }' "$f"
   done > "$out/rows"
   for w in tiny-chain ping-pong fan; do
-    raw=$(awk -v w="$w" '$1 == w && $3 == "raw" { print $4 }' "$out/rows")
-    cls=$(awk -v w="$w" '$1 == w && $3 == "clstream" { print $4 }' "$out/rows")
-    if [ -z "$raw" ] || [ -z "$cls" ]; then
+    raw=$(awk -v w="$w" '$1 == w && $3 == "raw" { print $4; exit }' "$out/rows")
+    # Both contexts, ranged first (a device without ranged attribution
+    # gives two "exact" rows).
+    sides=$(awk -v w="$w" '$1 == w && $3 != "raw" { printf "%s:%s\n", $3, $4 }' "$out/rows" |
+      sort -r)
+    if [ -z "$raw" ] || [ "$(printf '%s\n' "$sides" | grep -c .)" != 2 ]; then
       echo "host-cost.sh: no dump for $w under $d" >&2
       exit 1
     fi
-    printf '%-11s %-22s %14s %14s %8s\n' "$w" "$d" "$raw" "$cls" \
-      "$(awk -v a="$cls" -v b="$raw" 'BEGIN { printf "%.3f", a / b }')"
+    for side in $sides; do
+      printf '%-11s %-22s %-6s %14s %14s %8s\n' "$w" "$d" "${side%%:*}" "$raw" "${side#*:}" \
+        "$(awk -v a="${side#*:}" -v b="$raw" 'BEGIN { printf "%.3f", a / b }')"
+    done
   done
   rm -f "$out"/cg.*
 done

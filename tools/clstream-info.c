@@ -40,6 +40,9 @@ static void usage(FILE *to) {
           "  CLS_SCHEDULER  driver and its parameters: \"event\", \"scheduler\",\n"
           "                 \"scheduler:interleave,max_tasks=8\"; CLS_SCHEDULER=help\n"
           "                 prints every driver with its parameters\n"
+          "  CLS_PRECISE    \"1\": exact attribution of failures (an OpenCL event per\n"
+          "                 command); \"0\" or unset: ranged where the device allows it\n"
+          "  CLS_EVENT_EVERY  ranged: the most commands without an event (default 64)\n"
           "  CLS_CACHE      \"off\" turns the persistent program cache off\n"
           "  CLS_CACHE_DIR  its directory (default $XDG_CACHE_HOME/clstream,\n"
           "                 else ~/.cache/clstream)\n"
@@ -181,6 +184,24 @@ static void print_error(const char *what, int rc) {
 
 static const char *answer(int v) {
   return v == 1 ? "yes" : v == 0 ? "no" : "unknown (handled as the worst case)";
+}
+
+/* The attribution mode in force (F8a) and why: the context made with no
+ * options, so $CLS_PRECISE, $CLS_EVENT_EVERY and the device decide it. */
+static void print_attribution(cls_context *ctx) {
+  int mode;
+  const char *why = NULL;
+  unsigned every = 0;
+  int rc = cls_context_attribution(ctx, &mode, &why, &every);
+  if (rc != CLS_OK) {
+    print_error("attribution:", rc);
+    return;
+  }
+  if (mode == CLS_ATTRIBUTION_RANGED)
+    printf("%-22s ranged (an OpenCL event every %u commands at most)\n", "attribution:", every);
+  else
+    printf("%-22s exact (an OpenCL event per command)\n", "attribution:");
+  printf("%-22s %s\n", "", why ? why : "");
 }
 
 /* The context device's quirks, each with the workaround it selects
@@ -450,6 +471,19 @@ static void section_context(struct json *j, struct info *in) {
     if (cls_context_devices(in->ctx, devs, CLS_MAX_DEVICES, &ndev) == CLS_OK)
       json_int(j, "devices", (long long)ndev);
     json_str(j, "driver", cls_context_driver(in->ctx));
+    int mode;
+    const char *why = NULL;
+    unsigned every = 0;
+    int rc = cls_context_attribution(in->ctx, &mode, &why, &every);
+    if (rc != CLS_OK) {
+      json_error(j, "attribution", rc);
+    } else {
+      json_object(j, "attribution");
+      json_str(j, "mode", mode == CLS_ATTRIBUTION_RANGED ? "ranged" : "exact");
+      json_str(j, "why", why ? why : "");
+      json_uint(j, "event_every", every);
+      json_end_object(j);
+    }
   }
   json_end_object(j);
 }
@@ -815,6 +849,7 @@ int main(int argc, char **argv) {
       print_choice(label, &cdevs[i]);
     }
   printf("%-22s %s\n", "context driver:", cls_context_driver(ctx));
+  print_attribution(ctx);
   print_quirks(ctx);
   cls_context_destroy(ctx);
 
