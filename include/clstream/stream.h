@@ -88,11 +88,25 @@ struct cls_kernel_arg {
   const void *value; /**< the bytes, or NULL for local memory */
 };
 
+/** What was last set on a kernel's arguments through any factory of one
+ * context (version 4): bit i of `valid` says argument i holds `bits[i]`
+ * (its first `size[i]` bytes; all-zero bits with `local` bit i set: local
+ * memory of that size).  Owned by the core, one per kernel, zeroed when the
+ * kernel is looked up; read and written by a factory during launch(),
+ * under the context lock.  A factory that sets a kernel's arguments
+ * without keeping it up to date must clear `valid`. */
+struct cls_kernel_args_memo {
+  uint32_t valid;            /**< bit i: argument i is known */
+  uint32_t local;            /**< bit i: argument i is local memory */
+  size_t size[32];           /**< bytes of argument i */
+  uint64_t bits[32];         /**< its value, up to 8 bytes */
+};
+
 /** A kernel command.  The stream sets the arguments on `kernel` and
  * enqueues it in one go (the core validated them against the kernel); the
  * pointers are valid for the duration of the call only, but for `name`:
  * the kernel's own, valid until the context is destroyed (a profiling
- * factory may keep it for on_times). */
+ * factory may keep it for on_times), and `memo`. */
 struct cls_kernel_cmd {
   cl_kernel kernel;     /**< the kernel; the core owns it */
   const char *name;     /**< its name, for messages */
@@ -101,6 +115,10 @@ struct cls_kernel_cmd {
   const size_t *local;  /**< dims local sizes; NULL: the runtime picks */
   cl_uint nargs;        /**< entries in args */
   const struct cls_kernel_arg *args; /**< the arguments, in order */
+  /** Version 4: the kernel's argument memo (see struct
+   * cls_kernel_args_memo), so that an argument whose value the kernel
+   * already holds is not set again; NULL: none. */
+  struct cls_kernel_args_memo *memo;
 };
 
 /** Called by poll() once for each command found to have failed after it was

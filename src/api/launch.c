@@ -202,6 +202,7 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
   cmd.kcmd.local = local;
   cmd.kcmd.nargs = (cl_uint)nargs;
   cmd.kcmd.args = cmd.kargs;
+  cmd.kcmd.memo = &kernel->memo;
   rc = cls__run(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);

@@ -194,6 +194,12 @@ static void program_free(struct cls_program *p) {
   free(p);
 }
 
+void cls__kernels_forget_args(cls_context *ctx) {
+  for (struct cls_program *p = ctx->programs; p; p = p->next)
+    for (struct cls_kernel *k = p->kernels; k; k = k->next)
+      k->memo.valid = 0;
+}
+
 void cls__programs_fini(cls_context *ctx) {
   struct cls_program *p = ctx->programs;
   while (p) {

@@ -13,6 +13,8 @@ enum { CLS__ARGQ_UNKNOWN = 0, CLS__ARGQ_GLOBAL, CLS__ARGQ_LOCAL, CLS__ARGQ_PRIVA
 /* nargs of a kernel taken from a failed build: not checked. */
 #define CLS__NARGS_UNKNOWN ((cl_uint)-1)
 
+_Static_assert(CLS_MAX_ARGS <= 32, "the argument memo has a bit per argument");
+
 struct cls_kernel {
   unsigned magic;          /* checked before use: a freed or foreign pointer
                               is rejected rather than dereferenced further */
@@ -35,6 +37,8 @@ struct cls_kernel {
   size_t kernel_wg;        /* CL_KERNEL_WORK_GROUP_SIZE */
   size_t wg_multiple;
   cl_ulong local_mem, private_mem;
+  /* What factories last set on `kernel` (launches pass it on). */
+  struct cls_kernel_args_memo memo;
 };
 
 struct cls_program {
@@ -69,5 +73,11 @@ void cls__kernel_arg_name(const struct cls_kernel *k, size_t i, char *out, size_
 static inline bool cls__kernel_valid(const cls_context *ctx, const cls_kernel *k) {
   return k && k->magic == CLS__KERNEL_MAGIC && k->ctx == ctx;
 }
+
+/* A cl_mem was released: a new one may take its address, and a kernel
+ * argument the memo says holds it would then be skipped, while the
+ * runtime may keep what it resolved of the old one (PoCL does).  So every
+ * kernel's argument memo is forgotten (a release is no hot path). */
+void cls__kernels_forget_args(cls_context *ctx);
 
 #endif /* CLS_PROGRAM_H */

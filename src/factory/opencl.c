@@ -57,6 +57,8 @@ struct ocl_stream {
   unsigned every, since_event;
   uint64_t last_seq;
   uint64_t reported; /* ranged: the last command of the newest range */
+  unsigned eager;    /* ranged: commands still to get an event, since a
+                        marker had to stand for one (below) */
   uint64_t events;
 };
 
@@ -289,7 +291,7 @@ static void push(struct ocl_stream *s, uint64_t seq, const char *name) {
  * queue is in order, and poisoned behind a failure, so the marker's status
  * is that of everything up to it), flushed at once, since another queue
  * may wait on it.  Returns the OpenCL status. */
-static cl_int mark_tail(struct ocl_stream *s) {
+static cl_int mark_tail(struct ocl_stream *s, bool for_wait) {
   if (s->last_seq <= (s->len ? tail_entry(s)->seq : s->completed))
     return CL_SUCCESS; /* the newest command has its event, or finished */
   cl_event *ev = slot_for(s);
@@ -299,6 +301,11 @@ static cl_int mark_tail(struct ocl_stream *s) {
   if (rc != CL_SUCCESS)
     return rc;
   push(s, s->last_seq, "marker");
+  /* Another queue waits on this one's newest commands: a marker and a
+   * flush each time cost more than the command's own event (ping-pong
+   * traffic), so the next event_every commands keep theirs. */
+  if (for_wait)
+    s->eager = s->every;
   return clFlush(s->q);
 }
 
@@ -309,6 +316,10 @@ static cl_int mark_tail(struct ocl_stream *s) {
 static inline bool eventless(struct ocl_stream *s, uint64_t seq, cl_uint nwait) {
   if (!s->ranged || nwait || ++s->since_event >= s->every)
     return false;
+  if (s->eager) {
+    s->eager--;
+    return false;
+  }
   s->last_seq = seq;
   return true;
 }
@@ -346,11 +357,44 @@ static inline bool eventless(struct ocl_stream *s, uint64_t seq, cl_uint nwait) 
     return CL_SUCCESS;                      \
   } while (0)
 
+/* Sets argument i of c unless the kernel holds that value already (the
+ * memo: a tiny chain then makes no clSetKernelArg call, as raw OpenCL code
+ * that sets its arguments once makes none). */
+static inline cl_int set_arg(const struct cls_kernel_cmd *c, cl_uint i) {
+  const struct cls_kernel_arg *a = &c->args[i];
+  struct cls_kernel_args_memo *m = c->memo;
+  uint64_t bits = 0;
+  bool known = m && i < 32 && a->size <= sizeof bits;
+  if (known) {
+    if (a->value)
+      memcpy(&bits, a->value, a->size);
+    uint32_t bit = 1u << i;
+    if ((m->valid & bit) && m->size[i] == a->size && m->bits[i] == bits &&
+        !(m->local & bit) == (a->value != NULL))
+      return CL_SUCCESS;
+  }
+  cl_int rc = clSetKernelArg(c->kernel, i, a->size, a->value);
+  if (!m || i >= 32)
+    return rc;
+  if (rc != CL_SUCCESS || !known) {
+    m->valid &= ~(1u << i);
+    return rc;
+  }
+  m->valid |= 1u << i;
+  m->size[i] = a->size;
+  m->bits[i] = bits;
+  if (a->value)
+    m->local &= ~(1u << i);
+  else
+    m->local |= 1u << i;
+  return rc;
+}
+
 static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t seq,
                          cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
   for (cl_uint i = 0; i < c->nargs; i++) {
-    cl_int rc = clSetKernelArg(c->kernel, i, c->args[i].size, c->args[i].value);
+    cl_int rc = set_arg(c, i);
     if (rc != CL_SUCCESS)
       return rc;
   }
@@ -395,7 +439,7 @@ static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const 
  * made (the caller then asks for marker(), which says why). */
 static cl_event ocl_last_event(void *stream) {
   struct ocl_stream *s = stream;
-  if (s->ranged && mark_tail(s) != CL_SUCCESS)
+  if (s->ranged && mark_tail(s, true) != CL_SUCCESS)
     return NULL;
   if (!s->len)
     return NULL;
@@ -408,7 +452,7 @@ static cl_event ocl_last_event(void *stream) {
  * than enqueue a marker. */
 static cl_int ocl_marker(void *stream, cl_event *out) {
   struct ocl_stream *s = stream;
-  cl_int rc = s->ranged ? mark_tail(s) : CL_SUCCESS;
+  cl_int rc = s->ranged ? mark_tail(s, true) : CL_SUCCESS;
   if (rc != CL_SUCCESS)
     return rc;
   cl_event last = ocl_last_event(stream);
@@ -427,7 +471,7 @@ static cl_int settle(struct ocl_stream *s, int wait, uint64_t *completed) {
   cl_int rc = CL_SUCCESS;
   /* Ranged: a sync must learn about the commands after the last event. */
   if (wait && s->ranged)
-    rc = mark_tail(s);
+    rc = mark_tail(s, false);
   if (wait) {
     cl_int frc = finish(s);
     if (rc == CL_SUCCESS)

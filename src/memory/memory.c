@@ -11,6 +11,7 @@
  *     stream at the page's release point, so any other stream that touches
  *     it waits for that point first (see the event driver's order()). */
 #include "memory/memory.h"
+#include "core/program.h"
 #include "driver/ops.h"
 #include "failure/inflight.h"
 #include "guard/guard.h"
@@ -68,6 +69,7 @@ static int page_new(cls_context *ctx, struct cls__stream *s, size_t size, bool d
 }
 
 static void page_drop(cls_context *ctx, struct cls__memory *m, struct cls__page *p) {
+  cls__kernels_forget_args(ctx);
   for (size_t i = 0; i < m->npages; i++)
     if (m->pages[i] == p) {
       m->pages[i] = m->pages[--m->npages];
@@ -129,6 +131,7 @@ static void release_extent(struct cls__page *p, size_t offset, size_t span, uint
 /* Returns a block to its page (or drops its dedicated page). */
 static void block_release(cls_context *ctx, struct cls__memory *m, struct cls__page *page,
                           size_t offset, size_t span, cl_mem mem, uint64_t own_seq) {
+  cls__kernels_forget_args(ctx);
   if (page->dedicated) {
     if (mem != page->mem) /* guard mode: a sub-buffer even then */
       clReleaseMemObject(mem);
