@@ -41,8 +41,13 @@ if [ "$rc" = 1 ] && grep -q '"no OpenCL device found"' "$out"; then
   echo "SKIP: no OpenCL device"
   exit 77
 fi
-check "--json" 0 "d['clstream'] and d['platforms'] and d['context']['driver'] and d['context']['device']['name'] and 'quirks' in d and d['drivers']['default']"
+check "--json" 0 "d['clstream'] and d['platforms'] and d['context']['driver'] and d['context']['device']['name'] and 'quirks' in d and d['drivers']['default'] and d['context']['attribution']['mode'] in ('ranged', 'exact') and d['context']['attribution']['why'] and d['context']['attribution']['event_every'] >= 1"
 cat "$out"
+
+# F8a: exact on request, and said so.
+CLS_PRECISE=1 "$info" --json >"$out"
+rc=$?
+check "CLS_PRECISE=1" 0 "d['context']['attribution']['mode'] == 'exact' and 'CLS_PRECISE' in d['context']['attribution']['why']"
 
 CLS_DEVICE="we\"ird\\	name" "$info" --json >"$out"
 rc=$?
