@@ -59,8 +59,12 @@ static void report_failures(struct sched_driver *d, struct queue *q, uint64_t do
         continue;
       uint64_t lo = x->first > m->bseq ? x->first : m->bseq;
       uint64_t hi = x->bseq < end ? x->bseq : end;
-      cls_driver_failed_range(&d->base, d->streams[m->stream], m->seq + (lo - m->bseq),
-                              m->seq + (hi - m->bseq), x->status);
+      if (x->first == x->bseq) /* one command of the queue: known exactly */
+        cls_driver_failed(&d->base, d->streams[m->stream], m->seq + (lo - m->bseq),
+                          x->status, false);
+      else /* this stream's part of the queue's range, even of one command */
+        cls_driver_failed_range(&d->base, d->streams[m->stream], m->seq + (lo - m->bseq),
+                                m->seq + (hi - m->bseq), x->status);
     }
     while (f < nf && q->fails[f].bseq <= end)
       f++;

@@ -88,9 +88,13 @@ static void on_failed(void *arg, uint64_t seq, cl_int status) {
   cls_driver_failed(a->d, a->s, seq, status, false);
 }
 
+/* A range of one command is that command: the queue is the stream's own. */
 static void on_failed_range(void *arg, uint64_t first, uint64_t last, cl_int status) {
   struct poll_arg *a = arg;
-  cls_driver_failed_range(a->d, a->s, first, last, status);
+  if (first == last)
+    cls_driver_failed(a->d, a->s, last, status, false);
+  else
+    cls_driver_failed_range(a->d, a->s, first, last, status);
 }
 
 CLS_API int cls_driver_factory_poll(struct cls_driver *d, struct cls_driver_stream *s,

@@ -571,14 +571,25 @@ void cls__inflight_failed_range(cls_context *ctx, int stream, uint64_t first, ui
     snprintf(list + used, sizeof list - used, ", %u more", more);
   const struct cls__log_entry *root = at(ctx, k);
   bool all_launches = nlaunch == ncmd;
-  struct cls__failure *f = cls__failure_mint(
-      ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status, all_launches ? "launch" : "range",
-      ncmd == 1 && nlaunch ? root->kernel : "", stream, root->position, true,
-      "%sone of %u %s failed after its enqueue with %s, positions %llu-%llu on stream %d (%s); "
-      "rerun with CLS_PRECISE=1 to pin it",
-      prefix ? prefix : "", ncmd, all_launches ? "launches" : "commands",
-      cls_cl_status_name(cl_status), (unsigned long long)p0, (unsigned long long)p1, stream,
-      list);
+  /* One command: this stream's part of a range of a queue streams share. */
+  struct cls__failure *f =
+      ncmd == 1
+          ? cls__failure_mint(ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status,
+                              all_launches ? "launch" : "range", nlaunch ? root->kernel : "",
+                              stream, root->position, true,
+                              "%sone of the commands of a queue streams share failed after its "
+                              "enqueue with %s; position %llu on stream %d (%s) is this "
+                              "stream's part; rerun with CLS_PRECISE=1 to pin it",
+                              prefix ? prefix : "", cls_cl_status_name(cl_status),
+                              (unsigned long long)p0, stream, list)
+          : cls__failure_mint(ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status,
+                              all_launches ? "launch" : "range", "", stream, root->position,
+                              true,
+                              "%sone of %u %s failed after its enqueue with %s, positions "
+                              "%llu-%llu on stream %d (%s); rerun with CLS_PRECISE=1 to pin it",
+                              prefix ? prefix : "", ncmd, all_launches ? "launches" : "commands",
+                              cls_cl_status_name(cl_status), (unsigned long long)p0,
+                              (unsigned long long)p1, stream, list);
   if (!f)
     return;
   f->ranged = true;

@@ -47,10 +47,6 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
 
 void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t first,
                               uint64_t last, cl_int status) {
-  if (first >= last) {
-    cls__stream_failed(ctx, s, last, status, false);
-    return;
-  }
   s->failed_seq = last;
   s->failed_first = first;
   s->failed_status = status;
