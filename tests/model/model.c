@@ -281,6 +281,9 @@ static void skipped(struct md_world *w, struct md_state *st, struct md_expect *e
       ex->rcmask |= md_bit(rc_fail);
       ex->imm_rc = rc_fail;
     }
+    /* It may run: a completion fault may then fail its stream's range
+     * (the peek counts in complete_hit, for md_affected). */
+    fires(w, MD_W_COMPLETE, op, kernel, s, true);
   }
 }
 
