@@ -347,6 +347,8 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   uint64_t lo, hi;
   if (first >= 0) {
     int f = materialize(st, op->b[first]);
+    if (rd) /* clstream may skip it on a range record (an earlier input) */
+      st->fail[f].rd_at = 0;
     for (int i = 0; i < n; i++)
       if (acc[i] & MD_W) {
         taint(st, op->b[i], f);
@@ -498,6 +500,8 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   bool full = op->off2 == 0 && op->len == dst->elems;
   if (src->failure != MD_CLEAN) {
     int f = materialize(st, op->b[0]);
+    if (rd) /* clstream may skip it on a range record */
+      st->fail[f].rd_at = 0;
     taint(st, op->b[1], f);
     wrote(st, s, op->b[1], rd, full);
     skipped(w, st, ex, f, "copy", NULL, "copy", s, MD_ETAINTED, MD_ECL);
