@@ -86,6 +86,8 @@ static int fires_when(struct md_world *w, int when, const char *op, const char *
       continue;
     if (!peek)
       c->fired++;
+    if (when == MD_W_COMPLETE && stream >= 0 && stream < MD_S)
+      w->complete_hit[stream]++;
     return c->status;
   }
   return 0;
@@ -144,6 +146,7 @@ static int fail_new(struct md_state *st, int status, int cl, const char *op, con
   f->pos_hi = hi;
   f->async = async;
   f->known = !async;
+  f->rd_at = st->rd_ops;
   return st->nfail++;
 }
 
@@ -177,6 +180,65 @@ static void chain_add(struct md_state *st, int f, const char *kernel, int stream
 
 static bool unknown_async(const struct md_state *st, int f) {
   return f >= 0 && st->fail[f].async && !st->fail[f].known;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ranged attribution (F8a): where the exact prediction may be wrong    */
+/* ------------------------------------------------------------------ */
+
+bool md_loose(const struct md_state *st, int f) {
+  return st->ranged && f >= 0 && st->rd_ops > st->fail[f].rd_at;
+}
+
+/* Whether the command reads a diverged buffer (its read bindings); counts
+ * it in rd_ops when it does. */
+static bool reads_diverged(struct md_state *st, const int *slot, const int *acc, int n) {
+  bool rd = false;
+  for (int i = 0; st->ranged && i < n; i++)
+    rd |= (acc[i] & MD_R) && st->buf[slot[i]].diverged;
+  st->rd_ops += rd;
+  return rd;
+}
+
+/* Buffer b was written (or tainted) by a command of stream s: diverged when
+ * that stream's commands may fall in a failed range or the command read a
+ * diverged buffer; a full write on trusted input makes the model exact
+ * again, a partial one does not (F4 keeps a ranged failure). */
+static void wrote(struct md_state *st, int s, int b, bool rd, bool full) {
+  struct md_buf *mb = &st->buf[b];
+  if (!st->ranged)
+    return;
+  if (st->affected[s] || rd)
+    mb->diverged = true;
+  else if (full)
+    mb->diverged = false;
+}
+
+/* A launch writes the first MD_N elements but clears the buffer's failure
+ * (a binding is a whole-buffer write): on a diverged buffer the elements
+ * past MD_N may be what a command skipped in clstream (and run in the
+ * model) left there, so the model stops claiming them. */
+static void launch_wrote(struct md_state *st, int s, int b, bool rd) {
+  struct md_buf *mb = &st->buf[b];
+  if (st->ranged && mb->diverged && mb->elems > MD_N)
+    memset(mb->known + MD_N, 0, (size_t)(mb->elems - MD_N));
+  wrote(st, s, b, rd, true);
+}
+
+void md_affected(const struct md_world *w, const struct md_op *ops, int n, bool shared,
+                 bool affected[MD_S]) {
+  static struct md_state st; /* large: one, reused */
+  struct md_world dry = *w;
+  struct md_expect ex;
+  memset(dry.complete_hit, 0, sizeof dry.complete_hit);
+  md_state_init(&st);
+  for (int i = 0; i < n; i++)
+    md_step(&dry, &st, &ops[i], &ex);
+  bool any = false;
+  for (int s = 0; s < MD_S; s++)
+    any |= (affected[s] = dry.complete_hit[s] > 0);
+  for (int s = 0; shared && s < MD_S; s++)
+    affected[s] = any;
 }
 
 /* ------------------------------------------------------------------ */
@@ -219,6 +281,9 @@ static void skipped(struct md_world *w, struct md_state *st, struct md_expect *e
       ex->rcmask |= md_bit(rc_fail);
       ex->imm_rc = rc_fail;
     }
+    /* It may run: a completion fault may then fail its stream's range
+     * (the peek counts in complete_hit, for md_affected). */
+    fires(w, MD_W_COMPLETE, op, kernel, s, true);
   }
 }
 
@@ -264,6 +329,7 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
             f = fail_new(st, rc, 0, "launch", name, s, lo, hi, false);
           w->created[s] = true;
           taint(st, op->b[j], f);
+          wrote(st, s, op->b[j], false, false); /* not logged: a range may reach past it */
         }
       if (f < 0) { /* nothing to mark: no record, no position */
         w->issued_lo[s]--;
@@ -277,22 +343,32 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   }
   w->created[s] = true;
   int first = first_tainted(st, op->b, acc, n);
+  bool rd = reads_diverged(st, op->b, acc, n);
   uint64_t lo, hi;
   if (first >= 0) {
     int f = materialize(st, op->b[first]);
+    if (rd) /* clstream may skip it on a range record (an earlier input) */
+      st->fail[f].rd_at = 0;
     for (int i = 0; i < n; i++)
-      if (acc[i] & MD_W)
+      if (acc[i] & MD_W) {
         taint(st, op->b[i], f);
+        wrote(st, s, op->b[i], rd, true);
+      }
     skipped(w, st, ex, f, "launch", name, name, s, MD_ESKIPPED, MD_ELAUNCH);
     return;
   }
   bool async;
   int status = issued(w, ex, "launch", name, s, MD_ELAUNCH, &lo, &hi, &async);
+  /* Ranged: clean inputs here may carry a range failure in clstream. */
+  if (rd)
+    ex->rcmask |= md_bit(MD_ESKIPPED);
   if (status) {
     int f = fail_new(st, MD_ELAUNCH, status, "launch", name, s, lo, hi, async);
     for (int i = 0; i < n; i++)
-      if (acc[i] & MD_W)
+      if (acc[i] & MD_W) {
         taint(st, op->b[i], f);
+        wrote(st, s, op->b[i], rd, true);
+      }
     return;
   }
   /* It ran: compute the outputs from the inputs as they were. */
@@ -325,6 +401,7 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   for (int i = 0; i < n; i++)
     if (acc[i] & MD_W) {
       struct md_buf *o = &st->buf[op->b[i]];
+      launch_wrote(st, s, op->b[i], rd);
       o->failure = MD_CLEAN;
       memcpy(o->val, out, sizeof out);
       memcpy(o->known, kn, sizeof kn);
@@ -344,6 +421,7 @@ static void refused(struct md_world *w, struct md_state *st, struct md_expect *e
   w->created[s] = true;
   issue(w, s, &lo, &hi);
   taint(st, dst, fail_new(st, code, 0, opname, "", s, lo, hi, false));
+  wrote(st, s, dst, false, false); /* not logged: a range may reach past it */
   ex->rcmask = md_bit(code);
   ex->imm_rc = code; /* a position, neither enqueued nor skipped */
 }
@@ -380,6 +458,8 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
     status = fires(w, MD_W_COMPLETE, opname, NULL, s, false);
     async = true;
   }
+  bool full = op->off == 0 && op->len == b->elems;
+  wrote(st, s, op->b[0], false, full);
   if (status) {
     taint(st, op->b[0], fail_new(st, MD_ECL, status, opname, "", s, lo, hi, async));
     return;
@@ -415,14 +495,23 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   }
   w->created[s] = true;
   uint64_t lo, hi;
+  static const int copy_acc[2] = {MD_R, MD_W};
+  bool rd = reads_diverged(st, op->b, copy_acc, 2);
+  bool full = op->off2 == 0 && op->len == dst->elems;
   if (src->failure != MD_CLEAN) {
     int f = materialize(st, op->b[0]);
+    if (rd) /* clstream may skip it on a range record */
+      st->fail[f].rd_at = 0;
     taint(st, op->b[1], f);
+    wrote(st, s, op->b[1], rd, full);
     skipped(w, st, ex, f, "copy", NULL, "copy", s, MD_ETAINTED, MD_ECL);
     return;
   }
   bool async;
   int status = issued(w, ex, "copy", NULL, s, MD_ECL, &lo, &hi, &async);
+  if (rd) /* ranged: the source may carry a range failure in clstream */
+    ex->rcmask |= md_bit(MD_ETAINTED);
+  wrote(st, s, op->b[1], rd, full);
   if (status) {
     taint(st, op->b[1], fail_new(st, MD_ECL, status, "copy", "", s, lo, hi, async));
     return;
@@ -436,8 +525,8 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   memcpy(dst->known + op->off2, kn, (size_t)op->len);
 }
 
-static void download(struct md_world *w, struct md_state *st, const struct md_op *op,
-                     struct md_expect *ex) {
+static void download_exact(struct md_world *w, struct md_state *st, const struct md_op *op,
+                           struct md_expect *ex) {
   int s = op->stream, rc = resolve(st, op->b[0]);
   if (rc) {
     ex->rcmask = md_bit(rc);
@@ -484,6 +573,27 @@ static void download(struct md_world *w, struct md_state *st, const struct md_op
   ex->n = op->len;
   memcpy(ex->val, b->val + op->off, (size_t)op->len * sizeof *ex->val);
   memcpy(ex->known, b->known + op->off, (size_t)op->len);
+}
+
+/* Ranged: a read of a diverged buffer may fail with a range record (the
+ * model's bytes came from commands it believes ran) and take no position
+ * (refused) where the model enqueues it, or the reverse; a read on a
+ * stream whose queue failed may fail itself (CLS_ECL). */
+static void download(struct md_world *w, struct md_state *st, const struct md_op *op,
+                     struct md_expect *ex) {
+  int s = op->stream;
+  uint64_t lo = w->issued_lo[s], hi = w->issued_hi[s];
+  download_exact(w, st, op, ex);
+  if (!st->ranged || resolve(st, op->b[0]) || !in_range(&st->buf[op->b[0]], op->off, op->len))
+    return;
+  ex->relaxed = st->buf[op->b[0]].diverged || st->affected[s];
+  if (!ex->relaxed)
+    return;
+  ex->rcmask |= md_bit(MD_ETAINTED) | (st->affected[s] ? md_bit(MD_ECL) : 0);
+  if (w->issued_lo[s] > lo)
+    w->issued_lo[s]--;
+  if (w->issued_hi[s] == hi)
+    w->issued_hi[s]++;
 }
 
 void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,

@@ -135,6 +135,10 @@ struct md_world {
   bool relocate_other;         /* the context's CLS_RELOCATE: other, else same */
   /* Planted bug for the harness's self-test: add computes a+b+c+1. */
   bool planted_bug;
+  /* Completion faults that fired (or may fire: a peek) per stream: a
+   * program's dry run counts them to know, before it runs, which streams
+   * ranged attribution (F8a) may fail as a range. */
+  uint32_t complete_hit[MD_S];
 };
 
 struct md_chain {
@@ -154,6 +158,7 @@ struct md_failure {
   int nchain;
   struct md_chain chain[MD_MAX_CHAIN];
   int nlost;    /* chain entries past MD_MAX_CHAIN */
+  uint32_t rd_at; /* ranged: md_state.rd_ops when it was minted */
 };
 
 enum md_buf_state { MD_NONE = 0, MD_LIVE, MD_FREED };
@@ -167,12 +172,24 @@ struct md_buf {
   int failure;     /* MD_CLEAN, MD_NEVER (never written), or a record */
   uint32_t val[MD_MAXE];
   uint8_t known[MD_MAXE];
+  /* Ranged attribution (F8a): the model's prediction above may be wrong
+   * here -- the buffer was written by a command of a stream a completion
+   * fault fails (any of them may fall in the failed range), or by one that
+   * read a diverged buffer, and no full write on trusted input came since.
+   * Its reads are checked for safety only (see md_expect.relaxed). */
+  bool diverged;
 };
 
 struct md_state {
   struct md_buf buf[MD_B];
   int nfail;
   struct md_failure fail[MD_MAX_FAIL];
+  /* Ranged attribution: what md_step tracks beyond the exact model. */
+  bool ranged;
+  bool affected[MD_S];  /* streams a completion fault fails in this program */
+  uint32_t rd_ops;      /* ops so far that read a diverged buffer: a record
+                           minted before one may have a different skip chain
+                           (that op's skip may be on a range record instead) */
 };
 
 /* What one operation must do. */
@@ -194,6 +211,11 @@ struct md_expect {
   int nbad;
   int bad[MD_B];          /* MD_ENULL / MD_ESTALE, in order */
   uint64_t gen_arg;       /* MD_RELOCATE: the generation to pass */
+  /* Ranged: a download of a diverged buffer or on an affected stream, whose
+   * answer may differ from the exact one (rcmask widened: CLS_ETAINTED with
+   * a range record, CLS_ECL for a read on a failed queue); if it succeeds,
+   * its bytes must still be the model's. */
+  bool relaxed;
 };
 
 static inline uint32_t md_bit(int rc) { return 1u << (rc <= 0 ? -rc : 31); }
@@ -206,6 +228,15 @@ bool md_ambiguous(const struct md_state *st, const struct md_op *op);
 /* Runs one operation through the model, filling *ex. */
 void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
              struct md_expect *ex);
+/* Ranged attribution (F8a): which streams a completion fault fails in
+ * `ops` (a dry run of the model from world *w, state fresh), into
+ * affected[]; `shared` when streams share queues (scheduler:interleave: a
+ * range covers every stream of the queue, so any fault affects all). */
+void md_affected(const struct md_world *w, const struct md_op *ops, int n, bool shared,
+                 bool affected[MD_S]);
+/* Whether failure record f's skip chain may differ under ranged
+ * attribution (a command that read a diverged buffer came after it). */
+bool md_loose(const struct md_state *st, int f);
 /* Marks every failure found (after cls_sync). */
 void md_all_known(struct md_state *st);
 /* The bytes an upload writes at element i of the upload. */

@@ -67,6 +67,26 @@ static uint64_t next_seed(uint64_t s) {
 /* Generation                                                          */
 /* ------------------------------------------------------------------ */
 
+/* Whether contexts will expect ranged attribution (as rt_open decides it:
+ * CLS_MODEL_RANGED=1, else a probe context's mode).  Asked in the test's
+ * process: an OpenCL context made before Check forks hangs the child. */
+static bool plan_ranged_get(void) {
+  static int known = -1;
+  if (known >= 0)
+    return known;
+  const char *force = getenv("CLS_MODEL_RANGED");
+  known = force && strcmp(force, "1") == 0;
+  cls_context *probe = NULL;
+  struct cls_context_options po = {.version = CLS_CONTEXT_OPTIONS_VERSION, .device = "all"};
+  int mode = CLS_ATTRIBUTION_EXACT;
+  if (!known && cls_context_create(&probe, &po) == CLS_OK &&
+      cls_context_attribution(probe, &mode, NULL, NULL) == CLS_OK)
+    known = mode == CLS_ATTRIBUTION_RANGED;
+  if (probe)
+    cls_context_destroy(probe);
+  return known;
+}
+
 struct context_plan {
   uint64_t seed;
   int nprograms;
@@ -185,7 +205,9 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
   /* A counted download fault is only exact when nothing else can fail
    * asynchronously (a download of data whose failure is not found yet is
    * enqueued, and counts, or is refused, and does not). */
-  if (only_alloc && w->nclauses < MD_MAX_CLAUSES && chance(&r, 40)) {
+  /* Ranged: a download's completion fault fails a range of its stream,
+   * so downloads after it are refused or not by timing: no counted one. */
+  if (only_alloc && !plan_ranged_get() && w->nclauses < MD_MAX_CLAUSES && chance(&r, 40)) {
     struct md_clause *c = &w->cl[w->nclauses++];
     clause(c, chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
     c->op = "download";
@@ -385,7 +407,19 @@ struct rt {
   uint64_t nops;
   bool inconclusive;
   int ndev;                 /* the context's devices */
+  bool ranged;              /* expectations for ranged attribution (F8a) */
 };
+
+/* Ranged attribution: how often the relaxed checks ran, so that a run
+ * shows the relaxation was exercised (printed at the end). */
+static struct {
+  uint64_t reads;       /* reads of diverged buffers or on affected streams */
+  uint64_t reads_ok;    /* ... that succeeded: their bytes were checked */
+  uint64_t reads_queue; /* ... that failed with their stream's queue (CLS_ECL) */
+  uint64_t parts;       /* one-command parts of a range on a shared queue,
+                           reported as that command's own failure */
+  uint64_t ranges;      /* range records ("one of N ...") in reports */
+} relax;
 
 static void say(struct rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct rt *rt, const char *fmt, ...) {
@@ -438,6 +472,17 @@ static int rt_open(struct rt *rt, const struct md_world *w, struct md_world *liv
    * driver enqueue at the call. */
   live->deferred = strcmp(cls_context_driver(rt->ctx), "scheduler") == 0;
   rt->alive_base = cls__failures_alive();
+  /* Which attribution to expect: CLS_MODEL_RANGED=1 says ranged, else the
+   * context's own mode. */
+  const char *force = getenv("CLS_MODEL_RANGED");
+  int mode = CLS_ATTRIBUTION_EXACT;
+  if (force && strcmp(force, "1") == 0)
+    mode = CLS_ATTRIBUTION_RANGED;
+  else if ((rc = cls_context_attribution(rt->ctx, &mode, NULL, NULL)) != 0) {
+    say(rt, "cls_context_attribution: %s", cls_err_name(rc));
+    return -1;
+  }
+  rt->ranged = mode == CLS_ATTRIBUTION_RANGED;
   return 0;
 }
 
@@ -456,8 +501,8 @@ static const char *rc_set(uint32_t mask, char *buf, size_t cap) {
 }
 
 /* One failure of a report against the model's record. */
-static bool same_failure(struct rt *rt, const struct md_failure *mf, const cls_report *r,
-                         size_t i) {
+static bool same_failure(struct rt *rt, const struct md_failure *mf, bool loose,
+                         const cls_report *r, size_t i) {
   struct cls_failure_info fi;
   if (cls_report_failure(r, i, &fi) != 0) {
     say(rt, "report: no failure %zu", i);
@@ -471,10 +516,12 @@ static bool same_failure(struct rt *rt, const struct md_failure *mf, const cls_r
    * (consecutive skips of one kernel on one stream); only an entry's first
    * launch has its position.  The kind is not compared (timing). */
   uint64_t want = (uint64_t)(mf->nchain + mf->nlost);
-  if (fi.skipped != want)
+  /* Ranged (md_loose): a skip of a command that read a diverged buffer
+   * may be on a range record instead: the chain is not compared. */
+  if (!loose && fi.skipped != want)
     ok = false;
   size_t item = 0;
-  for (size_t e = 0; ok && e < fi.nskips; e++) {
+  for (size_t e = 0; ok && !loose && e < fi.nskips; e++) {
     struct cls_skip_info si;
     if (cls_report_skip(r, i, e, &si) != 0) {
       ok = false;
@@ -515,7 +562,7 @@ static bool same_report(struct rt *rt, const struct md_state *st, const struct m
     return false;
   }
   for (int i = 0; ok && i < ex->nf; i++)
-    ok = same_failure(rt, &st->fail[ex->fail[i]], r, (size_t)i);
+    ok = same_failure(rt, &st->fail[ex->fail[i]], md_loose(st, ex->fail[i]), r, (size_t)i);
   for (int i = 0; ok && i < ex->nbad; i++) {
     int why = 0;
     cls_report_bad_handle(r, (size_t)i, NULL, &why);
@@ -526,6 +573,99 @@ static bool same_report(struct rt *rt, const struct md_state *st, const struct m
     }
   }
   return ok;
+}
+
+/* Whether report failure fi is the model's record mf (not its chain). */
+static bool same_root(const struct md_failure *mf, const struct cls_failure_info *fi) {
+  return fi->status == mf->status && fi->cl_status == mf->cl_status &&
+         strcmp(fi->operation, mf->op) == 0 && strcmp(fi->kernel, mf->kernel) == 0 &&
+         fi->stream == mf->stream && fi->position >= mf->pos_lo && fi->position <= mf->pos_hi &&
+         (fi->async != 0) == mf->async;
+}
+
+/* Ranged (F8a): the report of a read of buffers slot[0..n), some of them
+ * diverged or read on an affected stream.  Bad handles are exact; every
+ * failure must be a range record ("one of N ...") or one the model knows;
+ * a buffer that is not diverged must show the model's failure exactly
+ * (its chain too unless md_loose). */
+static bool relaxed_report(struct rt *rt, const struct md_state *st, const struct md_expect *ex,
+                           cls_report *r, const int *slot, int n) {
+  if (!r) {
+    say(rt, "  no report\n");
+    return false;
+  }
+  if (cls_report_bad_handles(r) != (size_t)ex->nbad) {
+    say(rt, "  expected %d bad handles\n  got: %s", ex->nbad, cls_report_text(r));
+    return false;
+  }
+  for (int i = 0; i < ex->nbad; i++) {
+    int why = 0;
+    cls_report_bad_handle(r, (size_t)i, NULL, &why);
+    if (why != ex->bad[i]) {
+      say(rt, "  bad handle %d: expected %s, got %s\n", i, cls_err_name(ex->bad[i]),
+          cls_err_name(why));
+      return false;
+    }
+  }
+  size_t nf = cls_report_failures(r);
+  for (size_t i = 0; i < nf; i++) {
+    struct cls_failure_info fi;
+    if (cls_report_failure(r, i, &fi) != 0) {
+      say(rt, "report: no failure %zu\n", i);
+      return false;
+    }
+    if (strstr(fi.message, "one of ")) {
+      relax.ranges++;
+      continue;
+    }
+    bool known = false;
+    for (int f = 0; f < st->nfail && !known; f++)
+      known = same_root(&st->fail[f], &fi);
+    /* scheduler:interleave: a range on a queue streams share is cut into
+     * each stream's part; a part of one command is reported as that
+     * command's own failure after its enqueue (a misattribution the
+     * library makes, counted and printed; not a safety problem). */
+    const char *sched = getenv("CLS_SCHEDULER");
+    if (!known && fi.async && sched && strstr(sched, "interleave")) {
+      relax.parts++;
+      continue;
+    }
+    if (!known) {
+      say(rt, "  failure %zu is neither a range record nor one the model knows\n  got: %s", i,
+          cls_report_text(r));
+      return false;
+    }
+  }
+  for (int k = 0; k < n; k++) {
+    const struct md_buf *b = &st->buf[slot[k]];
+    if (b->state != MD_LIVE || b->diverged || b->failure < 0)
+      continue;
+    const struct md_failure *mf = &st->fail[b->failure];
+    /* Several records may look alike (two never-written buffers of one
+     * stream): any one that matches, chain included, will do. */
+    size_t i = 0, len = rt->len;
+    bool found = false, matched = false;
+    for (; i < nf && !matched; i++) {
+      struct cls_failure_info fi;
+      if (cls_report_failure(r, i, &fi) != 0 || !same_root(mf, &fi))
+        continue;
+      found = true;
+      matched = same_failure(rt, mf, md_loose(st, b->failure), r, i);
+    }
+    if (matched) {
+      rt->len = len; /* the messages of near misses */
+      rt->msg[len] = '\0';
+      continue;
+    }
+    if (!found) {
+      say(rt, "  b%d (not diverged): the model's failure %s in %s '%s' on s%d is missing\n"
+              "  got: %s",
+          slot[k], cls_err_name(mf->status), mf->op, mf->kernel, mf->stream,
+          cls_report_text(r));
+    }
+    return false;
+  }
+  return true;
 }
 
 /* CLS_MODEL_TRACE=1: every op, its return code and report on stderr. */
@@ -541,6 +681,15 @@ static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const
   if (op->kind == MD_ALLOC && st->buf[op->b[0]].state == MD_LIVE)
     cls_free(ctx, rt->h[op->b[0]]);
   md_step(w, st, op, &ex);
+  /* Ranged: a check of diverged buffers may find range records the model
+   * does not have (a failure it predicts must still be there). */
+  bool check_relaxed = false;
+  for (int i = 0; st->ranged && op->kind == MD_SYNC_CHECK && i < op->len; i++)
+    check_relaxed |= st->buf[op->b[i]].state == MD_LIVE && st->buf[op->b[i]].diverged;
+  if (check_relaxed)
+    ex.rcmask |= md_bit(MD_ETAINTED);
+  bool relaxed = ex.relaxed || check_relaxed;
+  relax.reads += relaxed;
   int s = op->stream, rc = 0;
   cls_report *rep = NULL;
   uint32_t got[MD_MAXE];
@@ -648,7 +797,17 @@ static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const
     ok = false;
     goto done;
   }
-  if (rc == CLS_ETAINTED && (op->kind == MD_DOWNLOAD || op->kind == MD_SYNC_CHECK)) {
+  if (relaxed) {
+    relax.reads_ok += rc == 0;
+    relax.reads_queue += rc == CLS_ECL;
+  }
+  if (rc == CLS_ETAINTED && relaxed) {
+    if (!relaxed_report(rt, st, &ex, rep, op->b, op->kind == MD_DOWNLOAD ? 1 : op->len)) {
+      say(rt, "\nop %d (%s): the report is not one ranged attribution allows (above)\n", index,
+          text);
+      ok = false;
+    }
+  } else if (rc == CLS_ETAINTED && (op->kind == MD_DOWNLOAD || op->kind == MD_SYNC_CHECK)) {
     if (!same_report(rt, st, &ex, rep)) {
       say(rt, "\nop %d (%s): the report differs from the model's (above)\n", index, text);
       ok = false;
@@ -697,6 +856,13 @@ static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *o
   memset(rt->h, 0, sizeof rt->h);
   if (!sync_positions(rt, w))
     return false;
+  if (rt->ranged) {
+    /* Streams share a queue under scheduler:interleave: a range there
+     * covers each stream of it (as plan_context, by the setting). */
+    const char *sched = getenv("CLS_SCHEDULER");
+    st->ranged = true;
+    md_affected(w, ops, n, sched && strstr(sched, "interleave"), st->affected);
+  }
   rt->inconclusive = false;
   for (int i = 0; i < n; i++) {
     if (!run_op(rt, w, st, &ops[i], i))
@@ -789,6 +955,7 @@ static void shorten(const struct md_world *plan, const struct program *prefix, i
 
 struct totals {
   uint64_t programs, ops, contexts;
+  bool ranged; /* the last context's expectations */
 };
 
 /* Runs one context's programs.  On a mismatch: fails the test with the
@@ -843,6 +1010,7 @@ static void run_context(uint64_t seed, int nmax, struct totals *t) {
                  (unsigned long long)seed, i, first);
   }
   t->ops += rt.nops;
+  t->ranged = rt.ranged;
   rt.nops = 0;
   t->contexts++;
   rt_close(&rt);
@@ -875,11 +1043,18 @@ START_TEST(random_programs_agree_with_the_model) {
     seed = next_seed(seed);
   }
   double dt = now() - t0;
-  printf("model: %llu programs (%llu ops, %llu contexts) under %s in %.1f s: %.0f programs/s\n",
+  printf("model: %llu programs (%llu ops, %llu contexts) under %s, %s attribution, in %.1f s: "
+         "%.0f programs/s\n",
          (unsigned long long)t.programs, (unsigned long long)t.ops,
          (unsigned long long)t.contexts,
-         getenv("CLS_SCHEDULER") ? getenv("CLS_SCHEDULER") : cls_default_driver(), dt,
-         (double)t.programs / dt);
+         getenv("CLS_SCHEDULER") ? getenv("CLS_SCHEDULER") : cls_default_driver(),
+         t.ranged ? "ranged" : "exact", dt, (double)t.programs / dt);
+  printf("model: relaxed reads (diverged, ranged) %llu: %llu succeeded (bytes checked), %llu "
+         "failed with their queue; range records seen %llu, one-command parts of a shared "
+         "queue's range %llu\n",
+         (unsigned long long)relax.reads, (unsigned long long)relax.reads_ok,
+         (unsigned long long)relax.reads_queue, (unsigned long long)relax.ranges,
+         (unsigned long long)relax.parts);
   fflush(stdout);
 }
 END_TEST
