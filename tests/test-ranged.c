@@ -65,6 +65,22 @@ static cls_report *failure_of(cls_context *ctx, int stream, cls_buffer b,
   return r;
 }
 
+/* After a sync (what came before finished cleanly), four launches on
+ * stream 0: fill_k 1, 2, copy_k of *a (5s), fill_k 4 into b[0..3], and a
+ * sync.  Under "complete:kernel=copy_k" the third fails at completion. */
+static void four_launches(cls_context *ctx, cls_buffer *a, cls_buffer b[4]) {
+  cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k"), *copy = ct_kernel(ctx, SRC, "copy_k");
+  *a = ct_written(ctx, 0, N, 5);
+  for (int i = 0; i < 4; i++)
+    b[i] = ct_alloc(ctx, 0, N * sizeof(int));
+  CT_OK(cls_sync(ctx, NULL));
+  launch_fill(ctx, fill, 0, b[0], 1);
+  launch_fill(ctx, fill, 0, b[1], 2);
+  launch_copy(ctx, copy, 0, *a, b[2]);
+  launch_fill(ctx, fill, 0, b[3], 4);
+  cls_sync(ctx, NULL);
+}
+
 START_TEST(F8a_ranged_is_the_default_where_the_queue_is_poisoned) {
   cls_context *ctx = open_ctx(NULL, 0, 0);
   struct cls_quirks q = {.version = CLS_QUIRKS_VERSION};
@@ -121,16 +137,8 @@ END_TEST
 START_TEST(F8a_a_completion_failure_taints_every_write_of_its_range) {
   cls_context *ctx = open_ctx("complete:kernel=copy_k", 0, 0);
   bool ranged = ranged_or_exact_explained(ctx);
-  cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k"), *copy = ct_kernel(ctx, SRC, "copy_k");
-  cls_buffer a = ct_written(ctx, 0, N, 5), b[4];
-  for (int i = 0; i < 4; i++)
-    b[i] = ct_alloc(ctx, 0, N * sizeof(int));
-  CT_OK(cls_sync(ctx, NULL)); /* what came before finished cleanly */
-  launch_fill(ctx, fill, 0, b[0], 1);
-  launch_fill(ctx, fill, 0, b[1], 2);
-  launch_copy(ctx, copy, 0, a, b[2]);
-  launch_fill(ctx, fill, 0, b[3], 4);
-  cls_sync(ctx, NULL);
+  cls_buffer a, b[4];
+  four_launches(ctx, &a, b);
 
   ct_expect_ints(ctx, 0, a, N, 5); /* before the range: untouched */
   struct cls_failure_info f;
@@ -165,16 +173,8 @@ END_TEST
 START_TEST(F8a_exact_on_request_pins_the_command) {
   cls_context *ctx = open_ctx("complete:kernel=copy_k", 1, 0);
   ck_assert_int_eq(mode_of(ctx, NULL), CLS_ATTRIBUTION_EXACT);
-  cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k"), *copy = ct_kernel(ctx, SRC, "copy_k");
-  cls_buffer a = ct_written(ctx, 0, N, 5), b[4];
-  for (int i = 0; i < 4; i++)
-    b[i] = ct_alloc(ctx, 0, N * sizeof(int));
-  CT_OK(cls_sync(ctx, NULL));
-  launch_fill(ctx, fill, 0, b[0], 1);
-  launch_fill(ctx, fill, 0, b[1], 2);
-  launch_copy(ctx, copy, 0, a, b[2]);
-  launch_fill(ctx, fill, 0, b[3], 4);
-  cls_sync(ctx, NULL);
+  cls_buffer a, b[4];
+  four_launches(ctx, &a, b);
   struct cls_failure_info f;
   cls_report *r = failure_of(ctx, 0, b[2], &f);
   ck_assert_str_eq(f.kernel, "copy_k");
@@ -193,14 +193,9 @@ END_TEST
 START_TEST(F8a_a_partial_write_keeps_a_ranged_failure_and_a_full_one_clears) {
   cls_context *ctx = open_ctx("complete:kernel=copy_k", 0, 0);
   bool ranged = ranged_or_exact_explained(ctx);
-  cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k"), *copy = ct_kernel(ctx, SRC, "copy_k");
-  cls_buffer a = ct_written(ctx, 0, N, 5), b = ct_alloc(ctx, 0, N * sizeof(int)),
-             c = ct_alloc(ctx, 0, N * sizeof(int));
-  CT_OK(cls_sync(ctx, NULL));
-  launch_fill(ctx, fill, 0, b, 1);
-  launch_copy(ctx, copy, 0, a, c);
-  cls_sync(ctx, NULL);
-  cls_buffer victim = ranged ? b : c; /* exact: only copy_k's output failed */
+  cls_buffer a, b[4];
+  four_launches(ctx, &a, b);
+  cls_buffer victim = ranged ? b[0] : b[2]; /* exact: only copy_k's output failed */
   int half[N / 2];
   for (int i = 0; i < N / 2; i++)
     half[i] = 70 + i;
