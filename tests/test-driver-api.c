@@ -144,6 +144,48 @@ START_TEST(the_options_driver_runs_unregistered_and_takes_only_its_parameters) {
 }
 END_TEST
 
+/* F8a through the public interface: the outside driver polls with
+ * cls_driver_factory_poll(), so a completion failure reaches the core as
+ * the range the factory reports (ranged where the device allows it), or
+ * as its command (exact). */
+START_TEST(an_outside_driver_reports_ranges_through_the_poll_helper) {
+  for (int precise = -1; precise <= 1; precise += 2) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                    .driver = &priority_driver,
+                                    .fault = "complete:kernel=inc_k,nth=3",
+                                    .precise = precise};
+    cls_context *ctx = ct_context_opts(&o);
+    int mode = -1;
+    CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
+    cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+    cls_buffer x[4];
+    for (int i = 0; i < 4; i++)
+      x[i] = ct_written(ctx, 0, 16, i);
+    CT_OK(cls_sync(ctx, NULL));
+    size_t g = 16;
+    for (int i = 0; i < 4; i++)
+      CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(x[i])}));
+    cls_sync(ctx, NULL);
+    cls_report *r = NULL;
+    CT_ERR(cls_check(ctx, 1, &x[2], &r), CLS_ETAINTED);
+    struct cls_failure_info f;
+    CT_OK(cls_report_failure(r, 0, &f));
+    if (mode == CLS_ATTRIBUTION_RANGED) {
+      ck_assert_msg(strstr(f.message, "one of 4 launches"), "record: %s", f.message);
+      cls_report_free(r);
+      r = NULL;
+      CT_ERR(cls_check(ctx, 4, x, &r), CLS_ETAINTED); /* the whole range */
+      ck_assert_uint_eq(cls_report_failures(r), 1);
+    } else {
+      ck_assert_str_eq(f.kernel, "inc_k");
+      ct_expect_ints(ctx, 0, x[3], 16, 4);
+    }
+    cls_report_free(r);
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
 START_TEST(driver_parameters_follow_the_rules_of_every_configuration_string) {
   CT_OK(cls_driver_register(&priority_driver));
   const struct {
@@ -224,6 +266,7 @@ int main(void) {
   CT_ADD(s, registering_again_is_harmless_and_a_taken_name_is_refused);
   CT_ADD(s, a_driver_of_another_version_or_malformed_is_refused);
   CT_ADD(s, the_options_driver_runs_unregistered_and_takes_only_its_parameters);
+  CT_ADD(s, an_outside_driver_reports_ranges_through_the_poll_helper);
   CT_ADD(s, driver_parameters_follow_the_rules_of_every_configuration_string);
   CT_ADD(s, help_and_unknown_names_list_registered_drivers);
   CT_ADD(s, a_driver_loads_from_a_shared_object);
