@@ -401,7 +401,7 @@ enum cls_attribution {
  * when `why` is not NULL, a static sentence saying why ("CLS_PRECISE=1",
  * "the device does not fail the rest of a queue behind a failed command",
  * ...), and when `every` is not NULL the most commands run without an
- * event.  Takes the context lock.
+ * event.  Fixed when the context is created: takes no lock.
  * \return #CLS_OK; #CLS_EINVAL for a NULL context or mode. */
 CLS_API int cls_context_attribution(cls_context *ctx, int *mode, const char **why,
                                     unsigned *every);

@@ -284,6 +284,21 @@ static uint64_t events_of(cls_context *ctx, int stream) {
   return n;
 }
 
+/* A chain of `launches` increments on stream 0 after a sync, then a sync:
+ * the events stream 0 asked for meanwhile (the bytes checked). */
+static uint64_t chain_events(cls_context *ctx, int launches) {
+  cls_kernel *inc = ct_kernel(ctx, SRC, "inc_k");
+  cls_buffer x = ct_written(ctx, 0, N, 0);
+  CT_OK(cls_sync(ctx, NULL));
+  uint64_t before = events_of(ctx, 0);
+  for (int i = 0; i < launches; i++)
+    ct_launch1(ctx, 0, inc, N, 1, (cls_arg[]){CLS_INOUT(x)});
+  CT_OK(cls_sync(ctx, NULL));
+  uint64_t events = events_of(ctx, 0) - before;
+  ct_expect_ints(ctx, 0, x, N, launches);
+  return events;
+}
+
 /* The point of ranged attribution: a chain of launches on one stream asks
  * for at most one event in 32 (the default is one in 64); exact asks for
  * one per command. */
@@ -292,21 +307,13 @@ START_TEST(F8a_a_chain_asks_for_few_events) {
   for (int precise = -1; precise <= 1; precise += 2) {
     cls_context *ctx = open_ctx(NULL, precise, 0);
     bool ranged = mode_of(ctx, NULL) == CLS_ATTRIBUTION_RANGED;
-    cls_kernel *inc = ct_kernel(ctx, SRC, "inc_k");
-    cls_buffer x = ct_written(ctx, 0, N, 0);
-    CT_OK(cls_sync(ctx, NULL));
-    uint64_t before = events_of(ctx, 0);
-    for (int i = 0; i < LAUNCHES; i++)
-      ct_launch1(ctx, 0, inc, N, 1, (cls_arg[]){CLS_INOUT(x)});
-    CT_OK(cls_sync(ctx, NULL));
-    uint64_t events = events_of(ctx, 0) - before;
+    uint64_t events = chain_events(ctx, LAUNCHES);
     if (ranged)
       ck_assert_msg(events * 32 <= LAUNCHES, "%llu events for %d launches",
                     (unsigned long long)events, LAUNCHES);
     else
       ck_assert_msg(events >= LAUNCHES, "exact: %llu events for %d launches",
                     (unsigned long long)events, LAUNCHES);
-    ct_expect_ints(ctx, 0, x, N, LAUNCHES);
     CT_ERR(cls_stream_events(ctx, 0, NULL), CLS_EINVAL);
     CT_ERR(cls_stream_events(ctx, CLS_MAX_STREAMS, &events), CLS_ESTREAM);
     cls_context_destroy(ctx);
@@ -322,19 +329,11 @@ START_TEST(F8a_event_every_bounds_the_commands_without_an_event) {
   int mode = -1;
   CT_OK(cls_context_attribution(ctx, &mode, NULL, &every));
   ck_assert_uint_eq(every, EVERY);
-  cls_kernel *inc = ct_kernel(ctx, SRC, "inc_k");
-  cls_buffer x = ct_written(ctx, 0, N, 0);
-  CT_OK(cls_sync(ctx, NULL));
-  uint64_t before = events_of(ctx, 0);
-  for (int i = 0; i < LAUNCHES; i++)
-    ct_launch1(ctx, 0, inc, N, 1, (cls_arg[]){CLS_INOUT(x)});
-  CT_OK(cls_sync(ctx, NULL));
-  uint64_t events = events_of(ctx, 0) - before;
+  uint64_t events = chain_events(ctx, LAUNCHES);
   if (mode == CLS_ATTRIBUTION_RANGED)
     ck_assert_msg(events >= LAUNCHES / EVERY && events <= LAUNCHES / EVERY + 4,
                   "%llu events for %d launches, one in %d expected",
                   (unsigned long long)events, LAUNCHES, EVERY);
-  ct_expect_ints(ctx, 0, x, N, LAUNCHES);
   cls_context_destroy(ctx);
 }
 END_TEST

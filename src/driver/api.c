@@ -83,11 +83,6 @@ struct poll_arg {
   struct cls_driver_stream *s;
 };
 
-static void on_failed(void *arg, uint64_t seq, cl_int status) {
-  struct poll_arg *a = arg;
-  cls_driver_failed(a->d, a->s, seq, status, false);
-}
-
 /* A range of one command is that command: the queue is the stream's own. */
 static void on_failed_range(void *arg, uint64_t first, uint64_t last, cl_int status) {
   struct poll_arg *a = arg;
@@ -101,10 +96,7 @@ CLS_API int cls_driver_factory_poll(struct cls_driver *d, struct cls_driver_stre
                                     void *backend, bool wait) {
   struct poll_arg a = {d, s};
   uint64_t completed = s->completed;
-  cl_int (*range)(void *, int, cls_failed_range_fn, void *, uint64_t *) =
-      cls__factory_poll_range(d->factory);
-  cl_int rc = range ? range(backend, wait, on_failed_range, &a, &completed)
-                    : d->factory->poll(backend, wait, on_failed, &a, &completed);
+  cl_int rc = cls__poll_ranges(d->factory, backend, wait, on_failed_range, &a, &completed);
   if (completed > s->completed)
     s->completed = completed;
   if (rc != CL_SUCCESS)

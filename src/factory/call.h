@@ -43,4 +43,44 @@ static inline cl_int cls__enqueue_plain(const struct cls_stream_factory *f, void
   return CL_INVALID_OPERATION;
 }
 
+/* Polling in ranges whatever the factory (F8a): its poll_range where it
+ * has one, else its poll, each failed command a range of one. */
+struct cls__range_sink {
+  cls_failed_range_fn on_failed;
+  void *arg;
+};
+static inline void cls__one_as_range(void *arg, uint64_t seq, cl_int status) {
+  const struct cls__range_sink *k = arg;
+  k->on_failed(k->arg, seq, seq, status);
+}
+static inline cl_int cls__poll_ranges(const struct cls_stream_factory *f, void *stream, int wait,
+                                      cls_failed_range_fn on_failed, void *arg,
+                                      uint64_t *completed) {
+  cl_int (*range)(void *, int, cls_failed_range_fn, void *, uint64_t *) =
+      cls__factory_poll_range(f);
+  if (range)
+    return range(stream, wait, on_failed, arg, completed);
+  struct cls__range_sink k = {on_failed, arg};
+  return f->poll(stream, wait, cls__one_as_range, &k, completed);
+}
+
+/* The other way, for a factory's poll() over its own poll_range: a caller
+ * that knows no ranges hears of every command of one (always correct). */
+struct cls__command_sink {
+  cls_failed_fn on_failed;
+  void *arg;
+};
+static inline void cls__range_as_each(void *arg, uint64_t first, uint64_t last, cl_int status) {
+  const struct cls__command_sink *k = arg;
+  for (uint64_t q = first; q <= last; q++)
+    k->on_failed(k->arg, q, status);
+}
+static inline cl_int cls__poll_each(cl_int (*poll_range)(void *, int, cls_failed_range_fn, void *,
+                                                         uint64_t *),
+                                    void *stream, int wait, cls_failed_fn on_failed, void *arg,
+                                    uint64_t *completed) {
+  struct cls__command_sink k = {on_failed, arg};
+  return poll_range(stream, wait, cls__range_as_each, &k, completed);
+}
+
 #endif /* CLS_CALL_H */

@@ -461,8 +461,6 @@ static void collect_range(void *arg, uint64_t first, uint64_t last, cl_int statu
     fs->found[fs->nfound - 1].first = first;
 }
 
-static void collect(void *arg, uint64_t seq, cl_int status) { collect_range(arg, seq, seq, status); }
-
 /* Whether failure a (a range) covers doomed command d's own command. */
 static bool covers(const struct doomed *a, const struct doomed *d) {
   return a->first <= d->seq && d->seq <= a->last;
@@ -472,10 +470,7 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
                             uint64_t *completed) {
   struct fault_stream *fs = stream;
   fs->nfound = 0;
-  cl_int (*inner_range)(void *, int, cls_failed_range_fn, void *, uint64_t *) =
-      cls__factory_poll_range(fs->inner);
-  cl_int rc = inner_range ? inner_range(fs->s, wait, collect_range, fs, completed)
-                          : fs->inner->poll(fs->s, wait, collect, fs, completed);
+  cl_int rc = cls__poll_ranges(fs->inner, fs->s, wait, collect_range, fs, completed);
   /* Ranged: a doomed command the inner stream now reports finished failed
    * somewhere after what was known finished before this poll, as an event
    * of a poisoned queue would tell it. */
@@ -552,20 +547,9 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
   return rc;
 }
 
-/* For a caller that knows no ranges: every command of one. */
-struct per_command {
-  cls_failed_fn on_failed;
-  void *arg;
-};
-static void each_command(void *arg, uint64_t first, uint64_t last, cl_int status) {
-  struct per_command *p = arg;
-  for (uint64_t q = first; q <= last; q++)
-    p->on_failed(p->arg, q, status);
-}
 static cl_int fs_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
                       uint64_t *completed) {
-  struct per_command p = {on_failed, arg};
-  return fs_poll_range(stream, wait, each_command, &p, completed);
+  return cls__poll_each(fs_poll_range, stream, wait, on_failed, arg, completed);
 }
 
 static uint64_t fs_events(void *stream) {

@@ -17,7 +17,7 @@
  * event_every-th command; the rest are enqueued without one.  An event
  * that ends failed places the failure in the range of commands since the
  * last event that completed cleanly, and poll_range reports that range. */
-#include "util/util.h"
+#include "factory/call.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -210,20 +210,19 @@ static void drain(struct ocl_stream *s, bool all) {
     }
     if (st > CL_COMPLETE)
       break; /* in-order queue: nothing after it has finished */
-    if (st < 0 && s->ranged) {
-      /* Any command since the last clean event may be the one, and every
-       * command enqueued before the failure happened is failed behind it
-       * (PoCL fails those, and runs what was enqueued after): the range
-       * runs to the newest command, once. */
-      if (e->seq > s->reported) {
+    if (st < 0) {
+      s->saw_failure = true;
+      if (!s->ranged) {
+        note_failed(s, e->seq, e->seq, st);
+      } else if (e->seq > s->reported) {
+        /* Any command since the last clean event may be the one, and every
+         * command enqueued before the failure happened is failed behind it
+         * (PoCL fails those, and runs what was enqueued after): the range
+         * runs to the newest command, once. */
         note_failed(s, (s->completed > s->reported ? s->completed : s->reported) + 1,
                     s->last_seq, st);
         s->reported = s->last_seq;
       }
-      s->saw_failure = true;
-    } else if (st < 0) {
-      note_failed(s, e->seq, e->seq, st);
-      s->saw_failure = true;
     } else if (s->on_times) {
       report_times(s, e);
     }
@@ -436,7 +435,7 @@ static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const 
 /* Lent: the ring keeps its reference until a drain, which only a later
  * call into this stream does.  Ranged: a marker stands for a newest
  * command that went without an event; NULL when that marker cannot be
- * made (the caller then asks for marker(), which says why). */
+ * made (marker() then enqueues one of its own, whose error it returns). */
 static cl_event ocl_last_event(void *stream) {
   struct ocl_stream *s = stream;
   if (s->ranged && mark_tail(s, true) != CL_SUCCESS)
@@ -452,15 +451,12 @@ static cl_event ocl_last_event(void *stream) {
  * than enqueue a marker. */
 static cl_int ocl_marker(void *stream, cl_event *out) {
   struct ocl_stream *s = stream;
-  cl_int rc = s->ranged ? mark_tail(s, true) : CL_SUCCESS;
-  if (rc != CL_SUCCESS)
-    return rc;
-  cl_event last = ocl_last_event(stream);
+  cl_event last = ocl_last_event(stream); /* ranged: a marker of the ring's */
   if (!last) {
     s->events++;
     return clEnqueueMarkerWithWaitList(s->q, 0, NULL, out);
   }
-  rc = clRetainEvent(last);
+  cl_int rc = clRetainEvent(last);
   if (rc == CL_SUCCESS)
     *out = last;
   return rc;
@@ -482,18 +478,6 @@ static cl_int settle(struct ocl_stream *s, int wait, uint64_t *completed) {
   return rc;
 }
 
-/* A factory user that knows no ranges hears of every command of one. */
-static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
-                       uint64_t *completed) {
-  struct ocl_stream *s = stream;
-  cl_int rc = settle(s, wait, completed);
-  for (size_t i = 0; i < s->nfailed; i++)
-    for (uint64_t q = s->failed[i].first; q <= s->failed[i].last; q++)
-      on_failed(arg, q, s->failed[i].status);
-  s->nfailed = 0;
-  return rc;
-}
-
 static cl_int ocl_poll_range(void *stream, int wait, cls_failed_range_fn on_failed, void *arg,
                              uint64_t *completed) {
   struct ocl_stream *s = stream;
@@ -502,6 +486,11 @@ static cl_int ocl_poll_range(void *stream, int wait, cls_failed_range_fn on_fail
     on_failed(arg, s->failed[i].first, s->failed[i].last, s->failed[i].status);
   s->nfailed = 0;
   return rc;
+}
+
+static cl_int ocl_poll(void *stream, int wait, cls_failed_fn on_failed, void *arg,
+                       uint64_t *completed) {
+  return cls__poll_each(ocl_poll_range, stream, wait, on_failed, arg, completed);
 }
 
 static uint64_t ocl_events(void *stream) { return ((struct ocl_stream *)stream)->events; }

@@ -6,14 +6,25 @@
  * a failed command leaves the rest of the queue running (rusticl,
  * oclgrind), only a per-command event sees the failure at all. */
 #include "failure/attribution.h"
-#include "util/lock.h"
+#include "util/parse.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EVERY_DEFAULT 64u
 #define EVERY_MAX 65536u
+
+/* $name as an unsigned decimal in lo..hi, with the rules of every
+ * configuration string (src/util/parse.h): 1 and *out when set, 0 when
+ * unset or "", CLS_ECONFIG (recorded) when malformed. */
+static int env_uint(const char *name, uint64_t lo, uint64_t hi, uint64_t *out) {
+  const char *text = getenv(name);
+  if (!text || !*text)
+    return 0;
+  struct cls__parser ps = {name, text, NULL};
+  int rc = cls__parse_uint(&ps, "value", cls__span_of(text), lo, hi, out);
+  return rc < 0 ? rc : 1;
+}
 
 int cls__attribution_parse(const struct cls_context_options *opts, int *precise,
                            unsigned *every) {
@@ -21,20 +32,16 @@ int cls__attribution_parse(const struct cls_context_options *opts, int *precise,
   *every = opts->version >= 5 ? opts->event_every : 0;
   if (*every > EVERY_MAX)
     return cls__error(CLS_ECONFIG, 0, "event_every %u is not in 1..%u", *every, EVERY_MAX);
-  const char *p = getenv("CLS_PRECISE");
-  if (!*precise && p && *p) {
-    if (strcmp(p, "0") != 0 && strcmp(p, "1") != 0)
-      return cls__error(CLS_ECONFIG, 0, "CLS_PRECISE: '%s' is neither 0 nor 1", p);
-    *precise = p[0] == '1' ? 1 : -1;
+  uint64_t v = 0;
+  int rc;
+  if (!*precise && (rc = env_uint("CLS_PRECISE", 0, 1, &v)) != 0) {
+    if (rc < 0)
+      return rc;
+    *precise = v ? 1 : -1;
   }
-  const char *e = getenv("CLS_EVENT_EVERY");
-  if (!*every && e && *e) {
-    char *end = NULL;
-    errno = 0;
-    unsigned long v = e[0] >= '0' && e[0] <= '9' ? strtoul(e, &end, 10) : 0;
-    if (errno || !end || *end || v < 1 || v > EVERY_MAX)
-      return cls__error(CLS_ECONFIG, 0, "CLS_EVENT_EVERY: '%s' is not a number in 1..%u", e,
-                        EVERY_MAX);
+  if (!*every && (rc = env_uint("CLS_EVENT_EVERY", 1, EVERY_MAX, &v)) != 0) {
+    if (rc < 0)
+      return rc;
     *every = (unsigned)v;
   }
   return CLS_OK;
@@ -67,14 +74,11 @@ CLS_API int cls_context_attribution(cls_context *ctx, int *mode, const char **wh
   cls__error_clear();
   if (!ctx || !mode)
     return cls__error(CLS_EINVAL, 0, "cls_context_attribution: NULL argument");
-  /* Fixed at creation: no lock needed to read it, but the promise is the
-   * lock's, so that a later change stays within it. */
-  cls__lock_take(&ctx->lock);
+  /* Fixed when the context was created: read without the lock. */
   *mode = ctx->ranged ? CLS_ATTRIBUTION_RANGED : CLS_ATTRIBUTION_EXACT;
   if (why)
     *why = ctx->attribution_why;
   if (every)
     *every = ctx->event_every;
-  cls__unlock(ctx);
   return CLS_OK;
 }

@@ -205,18 +205,23 @@ static void poll_earlier(cls_context *ctx, size_t k) {
   polling.n = mark;
 }
 
-/* The log position of command `seq` of `stream`; the log's length when it
- * is not logged. */
-static size_t find(cls_context *ctx, int stream, uint64_t seq) {
+/* Whether e is a logged command of `stream` numbered first..last. */
+static bool logged_in(const struct cls__log_entry *e, int stream, uint64_t first, uint64_t last) {
+  return (e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) && e->stream == stream &&
+         e->seq >= first && e->seq <= last;
+}
+
+/* The log position of the oldest logged command of `stream` numbered
+ * first..last; the log's length when there is none. */
+static size_t find_in(cls_context *ctx, int stream, uint64_t first, uint64_t last) {
   size_t k = 0;
-  while (k < ctx->inflight_len) {
-    struct cls__log_entry *e = at(ctx, k);
-    if ((e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) && e->stream == stream &&
-        e->seq == seq)
-      break;
+  while (k < ctx->inflight_len && !logged_in(at(ctx, k), stream, first, last))
     k++;
-  }
   return k;
+}
+
+static size_t find(cls_context *ctx, int stream, uint64_t seq) {
+  return find_in(ctx, stream, seq, seq);
 }
 
 static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t last);
@@ -447,12 +452,16 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t 
   struct cls__log_entry *root = at(ctx, k);
   int rs = root->stream;
   uint64_t first = root->seq;
-  if (root->cause && last == first)
-    last = 0; /* the root counts on an earlier failure: nothing joins (below) */
   if (ctx->trace)
     cls__trace_failure(ctx->trace, "failure", root->stream,
                        strcmp(root->op, "launch") == 0 ? root->kernel : root->op, root->position,
                        f->message);
+  if (root->cause && last == first) {
+    /* It ran on the output of a failure found before this one: had that
+     * been known at its enqueue it would have been skipped, so its outputs
+     * keep that failure (logged above, this one taints nothing). */
+    return;
+  }
   /* The log after the root, over the set of buffers that carry f: a
    * command that read one ran on untrusted input.  Which failure it counts
    * on is decided by argument order, never by the order failures are
@@ -462,12 +471,10 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t 
   size_t n = 0;
   for (size_t i = k; i < ctx->inflight_len; i++) {
     struct cls__log_entry *e = at(ctx, i);
-    bool member = e->stream == rs && (e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) &&
-                  e->seq >= first && e->seq <= last;
-    if (member && !e->cause) {
+    if (logged_in(e, rs, first, last) && !e->cause) {
       /* A root (of a range, any of them may be it).  One that ran on the
-       * output of a failure found before this one keeps that failure: had
-       * it been known at its enqueue it would have been skipped (below). */
+       * output of a failure found before this one is handled as any later
+       * command below: it keeps that failure unless f reaches it first. */
       if (e->read && !e->read->failure) {
         e->read->failure = f;
         cls__failure_ref(f);
@@ -475,8 +482,6 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t 
       n = writes_join(ctx, n, e, true, f);
       continue;
     }
-    if (!n && !last)
-      return; /* the root counts on an earlier failure: this one taints nothing */
     int first_in = first_read_in_set(ctx, n, e);
     if (first_in >= 0 && e->cause && first_in > e->cause_arg)
       first_in = -1; /* an earlier input's failure decides */
@@ -525,27 +530,20 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t 
  * kernels and how to pin it; every write of the range takes it. */
 void cls__inflight_failed_range(cls_context *ctx, int stream, uint64_t first, uint64_t last,
                                 cl_int cl_status, const char *prefix) {
-  size_t k = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    for (k = 0; k < ctx->inflight_len; k++) {
-      const struct cls__log_entry *e = at(ctx, k);
-      if ((e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) && e->stream == stream &&
-          e->seq >= first && e->seq <= last)
-        break;
-    }
-    if (k == ctx->inflight_len)
-      return; /* nothing of it is logged (a blocking read checks its own status) */
-    if (!pass)
-      poll_earlier(ctx, k); /* may prune the log's head: found again */
-  }
+  size_t k = find_in(ctx, stream, first, last);
+  if (k == ctx->inflight_len)
+    return; /* nothing of it is logged (a blocking read checks its own status) */
+  poll_earlier(ctx, k);
+  k = find_in(ctx, stream, first, last); /* a poll may have pruned the log's head */
+  if (k == ctx->inflight_len)
+    return;
   /* What the range holds: commands, launches, and its kernels by count. */
   struct { const char *name; unsigned n; } names[3] = {{0}};
   unsigned ncmd = 0, nlaunch = 0, more = 0;
   uint64_t p0 = at(ctx, k)->position, p1 = p0;
   for (size_t i = k; i < ctx->inflight_len; i++) {
     const struct cls__log_entry *e = at(ctx, i);
-    if (e->stream != stream || (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ) ||
-        e->seq < first || e->seq > last)
+    if (!logged_in(e, stream, first, last))
       continue;
     ncmd++;
     p1 = e->position;
@@ -569,27 +567,24 @@ void cls__inflight_failed_range(cls_context *ctx, int stream, uint64_t first, ui
                              names[j].name, names[j].n);
   if (more && used < sizeof list)
     snprintf(list + used, sizeof list - used, ", %u more", more);
-  const struct cls__log_entry *root = at(ctx, k);
-  bool all_launches = nlaunch == ncmd;
   /* One command: this stream's part of a range of a queue streams share. */
-  struct cls__failure *f =
-      ncmd == 1
-          ? cls__failure_mint(ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status,
-                              all_launches ? "launch" : "range", nlaunch ? root->kernel : "",
-                              stream, root->position, true,
-                              "%sone of the commands of a queue streams share failed after its "
-                              "enqueue with %s; position %llu on stream %d (%s) is this "
-                              "stream's part; rerun with CLS_PRECISE=1 to pin it",
-                              prefix ? prefix : "", cls_cl_status_name(cl_status),
-                              (unsigned long long)p0, stream, list)
-          : cls__failure_mint(ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status,
-                              all_launches ? "launch" : "range", "", stream, root->position,
-                              true,
-                              "%sone of %u %s failed after its enqueue with %s, positions "
-                              "%llu-%llu on stream %d (%s); rerun with CLS_PRECISE=1 to pin it",
-                              prefix ? prefix : "", ncmd, all_launches ? "launches" : "commands",
-                              cls_cl_status_name(cl_status), (unsigned long long)p0,
-                              (unsigned long long)p1, stream, list);
+  char what[64], span[192];
+  if (ncmd == 1) {
+    snprintf(what, sizeof what, "one of the commands of a queue streams share failed");
+    snprintf(span, sizeof span, "position %llu on stream %d (%s) is this stream's part",
+             (unsigned long long)p0, stream, list);
+  } else {
+    snprintf(what, sizeof what, "one of %u %s failed", ncmd,
+             nlaunch == ncmd ? "launches" : "commands");
+    snprintf(span, sizeof span, "positions %llu-%llu on stream %d (%s)", (unsigned long long)p0,
+             (unsigned long long)p1, stream, list);
+  }
+  const struct cls__log_entry *root = at(ctx, k);
+  struct cls__failure *f = cls__failure_mint(
+      ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status, nlaunch == ncmd ? "launch" : "range",
+      ncmd == 1 && nlaunch ? root->kernel : "", stream, root->position, true,
+      "%s%s after its enqueue with %s, %s; rerun with CLS_PRECISE=1 to pin it",
+      prefix ? prefix : "", what, cls_cl_status_name(cl_status), span);
   if (!f)
     return;
   f->ranged = true;

@@ -131,13 +131,13 @@ static void release_extent(struct cls__page *p, size_t offset, size_t span, uint
 /* Returns a block to its page (or drops its dedicated page). */
 static void block_release(cls_context *ctx, struct cls__memory *m, struct cls__page *page,
                           size_t offset, size_t span, cl_mem mem, uint64_t own_seq) {
-  cls__kernels_forget_args(ctx);
   if (page->dedicated) {
     if (mem != page->mem) /* guard mode: a sub-buffer even then */
       clReleaseMemObject(mem);
-    page_drop(ctx, m, page);
+    page_drop(ctx, m, page); /* forgets the argument memos */
     return;
   }
+  cls__kernels_forget_args(ctx);
   clReleaseMemObject(mem);
   release_extent(page, offset, span, own_seq);
 }
