@@ -133,6 +133,7 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
   const unsigned char *argq = k->argq;
   size_t nb = 0;
   uint64_t reads = 0; /* bit i + 1: argument i declared CLS_IN */
+  uintptr_t carried = 0; /* non-zero: a binding carries a failure */
   for (size_t i = 0; i < nargs; i++) {
     const cls_arg *a = &args[i];
     if (a->kind != CLS_ARG_BUFFER) {
@@ -166,12 +167,13 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
     b->handle = a->buffer;
     b->slot = s;
     b->access = (int)acc;
+    carried |= (uintptr_t)s->failure; /* a write-only one too: rare, and only slower */
   }
   cmd->nbind = nb;
   uint64_t wrong = (reads >> 1) & k->writable;
   if (wrong)
     return access_refused(k, (size_t)__builtin_ctzll(wrong));
-  return CLS_OK;
+  return carried != 0;
 }
 
 CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigned dims,
@@ -190,10 +192,18 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
     rc = cls__error(CLS_EINVAL, 0, "cls_launch: not a kernel of this context");
     goto refused;
   }
+  /* check_args tells whether an input carries a failure, so a clean
+   * launch skips the F2 walk of cls__run.  Opening a stream runs no
+   * command, but a fresh stream takes the full check all the same. */
+  int carried;
   if ((rc = check_range(ctx, kernel, dims, global, local)) < 0 ||
-      (rc = check_args(ctx, &cmd, kernel, nargs, args)) < 0 ||
-      !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+      (rc = carried = check_args(ctx, &cmd, kernel, nargs, args)) < 0)
     goto refused;
+  if (!(cmd.stream = cls__stream_peek(ctx, stream))) {
+    carried = 1;
+    if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+      goto refused;
+  }
   cmd.kernel = kernel;
   cmd.kcmd.kernel = kernel->kernel;
   cmd.kcmd.name = kernel->name;
@@ -203,7 +213,7 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
   cmd.kcmd.nargs = (cl_uint)nargs;
   cmd.kcmd.args = cmd.kargs;
   cmd.kcmd.memo = &kernel->memo;
-  rc = cls__run(ctx, &cmd, NULL, NULL);
+  rc = carried ? cls__run(ctx, &cmd, NULL, NULL) : cls__run_checked(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);
   return rc;

@@ -24,15 +24,21 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
  * off costs cls__run one predictable branch. */
 int cls__run_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
                     cls_report **report);
+/* cls__run for a command whose caller knows that no read binding carries
+ * a failure (F2 checked while the bindings were resolved). */
+static inline int cls__run_checked(cls_context *ctx, struct cls__cmd *cmd,
+                                   struct cls__pending_read *pending, cls_report **report) {
+  if (__builtin_expect(ctx->trace != NULL, 0))
+    return cls__run_traced(ctx, cmd, pending, report);
+  return cls__run_clean(ctx, cmd, pending, report);
+}
 static inline int cls__run(cls_context *ctx, struct cls__cmd *cmd,
                            struct cls__pending_read *pending, cls_report **report) {
   struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
   if (found)
     return __builtin_expect(ctx->trace != NULL, 0) ? cls__refuse_traced(ctx, cmd, found, report)
                                                    : cls__refuse(ctx, cmd, found, report);
-  if (__builtin_expect(ctx->trace != NULL, 0))
-    return cls__run_traced(ctx, cmd, pending, report);
-  return cls__run_clean(ctx, cmd, pending, report);
+  return cls__run_checked(ctx, cmd, pending, report);
 }
 
 #endif /* CLS_COMMAND_H */

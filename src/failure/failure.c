@@ -110,15 +110,9 @@ uint64_t cls__stamp_writes(cls_context *ctx, const struct cls__binding *b, size_
   return stamp;
 }
 
-/* The write scope's record: the pooled spare while no buffer a scope left
- * behind still holds it, else a new one.  NULL: out of host memory. */
-static struct cls__failure *scope_record(cls_context *ctx) {
+struct cls__failure *cls__scope_record_new(cls_context *ctx) {
   struct cls__failures *ft = table(ctx);
   struct cls__failure *p = ft->spare;
-  if (p && p->refs == 1) {
-    p->logged = false;
-    return p;
-  }
   /* The spare is still held by buffers a scope left behind (or there is
    * none yet): those buffers keep it; take a new one. */
   if (p && p->scope_name && !p->kernel[0])
@@ -136,15 +130,4 @@ static struct cls__failure *scope_record(cls_context *ctx) {
   return p;
 }
 
-struct cls__failure *cls__enter_write(cls_context *ctx, const struct cls__binding *b, size_t n) {
-  struct cls__failure *p = NULL;
-  for (size_t i = 0; i < n; i++)
-    if (b[i].access & CLS_WRITE) {
-      if (!p && !(p = scope_record(ctx)))
-        return NULL;
-      if (!cls__write_keeps(b[i].access, b[i].slot->failure))
-        cls__slot_set_failure(b[i].slot, p);
-    }
-  return p;
-}
 

@@ -90,8 +90,29 @@ static inline bool cls__write_keeps(int access, const struct cls__failure *f) {
 /* F3: enter a write scope: every write binding takes a provisional failure,
  * returned (NULL when the write set is empty: nothing is minted).  A
  * partial write keeps a ranged failure (CLS__PARTIAL). */
-struct cls__failure *cls__enter_write(cls_context *ctx,
-                                      const struct cls__binding *b, size_t n);
+/* A new record for the write scope, in place of the pooled spare that
+ * buffers a scope left behind still hold (cls__enter_write's slow path). */
+struct cls__failure *cls__scope_record_new(cls_context *ctx);
+static inline struct cls__failure *cls__enter_write(cls_context *ctx,
+                                                    const struct cls__binding *b, size_t n) {
+  struct cls__failure *p = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (b[i].access & CLS_WRITE) {
+      if (!p) {
+        /* The scope's record: the pooled spare while no buffer a scope
+         * left behind still holds it, else a new one (NULL: out of host
+         * memory). */
+        p = ctx->failures.spare;
+        if (p && p->refs == 1)
+          p->logged = false;
+        else if (!(p = cls__scope_record_new(ctx)))
+          return NULL;
+      }
+      if (!cls__write_keeps(b[i].access, b[i].slot->failure))
+        cls__slot_set_failure(b[i].slot, p);
+    }
+  return p;
+}
 /* F3/F4: leave the scope.  error == NULL: the work was enqueued, the write
  * set is released (writing clears).  Otherwise the provisional record is
  * replaced by `error` on every buffer that still holds it.  Per binding
