@@ -74,6 +74,8 @@ struct cls_context {
   /* F8: launches and reads still in flight, in submission order. */
   struct cls__log_entry *inflight;
   size_t inflight_head, inflight_len, inflight_cap;
+  size_t inflight_causes;  /* entries holding a cause: with none, a log
+                              whose streams all finished drops at once */
   /* Bindings of entries with more than fit in one: CLS_MAX_ARGS for each
    * position of the log, allocated once the first such entry comes. */
   struct cls__log_binding *inflight_overflow;

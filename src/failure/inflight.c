@@ -33,28 +33,53 @@ static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
   return !ctx->hooks.holds || !ctx->hooks.holds(ctx, e); /* guard mode: checked first */
 }
 
+/* Whether every stream has finished all it submitted: then every logged
+ * command has. */
+static bool all_finished(const cls_context *ctx) {
+  for (int i = 0; i < ctx->pool.nstreams; i++) {
+    const struct cls__stream *s = &ctx->pool.streams[i];
+    if (s->created && s->completed < s->submitted)
+      return false;
+  }
+  return true;
+}
+
 void cls__inflight_prune(cls_context *ctx) {
   if (ctx->hooks.holds) { /* guard mode: the hook may look at the log */
     while (ctx->inflight_len && entry_done(ctx, at(ctx, 0))) {
-      cls__failure_unref(at(ctx, 0)->cause);
+      struct cls__log_entry *e = at(ctx, 0);
+      if (e->cause) {
+        cls__failure_unref(e->cause);
+        ctx->inflight_causes--;
+      }
       ctx->inflight_head = (ctx->inflight_head + 1) & (ctx->inflight_cap - 1);
       ctx->inflight_len--;
     }
     return;
   }
+  const size_t mask = ctx->inflight_cap - 1;
+  if (!ctx->inflight_causes && all_finished(ctx)) {
+    /* No entry holds a reference: the log empties in one step (a device
+     * that keeps up with the host finds it so at most polls). */
+    ctx->inflight_head = (ctx->inflight_head + ctx->inflight_len) & mask;
+    ctx->inflight_len = 0;
+    return;
+  }
   /* entry_done without the hook, in locals: this runs over every command
    * once, hundreds at a time. */
   size_t head = ctx->inflight_head, len = ctx->inflight_len;
-  const size_t mask = ctx->inflight_cap - 1;
   for (; len; len--, head = (head + 1) & mask) {
     struct cls__log_entry *e = &ctx->inflight[head];
-    if (e->kind != CLS__ENTRY_FAILED && e->kind != CLS__ENTRY_SKIPPED) {
-      const struct cls__stream *s = cls__stream_peek(ctx, e->stream);
-      if (s && s->completed < e->seq)
+    if (e->kind < CLS__ENTRY_FAILED) { /* run or read: done once its stream says so */
+      /* e->stream is a stream's id, always below CLS_MAX_STREAMS. */
+      const struct cls__stream *s = &ctx->pool.streams[e->stream];
+      if (s->created && s->completed < e->seq)
         break;
     }
-    if (e->cause)
+    if (e->cause) {
       cls__failure_unref(e->cause);
+      ctx->inflight_causes--;
+    }
   }
   ctx->inflight_head = head;
   ctx->inflight_len = len;
@@ -509,6 +534,7 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t 
         cls__failure_unref(e->read->failure);
         e->read->failure = f;
         cls__failure_ref(f);
+        ctx->inflight_causes += !e->cause;
         cls__failure_unref(e->cause);
         e->cause = f;
         cls__failure_ref(f);
@@ -529,6 +555,8 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t 
       if (e->cause) {
         chain_remove(ctx, e, prior);
         cls__failure_unref(e->cause);
+      } else {
+        ctx->inflight_causes++;
       }
       e->cause = f;
       cls__failure_ref(f);
@@ -677,6 +705,7 @@ void cls__inflight_skipped(cls_context *ctx, struct cls__failure *found, size_t 
   for (size_t i = 0; i < n; i++)
     lb[i] = cls__log_binding_of(&b[i]);
   e->cause = found;
+  ctx->inflight_causes++;
   cls__failure_ref(found);
   e->cause_arg = (unsigned char)arg;
   if (cls__inflight_commit(ctx))
@@ -709,6 +738,7 @@ void cls__inflight_forget_read(cls_context *ctx, struct cls__pending_read *r) {
 void cls__inflight_fini(cls_context *ctx) {
   for (size_t i = 0; i < ctx->inflight_len; i++)
     cls__failure_unref(at(ctx, i)->cause);
+  ctx->inflight_causes = 0;
   free(ctx->inflight_overflow);
   ctx->inflight_overflow = NULL;
   free(ctx->inflight);

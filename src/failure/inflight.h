@@ -11,6 +11,7 @@
 
 /* Skipped commands are not logged: their writes carry a known failure and
  * a newer write stamp, which is all the replay needs to know of them. */
+/* Run and read come first: the prune tells them by kind < FAILED. */
 enum cls__entry_kind {
   CLS__ENTRY_RUN = 1,   /* a command that was enqueued */
   CLS__ENTRY_READ,      /* a non-blocking download */
