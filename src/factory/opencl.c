@@ -365,7 +365,11 @@ static inline cl_int set_arg(const struct cls_kernel_cmd *c, cl_uint i) {
   uint64_t bits = 0;
   bool known = m && i < 32 && a->size <= sizeof bits;
   if (known) {
-    if (a->value)
+    if (!a->value)
+      ; /* local memory: its size is the value */
+    else if (a->size == sizeof bits) /* a buffer's cl_mem: one load, not a call */
+      memcpy(&bits, a->value, sizeof bits);
+    else
       memcpy(&bits, a->value, a->size);
     uint32_t bit = 1u << i;
     if ((m->valid & bit) && m->size[i] == a->size && m->bits[i] == bits &&
