@@ -359,6 +359,62 @@ START_TEST(argument_array_is_reusable_after_the_call) {
 }
 END_TEST
 
+/* Each stream launches a kernel through a copy of its own (the first
+ * stream, the kernel itself), which keeps the arguments that stream last
+ * set; the argument memo then skips setting them again.  Streams taking
+ * turns with one kernel and their own buffers must each get their own
+ * results, also after a buffer is freed and another takes its place (it
+ * may get the same cl_mem: every copy forgets what it held). */
+START_TEST(one_kernel_on_several_streams_keeps_each_streams_arguments) {
+  enum { N = 256, S = 3 };
+  cls_buffer A[S], B[S], C[S];
+  int got[N];
+  for (int s = 0; s < S; s++) {
+    A[s] = ct_alloc(ctx, s, N * sizeof(int));
+    B[s] = ct_alloc(ctx, s, N * sizeof(int));
+    C[s] = ct_alloc(ctx, s, N * sizeof(int));
+    int va = s + 1, vb = 10 * (s + 1);
+    cls_arg fa[] = {CLS_OUT(A[s]), CLS_SCALAR(va)}, fb[] = {CLS_OUT(B[s]), CLS_SCALAR(vb)};
+    ct_launch1(ctx, s, fill_k, N, 2, fa);
+    ct_launch1(ctx, s, fill_k, N, 2, fb);
+  }
+  for (int r = 0; r < 8; r++)
+    for (int s = 0; s < S; s++) {
+      cls_arg args[] = {CLS_IN(A[s]), CLS_IN(B[s]), CLS_OUT(C[s])};
+      ct_launch1(ctx, s, add_k, N, 3, args);
+    }
+  for (int s = 0; s < S; s++) {
+    ct_download_ints(ctx, s, C[s], got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, 11 * (s + 1));
+  }
+  /* The same arguments from every stream in turn: each copy still needs
+   * them set once (a memo shared between copies would skip that). */
+  for (int s = 0; s < S; s++) {
+    for (int i = 0; i < N; i++)
+      got[i] = -1;
+    ct_upload_ints(ctx, s, C[0], got, N); /* not a launch: no memo */
+    cls_arg args[] = {CLS_IN(A[0]), CLS_IN(A[0]), CLS_OUT(C[0])};
+    ct_launch1(ctx, s, add_k, N, 3, args);
+    ct_download_ints(ctx, s, C[0], got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, 2);
+  }
+  /* Every output freed and allocated again, on another stream (a new
+   * buffer may take a freed one's cl_mem). */
+  for (int s = 0; s < S; s++) {
+    ck_assert_int_eq(cls_free(ctx, C[s]), CLS_OK);
+    C[s] = ct_alloc(ctx, (s + 1) % S, N * sizeof(int));
+  }
+  for (int s = S - 1; s >= 0; s--) {
+    cls_arg args[] = {CLS_IN(B[s]), CLS_IN(B[s]), CLS_OUT(C[s])};
+    ct_launch1(ctx, s, add_k, N, 3, args);
+  }
+  for (int s = 0; s < S; s++) {
+    ct_download_ints(ctx, s, C[s], got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, 20 * (s + 1));
+  }
+}
+END_TEST
+
 START_TEST(launch_reading_a_fresh_buffer_is_skipped) {
   /* A read of a buffer nothing wrote: the launch does not run and its
    * output carries the failure. */
@@ -395,6 +451,7 @@ int main(void) {
   ADD(local_memory_argument_works);
   ADD(scalars_are_captured_at_the_call);
   ADD(argument_array_is_reusable_after_the_call);
+  ADD(one_kernel_on_several_streams_keeps_each_streams_arguments);
   ADD(launch_reading_a_fresh_buffer_is_skipped);
 #undef ADD
   return ct_run(s);

@@ -205,14 +205,13 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
       goto refused;
   }
   cmd.kernel = kernel;
-  cmd.kcmd.kernel = kernel->kernel;
+  cls__kernel_for(kernel, cmd.stream->id, &cmd.kcmd.kernel, &cmd.kcmd.memo);
   cmd.kcmd.name = kernel->name;
   cmd.kcmd.dims = dims;
   cmd.kcmd.global = global;
   cmd.kcmd.local = local;
   cmd.kcmd.nargs = (cl_uint)nargs;
   cmd.kcmd.args = cmd.kargs;
-  cmd.kcmd.memo = &kernel->memo;
   rc = carried ? cls__run(ctx, &cmd, NULL, NULL) : cls__run_checked(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);

@@ -177,6 +177,11 @@ static void program_free(struct cls_program *p) {
   struct cls_kernel *k = p->kernels;
   while (k) {
     struct cls_kernel *next = k->next;
+    for (int i = 0; i < CLS_MAX_STREAMS; i++)
+      if (k->lanes[i] && k->lanes[i] != CLS__NO_LANE) {
+        clReleaseKernel(k->lanes[i]->kernel);
+        free(k->lanes[i]);
+      }
     if (k->kernel)
       clReleaseKernel(k->kernel);
     free(k->argsize);
@@ -196,8 +201,27 @@ static void program_free(struct cls_program *p) {
 
 void cls__kernels_forget_args(cls_context *ctx) {
   for (struct cls_program *p = ctx->programs; p; p = p->next)
-    for (struct cls_kernel *k = p->kernels; k; k = k->next)
+    for (struct cls_kernel *k = p->kernels; k; k = k->next) {
       k->memo.valid = 0;
+      if (k->home >= 0)
+        for (int i = 0; i < CLS_MAX_STREAMS; i++)
+          if (k->lanes[i] && k->lanes[i] != CLS__NO_LANE)
+            k->lanes[i]->memo.valid = 0;
+    }
+}
+
+void cls__kernel_lane_new(cls_kernel *k, int stream) {
+  /* Once per kernel and stream; a kernel of a program that failed to
+   * build has nothing to copy (its launches are skipped). */
+  struct cls__kernel_lane *l = k->kernel ? calloc(1, sizeof *l) : NULL;
+  cl_int crc = CL_SUCCESS;
+  if (l)
+    l->kernel = clCreateKernel(k->prog->program, k->name, &crc);
+  if (!l || crc != CL_SUCCESS || !l->kernel) {
+    free(l);
+    l = CLS__NO_LANE;
+  }
+  k->lanes[stream] = l;
 }
 
 void cls__programs_fini(cls_context *ctx) {
@@ -487,6 +511,7 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
     goto done;
   }
   k->kernel = kern;
+  k->home = -1;
   k->magic = CLS__KERNEL_MAGIC;
   k->ctx = ctx;
   k->prog = prog;

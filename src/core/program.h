@@ -39,7 +39,44 @@ struct cls_kernel {
   cl_ulong local_mem, private_mem;
   /* What factories last set on `kernel` (launches pass it on). */
   struct cls_kernel_args_memo memo;
+  /* The stream that launches `kernel` itself (-1: none yet); any other
+   * stream launches a copy of its own, made at its first launch, so that
+   * streams giving one kernel different buffers do not overwrite each
+   * other's arguments (the memo then spares the clSetKernelArg calls raw
+   * code with a kernel object per queue does not make).  NULL: not made
+   * yet, or CLS__NO_LANE where the copy could not be made (the shared
+   * kernel serves). */
+  int home;
+  struct cls__kernel_lane *lanes[CLS_MAX_STREAMS];
 };
+
+struct cls__kernel_lane {
+  cl_kernel kernel;
+  struct cls_kernel_args_memo memo;
+};
+#define CLS__NO_LANE ((struct cls__kernel_lane *)1)
+
+/* The kernel and memo stream `stream` launches k with (cls_kernel_cmd). */
+void cls__kernel_lane_new(cls_kernel *k, int stream);
+static inline void cls__kernel_for(cls_kernel *k, int stream, cl_kernel *kernel,
+                                   struct cls_kernel_args_memo **memo) {
+  if (k->home != stream) {
+    if (k->home < 0) {
+      k->home = stream;
+    } else {
+      if (!k->lanes[stream])
+        cls__kernel_lane_new(k, stream);
+      struct cls__kernel_lane *l = k->lanes[stream];
+      if (l != CLS__NO_LANE) {
+        *kernel = l->kernel;
+        *memo = &l->memo;
+        return;
+      }
+    }
+  }
+  *kernel = k->kernel;
+  *memo = &k->memo;
+}
 
 struct cls_program {
   cl_program program;
