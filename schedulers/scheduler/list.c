@@ -53,6 +53,8 @@ static bool args_grow(struct list *l, size_t need) {
   for (size_t i = 0; i < l->nargs; i++)
     if (na[i].value == &l->cells[i])
       na[i].value = &nc[i];
+  for (size_t i = l->nargs; i < ncap; i++)
+    na[i] = (struct cls_kernel_arg){8, &nc[i]};
   for (size_t i = 0; i < l->n; i++)
     if (l->tasks[i].kind == CLS_CMD_LAUNCH)
       l->tasks[i].u.k.kc.args = na + (l->tasks[i].u.k.kc.args - l->args);
@@ -83,6 +85,8 @@ bool cls__sched_list_reserve(struct list *l, size_t nargs) {
 
 bool cls__sched_capture_odd(struct list *l, size_t i, const void *v, size_t size) {
   struct cls_kernel_arg *ta = &l->args[i];
+  if (l->odd <= i)
+    l->odd = i + 1;
   if (!v) {
     ta->value = NULL; /* local memory */
     return true;
@@ -106,8 +110,13 @@ bool cls__sched_capture_args(struct list *l, size_t a0, const struct cls_kernel_
                              size_t n) {
   for (size_t i = 0; i < n; i++) {
     l->args[a0 + i].size = ka[i].size;
-    if (!cls__sched_capture_odd(l, a0 + i, ka[i].value, ka[i].size))
+    if (!cls__sched_capture_odd(l, a0 + i, ka[i].value, ka[i].size)) {
+      /* Not counted: they are the usual ones' again (odd <= nargs). */
+      for (size_t j = a0; j < l->odd; j++)
+        l->args[j] = (struct cls_kernel_arg){8, &l->cells[j]};
+      l->odd = a0;
       return false;
+    }
   }
   return true;
 }
@@ -127,11 +136,11 @@ bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls_dr
 
 bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls_driver_cmd *cmd) {
   size_t nw = cmd->nwait;
-  t->nwait = nw;
+  t->nwait = (uint16_t)nw; /* <= CLS_MAX_STREAMS */
   if (nw) {
     if (!cls__sched_grow((void **)&l->waits, &l->capwaits, l->nwaits + nw, sizeof *l->waits, 16))
       return false;
-    t->wait0 = l->nwaits;
+    t->wait0 = (uint32_t)l->nwaits; /* < max_tasks * CLS_MAX_STREAMS */
     memcpy(l->waits + l->nwaits, cmd->wait, nw * sizeof *cmd->wait);
     l->nwaits += nw;
     cmd->nwait = 0; /* the task owns the events now */
@@ -140,6 +149,9 @@ bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls_driver_
 }
 
 void cls__sched_list_reset(struct list *l) {
+  for (size_t i = 0; i < l->odd; i++)
+    l->args[i] = (struct cls_kernel_arg){8, &l->cells[i]};
+  l->odd = 0;
   l->n = l->nargs = l->nbytes = l->nwaits = l->sent = 0;
 }
 

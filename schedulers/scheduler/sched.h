@@ -35,11 +35,13 @@ static inline bool cls__sched_grow(void **p, size_t *cap, size_t need, size_t si
   return true;
 }
 
+/* 16 words on LP64 (the narrow header), so that tasks[i] is a shift. */
 struct task {
-  int kind; /* 0: withdrawn (sc_withdraw): dropped at submission */
-  /* waits, in the list's event arena; owned until the enqueue */
-  cl_uint nwait;
-  size_t wait0;
+  int16_t kind; /* 0: withdrawn (sc_withdraw): dropped at submission */
+  /* waits, in the list's event arena (at most one a stream); owned until
+   * the enqueue */
+  uint16_t nwait;
+  uint32_t wait0;
   uint64_t seq;
   union {
     /* A launch, as the factory takes it: kc.global and kc.local point
@@ -68,10 +70,12 @@ struct list {
    * a value of 8 bytes or less (a cl_mem, the usual scalars) is copied
    * into cells[i] for args[i], so a launch's room is one count; larger
    * values go into `bytes`.  value NULL: local memory.  Both arrays have
-   * capargs entries. */
+   * capargs entries.  An argument is {8, &cells[i]} but below `odd`
+   * (<= nargs): the usual launch writes the cells only; the list's reset
+   * sets the arguments below `odd` back. */
   struct cls_kernel_arg *args;
   uint64_t *cells;
-  size_t nargs, capargs;
+  size_t nargs, capargs, odd;
   /* Values larger than 8 bytes and fill patterns. */
   unsigned char *bytes;
   size_t nbytes, capbytes;
@@ -82,8 +86,6 @@ struct list {
    * the tasks before this index are in the queue (or failed there), so
    * only the others can be withdrawn. */
   size_t sent;
-  /* Unused: 16 words on LP64, so that lists[id] is an index shift. */
-  size_t pad;
 };
 
 /* A backend queue: enqueued commands not yet known complete, in queue
@@ -154,10 +156,10 @@ extern const struct cls_driver_param cls__sched_params[];
  * per-launch path: once grown, nothing is allocated.  False: out of memory
  * (the arrays are valid, some maybe larger). */
 bool cls__sched_list_reserve(struct list *l, size_t nargs);
-/* Argument i of the list (not yet counted in nargs), other than a value
- * of 8 bytes: local memory, a smaller value (into its cell) or a larger
- * one (into the byte arena, grown as needed).  args[i].size is set.
- * False: out of memory. */
+/* Argument i of the list (not yet counted in nargs), of any kind: local
+ * memory, a value of 8 bytes or less (into its cell) or a larger one
+ * (into the byte arena, grown as needed).  args[i].size is set (raises
+ * `odd`).  False: out of memory. */
 bool cls__sched_capture_odd(struct list *l, size_t i, const void *v, size_t size);
 /* Copies a launch's `n` arguments into the list from argument a0 on (room
  * for them was reserved): buffers' cl_mem values point into slot storage
@@ -209,10 +211,25 @@ static inline void cls__sched_capture_cmd(struct task *t, struct cls_kernel_arg 
   }
 }
 
+/* Copies n argument values of 8 bytes into their cells, c on (their
+ * arguments are {8, &c[i]} already: they are at or above the list's
+ * odd).  False: some argument is another size or local memory (the
+ * general capture, cls__sched_capture_args, takes the launch over). */
+static inline bool cls__sched_capture_cells(uint64_t *c, const struct cls_kernel_arg *ka,
+                                            size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const void *v = ka[i].value;
+    if (__builtin_expect(ka[i].size != 8 || !v, 0))
+      return false;
+    memcpy(&c[i], v, 8);
+  }
+  return true;
+}
+
 /* Task t, captured, becomes the list's next. */
 static inline void cls__sched_task_commit(struct sched_driver *d, struct list *l, struct task *t,
                                           struct cls_driver_cmd *cmd) {
-  t->kind = cmd->kind;
+  t->kind = (int16_t)cmd->kind;
   t->seq = cmd->seq;
   l->n++;
   d->pending |= 1ull << cmd->stream->id;
@@ -225,6 +242,9 @@ static inline void cls__sched_task_commit(struct sched_driver *d, struct list *l
 /* Makes room for one more entry; false: out of memory.  Out of line: the
  * map rarely grows. */
 bool cls__sched_map_grow(struct queue *q);
+/* Makes room for `need` more entries; false: out of memory (maybe larger,
+ * not as large). */
+bool cls__sched_map_reserve(struct queue *q, size_t need);
 /* Polls (wait: waits for) the backend queue q, which stream id shares, and
  * reports what its map holds that failed or completed.  CLS_ECL recorded
  * when the backend's poll failed. */

@@ -224,7 +224,8 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
   struct task *t = &l->tasks[l->n];
   if (launch) {
     cls__sched_capture_cmd(t, l->args + l->nargs, &cmd->kcmd);
-    if (!cls__sched_capture_args(l, l->nargs, cmd->kcmd.args, nargs))
+    if (!cls__sched_capture_cells(l->cells + l->nargs, cmd->kcmd.args, nargs) &&
+        !cls__sched_capture_args(l, l->nargs, cmd->kcmd.args, nargs))
       return submit_oom(cmd);
     l->nargs += nargs;
   } else if (!cls__sched_capture_xfer(l, t, cmd)) {
@@ -237,39 +238,33 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
 }
 
 /* The common launch takes a straight path: no waits, room in the list
- * already, and arguments of 8 bytes (cl_mem, the usual scalars), each one
- * move into its cell; anything else goes to submit_any, which starts over
- * (nothing is counted before the end).  No call on the way: no registers
- * to save. */
+ * already, one dimension with no local size, and arguments of 8 bytes
+ * (cl_mem, the usual scalars), each one move into its cell; anything else
+ * goes to submit_any, which starts over (nothing is counted before the
+ * end).  No call on the way, few registers: nothing to save. */
 static cl_int sc_submit(struct cls_driver *base, struct cls_driver_cmd *cmd) {
   struct sched_driver *d = sd(base);
   int id = cmd->stream->id;
   struct list *l = &d->lists[id];
   size_t n = l->n, a0 = l->nargs, nargs = cmd->kcmd.nargs;
-  if (cmd->kind != CLS_CMD_LAUNCH || cmd->nwait || n >= l->cap || a0 + nargs > l->capargs)
+  if (cmd->kind != CLS_CMD_LAUNCH || cmd->nwait || n >= l->cap || a0 + nargs > l->capargs ||
+      cmd->kcmd.dims != 1 || cmd->kcmd.local)
     return submit_any(d, cmd);
-  /* Everything read before the first store: the stores may alias it. */
+  /* The values first: a launch that is not the usual one has stored
+   * nothing the list counts. */
+  if (!cls__sched_capture_cells(l->cells + a0, cmd->kcmd.args, nargs))
+    return submit_any(d, cmd);
   struct task *t = &l->tasks[n];
-  struct cls_kernel_arg *ta = l->args + a0;
-  uint64_t *c = l->cells + a0;
-  const struct cls_kernel_arg *ka = cmd->kcmd.args;
-  uint64_t seq = cmd->seq, bit = 1ull << id;
   t->kind = CLS_CMD_LAUNCH;
   t->nwait = 0;
-  t->seq = seq;
-  cls__sched_capture_cmd(t, ta, &cmd->kcmd);
-  for (size_t i = 0; i < nargs; i++) {
-    size_t size = ka[i].size;
-    const void *v = ka[i].value;
-    if (__builtin_expect(size != 8 || !v, 0))
-      return submit_any(d, cmd);
-    memcpy(&c[i], v, 8);
-    ta[i].size = 8;
-    ta[i].value = &c[i];
-  }
+  t->seq = cmd->seq;
+  t->u.k.kc = cmd->kcmd;
+  t->u.k.kc.args = l->args + a0;
+  t->u.k.kc.global = t->u.k.global;
+  t->u.k.global[0] = cmd->kcmd.global[0];
   l->nargs = a0 + nargs;
   l->n = n + 1;
-  d->pending |= bit;
+  d->pending |= 1ull << id;
   return CL_SUCCESS;
 }
 
