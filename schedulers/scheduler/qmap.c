@@ -85,6 +85,31 @@ static void report_failures(struct sched_driver *d, struct queue *q, uint64_t do
 static void retire(struct sched_driver *d, struct queue *q, uint64_t done) {
   struct qmap *map = q->map;
   size_t head = q->head, len = q->len, mask = q->cap - 1;
+  if (!len)
+    return;
+  /* All done, and every entry a run (count 0 only with unreal): each
+   * stream's last entry, from the end, is how far it completed (a
+   * stream's runs are in seq order), so the walk stops once it has met
+   * every stream the map may hold (interleave: one entry a command). */
+  const struct qmap *z = &map[(head + len - 1) & mask];
+  if (!q->unreal && z->bseq + z->count - 1 <= done) {
+    uint64_t want = q->streams, seen = 0;
+    for (size_t i = len; i-- && seen != want;) {
+      const struct qmap *m = &map[(head + i) & mask];
+      uint64_t bit = 1ull << m->stream;
+      if (seen & bit)
+        continue;
+      seen |= bit;
+      struct cls_driver_stream *t = d->streams[m->stream];
+      uint64_t last = m->seq + m->count - 1;
+      if (last > t->completed)
+        t->completed = last;
+    }
+    q->head = (head + len) & mask;
+    q->len = 0;
+    q->streams = 0;
+    return;
+  }
   for (; len; head = (head + 1) & mask, len--) {
     struct qmap *m = &map[head];
     if (m->bseq > done)
@@ -110,6 +135,8 @@ static void retire(struct sched_driver *d, struct queue *q, uint64_t done) {
   }
   q->head = head;
   q->len = len;
+  if (!len)
+    q->streams = 0;
 }
 
 int cls__sched_queue_poll(struct sched_driver *d, struct queue *q, int id, bool wait) {

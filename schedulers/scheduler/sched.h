@@ -111,6 +111,7 @@ struct queue {
   struct qmap *map;
   size_t head, len, cap;
   size_t unreal; /* entries with count 0 */
+  uint64_t streams; /* streams with entries in the map (or had: a superset) */
   /* poll scratch: failures of one poll */
   struct qfail {
     uint64_t bseq;  /* the range's last backend command */
@@ -257,6 +258,7 @@ static inline bool cls__sched_map_push(struct queue *q, uint64_t bseq, int strea
     return false;
   q->map[(q->head + q->len) & (q->cap - 1)] = (struct qmap){bseq, seq, count, stream, status};
   q->len++;
+  q->streams |= 1ull << stream;
   return true;
 }
 

@@ -181,7 +181,8 @@ struct ring {
 };
 
 /* Reads q's map into r, with room for `need` more entries if it can. */
-static void ring_load(struct queue *q, struct ring *r, size_t need) {
+static inline __attribute__((always_inline)) void ring_load(struct queue *q, struct ring *r,
+                                                        size_t need) {
   r->direct = q->cap - q->len >= need || cls__sched_map_reserve(q, need);
   r->map = q->map;
   r->mask = q->cap - 1;
@@ -210,6 +211,7 @@ static void submit_interleave(struct sched_driver *d, int qi) {
     total += d->lists[__builtin_ctzll(m)].n;
   struct ring r;
   ring_load(q, &r, total);
+  q->streams |= involved; /* the direct records' streams (again after a reload) */
   void *qs = q->stream;
   uint64_t bseq = q->seq;
   left = involved;
@@ -260,7 +262,8 @@ static void submit_interleave(struct sched_driver *d, int qi) {
         }
         task_failed(d, q, id, t->seq, rc);
       }
-      ring_load(q, &r, total);
+      ring_load(q, &r, total); /* the poll may have emptied the map */
+      q->streams |= involved;
       qs = q->stream;
       bseq = q->seq;
     }
