@@ -55,9 +55,11 @@ static bool args_grow(struct list *l, size_t need) {
       na[i].value = &nc[i];
   for (size_t i = l->nargs; i < ncap; i++)
     na[i] = (struct cls_kernel_arg){8, &nc[i]};
-  for (size_t i = 0; i < l->n; i++)
-    if (l->tasks[i].kind == CLS_CMD_LAUNCH)
-      l->tasks[i].u.k.kc.args = na + (l->tasks[i].u.k.kc.args - l->args);
+  for (size_t i = 0; i < l->n; i++) {
+    struct cls_kernel_cmd *kc = &l->tasks[i].u.k.kc;
+    if (l->tasks[i].kind == CLS_CMD_LAUNCH) /* args NULL: none, before any growth */
+      kc->args = na + (kc->args ? (size_t)(kc->args - l->args) : 0);
+  }
   free(l->args);
   free(l->cells);
   l->args = na;
