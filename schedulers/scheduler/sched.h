@@ -70,9 +70,9 @@ struct list {
    * a value of 8 bytes or less (a cl_mem, the usual scalars) is copied
    * into cells[i] for args[i], so a launch's room is one count; larger
    * values go into `bytes`.  value NULL: local memory.  Both arrays have
-   * capargs entries.  An argument is {8, &cells[i]} but below `odd`
-   * (<= nargs): the usual launch writes the cells only; the list's reset
-   * sets the arguments below `odd` back. */
+   * capargs entries.  An argument's value points at its cell but below
+   * `odd` (<= nargs): the usual launch writes the cells and sizes only;
+   * the list's reset points the arguments below `odd` back. */
   struct cls_kernel_arg *args;
   uint64_t *cells;
   size_t nargs, capargs, odd;
@@ -212,17 +212,27 @@ static inline void cls__sched_capture_cmd(struct task *t, struct cls_kernel_arg 
   }
 }
 
-/* Copies n argument values of 8 bytes into their cells, c on (their
- * arguments are {8, &c[i]} already: they are at or above the list's
- * odd).  False: some argument is another size or local memory (the
- * general capture, cls__sched_capture_args, takes the launch over). */
-static inline bool cls__sched_capture_cells(uint64_t *c, const struct cls_kernel_arg *ka,
-                                            size_t n) {
+/* Copies n argument values of 8 or 4 bytes (cl_mem, the usual scalars)
+ * into their cells, c on, and their sizes into the arguments ta on (each
+ * pointing at its cell already: at or above the list's odd).  False: some
+ * argument is another size or local memory (the general capture,
+ * cls__sched_capture_args, takes the launch over, every argument of
+ * it). */
+static inline bool cls__sched_capture_cells(uint64_t *c, struct cls_kernel_arg *ta,
+                                            const struct cls_kernel_arg *ka, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const void *v = ka[i].value;
-    if (__builtin_expect(ka[i].size != 8 || !v, 0))
+    size_t size = ka[i].size;
+    if (__builtin_expect(size == 8 && v != NULL, 1)) {
+      memcpy(&c[i], v, 8);
+    } else if (size == 4 && v) {
+      uint32_t w;
+      memcpy(&w, v, 4);
+      c[i] = w; /* the value's 4 bytes first, as the factory reads them */
+    } else {
       return false;
-    memcpy(&c[i], v, 8);
+    }
+    ta[i].size = size;
   }
   return true;
 }

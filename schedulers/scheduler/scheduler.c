@@ -223,11 +223,12 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
     return submit_oom(cmd);
   struct task *t = &l->tasks[l->n];
   if (launch) {
-    cls__sched_capture_cmd(t, l->args + l->nargs, &cmd->kcmd);
-    if (!cls__sched_capture_cells(l->cells + l->nargs, cmd->kcmd.args, nargs) &&
-        !cls__sched_capture_args(l, l->nargs, cmd->kcmd.args, nargs))
+    size_t a0 = l->nargs;
+    cls__sched_capture_cmd(t, l->args + a0, &cmd->kcmd);
+    if (!cls__sched_capture_cells(l->cells + a0, l->args + a0, cmd->kcmd.args, nargs) &&
+        !cls__sched_capture_args(l, a0, cmd->kcmd.args, nargs))
       return submit_oom(cmd);
-    l->nargs += nargs;
+    l->nargs = a0 + nargs;
   } else if (!cls__sched_capture_xfer(l, t, cmd)) {
     return submit_oom(cmd);
   }
@@ -238,10 +239,10 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
 }
 
 /* The common launch takes a straight path: no waits, room in the list
- * already, one dimension with no local size, and arguments of 8 bytes
- * (cl_mem, the usual scalars), each one move into its cell; anything else
- * goes to submit_any, which starts over (nothing is counted before the
- * end).  No call on the way, few registers: nothing to save. */
+ * already, one dimension with no local size, and arguments of 8 or 4
+ * bytes (cl_mem, the usual scalars), each a move into its cell; anything
+ * else goes to submit_any, which starts over (nothing is counted before
+ * the end).  No call on the way. */
 static cl_int sc_submit(struct cls_driver *base, struct cls_driver_cmd *cmd) {
   struct sched_driver *d = sd(base);
   int id = cmd->stream->id;
@@ -252,14 +253,15 @@ static cl_int sc_submit(struct cls_driver *base, struct cls_driver_cmd *cmd) {
     return submit_any(d, cmd);
   /* The values first: a launch that is not the usual one has stored
    * nothing the list counts. */
-  if (!cls__sched_capture_cells(l->cells + a0, cmd->kcmd.args, nargs))
+  struct cls_kernel_arg *ta = l->args + a0;
+  if (!cls__sched_capture_cells(l->cells + a0, ta, cmd->kcmd.args, nargs))
     return submit_any(d, cmd);
   struct task *t = &l->tasks[n];
   t->kind = CLS_CMD_LAUNCH;
   t->nwait = 0;
   t->seq = cmd->seq;
   t->u.k.kc = cmd->kcmd;
-  t->u.k.kc.args = l->args + a0;
+  t->u.k.kc.args = ta;
   t->u.k.kc.global = t->u.k.global;
   t->u.k.global[0] = cmd->kcmd.global[0];
   l->nargs = a0 + nargs;
