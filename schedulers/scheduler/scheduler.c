@@ -232,7 +232,9 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
   } else if (!cls__sched_capture_xfer(l, t, cmd)) {
     return submit_oom(cmd);
   }
-  if (!cls__sched_capture_waits(l, t, cmd))
+  if (!cmd->nwait)
+    t->nwait = 0; /* no call for a command without waits */
+  else if (!cls__sched_capture_waits(l, t, cmd))
     return submit_oom(cmd);
   cls__sched_task_commit(d, l, t, cmd);
   return CL_SUCCESS;
