@@ -5,11 +5,13 @@
  * every submission, so a launch allocates nothing once they have grown. */
 #include "sched.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
-/* Grows the list's byte arena to hold `need`; the argument values already
- * in it move along.  False: out of memory (nothing changed). */
-static bool bytes_grow(struct list *l, size_t need) {
+/* Grows the list's byte arena to hold `need`; the values of its first
+ * `nargs` arguments that are in it move along.  False: out of memory
+ * (nothing changed). */
+static bool bytes_grow(struct list *l, size_t need, size_t nargs) {
   size_t ncap = l->capbytes ? l->capbytes : 256;
   while (ncap < need)
     ncap *= 2;
@@ -18,12 +20,51 @@ static bool bytes_grow(struct list *l, size_t need) {
     return false;
   if (l->nbytes)
     memcpy(n, l->bytes, l->nbytes);
-  for (size_t i = 0; i < l->nargs; i++)
-    if (l->args[i].value)
-      l->args[i].value = n + ((const unsigned char *)l->args[i].value - l->bytes);
+  uintptr_t lo = (uintptr_t)l->bytes, hi = lo + l->nbytes;
+  for (size_t i = 0; i < nargs; i++) {
+    uintptr_t v = (uintptr_t)l->args[i].value;
+    if (v >= lo && v < hi) /* not in a cell, not local memory */
+      l->args[i].value = n + (v - lo);
+  }
   free(l->bytes);
   l->bytes = n;
   l->capbytes = ncap;
+  return true;
+}
+
+/* Grows the argument array and the cells beside it to hold `need`; the
+ * launch tasks' argument pointers and the values in cells move along.
+ * False: out of memory (nothing changed). */
+static bool args_grow(struct list *l, size_t need) {
+  size_t ncap = l->capargs ? l->capargs : 16;
+  while (ncap < need)
+    ncap *= 2;
+  struct cls_kernel_arg *na = malloc(ncap * sizeof *na);
+  uint64_t *nc = malloc(ncap * sizeof *nc);
+  if (!na || !nc) {
+    free(na);
+    free(nc);
+    return false;
+  }
+  if (l->nargs) {
+    memcpy(na, l->args, l->nargs * sizeof *na);
+    memcpy(nc, l->cells, l->nargs * sizeof *nc);
+  }
+  for (size_t i = 0; i < l->nargs; i++)
+    if (na[i].value == &l->cells[i])
+      na[i].value = &nc[i];
+  for (size_t i = l->nargs; i < ncap; i++)
+    na[i] = (struct cls_kernel_arg){8, &nc[i]};
+  for (size_t i = 0; i < l->n; i++) {
+    struct cls_kernel_cmd *kc = &l->tasks[i].u.k.kc;
+    if (l->tasks[i].kind == CLS_CMD_LAUNCH) /* args NULL: none, before any growth */
+      kc->args = na + (kc->args ? (size_t)(kc->args - l->args) : 0);
+  }
+  free(l->args);
+  free(l->cells);
+  l->args = na;
+  l->cells = nc;
+  l->capargs = ncap;
   return true;
 }
 
@@ -39,43 +80,52 @@ bool cls__sched_list_reserve(struct list *l, size_t nargs) {
           t->u.k.kc.local = t->u.k.local;
       }
   }
-  if (l->nargs + nargs > l->capargs) {
-    if (!cls__sched_grow((void **)&l->args, &l->capargs, l->nargs + nargs, sizeof *l->args, 16))
-      return false;
-    for (size_t i = 0; i < l->n; i++)
-      if (l->tasks[i].kind == CLS_CMD_LAUNCH)
-        l->tasks[i].u.k.kc.args = l->args + l->tasks[i].u.k.arg0;
-  }
-  if (l->nbytes + 8 * nargs > l->capbytes && !bytes_grow(l, l->nbytes + 8 * nargs))
+  if (l->nargs + nargs > l->capargs && !args_grow(l, l->nargs + nargs))
     return false;
   return true;
 }
 
-bool cls__sched_capture_rest(struct list *l, const struct cls_kernel_arg *ka, size_t n, size_t i,
-                             unsigned char *b) {
-  l->nargs += i;
-  l->nbytes = (size_t)(b - l->bytes);
-  for (; i < n; i++) {
-    struct cls_kernel_arg *ta = &l->args[l->nargs++];
-    size_t size = ka[i].size;
-    ta->size = size;
-    ta->value = NULL;
-    if (!ka[i].value)
-      continue; /* local memory */
-    size_t span = (size + 7) & ~(size_t)7;
-    if (l->nbytes + span > l->capbytes && !bytes_grow(l, l->nbytes + span))
+bool cls__sched_capture_odd(struct list *l, size_t i, const void *v, size_t size) {
+  struct cls_kernel_arg *ta = &l->args[i];
+  if (l->odd <= i)
+    l->odd = i + 1;
+  if (!v) {
+    ta->value = NULL; /* local memory */
+    return true;
+  }
+  if (size <= 8) {
+    memcpy(&l->cells[i], v, size);
+    ta->value = &l->cells[i];
+    return true;
+  }
+  size_t span = (size + 7) & ~(size_t)7;
+  if (l->nbytes + span > l->capbytes && !bytes_grow(l, l->nbytes + span, i))
+    return false;
+  unsigned char *dst = l->bytes + l->nbytes;
+  memcpy(dst, v, size);
+  ta->value = dst;
+  l->nbytes += span;
+  return true;
+}
+
+bool cls__sched_capture_args(struct list *l, size_t a0, const struct cls_kernel_arg *ka,
+                             size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    l->args[a0 + i].size = ka[i].size;
+    if (!cls__sched_capture_odd(l, a0 + i, ka[i].value, ka[i].size)) {
+      /* Not counted: they are the usual ones' again (odd <= nargs). */
+      for (size_t j = a0; j < l->odd; j++)
+        l->args[j] = (struct cls_kernel_arg){8, &l->cells[j]};
+      l->odd = a0;
       return false;
-    unsigned char *dst = l->bytes + l->nbytes;
-    memcpy(dst, ka[i].value, size);
-    ta->value = dst;
-    l->nbytes += span;
+    }
   }
   return true;
 }
 
 bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls_driver_cmd *cmd) {
   if (cmd->kind == CLS_CMD_FILL) {
-    if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128))
+    if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128, l->nargs))
       return false;
     t->u.t.pattern_off = l->nbytes;
     memcpy(l->bytes + l->nbytes, cmd->x.pattern, cmd->x.pattern_size);
@@ -88,11 +138,11 @@ bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls_dr
 
 bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls_driver_cmd *cmd) {
   size_t nw = cmd->nwait;
-  t->nwait = nw;
+  t->nwait = (uint16_t)nw; /* <= CLS_MAX_STREAMS */
   if (nw) {
     if (!cls__sched_grow((void **)&l->waits, &l->capwaits, l->nwaits + nw, sizeof *l->waits, 16))
       return false;
-    t->wait0 = l->nwaits;
+    t->wait0 = (uint32_t)l->nwaits; /* < max_tasks * CLS_MAX_STREAMS */
     memcpy(l->waits + l->nwaits, cmd->wait, nw * sizeof *cmd->wait);
     l->nwaits += nw;
     cmd->nwait = 0; /* the task owns the events now */
@@ -101,6 +151,9 @@ bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls_driver_
 }
 
 void cls__sched_list_reset(struct list *l) {
+  for (size_t i = 0; i < l->odd; i++)
+    l->args[i] = (struct cls_kernel_arg){8, &l->cells[i]};
+  l->odd = 0;
   l->n = l->nargs = l->nbytes = l->nwaits = l->sent = 0;
 }
 
@@ -109,6 +162,7 @@ void cls__sched_free_list(struct list *l) {
     clReleaseEvent(l->waits[i]);
   free(l->tasks);
   free(l->args);
+  free(l->cells);
   free(l->bytes);
   free(l->waits);
   memset(l, 0, sizeof *l);

@@ -24,6 +24,13 @@ bool cls__sched_map_grow(struct queue *q) {
   return true;
 }
 
+bool cls__sched_map_reserve(struct queue *q, size_t need) {
+  while (q->cap - q->len < need)
+    if (!cls__sched_map_grow(q))
+      return false;
+  return true;
+}
+
 /* The backend poll's failure callback: gathered first, reported by
  * report_failures against the map (the backend knows backend seqs only). */
 static void collect_range(void *arg, uint64_t first, uint64_t last, cl_int status) {
@@ -73,10 +80,38 @@ static void report_failures(struct sched_driver *d, struct queue *q, uint64_t do
 
 /* Completions: the map's entries up to backend command `done` leave
  * it, and their streams' completed seqs move on (a run partly done is cut
- * where it stands). */
+ * where it stands).  The ring is walked in locals: the stores to the
+ * streams may alias the queue. */
 static void retire(struct sched_driver *d, struct queue *q, uint64_t done) {
-  while (q->len) {
-    struct qmap *m = &q->map[q->head];
+  struct qmap *map = q->map;
+  size_t head = q->head, len = q->len, mask = q->cap - 1;
+  if (!len)
+    return;
+  /* All done, and every entry a run (count 0 only with unreal): each
+   * stream's last entry, from the end, is how far it completed (a
+   * stream's runs are in seq order), so the walk stops once it has met
+   * every stream the map may hold (interleave: one entry a command). */
+  const struct qmap *z = &map[(head + len - 1) & mask];
+  if (!q->unreal && z->bseq + z->count - 1 <= done) {
+    uint64_t want = q->streams, seen = 0;
+    for (size_t i = len; i-- && seen != want;) {
+      const struct qmap *m = &map[(head + i) & mask];
+      uint64_t bit = 1ull << m->stream;
+      if (seen & bit)
+        continue;
+      seen |= bit;
+      struct cls_driver_stream *t = d->streams[m->stream];
+      uint64_t last = m->seq + m->count - 1;
+      if (last > t->completed)
+        t->completed = last;
+    }
+    q->head = (head + len) & mask;
+    q->len = 0;
+    q->streams = 0;
+    return;
+  }
+  for (; len; head = (head + 1) & mask, len--) {
+    struct qmap *m = &map[head];
     if (m->bseq > done)
       break;
     struct cls_driver_stream *t = d->streams[m->stream];
@@ -97,9 +132,11 @@ static void retire(struct sched_driver *d, struct queue *q, uint64_t done) {
     }
     if (last > t->completed)
       t->completed = last;
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->len--;
   }
+  q->head = head;
+  q->len = len;
+  if (!len)
+    q->streams = 0;
 }
 
 int cls__sched_queue_poll(struct sched_driver *d, struct queue *q, int id, bool wait) {

@@ -35,19 +35,21 @@ static inline bool cls__sched_grow(void **p, size_t *cap, size_t need, size_t si
   return true;
 }
 
+/* 16 words on LP64 (the narrow header), so that tasks[i] is a shift. */
 struct task {
-  int kind; /* 0: withdrawn (sc_withdraw): dropped at submission */
+  int16_t kind; /* 0: withdrawn (sc_withdraw): dropped at submission */
+  /* waits, in the list's event arena (at most one a stream); owned until
+   * the enqueue */
+  uint16_t nwait;
+  uint32_t wait0;
   uint64_t seq;
-  /* waits, in the list's event arena; owned until the enqueue */
-  size_t wait0, nwait;
   union {
     /* A launch, as the factory takes it: kc.global and kc.local point
-     * into the task, kc.args into the list's argument array (arg0 on);
+     * into the task, kc.args into the list's argument array;
      * cls__sched_list_reserve moves them along when either array moves,
      * so the enqueue passes &kc as is. */
     struct {
       struct cls_kernel_cmd kc;
-      size_t arg0;
       size_t global[3], local[3];
     } k;
     /* Transfers, never blocking here; a fill's pattern is copied into the
@@ -64,10 +66,17 @@ struct task {
 struct list {
   struct task *tasks;
   size_t n, cap;
-  /* Kernel arguments as the stream takes them; values point into `bytes`
-   * (a cl_mem or a scalar's bytes), NULL for local memory. */
+  /* Kernel arguments as the stream takes them, and beside each its cell:
+   * a value of 8 bytes or less (a cl_mem, the usual scalars) is copied
+   * into cells[i] for args[i], so a launch's room is one count; larger
+   * values go into `bytes`.  value NULL: local memory.  Both arrays have
+   * capargs entries.  An argument's value points at its cell but below
+   * `odd` (<= nargs): the usual launch writes the cells and sizes only;
+   * the list's reset points the arguments below `odd` back. */
   struct cls_kernel_arg *args;
-  size_t nargs, capargs;
+  uint64_t *cells;
+  size_t nargs, capargs, odd;
+  /* Values larger than 8 bytes and fill patterns. */
   unsigned char *bytes;
   size_t nbytes, capbytes;
   cl_event *waits;
@@ -102,6 +111,7 @@ struct queue {
   struct qmap *map;
   size_t head, len, cap;
   size_t unreal; /* entries with count 0 */
+  uint64_t streams; /* streams with entries in the map (or had: a superset) */
   /* poll scratch: failures of one poll */
   struct qfail {
     uint64_t bseq;  /* the range's last backend command */
@@ -141,18 +151,24 @@ extern const struct cls_driver_param cls__sched_params[];
 /* Task lists (list.c)                                                 */
 /* ------------------------------------------------------------------ */
 
-/* Makes room for one more task with `nargs` arguments of 8 bytes or less
- * (larger values grow the byte arena one by one, cls__sched_capture_rest).
+/* Makes room for one more task with `nargs` arguments (values larger
+ * than 8 bytes grow the byte arena one by one, cls__sched_capture_odd).
  * Moves the pointers launch tasks keep into the arrays along.  Off the
  * per-launch path: once grown, nothing is allocated.  False: out of memory
  * (the arrays are valid, some maybe larger). */
 bool cls__sched_list_reserve(struct list *l, size_t nargs);
-/* cls__sched_capture_args from argument i on, for a value of another size
- * than 4 or 8 bytes: each value grows the arena as needed.  The first i
- * are in the list already (arguments and bytes up to b), not yet
- * counted. */
-bool cls__sched_capture_rest(struct list *l, const struct cls_kernel_arg *ka, size_t n, size_t i,
-                             unsigned char *b);
+/* Argument i of the list (not yet counted in nargs), of any kind: local
+ * memory, a value of 8 bytes or less (into its cell) or a larger one
+ * (into the byte arena, grown as needed).  args[i].size is set (raises
+ * `odd`).  False: out of memory. */
+bool cls__sched_capture_odd(struct list *l, size_t i, const void *v, size_t size);
+/* Copies a launch's `n` arguments into the list from argument a0 on (room
+ * for them was reserved): buffers' cl_mem values point into slot storage
+ * that may move, scalars into the caller's memory.  Not counted in nargs.
+ * False: out of memory.  (sc_submit has the loop for the usual arguments
+ * inline.) */
+bool cls__sched_capture_args(struct list *l, size_t a0, const struct cls_kernel_arg *ka,
+                             size_t n);
 /* Copies what the enqueue of a transfer will need into task t. */
 bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls_driver_cmd *cmd);
 /* Moves cmd's waits into the list's event arena, for task t: the task
@@ -164,85 +180,67 @@ void cls__sched_list_reset(struct list *l);
 /* Releases the list's waits and arenas (the driver's end). */
 void cls__sched_free_list(struct list *l);
 
-/* True when the list has room for one more task of `nargs` arguments of 8
- * bytes or less without growing. */
+/* True when the list has room for one more task of `nargs` arguments
+ * without growing. */
 static inline bool cls__sched_list_has_room(const struct list *l, size_t nargs) {
-  return l->n < l->cap && l->nargs + nargs <= l->capargs && l->nbytes + 8 * nargs <= l->capbytes;
+  return l->n < l->cap && l->nargs + nargs <= l->capargs;
 }
 
-/* Copies a launch's arguments into the list (room for them at 8 bytes a
- * value was reserved): buffers' cl_mem values point into slot storage that
- * may move, scalars into the caller's memory.  Values of 8 and 4 bytes
- * (cl_mem, the usual scalars) are moves in 8-byte cells, with no call in
- * the loop; any other size goes on in cls__sched_capture_rest.  False:
- * out of memory. */
-static inline bool cls__sched_capture_args(struct list *l, const struct cls_kernel_arg *ka,
-                                           size_t n) {
-  struct cls_kernel_arg *ta = l->args + l->nargs;
-  unsigned char *b = l->bytes + l->nbytes;
-  for (size_t i = 0; i < n; i++) {
-    size_t size = ka[i].size;
-    const void *v = ka[i].value;
-    ta[i].size = size;
-    ta[i].value = v ? b : NULL; /* NULL: local memory */
-    if (!v)
-      continue;
-    if (size == 8)
-      memcpy(b, v, 8);
-    else if (size == 4)
-      memcpy(b, v, 4);
-    else
-      return cls__sched_capture_rest(l, ka, n, i, b);
-    b += 8;
-  }
-  l->nargs += n;
-  l->nbytes = (size_t)(b - l->bytes);
-  return true;
-}
-
-/* Copies a launch's work sizes into task t and points its command at
- * them.  dims is 1..3 (checked by the core); the arrays are the caller's,
- * dims long. */
-static inline void cls__sched_capture_sizes(struct task *t, const struct cls_kernel_cmd *kc) {
+/* Copies a launch's command into task t (its arguments are copied apart,
+ * to `args` in the list): kc.args, kc.global and kc.local point into the
+ * list and the task.  dims is 1..3 (checked by the core); the size arrays
+ * are the caller's, dims long. */
+static inline void cls__sched_capture_cmd(struct task *t, struct cls_kernel_arg *args,
+                                          const struct cls_kernel_cmd *kc) {
   const size_t *g = kc->global, *lo = kc->local;
+  cl_uint dims = kc->dims;
   size_t *tg = t->u.k.global;
-  switch (kc->dims) {
-  case 3:
-    tg[2] = g[2];
-    /* fall through */
-  case 2:
-    tg[1] = g[1];
-    /* fall through */
-  default:
-    tg[0] = g[0];
-  }
+  t->u.k.kc = *kc;
+  t->u.k.kc.args = args;
   t->u.k.kc.global = tg;
-  t->u.k.kc.local = NULL;
+  tg[0] = g[0];
+  if (__builtin_expect(dims > 1, 0)) {
+    tg[1] = g[1];
+    if (dims > 2)
+      tg[2] = g[2];
+  }
   if (lo) {
     size_t *tl = t->u.k.local;
-    for (cl_uint i = 0; i < kc->dims; i++)
+    for (cl_uint i = 0; i < dims; i++)
       tl[i] = lo[i];
     t->u.k.kc.local = tl;
   }
 }
 
-/* Copies what the enqueue of a launch will need into task t. */
-static inline bool cls__sched_capture_launch(struct list *l, struct task *t,
-                                             const struct cls_driver_cmd *cmd) {
-  size_t arg0 = l->nargs;
-  if (!cls__sched_capture_args(l, cmd->kcmd.args, cmd->kcmd.nargs))
-    return false;
-  t->u.k.kc = cmd->kcmd;
-  t->u.k.kc.args = l->args + arg0;
-  t->u.k.arg0 = arg0;
-  cls__sched_capture_sizes(t, &cmd->kcmd);
+/* Copies n argument values of 8 or 4 bytes (cl_mem, the usual scalars)
+ * into their cells, c on, and their sizes into the arguments ta on (each
+ * pointing at its cell already: at or above the list's odd).  False: some
+ * argument is another size or local memory (the general capture,
+ * cls__sched_capture_args, takes the launch over, every argument of
+ * it). */
+static inline bool cls__sched_capture_cells(uint64_t *c, struct cls_kernel_arg *ta,
+                                            const struct cls_kernel_arg *ka, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const void *v = ka[i].value;
+    size_t size = ka[i].size;
+    if (__builtin_expect(size == 8 && v != NULL, 1)) {
+      memcpy(&c[i], v, 8);
+    } else if (size == 4 && v) {
+      uint32_t w;
+      memcpy(&w, v, 4);
+      c[i] = w; /* the value's 4 bytes first, as the factory reads them */
+    } else {
+      return false;
+    }
+    ta[i].size = size;
+  }
   return true;
 }
 
 /* Task t, captured, becomes the list's next. */
 static inline void cls__sched_task_commit(struct sched_driver *d, struct list *l, struct task *t,
                                           struct cls_driver_cmd *cmd) {
-  t->kind = cmd->kind;
+  t->kind = (int16_t)cmd->kind;
   t->seq = cmd->seq;
   l->n++;
   d->pending |= 1ull << cmd->stream->id;
@@ -255,6 +253,9 @@ static inline void cls__sched_task_commit(struct sched_driver *d, struct list *l
 /* Makes room for one more entry; false: out of memory.  Out of line: the
  * map rarely grows. */
 bool cls__sched_map_grow(struct queue *q);
+/* Makes room for `need` more entries; false: out of memory (maybe larger,
+ * not as large). */
+bool cls__sched_map_reserve(struct queue *q, size_t need);
 /* Polls (wait: waits for) the backend queue q, which stream id shares, and
  * reports what its map holds that failed or completed.  CLS_ECL recorded
  * when the backend's poll failed. */
@@ -267,6 +268,7 @@ static inline bool cls__sched_map_push(struct queue *q, uint64_t bseq, int strea
     return false;
   q->map[(q->head + q->len) & (q->cap - 1)] = (struct qmap){bseq, seq, count, stream, status};
   q->len++;
+  q->streams |= 1ull << stream;
   return true;
 }
 

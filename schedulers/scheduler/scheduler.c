@@ -222,26 +222,53 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
   if (!cls__sched_list_has_room(l, nargs) && !cls__sched_list_reserve(l, nargs))
     return submit_oom(cmd);
   struct task *t = &l->tasks[l->n];
-  if (!(launch ? cls__sched_capture_launch(l, t, cmd) : cls__sched_capture_xfer(l, t, cmd)))
+  if (launch) {
+    size_t a0 = l->nargs;
+    cls__sched_capture_cmd(t, l->args + a0, &cmd->kcmd);
+    if (!cls__sched_capture_cells(l->cells + a0, l->args + a0, cmd->kcmd.args, nargs) &&
+        !cls__sched_capture_args(l, a0, cmd->kcmd.args, nargs))
+      return submit_oom(cmd);
+    l->nargs = a0 + nargs;
+  } else if (!cls__sched_capture_xfer(l, t, cmd)) {
     return submit_oom(cmd);
-  if (!cls__sched_capture_waits(l, t, cmd))
+  }
+  if (!cmd->nwait)
+    t->nwait = 0; /* no call for a command without waits */
+  else if (!cls__sched_capture_waits(l, t, cmd))
     return submit_oom(cmd);
   cls__sched_task_commit(d, l, t, cmd);
   return CL_SUCCESS;
 }
 
-/* The common launch takes a straight path: no waits, and room in the list
- * already; anything else goes to submit_any. */
+/* The common launch takes a straight path: no waits, room in the list
+ * already, one dimension with no local size, and arguments of 8 or 4
+ * bytes (cl_mem, the usual scalars), each a move into its cell; anything
+ * else goes to submit_any, which starts over (nothing is counted before
+ * the end).  No call on the way. */
 static cl_int sc_submit(struct cls_driver *base, struct cls_driver_cmd *cmd) {
   struct sched_driver *d = sd(base);
-  struct list *l = &d->lists[cmd->stream->id];
-  if (cmd->kind != CLS_CMD_LAUNCH || cmd->nwait || !cls__sched_list_has_room(l, cmd->kcmd.nargs))
+  int id = cmd->stream->id;
+  struct list *l = &d->lists[id];
+  size_t n = l->n, a0 = l->nargs, nargs = cmd->kcmd.nargs;
+  if (cmd->kind != CLS_CMD_LAUNCH || cmd->nwait || n >= l->cap || a0 + nargs > l->capargs ||
+      cmd->kcmd.dims != 1 || cmd->kcmd.local)
     return submit_any(d, cmd);
-  struct task *t = &l->tasks[l->n];
-  if (!cls__sched_capture_launch(l, t, cmd))
-    return submit_oom(cmd);
+  /* The values first: a launch that is not the usual one has stored
+   * nothing the list counts. */
+  struct cls_kernel_arg *ta = l->args + a0;
+  if (!cls__sched_capture_cells(l->cells + a0, ta, cmd->kcmd.args, nargs))
+    return submit_any(d, cmd);
+  struct task *t = &l->tasks[n];
+  t->kind = CLS_CMD_LAUNCH;
   t->nwait = 0;
-  cls__sched_task_commit(d, l, t, cmd);
+  t->seq = cmd->seq;
+  t->u.k.kc = cmd->kcmd;
+  t->u.k.kc.args = ta;
+  t->u.k.kc.global = t->u.k.global;
+  t->u.k.global[0] = cmd->kcmd.global[0];
+  l->nargs = a0 + nargs;
+  l->n = n + 1;
+  d->pending |= 1ull << id;
   return CL_SUCCESS;
 }
 

@@ -122,30 +122,33 @@ static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
 }
 
 /* Sequential: stream id's tasks, in order, onto its queue.  Its commands
- * there are consecutive, so the map records them as one run (recorded
- * before a failure is handled, which polls the map).  The factory calls
- * nothing of ours, so the list and queue are read once, and again after
- * a failure (its handling may). */
+ * there are consecutive, so the map records them as one run, from run0
+ * up to the task at hand (recorded before a failure is handled, which
+ * polls the map).  The factory calls nothing of ours, so the list and
+ * queue are read once, and again after a failure (its handling may). */
 static void submit_sequential(struct sched_driver *d, int id) {
   struct cls_driver *drv = &d->base;
   const struct cls_stream_factory *fac = direct_factory(drv);
   struct list *l = &d->lists[id];
   struct queue *q = &d->queues[l->queue];
-  const struct task *t = l->tasks, *end = t + l->n;
+  const struct task *t = l->tasks, *end = t + l->n, *run0 = t;
   void *qs = q->stream;
-  uint64_t bseq = q->seq, run = 0, run_seq = 0;
+  uint64_t bseq = q->seq;
   for (; t < end; t++) {
-    cl_int rc = enqueue_task(drv, fac, qs, id, bseq + 1, l, t);
-    if (rc == CL_SUCCESS) {
+    cl_int rc;
+    /* The usual task: a launch without waits, straight to the factory. */
+    if (__builtin_expect(fac && t->kind == CLS_CMD_LAUNCH && !t->nwait, 1))
+      rc = fac->launch(qs, &t->u.k.kc, bseq + 1, 0, NULL);
+    else
+      rc = enqueue_task(drv, fac, qs, id, bseq + 1, l, t);
+    if (__builtin_expect(rc == CL_SUCCESS, 1)) {
       bseq++;
-      if (!run++)
-        run_seq = t->seq;
       continue;
     }
     q->seq = bseq;
-    if (run)
-      cls__sched_map_add(q, id, run_seq, run);
-    run = 0;
+    if (t > run0)
+      cls__sched_map_add(q, id, run0->seq, (uint64_t)(t - run0));
+    run0 = t + 1;
     if (rc == WITHDRAWN) {
       dropped(q, id, t); /* polls nothing: l, q and t stay */
       continue;
@@ -154,21 +157,45 @@ static void submit_sequential(struct sched_driver *d, int id) {
     l->sent = i + 1;
     task_failed(d, q, id, t->seq, rc);
     t = l->tasks + i;
+    run0 = t + 1;
     end = l->tasks + l->n;
     qs = q->stream;
     bseq = q->seq;
   }
   q->seq = bseq;
-  if (run)
-    cls__sched_map_add(q, id, run_seq, run);
+  if (end > run0)
+    cls__sched_map_add(q, id, run0->seq, (uint64_t)(end - run0));
   cls__sched_list_reset(l);
   d->pending &= ~(1ull << id);
   queue_flush(d, l->queue, 1ull << id);
 }
 
+/* The end of a queue's map as submit_interleave records into it, in
+ * locals (the factory calls nothing of ours): entries go at pos (an index
+ * before the wrap), `last` is the entry before (NULL: none).  Only while
+ * `direct`: the map had room for every task of the submission. */
+struct ring {
+  struct qmap *map, *last;
+  size_t mask, pos;
+  bool direct;
+};
+
+/* Reads q's map into r, with room for `need` more entries if it can. */
+static inline __attribute__((always_inline)) void ring_load(struct queue *q, struct ring *r,
+                                                        size_t need) {
+  r->direct = q->cap - q->len >= need || cls__sched_map_reserve(q, need);
+  r->map = q->map;
+  r->mask = q->cap - 1;
+  r->pos = q->head + q->len;
+  r->last = q->len ? &r->map[(r->pos - 1) & r->mask] : NULL;
+}
+
 /* Interleave: the pending tasks of every stream on queue `qi`, round
  * robin, onto it (one queue per device of the context: queue k for device
- * k; a relocated stream has a queue of its own). */
+ * k; a relocated stream has a queue of its own).  Each command is
+ * recorded as cls__sched_map_add would, into the map's room (struct
+ * ring); a failure or withdrawal writes the locals back first (its
+ * handling reads the map) and reads them again after. */
 static void submit_interleave(struct sched_driver *d, int qi) {
   struct cls_driver *drv = &d->base;
   const struct cls_stream_factory *fac = direct_factory(drv);
@@ -179,6 +206,14 @@ static void submit_interleave(struct sched_driver *d, int qi) {
   for (uint64_t m = d->split ? d->pending : 0; m; m &= m - 1)
     if (d->lists[__builtin_ctzll(m)].queue != qi)
       involved &= ~(1ull << __builtin_ctzll(m));
+  size_t total = 0;
+  for (uint64_t m = involved; m; m &= m - 1)
+    total += d->lists[__builtin_ctzll(m)].n;
+  struct ring r;
+  ring_load(q, &r, total);
+  q->streams |= involved; /* the direct records' streams (again after a reload) */
+  void *qs = q->stream;
+  uint64_t bseq = q->seq;
   left = involved;
   for (size_t round = 0; left; round++)
     for (uint64_t m = left; m; m &= m - 1) {
@@ -189,11 +224,33 @@ static void submit_interleave(struct sched_driver *d, int qi) {
         continue;
       }
       const struct task *t = &l->tasks[round];
-      cl_int rc = enqueue_task(drv, fac, q->stream, id, q->seq + 1, l, t);
+      cl_int rc;
+      if (__builtin_expect(fac && t->kind == CLS_CMD_LAUNCH && !t->nwait, 1))
+        rc = fac->launch(qs, &t->u.k.kc, bseq + 1, 0, NULL);
+      else
+        rc = enqueue_task(drv, fac, qs, id, bseq + 1, l, t);
+      if (__builtin_expect(rc == CL_SUCCESS && r.direct, 1)) {
+        struct qmap *e = r.last;
+        uint64_t seq = t->seq;
+        bseq++;
+        if (e && e->count && e->stream == id && e->seq + e->count == seq &&
+            e->bseq + e->count == bseq) {
+          e->count++;
+        } else {
+          r.last = e = &r.map[r.pos++ & r.mask];
+          *e = (struct qmap){bseq, seq, 1, id, CL_SUCCESS};
+        }
+        continue;
+      }
+      if (r.direct)
+        q->len = r.pos - q->head;
       if (rc == CL_SUCCESS) {
-        q->seq++;
+        q->seq = ++bseq;
         cls__sched_map_add(q, id, t->seq, 1);
-      } else if (rc == WITHDRAWN) {
+        continue; /* not direct: nothing to read again */
+      }
+      q->seq = bseq;
+      if (rc == WITHDRAWN) {
         dropped(q, id, t);
       } else {
         /* What each list has handed over, for a withdrawal the failure's
@@ -205,7 +262,14 @@ static void submit_interleave(struct sched_driver *d, int qi) {
         }
         task_failed(d, q, id, t->seq, rc);
       }
+      ring_load(q, &r, total); /* the poll may have emptied the map */
+      q->streams |= involved;
+      qs = q->stream;
+      bseq = q->seq;
     }
+  q->seq = bseq;
+  if (r.direct)
+    q->len = r.pos - q->head;
   for (uint64_t m = involved; m; m &= m - 1)
     cls__sched_list_reset(&d->lists[__builtin_ctzll(m)]);
   d->pending &= ~involved;
