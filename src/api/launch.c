@@ -186,8 +186,6 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
   struct cls__cmd cmd;
   cmd.kind = CLS__CMD_LAUNCH;
   cmd.op = "launch";
-  cmd.nwait = 0;
-  cmd.x.blocking = 0; /* drivers test it for every command */
   if (!cls__kernel_valid(ctx, kernel)) {
     rc = cls__error(CLS_EINVAL, 0, "cls_launch: not a kernel of this context");
     goto refused;
@@ -205,14 +203,19 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
       goto refused;
   }
   cmd.kernel = kernel;
-  cls__kernel_for(kernel, cmd.stream->id, &cmd.kcmd.kernel, &cmd.kcmd.memo);
   cmd.kcmd.name = kernel->name;
+  /* A skip (F2) needs no more of the command than its name. */
+  if (carried && cls__f2_refuses(ctx, &cmd, NULL, &rc))
+    goto out;
+  cmd.nwait = 0;
+  cmd.x.blocking = 0; /* drivers test it for every command */
+  cls__kernel_for(kernel, cmd.stream->id, &cmd.kcmd.kernel, &cmd.kcmd.memo);
   cmd.kcmd.dims = dims;
   cmd.kcmd.global = global;
   cmd.kcmd.local = local;
   cmd.kcmd.nargs = (cl_uint)nargs;
   cmd.kcmd.args = cmd.kargs;
-  rc = carried ? cls__run(ctx, &cmd, NULL, NULL) : cls__run_checked(ctx, &cmd, NULL, NULL);
+  rc = cls__run_checked(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);
   return rc;

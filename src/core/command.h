@@ -32,12 +32,22 @@ static inline int cls__run_checked(cls_context *ctx, struct cls__cmd *cmd,
     return cls__run_traced(ctx, cmd, pending, report);
   return cls__run_clean(ctx, cmd, pending, report);
 }
+/* Step 1 alone: true when the F2 check refuses cmd, with cls__refuse's
+ * result in *rc.  Of a launch it reads only kcmd.name. */
+static inline bool cls__f2_refuses(cls_context *ctx, struct cls__cmd *cmd, cls_report **report,
+                                   int *rc) {
+  struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
+  if (!found)
+    return false;
+  *rc = __builtin_expect(ctx->trace != NULL, 0) ? cls__refuse_traced(ctx, cmd, found, report)
+                                                : cls__refuse(ctx, cmd, found, report);
+  return true;
+}
 static inline int cls__run(cls_context *ctx, struct cls__cmd *cmd,
                            struct cls__pending_read *pending, cls_report **report) {
-  struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
-  if (found)
-    return __builtin_expect(ctx->trace != NULL, 0) ? cls__refuse_traced(ctx, cmd, found, report)
-                                                   : cls__refuse(ctx, cmd, found, report);
+  int rc;
+  if (cls__f2_refuses(ctx, cmd, report, &rc))
+    return rc;
   return cls__run_checked(ctx, cmd, pending, report);
 }
 
