@@ -701,7 +701,10 @@ CLS_API int cls_program_build(cls_context *ctx, const char *source,
 CLS_API int cls_program_release(cls_context *ctx, cls_program *prog);
 /** Looks a kernel up by name.  The kernel belongs to the program (and its
  * context): nothing to free.  A kernel of a program that failed to build
- * is returned too, and launches as failed.  Takes the context lock.
+ * is returned too, and launches as failed.  Each stream after the first
+ * that launches it gets an OpenCL kernel object of its own at that first
+ * launch, so that streams keep the arguments they set.  Takes the
+ * context lock.
  * \return #CLS_OK;
  * #CLS_EINVAL for a NULL argument;
  * #CLS_EFOREIGN for a program of another context;

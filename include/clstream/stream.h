@@ -91,8 +91,9 @@ struct cls_kernel_arg {
 /** What was last set on a kernel's arguments through any factory of one
  * context (version 4): bit i of `valid` says argument i holds `bits[i]`
  * (its first `size[i]` bytes; all-zero bits with `local` bit i set: local
- * memory of that size).  Owned by the core, one per kernel, zeroed when the
- * kernel is looked up; read and written by a factory during launch(),
+ * memory of that size).  Owned by the core, one per OpenCL kernel object
+ * (a cls_kernel has one for each stream that launches it), zeroed when that
+ * object is made; read and written by a factory during launch(),
  * under the context lock.  A factory that sets a kernel's arguments
  * without keeping it up to date must clear `valid`. */
 struct cls_kernel_args_memo {
@@ -108,7 +109,8 @@ struct cls_kernel_args_memo {
  * the kernel's own, valid until the context is destroyed (a profiling
  * factory may keep it for on_times), and `memo`. */
 struct cls_kernel_cmd {
-  cl_kernel kernel;     /**< the kernel; the core owns it */
+  cl_kernel kernel;     /**< the kernel, the launching stream's copy of it;
+                             the core owns it */
   const char *name;     /**< its name, for messages */
   cl_uint dims;         /**< 1 to 3 */
   const size_t *global; /**< dims global sizes */
