@@ -128,7 +128,8 @@ static inline struct cls__log_entry *cls__inflight_reserve(cls_context *ctx, int
 static inline bool cls__inflight_commit(cls_context *ctx) {
   return ++ctx->inflight_len == ctx->inflight_cap;
 }
-/* Drops the entries known complete (head first). */
+/* Drops the entries known complete (head first); all of them in one step
+ * when every stream has finished what it submitted and none holds a cause. */
 void cls__inflight_prune(cls_context *ctx);
 /* The same for a failure clstream finds itself (guard mode): a record
  * with `status` and `detail`, one reference for the caller; NULL when the
