@@ -32,6 +32,13 @@ static bool bytes_grow(struct list *l, size_t need, size_t nargs) {
   return true;
 }
 
+/* Points arguments from..to-1 of a at their cells in c (the usual
+ * launch then writes values and sizes only). */
+static void args_at_cells(struct cls_kernel_arg *a, uint64_t *c, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++)
+    a[i] = (struct cls_kernel_arg){8, &c[i]};
+}
+
 /* Grows the argument array and the cells beside it to hold `need`; the
  * launch tasks' argument pointers and the values in cells move along.
  * False: out of memory (nothing changed). */
@@ -53,8 +60,7 @@ static bool args_grow(struct list *l, size_t need) {
   for (size_t i = 0; i < l->nargs; i++)
     if (na[i].value == &l->cells[i])
       na[i].value = &nc[i];
-  for (size_t i = l->nargs; i < ncap; i++)
-    na[i] = (struct cls_kernel_arg){8, &nc[i]};
+  args_at_cells(na, nc, l->nargs, ncap);
   for (size_t i = 0; i < l->n; i++) {
     struct cls_kernel_cmd *kc = &l->tasks[i].u.k.kc;
     if (l->tasks[i].kind == CLS_CMD_LAUNCH) /* args NULL: none, before any growth */
@@ -114,8 +120,7 @@ bool cls__sched_capture_args(struct list *l, size_t a0, const struct cls_kernel_
     l->args[a0 + i].size = ka[i].size;
     if (!cls__sched_capture_odd(l, a0 + i, ka[i].value, ka[i].size)) {
       /* Not counted: they are the usual ones' again (odd <= nargs). */
-      for (size_t j = a0; j < l->odd; j++)
-        l->args[j] = (struct cls_kernel_arg){8, &l->cells[j]};
+      args_at_cells(l->args, l->cells, a0, l->odd);
       l->odd = a0;
       return false;
     }
@@ -151,8 +156,7 @@ bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls_driver_
 }
 
 void cls__sched_list_reset(struct list *l) {
-  for (size_t i = 0; i < l->odd; i++)
-    l->args[i] = (struct cls_kernel_arg){8, &l->cells[i]};
+  args_at_cells(l->args, l->cells, 0, l->odd);
   l->odd = 0;
   l->n = l->nargs = l->nbytes = l->nwaits = l->sent = 0;
 }

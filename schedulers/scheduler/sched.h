@@ -276,11 +276,17 @@ static inline bool cls__sched_map_push(struct queue *q, uint64_t bseq, int strea
  * enqueued as the queue's last (up to q->seq): the last run grows when
  * they continue it.  Out of memory: they are not tracked (their stream's
  * later commands complete them). */
+/* Whether stream id's command seq, backend command bseq, continues the
+ * run of entry m (so m grows rather than a new entry). */
+static inline bool cls__sched_map_continues(const struct qmap *m, int id, uint64_t seq,
+                                            uint64_t bseq) {
+  return m->count && m->stream == id && m->seq + m->count == seq && m->bseq + m->count == bseq;
+}
 static inline void cls__sched_map_add(struct queue *q, int id, uint64_t seq, uint64_t count) {
   uint64_t bseq = q->seq - count + 1;
   if (q->len) {
     struct qmap *m = &q->map[(q->head + q->len - 1) & (q->cap - 1)];
-    if (m->count && m->stream == id && m->seq + m->count == seq && m->bseq + m->count == bseq) {
+    if (cls__sched_map_continues(m, id, seq, bseq)) {
       m->count += count;
       return;
     }

@@ -259,16 +259,10 @@ static cl_int sc_submit(struct cls_driver *base, struct cls_driver_cmd *cmd) {
   if (!cls__sched_capture_cells(l->cells + a0, ta, cmd->kcmd.args, nargs))
     return submit_any(d, cmd);
   struct task *t = &l->tasks[n];
-  t->kind = CLS_CMD_LAUNCH;
+  cls__sched_capture_cmd(t, ta, &cmd->kcmd);
   t->nwait = 0;
-  t->seq = cmd->seq;
-  t->u.k.kc = cmd->kcmd;
-  t->u.k.kc.args = ta;
-  t->u.k.kc.global = t->u.k.global;
-  t->u.k.global[0] = cmd->kcmd.global[0];
   l->nargs = a0 + nargs;
-  l->n = n + 1;
-  d->pending |= 1ull << id;
+  cls__sched_task_commit(d, l, t, cmd);
   return CL_SUCCESS;
 }
 

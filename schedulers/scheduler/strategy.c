@@ -67,12 +67,15 @@ static inline const struct cls_stream_factory *direct_factory(const struct cls_d
 static inline cl_int enqueue_task(struct cls_driver *drv, const struct cls_stream_factory *fac,
                                   void *qs, int id, uint64_t bseq, const struct list *l,
                                   const struct task *t) {
+  /* The usual task first: a launch without waits, straight to the
+   * factory. */
+  if (__builtin_expect(fac && t->kind == CLS_CMD_LAUNCH && !t->nwait, 1))
+    return fac->launch(qs, &t->u.k.kc, bseq, 0, NULL);
   if (t->nwait)
     return enqueue_waiting(drv, qs, id, bseq, l, t);
   if (t->kind != CLS_CMD_LAUNCH)
     return enqueue_xfer(drv, qs, id, l, t, bseq, 0, NULL);
-  return fac ? fac->launch(qs, &t->u.k.kc, bseq, 0, NULL)
-             : cls_driver_enqueue(drv, qs, id, CLS_CMD_LAUNCH, &t->u.k.kc, NULL, bseq, 0, NULL);
+  return cls_driver_enqueue(drv, qs, id, CLS_CMD_LAUNCH, &t->u.k.kc, NULL, bseq, 0, NULL);
 }
 
 /* Task t of stream id was withdrawn (F8 found it reads a failed input):
@@ -135,12 +138,7 @@ static void submit_sequential(struct sched_driver *d, int id) {
   void *qs = q->stream;
   uint64_t bseq = q->seq;
   for (; t < end; t++) {
-    cl_int rc;
-    /* The usual task: a launch without waits, straight to the factory. */
-    if (__builtin_expect(fac && t->kind == CLS_CMD_LAUNCH && !t->nwait, 1))
-      rc = fac->launch(qs, &t->u.k.kc, bseq + 1, 0, NULL);
-    else
-      rc = enqueue_task(drv, fac, qs, id, bseq + 1, l, t);
+    cl_int rc = enqueue_task(drv, fac, qs, id, bseq + 1, l, t);
     if (__builtin_expect(rc == CL_SUCCESS, 1)) {
       bseq++;
       continue;
@@ -224,17 +222,12 @@ static void submit_interleave(struct sched_driver *d, int qi) {
         continue;
       }
       const struct task *t = &l->tasks[round];
-      cl_int rc;
-      if (__builtin_expect(fac && t->kind == CLS_CMD_LAUNCH && !t->nwait, 1))
-        rc = fac->launch(qs, &t->u.k.kc, bseq + 1, 0, NULL);
-      else
-        rc = enqueue_task(drv, fac, qs, id, bseq + 1, l, t);
+      cl_int rc = enqueue_task(drv, fac, qs, id, bseq + 1, l, t);
       if (__builtin_expect(rc == CL_SUCCESS && r.direct, 1)) {
         struct qmap *e = r.last;
         uint64_t seq = t->seq;
         bseq++;
-        if (e && e->count && e->stream == id && e->seq + e->count == seq &&
-            e->bseq + e->count == bseq) {
+        if (e && cls__sched_map_continues(e, id, seq, bseq)) {
           e->count++;
         } else {
           r.last = e = &r.map[r.pos++ & r.mask];

@@ -178,7 +178,7 @@ static void program_free(struct cls_program *p) {
   while (k) {
     struct cls_kernel *next = k->next;
     for (int i = 0; i < CLS_MAX_STREAMS; i++)
-      if (k->lanes[i] && k->lanes[i] != CLS__NO_LANE) {
+      if (cls__lane_made(k->lanes[i])) {
         clReleaseKernel(k->lanes[i]->kernel);
         free(k->lanes[i]);
       }
@@ -205,7 +205,7 @@ void cls__kernels_forget_args(cls_context *ctx) {
       k->memo.valid = 0;
       if (k->home >= 0)
         for (int i = 0; i < CLS_MAX_STREAMS; i++)
-          if (k->lanes[i] && k->lanes[i] != CLS__NO_LANE)
+          if (cls__lane_made(k->lanes[i]))
             k->lanes[i]->memo.valid = 0;
     }
 }

@@ -55,6 +55,10 @@ struct cls__kernel_lane {
   struct cls_kernel_args_memo memo;
 };
 #define CLS__NO_LANE ((struct cls__kernel_lane *)1)
+/* Whether lane slot l holds a copy (neither not made nor CLS__NO_LANE). */
+static inline bool cls__lane_made(const struct cls__kernel_lane *l) {
+  return l && l != CLS__NO_LANE;
+}
 
 /* The kernel and memo stream `stream` launches k with (cls_kernel_cmd). */
 void cls__kernel_lane_new(cls_kernel *k, int stream);

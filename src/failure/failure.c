@@ -129,5 +129,3 @@ struct cls__failure *cls__scope_record_new(cls_context *ctx) {
            "the work that was to write this buffer never finished its enqueue");
   return p;
 }
-
-

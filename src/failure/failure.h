@@ -87,12 +87,12 @@ static inline bool cls__write_keeps(int access, const struct cls__failure *f) {
   return (access & CLS__PARTIAL) && f && f != &cls__never_written && f->ranged;
 }
 
-/* F3: enter a write scope: every write binding takes a provisional failure,
- * returned (NULL when the write set is empty: nothing is minted).  A
- * partial write keeps a ranged failure (CLS__PARTIAL). */
 /* A new record for the write scope, in place of the pooled spare that
  * buffers a scope left behind still hold (cls__enter_write's slow path). */
 struct cls__failure *cls__scope_record_new(cls_context *ctx);
+/* F3: enter a write scope: every write binding takes a provisional failure,
+ * returned (NULL when the write set is empty: nothing is minted).  A
+ * partial write keeps a ranged failure (CLS__PARTIAL). */
 static inline struct cls__failure *cls__enter_write(cls_context *ctx,
                                                     const struct cls__binding *b, size_t n) {
   struct cls__failure *p = NULL;

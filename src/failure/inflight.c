@@ -25,11 +25,12 @@ static struct cls__log_entry *at(cls_context *ctx, size_t i) {
 }
 
 static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
-  if (e->kind == CLS__ENTRY_FAILED || e->kind == CLS__ENTRY_SKIPPED)
-    return true;
-  struct cls__stream *s = cls__stream_peek(ctx, e->stream);
-  if (s && s->completed < e->seq)
-    return false;
+  if (e->kind < CLS__ENTRY_FAILED) { /* run or read: done once its stream says so */
+    /* e->stream is a stream's id, always below CLS_MAX_STREAMS. */
+    const struct cls__stream *s = &ctx->pool.streams[e->stream];
+    if (s->created && s->completed < e->seq)
+      return false;
+  }
   return !ctx->hooks.holds || !ctx->hooks.holds(ctx, e); /* guard mode: checked first */
 }
 
@@ -45,44 +46,23 @@ static bool all_finished(const cls_context *ctx) {
 }
 
 void cls__inflight_prune(cls_context *ctx) {
-  if (ctx->hooks.holds) { /* guard mode: the hook may look at the log */
-    while (ctx->inflight_len && entry_done(ctx, at(ctx, 0))) {
-      struct cls__log_entry *e = at(ctx, 0);
-      if (e->cause) {
-        cls__failure_unref(e->cause);
-        ctx->inflight_causes--;
-      }
-      ctx->inflight_head = (ctx->inflight_head + 1) & (ctx->inflight_cap - 1);
-      ctx->inflight_len--;
-    }
-    return;
-  }
   const size_t mask = ctx->inflight_cap - 1;
-  if (!ctx->inflight_causes && all_finished(ctx)) {
+  if (!ctx->hooks.holds && !ctx->inflight_causes && all_finished(ctx)) {
     /* No entry holds a reference: the log empties in one step (a device
      * that keeps up with the host finds it so at most polls). */
     ctx->inflight_head = (ctx->inflight_head + ctx->inflight_len) & mask;
     ctx->inflight_len = 0;
     return;
   }
-  /* entry_done without the hook, in locals: this runs over every command
-   * once, hundreds at a time. */
-  size_t head = ctx->inflight_head, len = ctx->inflight_len;
-  for (; len; len--, head = (head + 1) & mask) {
-    struct cls__log_entry *e = &ctx->inflight[head];
-    if (e->kind < CLS__ENTRY_FAILED) { /* run or read: done once its stream says so */
-      /* e->stream is a stream's id, always below CLS_MAX_STREAMS. */
-      const struct cls__stream *s = &ctx->pool.streams[e->stream];
-      if (s->created && s->completed < e->seq)
-        break;
-    }
+  while (ctx->inflight_len && entry_done(ctx, at(ctx, 0))) {
+    struct cls__log_entry *e = at(ctx, 0);
     if (e->cause) {
       cls__failure_unref(e->cause);
       ctx->inflight_causes--;
     }
+    ctx->inflight_head = (ctx->inflight_head + 1) & mask;
+    ctx->inflight_len--;
   }
-  ctx->inflight_head = head;
-  ctx->inflight_len = len;
 }
 
 /* A new overflow array for a log of `cap` positions, with the live rows

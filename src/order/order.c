@@ -131,35 +131,14 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
   return CLS_OK;
 }
 
-/* Whether needs() would name any stream, without its array: most
- * commands are ordered after nothing new, and then cls__order_after costs
- * this walk and no frame. */
-static inline bool needs_any(const struct cls__cmd *cmd) {
-  const struct cls__stream *s = cmd->stream;
-  for (size_t i = 0; i < cmd->nbind; i++) {
-    const struct cls__slot *slot = cmd->bind[i].slot;
-    int w = slot->writer;
-    if (w >= 0 && w != s->id && slot->write_seq > s->synced[w])
-      return true;
-    if (!(cmd->bind[i].access & CLS_WRITE))
-      continue;
-    for (uint64_t m = slot->read_mask & ~(1ull << s->id); m; m &= m - 1) {
-      int r = __builtin_ctzll(m);
-      if (slot->read_seq[r] > s->synced[r])
-        return true;
-    }
-  }
-  return false;
-}
-
+/* cls__order_after once needs() named streams (mask, need): apart, so
+ * that the usual command, ordered after nothing new, costs the walk and
+ * not this function's frame. */
 static __attribute__((noinline)) int order_after(struct cls_driver *d, struct cls__cmd *cmd,
-                                                 const struct cls_driver_orderer *o) {
+                                                 const struct cls_driver_orderer *o,
+                                                 uint64_t mask, const uint64_t *need) {
   cls_context *ctx = d->ctx;
   struct cls__stream *s = cmd->stream;
-  uint64_t need[CLS_MAX_STREAMS];
-  uint64_t mask = needs(cmd, need);
-  if (!mask)
-    return CLS_OK;
   /* Learn of failures before waiting on anything (F7).  A stream already
    * known to have finished what cmd needs has reported those commands'
    * failures at that poll: nothing to learn or wait for there.  Nor is
@@ -216,9 +195,11 @@ static __attribute__((noinline)) int order_after(struct cls_driver *d, struct cl
 }
 
 int cls__order_after(struct cls_driver *d, struct cls__cmd *cmd, const struct cls_driver_orderer *o) {
+  uint64_t need[CLS_MAX_STREAMS];
   cmd->nwait = 0;
   cmd->lent = 0;
-  return needs_any(cmd) ? order_after(d, cmd, o) : CLS_OK;
+  uint64_t mask = needs(cmd, need);
+  return mask ? order_after(d, cmd, o, mask, need) : CLS_OK;
 }
 
 cl_uint cls__order_live_waits(const cl_event *w, size_t nw, cl_event *keep) {
