@@ -124,6 +124,15 @@ static __attribute__((noinline)) int odd_access(const cls_kernel *k, size_t i, i
   return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i, access);
 }
 
+/* A buffer given where the kernel refuses it with this access: the wrong
+ * kind of argument, or F11. */
+static __attribute__((noinline)) int buffer_refused(const cls_kernel *k, size_t i) {
+  if (k->argq[i] > CLS__ARGQ_GLOBAL) /* neither unknown nor a buffer */
+    return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
+                      k->name, i, kind_name(CLS__ARGQ_GLOBAL), kind_name(k->argq[i]));
+  return access_refused(k, i);
+}
+
 static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *k,
                       size_t nargs, const cls_arg *args) {
   if (k->nargs != CLS__NARGS_UNKNOWN && nargs != k->nargs)
@@ -134,9 +143,8 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
                       CLS_MAX_ARGS);
   if (nargs && !args)
     return cls__error(CLS_EINVAL, 0, "kernel '%s': NULL arguments", k->name);
-  const unsigned char *argq = k->argq;
+  const unsigned char *refuse = k->refuse;
   size_t nb = 0;
-  uint64_t reads = 0; /* bit i + 1: argument i declared CLS_IN */
   uintptr_t carried = 0; /* non-zero: a binding carries a failure */
   for (size_t i = 0; i < nargs; i++) {
     const cls_arg *a = &args[i];
@@ -146,9 +154,8 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
         return rc;
       continue;
     }
-    /* A declared read, write or read-write passes with one compare; F11
-     * is one test of the reads against the kernel's writable arguments,
-     * after the loop (writable is 0 where the signature is unknown). */
+    /* A declared read, write or read-write passes with one compare; the
+     * kind of argument and F11 with one test of refuse[i]. */
     unsigned acc = (unsigned)a->access;
     if (acc - CLS_READ > (unsigned)(CLS_READ_WRITE - CLS_READ)) {
       int rc = odd_access(k, i, a->access);
@@ -156,15 +163,13 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
         return rc;
       acc = (unsigned)rc;
     }
-    reads |= (uint64_t)(~acc & CLS_WRITE) << i; /* acc is 1, 2 or 3: a read only */
     struct cls__slot *s = cls__resolve(ctx, a->buffer);
     if (!s) {
       int err = cls__resolve_error(ctx, a->buffer);
       return cls__error(err, 0, "kernel '%s' argument %zu: %s", k->name, i, cls_strerror(err));
     }
-    if (argq[i] > CLS__ARGQ_GLOBAL) /* neither unknown nor a buffer */
-      return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
-                        k->name, i, kind_name(CLS__ARGQ_GLOBAL), kind_name(argq[i]));
+    if (refuse[i] >> acc & 1)
+      return buffer_refused(k, i);
     cmd->kargs[i].size = sizeof(cl_mem);
     cmd->kargs[i].value = &s->mem; /* slots stay put for the call */
     struct cls__binding *b = &cmd->bind[nb++];
@@ -174,9 +179,6 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
     carried |= (uintptr_t)s->failure; /* a write-only one too: rare, and only slower */
   }
   cmd->nbind = nb;
-  uint64_t wrong = (reads >> 1) & k->writable;
-  if (wrong)
-    return access_refused(k, (size_t)__builtin_ctzll(wrong));
   return carried != 0;
 }
 

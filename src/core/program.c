@@ -372,6 +372,17 @@ void cls__kernel_arg_name(const struct cls_kernel *k, size_t i, char *out, size_
   out[cap - 1] = '\0';
 }
 
+/* What the launch's one test per buffer argument refuses (see refuse in
+ * program.h), from argq and writable. */
+static void refusals(struct cls_kernel *k) {
+  for (size_t i = 0; i < CLS_MAX_ARGS; i++) {
+    const unsigned all = 1u << CLS_READ | 1u << CLS_WRITE | 1u << CLS_READ_WRITE;
+    k->refuse[i] = (unsigned char)(k->argq[i] > CLS__ARGQ_GLOBAL ? all
+                                   : k->writable >> i & 1         ? 1u << CLS_READ
+                                                                  : 0);
+  }
+}
+
 /* Argument kinds and scalar sizes, where the platform gives argument info
  * (programs are built with -cl-kernel-arg-info): mistakes are then caught
  * before OpenCL, with one clstream code on every vendor. */
@@ -408,10 +419,12 @@ static void arg_info(cls_context *ctx, struct cls_kernel *k) {
       k->argsize[i] = type_size(tname);
     }
   }
+  refusals(k);
   return;
 unknown:
   memset(k->argq, CLS__ARGQ_UNKNOWN, sizeof k->argq);
   k->writable = k->readonly = 0;
+  refusals(k);
   access_unchecked(ctx, k);
   free(k->argsize);
   k->argsize = NULL;
