@@ -43,6 +43,22 @@ static const char *SRC =
     "kernel void k3(global const int *a, global const int *b, global int *c) {\n"
     "  size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n";
 
+/* n launches refused by F2 (each reads `skip`'s tainted buffer), timed
+ * and counted, then dumped as callgrind phase `phase`.  0, or 2 when one
+ * was not skipped. */
+static int skips(cls_context *ctx, cls_kernel *k, const size_t *g, const cls_arg *skip, int n,
+                 const char *phase, double *secs, unsigned long *allocs) {
+  bench_count_start();
+  double t = bench_now();
+  for (int i = 0; i < n; i++)
+    if (cls_launch(ctx, 0, k, 1, g, NULL, 3, skip) != CLS_ESKIPPED)
+      return fprintf(stderr, "own-cost: not skipped\n"), 2;
+  *secs = bench_now() - t;
+  *allocs = bench_count_stop();
+  CALLGRIND_DUMP_STATS_AT(phase);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int n = 100000;
   const char *driver = NULL;
@@ -98,25 +114,14 @@ int main(int argc, char **argv) {
   unsigned long al = bench_count_stop();
   CALLGRIND_DUMP_STATS_AT("launches");
 
-  bench_count_start();
-  t = bench_now();
-  for (int i = 0; i < n; i++)
-    if (cls_launch(ctx, 0, k, 1, &g, NULL, 3, skip) != CLS_ESKIPPED)
-      return fprintf(stderr, "own-cost: not skipped\n"), 2;
-  double ts = bench_now() - t;
-  unsigned long as = bench_count_stop();
-  CALLGRIND_DUMP_STATS_AT("skips");
-
+  double ts, ti;
+  unsigned long as, ai;
+  if (skips(ctx, k, &g, skip, n, "skips", &ts, &as))
+    return 2;
   CHECK(cls_sync(ctx, NULL)); /* the log empties: nothing in flight */
   CALLGRIND_ZERO_STATS;
-  bench_count_start();
-  t = bench_now();
-  for (int i = 0; i < n; i++)
-    if (cls_launch(ctx, 0, k, 1, &g, NULL, 3, skip) != CLS_ESKIPPED)
-      return fprintf(stderr, "own-cost: not skipped\n"), 2;
-  double ti = bench_now() - t;
-  unsigned long ai = bench_count_stop();
-  CALLGRIND_DUMP_STATS_AT("idle-skips");
+  if (skips(ctx, k, &g, skip, n, "idle-skips", &ti, &ai))
+    return 2;
   CALLGRIND_STOP_INSTRUMENTATION;
 
   printf("driver %s, null stream factory, %d launches and %d skipped launches\n",
