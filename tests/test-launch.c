@@ -341,6 +341,36 @@ START_TEST(scalars_are_captured_at_the_call) {
 }
 END_TEST
 
+/* The argument memo (the OpenCL factory skips clSetKernelArg for a value
+ * the kernel holds) on one stream, one kernel: a launch that changes only
+ * a scalar, or only a local size, sets it; one that changes nothing sets
+ * nothing and still runs. */
+START_TEST(argument_memo_sets_what_changed_on_the_same_stream) {
+  enum { N = 64, L = 1 }; /* local sizes of 4 and 8 bytes: values the memo keeps */
+  cls_buffer A = ct_alloc(ctx, 0, N * sizeof(int));
+  int got[N];
+  for (int v = 1; v <= 3; v++) {
+    int w = v == 3 ? 2 : v; /* the third launch repeats the second */
+    cls_arg a[] = {CLS_OUT(A), CLS_SCALAR(w)};
+    ct_launch1(ctx, 0, fill_k, N, 2, a);
+    ct_download_ints(ctx, 0, A, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, w);
+  }
+  int in[N];
+  for (int i = 0; i < N; i++)
+    in[i] = 3 * i + 1;
+  cls_buffer I = ct_alloc(ctx, 0, sizeof in), O = ct_alloc(ctx, 0, sizeof in);
+  ct_upload_ints(ctx, 0, I, in, N);
+  for (size_t l = L; l <= 2 * L; l += L) {
+    size_t g[1] = {N}, lw[1] = {l};
+    cls_arg args[] = {CLS_IN(I), CLS_OUT(O), CLS_LOCAL(l * sizeof(int))};
+    CT_OK(cls_launch(ctx, 0, rev_k, 1, g, lw, 3, args));
+    ct_download_ints(ctx, 0, O, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, in[(i / l) * l + (l - 1 - i % l)]);
+  }
+}
+END_TEST
+
 START_TEST(argument_array_is_reusable_after_the_call) {
   enum { N = 32 };
   cls_buffer A = ct_alloc(ctx, 0, N * sizeof(int)), B = ct_alloc(ctx, 0, N * sizeof(int));
@@ -449,6 +479,7 @@ int main(void) {
   ADD(launch_2d_indexes);
   ADD(launch_3d_indexes);
   ADD(local_memory_argument_works);
+  ADD(argument_memo_sets_what_changed_on_the_same_stream);
   ADD(scalars_are_captured_at_the_call);
   ADD(argument_array_is_reusable_after_the_call);
   ADD(one_kernel_on_several_streams_keeps_each_streams_arguments);

@@ -393,14 +393,45 @@ static inline cl_int set_arg(const struct cls_kernel_cmd *c, cl_uint i) {
   return rc;
 }
 
+/* Whether the kernel holds every argument of c already (the usual launch
+ * of a chain): one pass of compares, no call.  False sends each argument
+ * through set_arg. */
+static inline bool args_held(const struct cls_kernel_cmd *c) {
+  const struct cls_kernel_args_memo *m = c->memo;
+  cl_uint n = c->nargs;
+  if (!m || n > 32)
+    return false;
+  uint32_t all = n == 32 ? ~0u : (1u << n) - 1;
+  if ((m->valid & all) != all)
+    return false;
+  for (cl_uint i = 0; i < n; i++) {
+    const struct cls_kernel_arg *a = &c->args[i];
+    if (m->size[i] != a->size || !(m->local >> i & 1) != (a->value != NULL))
+      return false;
+    if (!a->value)
+      continue; /* local memory: its size is the value */
+    uint64_t bits = 0;
+    if (a->size == sizeof bits)
+      memcpy(&bits, a->value, sizeof bits); /* a buffer's cl_mem: one load */
+    else if (a->size < sizeof bits)
+      memcpy(&bits, a->value, a->size);
+    else
+      return false;
+    if (m->bits[i] != bits)
+      return false;
+  }
+  return true;
+}
+
 static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t seq,
                          cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
-  for (cl_uint i = 0; i < c->nargs; i++) {
-    cl_int rc = set_arg(c, i);
-    if (rc != CL_SUCCESS)
-      return rc;
-  }
+  if (!args_held(c))
+    for (cl_uint i = 0; i < c->nargs; i++) {
+      cl_int rc = set_arg(c, i);
+      if (rc != CL_SUCCESS)
+        return rc;
+    }
   WITH_EVENT(s, seq, c->name, clEnqueueNDRangeKernel(s->q, c->kernel, c->dims, NULL, c->global,
                                             c->local, nwait, nwait ? wait : NULL, ev_));
 }
