@@ -33,7 +33,7 @@ build() {
     make -j"$(nproc)" > /dev/null
     # The test programs (not test-driver-api: it loads a shared object,
     # which a static build has not).
-    make -j"$(nproc)" $(progs) $(singles) > /dev/null
+    make -j"$(nproc)" bench/clstream-bench tools/clstream-info $(progs) $(singles) > /dev/null
     find . -name '*.o' -delete
   )
   # The shared libraries the programs load that a bare machine may lack
