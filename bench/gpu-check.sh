@@ -26,6 +26,7 @@ build() {
   rm -rf "$dir"
   mkdir -p "$dir/src" "$dir/lib"
   git archive HEAD | tar -x -C "$dir/src"
+  git log -1 --format='%h %cd' --date=short > "$dir/COMMIT"
   (
     cd "$dir/src"
     autoreconf -fi > /dev/null 2>&1
@@ -85,7 +86,7 @@ run() {
   CLS_LOG=off CK_DEFAULT_TIMEOUT=120 CLS_CACHE_DIR=$out/cache
   export CLS_LOG CK_DEFAULT_TIMEOUT CLS_CACHE_DIR
   cd "$dir/src"
-  { date -u; git log -1 --format=%h 2>/dev/null || true; nvidia-smi -L 2>/dev/null || true; } \
+  { date -u; echo "commit $(cat "$dir/COMMIT")"; nvidia-smi -L 2>/dev/null || true; } \
     > "$out/machine.txt"
   ./tools/clstream-info > "$out/info.txt" 2>&1 || true
   ./bench/clstream-bench --reps 9 --json "$out/bench.json" > "$out/bench.txt" 2>&1 || true
