@@ -9,8 +9,8 @@ b=${1:-.}
 n=${2:-20000}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-24s %14s %14s %14s %10s %10s\n' driver "instr/launch" "instr/skip" "instr/idle-skip" \
-  "allocs/l" "allocs/s"
+printf '%-24s %14s %14s %14s %10s %10s %10s\n' driver "instr/launch" "instr/skip" \
+  "instr/idle-skip" "allocs/l" "allocs/s" "allocs/i"
 for d in event scheduler:sequential scheduler:interleave; do
   valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/cg.%p" \
     "$b/bench/own-cost" --launches "$n" --driver "$d" > "$out/stdout" 2> "$out/stderr" || {
@@ -26,9 +26,10 @@ for d in event scheduler:sequential scheduler:interleave; do
   ii=$(awk '/^summary:/ {print $2}' "$idle")
   al=$(awk '/^launch:/ {print $4}' "$out/stdout")
   as=$(awk '/^skip:/ {print $4}' "$out/stdout")
-  printf '%-24s %14s %14s %14s %10s %10s\n' "$d" \
+  ai=$(awk '/^idle:/ {print $4}' "$out/stdout")
+  printf '%-24s %14s %14s %14s %10s %10s %10s\n' "$d" \
     "$(awk -v a="$il" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" \
     "$(awk -v a="$is" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" \
-    "$(awk -v a="$ii" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" "$al" "$as"
+    "$(awk -v a="$ii" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" "$al" "$as" "$ai"
   rm -f "$out"/cg.*
 done
