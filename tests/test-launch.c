@@ -307,19 +307,28 @@ START_TEST(launch_3d_indexes) {
 }
 END_TEST
 
-START_TEST(local_memory_argument_works) {
-  enum { N = 128, L = 16 };
+/* rev_k over N items in work-groups of each size in ls[] in turn, on one
+ * stream, with local memory of one int per item: each group comes out
+ * reversed. */
+static void reverse_in_groups(const size_t *ls, size_t nls) {
+  enum { N = 128 };
   int in[N], out[N];
   for (int i = 0; i < N; i++)
     in[i] = 5 * i + 1;
   cls_buffer I = ct_alloc(ctx, 0, sizeof in), O = ct_alloc(ctx, 0, sizeof out);
   ct_upload_ints(ctx, 0, I, in, N);
-  size_t g[1] = {N}, l[1] = {L};
-  cls_arg args[] = {CLS_IN(I), CLS_OUT(O), CLS_LOCAL(L * sizeof(int))};
-  CT_OK(cls_launch(ctx, 0, rev_k, 1, g, l, 3, args));
-  ct_download_ints(ctx, 0, O, out, N);
-  /* Each group of L is reversed. */
-  CT_EXPECT_INTS(out, (size_t)N, i, in[(i / L) * L + (L - 1 - i % L)]);
+  for (size_t k = 0; k < nls; k++) {
+    size_t L = ls[k], g[1] = {N}, l[1] = {L};
+    cls_arg args[] = {CLS_IN(I), CLS_OUT(O), CLS_LOCAL(L * sizeof(int))};
+    CT_OK(cls_launch(ctx, 0, rev_k, 1, g, l, 3, args));
+    ct_download_ints(ctx, 0, O, out, N);
+    /* Each group of L is reversed. */
+    CT_EXPECT_INTS(out, (size_t)N, i, in[(i / L) * L + (L - 1 - i % L)]);
+  }
+}
+
+START_TEST(local_memory_argument_works) {
+  reverse_in_groups((const size_t[]){16}, 1);
 }
 END_TEST
 
@@ -347,7 +356,7 @@ END_TEST
  * sizes (4 and 8 bytes, values the memo keeps) check the results only: a
  * local buffer set too small may still work on a device. */
 START_TEST(argument_memo_sets_what_changed_on_the_same_stream) {
-  enum { N = 64, L = 1 }; /* local sizes of 4 and 8 bytes: values the memo keeps */
+  enum { N = 64 };
   cls_buffer A = ct_alloc(ctx, 0, N * sizeof(int));
   int got[N];
   for (int v = 1; v <= 3; v++) {
@@ -357,18 +366,7 @@ START_TEST(argument_memo_sets_what_changed_on_the_same_stream) {
     ct_download_ints(ctx, 0, A, got, N);
     CT_EXPECT_INTS(got, (size_t)N, i, w);
   }
-  int in[N];
-  for (int i = 0; i < N; i++)
-    in[i] = 3 * i + 1;
-  cls_buffer I = ct_alloc(ctx, 0, sizeof in), O = ct_alloc(ctx, 0, sizeof in);
-  ct_upload_ints(ctx, 0, I, in, N);
-  for (size_t l = L; l <= 2 * L; l += L) {
-    size_t g[1] = {N}, lw[1] = {l};
-    cls_arg args[] = {CLS_IN(I), CLS_OUT(O), CLS_LOCAL(l * sizeof(int))};
-    CT_OK(cls_launch(ctx, 0, rev_k, 1, g, lw, 3, args));
-    ct_download_ints(ctx, 0, O, got, N);
-    CT_EXPECT_INTS(got, (size_t)N, i, in[(i / l) * l + (l - 1 - i % l)]);
-  }
+  reverse_in_groups((const size_t[]){1, 2}, 2); /* local memory of 4, then 8 bytes */
 }
 END_TEST
 

@@ -272,16 +272,16 @@ static inline bool cls__sched_map_push(struct queue *q, uint64_t bseq, int strea
   return true;
 }
 
-/* Records `count` commands of stream id from its command seq, just
- * enqueued as the queue's last (up to q->seq): the last run grows when
- * they continue it.  Out of memory: they are not tracked (their stream's
- * later commands complete them). */
 /* Whether stream id's command seq, backend command bseq, continues the
  * run of entry m (so m grows rather than a new entry). */
 static inline bool cls__sched_map_continues(const struct qmap *m, int id, uint64_t seq,
                                             uint64_t bseq) {
   return m->count && m->stream == id && m->seq + m->count == seq && m->bseq + m->count == bseq;
 }
+/* Records `count` commands of stream id from its command seq, just
+ * enqueued as the queue's last (up to q->seq): the last run grows when
+ * they continue it.  Out of memory: they are not tracked (their stream's
+ * later commands complete them). */
 static inline void cls__sched_map_add(struct queue *q, int id, uint64_t seq, uint64_t count) {
   uint64_t bseq = q->seq - count + 1;
   if (q->len) {

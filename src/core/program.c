@@ -375,12 +375,11 @@ void cls__kernel_arg_name(const struct cls_kernel *k, size_t i, char *out, size_
 /* What the launch's one test per buffer argument refuses (see refuse in
  * program.h), from argq and writable. */
 static void refusals(struct cls_kernel *k) {
-  for (size_t i = 0; i < CLS_MAX_ARGS; i++) {
-    const unsigned all = 1u << CLS_READ | 1u << CLS_WRITE | 1u << CLS_READ_WRITE;
+  const unsigned all = 1u << CLS_READ | 1u << CLS_WRITE | 1u << CLS_READ_WRITE;
+  for (size_t i = 0; i < CLS_MAX_ARGS; i++)
     k->refuse[i] = (unsigned char)(k->argq[i] > CLS__ARGQ_GLOBAL ? all
                                    : k->writable >> i & 1         ? 1u << CLS_READ
                                                                   : 0);
-  }
 }
 
 /* Argument kinds and scalar sizes, where the platform gives argument info
@@ -419,12 +418,10 @@ static void arg_info(cls_context *ctx, struct cls_kernel *k) {
       k->argsize[i] = type_size(tname);
     }
   }
-  refusals(k);
   return;
 unknown:
   memset(k->argq, CLS__ARGQ_UNKNOWN, sizeof k->argq);
   k->writable = k->readonly = 0;
-  refusals(k);
   access_unchecked(ctx, k);
   free(k->argsize);
   k->argsize = NULL;
@@ -533,6 +530,7 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
     clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
     work_group_info(ctx, k);
     arg_info(ctx, k);
+    refusals(k); /* from what arg_info found, all zero where it found nothing */
   }
   k->next = prog->kernels;
   prog->kernels = k;

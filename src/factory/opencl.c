@@ -356,26 +356,37 @@ static inline bool eventless(struct ocl_stream *s, uint64_t seq, cl_uint nwait) 
     return CL_SUCCESS;                      \
   } while (0)
 
+/* The memo's form of argument a's value: up to 8 bytes, 0 for local
+ * memory (its size is the value).  False: larger; the memo keeps none. */
+static inline bool memo_bits(const struct cls_kernel_arg *a, uint64_t *bits) {
+  *bits = 0;
+  if (a->size > sizeof *bits)
+    return false;
+  if (a->value && a->size == sizeof *bits) /* a buffer's cl_mem: one load, not a call */
+    memcpy(bits, a->value, sizeof *bits);
+  else if (a->value)
+    memcpy(bits, a->value, a->size);
+  return true;
+}
+
+/* Whether the kernel holds a, of memo form bits, as argument i. */
+static inline bool memo_holds(const struct cls_kernel_args_memo *m, cl_uint i,
+                              const struct cls_kernel_arg *a, uint64_t bits) {
+  uint32_t bit = 1u << i;
+  return (m->valid & bit) && m->size[i] == a->size && m->bits[i] == bits &&
+         !(m->local & bit) == (a->value != NULL);
+}
+
 /* Sets argument i of c unless the kernel holds that value already (the
  * memo: a tiny chain then makes no clSetKernelArg call, as raw OpenCL code
  * that sets its arguments once makes none). */
 static inline cl_int set_arg(const struct cls_kernel_cmd *c, cl_uint i) {
   const struct cls_kernel_arg *a = &c->args[i];
   struct cls_kernel_args_memo *m = c->memo;
-  uint64_t bits = 0;
-  bool known = m && i < 32 && a->size <= sizeof bits;
-  if (known) {
-    if (!a->value)
-      ; /* local memory: its size is the value */
-    else if (a->size == sizeof bits) /* a buffer's cl_mem: one load, not a call */
-      memcpy(&bits, a->value, sizeof bits);
-    else
-      memcpy(&bits, a->value, a->size);
-    uint32_t bit = 1u << i;
-    if ((m->valid & bit) && m->size[i] == a->size && m->bits[i] == bits &&
-        !(m->local & bit) == (a->value != NULL))
-      return CL_SUCCESS;
-  }
+  uint64_t bits;
+  bool known = m && i < 32 && memo_bits(a, &bits);
+  if (known && memo_holds(m, i, a, bits))
+    return CL_SUCCESS;
   cl_int rc = clSetKernelArg(c->kernel, i, a->size, a->value);
   if (!m || i >= 32)
     return rc;
@@ -394,30 +405,15 @@ static inline cl_int set_arg(const struct cls_kernel_cmd *c, cl_uint i) {
 }
 
 /* Whether the kernel holds every argument of c already (the usual launch
- * of a chain): one pass of compares, no call.  False sends each argument
- * through set_arg. */
+ * of a chain): set_arg's test in one pass, no call.  False sends each
+ * argument through set_arg. */
 static inline bool args_held(const struct cls_kernel_cmd *c) {
   const struct cls_kernel_args_memo *m = c->memo;
-  cl_uint n = c->nargs;
-  if (!m || n > 32)
+  if (!m || c->nargs > 32)
     return false;
-  uint32_t all = n == 32 ? ~0u : (1u << n) - 1;
-  if ((m->valid & all) != all)
-    return false;
-  for (cl_uint i = 0; i < n; i++) {
-    const struct cls_kernel_arg *a = &c->args[i];
-    if (m->size[i] != a->size || !(m->local >> i & 1) != (a->value != NULL))
-      return false;
-    if (!a->value)
-      continue; /* local memory: its size is the value */
-    uint64_t bits = 0;
-    if (a->size == sizeof bits)
-      memcpy(&bits, a->value, sizeof bits); /* a buffer's cl_mem: one load */
-    else if (a->size < sizeof bits)
-      memcpy(&bits, a->value, a->size);
-    else
-      return false;
-    if (m->bits[i] != bits)
+  for (cl_uint i = 0; i < c->nargs; i++) {
+    uint64_t bits;
+    if (!memo_bits(&c->args[i], &bits) || !memo_holds(m, i, &c->args[i], bits))
       return false;
   }
   return true;
