@@ -248,8 +248,8 @@ struct cls_driver_ops;    /* <clstream/driver.h> */
 #define CLS_MAX_DEVICES 8
 
 /** The version of struct cls_context_options this header describes (3:
- * driver; 4: placement, relocate; 5: precise, event_every). */
-#define CLS_CONTEXT_OPTIONS_VERSION 5
+ * driver; 4: placement, relocate; 5: precise, event_every; 6: strict). */
+#define CLS_CONTEXT_OPTIONS_VERSION 6
 /** Options of cls_context_create(); zero-initialise, then set version.
  * The strings are read during the call only. */
 struct cls_context_options {
@@ -320,6 +320,13 @@ struct cls_context_options {
   /** Version 5 on.  Ranged attribution: the most commands a stream runs
    * without an OpenCL event (1 to 65536); 0: $CLS_EVENT_EVERY, then 64. */
   unsigned event_every;
+  /** Version 6 on.  F11, a #CLS_IN binding of a `__global` pointer the
+   * kernel's signature says it may write (not `const`): 1 strict (the
+   * launch is refused with #CLS_EACCESS, as before F11 was relaxed), -1
+   * not strict (the declaration stands: ordered as a read, the log says
+   * so once per kernel and argument, guard mode checks it), 0:
+   * $CLS_STRICT ("0" or "1"), then not strict. */
+  int strict;
 };
 
 /** Creates a context on one device, or on several of one platform

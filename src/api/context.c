@@ -164,6 +164,17 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
     guard = gopt > 0;
   else if (genv && *genv && (rc = cls__guard_parse(genv, &guard)) < 0)
     goto fail_guard_config;
+  int sopt = opts->version >= 6 ? opts->strict : 0;
+  const char *senv = getenv("CLS_STRICT");
+  if (sopt)
+    ctx->strict = sopt > 0;
+  else if (senv && *senv) {
+    if (strcmp(senv, "0") != 0 && strcmp(senv, "1") != 0) {
+      rc = cls__error(CLS_ECONFIG, 0, "CLS_STRICT: '%s' is neither 0 nor 1", senv);
+      goto fail_guard_config;
+    }
+    ctx->strict = senv[0] == '1';
+  }
   double topt = opts->version >= 2 ? opts->sync_timeout : 0;
   const char *tenv = getenv("CLS_SYNC_TIMEOUT");
   if (topt > 0)

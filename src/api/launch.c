@@ -104,16 +104,31 @@ static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
   return CLS_OK;
 }
 
-/* F11: a read-only binding of an argument the kernel may write would give
- * stale bytes on another stream and a failure that never taints it. */
+/* F11, strict (the user's choice): a read-only binding of an argument the
+ * kernel may write is refused. */
 static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t i) {
   char name[64];
   cls__kernel_arg_name(k, i, name, sizeof name);
   return cls__error(CLS_EACCESS, 0,
-                    "kernel '%s' argument %zu%s%s%s is declared CLS_IN, but the kernel may write "
-                    "it (a __global pointer that is not const): declare it CLS_INOUT or CLS_OUT, "
-                    "or CLS_ARG to take the access from the signature",
+                    "kernel '%s' argument %zu%s%s%s: declare it CLS_INOUT or CLS_OUT, or const "
+                    "in the kernel (CLS_ARG infers): declared CLS_IN, it is a __global pointer "
+                    "the kernel may write, which strict mode (CLS_STRICT=1) refuses",
                     k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "");
+}
+
+/* F11, not strict: the declaration stands, as raw OpenCL would run the
+ * kernel.  Said once per kernel and argument (then the argument takes the
+ * fast path again); guard mode checks each such launch (command.c). */
+static __attribute__((noinline)) void access_trusted(cls_context *ctx, cls_kernel *k, size_t i) {
+  char name[64];
+  cls__kernel_arg_name(k, i, name, sizeof name);
+  cls__log(&ctx->log, CLS_LOG_ERRORS,
+           "F11: kernel '%s' argument %zu%s%s%s is declared CLS_IN, but its signature lets the "
+           "kernel write it (a __global pointer that is not const); clstream trusts the "
+           "declaration and orders it as a read. If the kernel only reads it, make it const "
+           "in the kernel; if it writes it, declare it CLS_INOUT. CLS_GUARD=1 checks it",
+           k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "");
+  k->refuse[i] &= (unsigned char)~(1u << CLS_READ);
 }
 
 /* The access of a binding that is not a plain read, write or read-write:
@@ -125,15 +140,18 @@ static __attribute__((noinline)) int odd_access(const cls_kernel *k, size_t i, i
 }
 
 /* A buffer given where the kernel refuses it with this access: the wrong
- * kind of argument, or F11. */
-static __attribute__((noinline)) int buffer_refused(const cls_kernel *k, size_t i) {
+ * kind of argument, or F11 (refused when strict, else said once). */
+static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel *k, size_t i) {
   if (k->argq[i] > CLS__ARGQ_GLOBAL) /* neither unknown nor a buffer */
     return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
                       k->name, i, kind_name(CLS__ARGQ_GLOBAL), kind_name(k->argq[i]));
-  return access_refused(k, i);
+  if (ctx->strict)
+    return access_refused(k, i);
+  access_trusted(ctx, k, i);
+  return CLS_OK;
 }
 
-static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *k,
+static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
                       size_t nargs, const cls_arg *args) {
   if (k->nargs != CLS__NARGS_UNKNOWN && nargs != k->nargs)
     return cls__error(CLS_EARGCOUNT, 0, "kernel '%s' takes %u arguments, %zu given", k->name,
@@ -168,8 +186,11 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, const cls_kernel *
       int err = cls__resolve_error(ctx, a->buffer);
       return cls__error(err, 0, "kernel '%s' argument %zu: %s", k->name, i, cls_strerror(err));
     }
-    if (refuse[i] >> acc & 1)
-      return buffer_refused(k, i);
+    if (refuse[i] >> acc & 1) {
+      int rc = buffer_refused(ctx, k, i);
+      if (rc < 0)
+        return rc;
+    }
     cmd->kargs[i].size = sizeof(cl_mem);
     cmd->kargs[i].value = &s->mem; /* slots stay put for the call */
     struct cls__binding *b = &cmd->bind[nb++];

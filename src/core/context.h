@@ -31,6 +31,8 @@ struct cls_context {
   unsigned tag;            /* 12 bits, never 0: stamps buffer handles */
   struct cls_device_info info;
   bool said_no_access_info; /* F11's "not checked" is logged once */
+  bool strict;             /* F11: CLS_IN on a pointer the kernel may
+                              write is refused (CLS_STRICT), not trusted */
   size_t max_work_items;   /* of one launch: what the device's size_t
                               holds (CL_DEVICE_ADDRESS_BITS) */
   cl_platform_id platform;

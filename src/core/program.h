@@ -31,8 +31,9 @@ struct cls_kernel {
   uint32_t writable, readonly;
   /* The buffer bindings a launch refuses, per argument: bit a set refuses
    * access a (CLS_READ, CLS_WRITE, CLS_READ_WRITE).  All three where the
-   * argument is not a buffer, CLS_READ where F11 finds it writable, none
-   * where unknown: one test per argument (refusals() in program.c). */
+   * argument is not a buffer, CLS_READ where F11 finds it writable (strict:
+   * refused; else said once, then the bit is cleared), none where
+   * unknown: one test per argument (refusals() in program.c). */
   unsigned char refuse[CLS_MAX_ARGS];
   size_t max_wg;           /* the work-group maximum launches are checked
                               against (cls_kernel_info); 0: the device's */
