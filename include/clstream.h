@@ -744,13 +744,40 @@ enum cls_arg_kind {
   CLS_ARG_LOCAL = 3   /**< a size of __local memory */
 };
 
+/** The type of a typed scalar argument (F11a, #CLS_TYPED, #CLS_SCALAR_AS):
+ * an OpenCL C built-in type, as a base and a vector width
+ * (#CLS_TYPE_VEC).  Where the kernel's signature is known, a launch
+ * refuses a typed scalar whose type differs from the argument's, naming
+ * both (#CLS_EARGKIND).  Signedness alone is not a difference (an `int`
+ * given for a `uint` has the bits C's conversion gives), nor is a width of
+ * 3 against 4 (stored alike).  An untyped scalar (#CLS_SCALAR) is checked
+ * by size only, as raw OpenCL does. */
+enum cls_type {
+  CLS_TYPE_ANY = 0,     /**< untyped: checked by size only */
+  CLS_TYPE_CHAR = 1,    /**< char (8 bits) */
+  CLS_TYPE_UCHAR = 2,   /**< uchar */
+  CLS_TYPE_SHORT = 3,   /**< short (16 bits) */
+  CLS_TYPE_USHORT = 4,  /**< ushort */
+  CLS_TYPE_INT = 5,     /**< int (32 bits) */
+  CLS_TYPE_UINT = 6,    /**< uint */
+  CLS_TYPE_LONG = 7,    /**< long (64 bits) */
+  CLS_TYPE_ULONG = 8,   /**< ulong */
+  CLS_TYPE_HALF = 9,    /**< half (16 bits; where the device supports it) */
+  CLS_TYPE_FLOAT = 10,  /**< float */
+  CLS_TYPE_DOUBLE = 11  /**< double (where the device supports it) */
+};
+/** The vector type of `n` (2, 3, 4, 8 or 16) elements of base `t`:
+ * CLS_TYPE_VEC(CLS_TYPE_FLOAT, 4) is `float4`. */
+#define CLS_TYPE_VEC(t, n) ((t) | ((n) << 8))
+
 /** One kernel argument.  Buffers bind the whole buffer with a declared
  * access; scalars are copied at the call; local arguments give a size.
  * Made with #CLS_IN, #CLS_OUT, #CLS_INOUT, #CLS_ARG, #CLS_SCALAR,
- * #CLS_LOCAL. */
+ * #CLS_TYPED, #CLS_SCALAR_AS, #CLS_LOCAL. */
 typedef struct cls_arg {
   int kind;          /**< enum cls_arg_kind */
-  int access;        /**< enum cls_access, buffers only */
+  int access;        /**< buffers: enum cls_access; scalars: enum cls_type
+                          (0: untyped) */
   cls_buffer buffer; /**< buffers */
   const void *value; /**< scalars: the bytes, read during the call */
   size_t size;       /**< scalars and local memory: bytes */
@@ -783,6 +810,35 @@ static inline cls_arg cls__arg_sized(int kind, const void *value, size_t size) {
 #define CLS_ARG(b) cls__arg_buffer(CLS_ACCESS_INFER, (b))
 #define CLS_SCALAR(v) cls__arg_sized(CLS_ARG_SCALAR, &(v), sizeof(v))
 #define CLS_LOCAL(n) cls__arg_sized(CLS_ARG_LOCAL, NULL, (n))
+static inline cls_arg cls__arg_typed(int type, const void *value, size_t size) {
+  cls_arg a = cls__arg_sized(CLS_ARG_SCALAR, value, size);
+  a.access = type;
+  return a;
+}
+} /* overloads and a template need C++ linkage */
+extern "C++" {
+template <class T> static inline int cls__type_of(const T &) { return CLS_TYPE_ANY; }
+static inline int cls__type_of(const char &) { return CLS_TYPE_CHAR; }
+static inline int cls__type_of(const signed char &) { return CLS_TYPE_CHAR; }
+static inline int cls__type_of(const unsigned char &) { return CLS_TYPE_UCHAR; }
+static inline int cls__type_of(const short &) { return CLS_TYPE_SHORT; }
+static inline int cls__type_of(const unsigned short &) { return CLS_TYPE_USHORT; }
+static inline int cls__type_of(const int &) { return CLS_TYPE_INT; }
+static inline int cls__type_of(const unsigned &) { return CLS_TYPE_UINT; }
+static inline int cls__type_of(const long &v) {
+  return sizeof v == 8 ? CLS_TYPE_LONG : CLS_TYPE_INT;
+}
+static inline int cls__type_of(const unsigned long &v) {
+  return sizeof v == 8 ? CLS_TYPE_ULONG : CLS_TYPE_UINT;
+}
+static inline int cls__type_of(const long long &) { return CLS_TYPE_LONG; }
+static inline int cls__type_of(const unsigned long long &) { return CLS_TYPE_ULONG; }
+static inline int cls__type_of(const float &) { return CLS_TYPE_FLOAT; }
+static inline int cls__type_of(const double &) { return CLS_TYPE_DOUBLE; }
+}
+extern "C" {
+#define CLS_TYPED(v) cls__arg_typed(cls__type_of(v), &(v), sizeof(v))
+#define CLS_SCALAR_AS(type, v) cls__arg_typed((type), &(v), sizeof(v))
 #else
 /** A buffer argument the kernel reads (#CLS_READ). */
 #define CLS_IN(b) ((cls_arg){.kind = CLS_ARG_BUFFER, .access = CLS_READ, .buffer = (b)})
@@ -797,6 +853,25 @@ static inline cls_arg cls__arg_sized(int kind, const void *value, size_t size) {
 #define CLS_SCALAR(v) ((cls_arg){.kind = CLS_ARG_SCALAR, .value = &(v), .size = sizeof(v)})
 /** `n` bytes of __local memory. */
 #define CLS_LOCAL(n) ((cls_arg){.kind = CLS_ARG_LOCAL, .size = (n)})
+/** A typed scalar argument (F11a): the lvalue `v`, copied at the call,
+ * with its OpenCL C type given as `type` (enum cls_type, #CLS_TYPE_VEC):
+ * for half, vectors and typedefs the C type does not tell. */
+#define CLS_SCALAR_AS(type, v)                                                              \
+  ((cls_arg){.kind = CLS_ARG_SCALAR, .access = (type), .value = &(v), .size = sizeof(v)})
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+/** A typed scalar argument (F11a, C11 and C++): the lvalue `v`, its type
+ * taken from its C type (char, short, int, long, their unsigned forms,
+ * float, double); other types are untyped (#CLS_SCALAR_AS types them). */
+#define CLS_TYPED(v) CLS_SCALAR_AS(cls__type_of(v), v)
+#define cls__type_of(v)                                                                    \
+  _Generic((v), char: CLS_TYPE_CHAR, signed char: CLS_TYPE_CHAR,                           \
+           unsigned char: CLS_TYPE_UCHAR, short: CLS_TYPE_SHORT,                           \
+           unsigned short: CLS_TYPE_USHORT, int: CLS_TYPE_INT, unsigned: CLS_TYPE_UINT,    \
+           long: (sizeof(long) == 8 ? CLS_TYPE_LONG : CLS_TYPE_INT),                       \
+           unsigned long: (sizeof(long) == 8 ? CLS_TYPE_ULONG : CLS_TYPE_UINT),            \
+           long long: CLS_TYPE_LONG, unsigned long long: CLS_TYPE_ULONG,                   \
+           float: CLS_TYPE_FLOAT, double: CLS_TYPE_DOUBLE, default: CLS_TYPE_ANY)
+#endif
 #endif
 
 /** Maximum number of arguments of one launch. */

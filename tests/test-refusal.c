@@ -279,6 +279,91 @@ START_TEST(F11_strict_refuses_a_read_binding_of_a_writable_argument) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* F11a, typed scalars                                                 */
+/* ------------------------------------------------------------------ */
+
+#define TYPED_SRC                                                             \
+  "kernel void scale(global float *x, float k) {\n"                           \
+  "  x[get_global_id(0)] *= k;\n"                                             \
+  "}\n"                                                                       \
+  "kernel void count(global uint *x, uint n, long big, float4 v) {\n"         \
+  "  x[get_global_id(0)] = n + (uint)big + (uint)v.w;\n"                      \
+  "}\n"
+
+/* The new user's mistake: an int where the kernel takes a float runs
+ * silently as raw OpenCL (same size) and gives garbage; typed, it is
+ * refused with both types named, and the output carries the refusal. */
+START_TEST(F11a_typed_scalar_of_another_type_is_refused_naming_both) {
+  cls_program *p = ct_build(ctx, TYPED_SRC, NULL);
+  cls_kernel *scale = ct_get_kernel(ctx, p, "scale");
+  float ones[16];
+  for (int i = 0; i < 16; i++)
+    ones[i] = 1.0f;
+  cls_buffer x = ct_alloc(ctx, 0, sizeof ones);
+  CT_OK(cls_upload(ctx, 0, x, 0, ones, sizeof ones));
+  size_t g = 16;
+  int n = 3;
+  int rc = cls_launch(ctx, 0, scale, 1, &g, NULL, 2, (cls_arg[]){CLS_INOUT(x), CLS_TYPED(n)});
+  ck_assert_int_eq(rc, CLS_EARGKIND);
+  const char *d = cls_last_error_detail();
+  ck_assert_msg(strstr(d, "kernel 'scale' argument 1 ('k') is float, an int was given"),
+                "detail: %s", d);
+  ct_expect_refused(ctx, 0, x, CLS_EARGKIND, "launch", "scale");
+  /* Typed right, it runs; untyped, the size alone is checked, as raw
+   * OpenCL does (the int's bits are read as a float). */
+  CT_OK(cls_upload(ctx, 0, x, 0, ones, sizeof ones));
+  float k = 3.0f;
+  CT_OK(cls_launch(ctx, 0, scale, 1, &g, NULL, 2, (cls_arg[]){CLS_INOUT(x), CLS_TYPED(k)}));
+  float got[16];
+  CT_OK(cls_download(ctx, 0, x, 0, got, sizeof got, NULL));
+  ck_assert_float_eq(got[5], 3.0f);
+  CT_OK(cls_launch(ctx, 0, scale, 1, &g, NULL, 2, (cls_arg[]){CLS_INOUT(x), CLS_SCALAR(n)}));
+  CT_OK(cls_free(ctx, x));
+}
+END_TEST
+
+START_TEST(F11a_signedness_and_vectors) {
+  cls_program *p = ct_build(ctx, TYPED_SRC, NULL);
+  cls_kernel *count = ct_get_kernel(ctx, p, "count");
+  cls_buffer x = ct_alloc(ctx, 0, 16 * sizeof(unsigned));
+  size_t g = 16;
+  int n = 5; /* an int for a uint: the bits C's conversion gives, accepted */
+  long big = 10;
+  struct { float v[4]; } v4 = {{0, 0, 0, 7}}, *vp = &v4;
+  struct { float v[2]; } v2 = {{0, 0}};
+  cls_arg ok[] = {CLS_OUT(x), CLS_TYPED(n), CLS_TYPED(big),
+                  CLS_SCALAR_AS(CLS_TYPE_VEC(CLS_TYPE_FLOAT, 4), *vp)};
+  CT_OK(cls_launch(ctx, 0, count, 1, &g, NULL, 4, ok));
+  ct_expect_ints(ctx, 0, x, 16, 22);
+  /* float3 is stored as float4: accepted for a float4 argument. */
+  ok[3] = CLS_SCALAR_AS(CLS_TYPE_VEC(CLS_TYPE_FLOAT, 3), *vp);
+  CT_OK(cls_launch(ctx, 0, count, 1, &g, NULL, 4, ok));
+  /* Another width, or an int vector, is another type. */
+  ok[3] = CLS_SCALAR_AS(CLS_TYPE_VEC(CLS_TYPE_FLOAT, 2), v2);
+  CT_ERR(cls_launch(ctx, 0, count, 1, &g, NULL, 4, ok), CLS_EARGKIND);
+  ck_assert_msg(strstr(cls_last_error_detail(), "is float4, a float2 was given"), "detail: %s",
+                cls_last_error_detail());
+  ok[3] = CLS_SCALAR_AS(CLS_TYPE_VEC(CLS_TYPE_INT, 4), *vp);
+  CT_ERR(cls_launch(ctx, 0, count, 1, &g, NULL, 4, ok), CLS_EARGKIND);
+  ck_assert_msg(strstr(cls_last_error_detail(), "is float4, an int4 was given"), "detail: %s",
+                cls_last_error_detail());
+  /* A long is not an int, whatever the signs. */
+  ok[3] = CLS_SCALAR_AS(CLS_TYPE_VEC(CLS_TYPE_FLOAT, 4), *vp);
+  ok[2] = CLS_TYPED(n);
+  CT_ERR(cls_launch(ctx, 0, count, 1, &g, NULL, 4, ok), CLS_EARGKIND);
+  ck_assert_msg(strstr(cls_last_error_detail(), "('big') is long, an int was given"),
+                "detail: %s", cls_last_error_detail());
+  /* A type whose size is not the value's, or no type at all, is bad input. */
+  double dbl = 1;
+  ok[2] = CLS_SCALAR_AS(CLS_TYPE_LONG, n);
+  CT_ERR(cls_launch(ctx, 0, count, 1, &g, NULL, 4, ok), CLS_EINVAL);
+  ok[2] = CLS_SCALAR_AS(99, dbl);
+  CT_ERR(cls_launch(ctx, 0, count, 1, &g, NULL, 4, ok), CLS_EINVAL);
+  CT_OK(cls_free(ctx, x));
+}
+END_TEST
+
 START_TEST(F11_declaring_more_access_than_the_kernel_uses_is_allowed) {
   cls_buffer a = ct_written(ctx, 0, 16, 7), b = ct_written(ctx, 0, 16, 0);
   cls_arg args[] = {CLS_INOUT(a), CLS_OUT(b)}; /* a is const in copy_k */
@@ -341,6 +426,8 @@ int main(void) {
   ADD(F12_a_refusal_travels_by_F2_across_streams);
   ADD(F11_read_binding_of_a_writable_argument_is_trusted_and_said_once);
   ADD(F11_strict_refuses_a_read_binding_of_a_writable_argument);
+  ADD(F11a_typed_scalar_of_another_type_is_refused_naming_both);
+  ADD(F11a_signedness_and_vectors);
   ADD(F11_declaring_more_access_than_the_kernel_uses_is_allowed);
   ADD(F11_cls_arg_infers_read_for_const_and_write_otherwise);
   ADD(work_size_product_overflow_is_eworksize_and_never_a_write);

@@ -73,15 +73,39 @@ static const char *kind_name(int q) {
   return q == CLS__ARGQ_GLOBAL ? "a buffer" : q == CLS__ARGQ_LOCAL ? "local memory" : "a scalar";
 }
 
+/* F11a: a typed scalar is refused where its type is not the argument's
+ * (both named), or where its size is not its type's. */
+static __attribute__((noinline)) int check_type(const cls_kernel *k, size_t i, const cls_arg *a) {
+  char given[16], want[16], name[64];
+  cls__type_name(a->access, given, sizeof given);
+  size_t size = cls__type_size(a->access);
+  if (!size)
+    return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: scalar type %d is not a cls_type",
+                      k->name, i, a->access);
+  if (size != a->size)
+    return cls__error(CLS_EINVAL, 0,
+                      "kernel '%s' argument %zu: typed as %s (%zu bytes), but %zu bytes given",
+                      k->name, i, given, size, a->size);
+  if (!k->argtype[i] || cls__type_fits(k->argtype[i], a->access))
+    return CLS_OK;
+  cls__type_name(k->argtype[i], want, sizeof want);
+  cls__kernel_arg_name(k, i, name, sizeof name);
+  return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu%s%s%s is %s, %s %s was given",
+                    k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "", want,
+                    strchr("aeiou", given[0]) ? "an" : "a", given);
+}
+
 /* A scalar or local-memory argument (buffers take the fast path below). */
 static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
                            const cls_arg *a) {
-  int want;
+  int want, rc;
   switch (a->kind) {
   case CLS_ARG_SCALAR:
     if (!a->value || a->size == 0)
       return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: scalar without a value",
                         k->name, i);
+    if (a->access && (rc = check_type(k, i, a)) < 0)
+      return rc;
     if (k->argsize && k->argsize[i] && k->argsize[i] != a->size)
       return cls__error(CLS_EARGKIND, 0,
                         "kernel '%s' argument %zu: a scalar of %zu bytes given, %zu expected",

@@ -7,6 +7,7 @@
 #include "failure/failure.h"
 #include "util/hash.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -339,6 +340,65 @@ static size_t type_size(const char *t) {
   return 0;
 }
 
+/* F11a: OpenCL C's built-in scalar types, in enum cls_type's order. */
+static const struct {
+  const char *name;
+  size_t size;
+} types[] = {{"", 0},      {"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"int", 4},
+             {"uint", 4},  {"long", 8}, {"ulong", 8}, {"half", 2},  {"float", 4},  {"double", 8}};
+enum { NTYPES = sizeof types / sizeof *types };
+
+static bool width_ok(unsigned w) { return w == 1 || w == 2 || w == 3 || w == 4 || w == 8 || w == 16; }
+
+size_t cls__type_size(int type) {
+  unsigned base = (unsigned)type & 0xff, w = (unsigned)type >> 8;
+  if (base == 0 || base >= NTYPES || !width_ok(w ? w : 1))
+    return 0;
+  return types[base].size * (w == 3 ? 4 : w ? w : 1);
+}
+
+void cls__type_name(int type, char *out, size_t cap) {
+  unsigned base = (unsigned)type & 0xff, w = (unsigned)type >> 8;
+  if (base == 0 || base >= NTYPES)
+    snprintf(out, cap, "type %d", type);
+  else if (w > 1)
+    snprintf(out, cap, "%s%u", types[base].name, w);
+  else
+    snprintf(out, cap, "%s", types[base].name);
+}
+
+bool cls__type_fits(int want, int given) {
+  unsigned wb = (unsigned)want & 0xff, gb = (unsigned)given & 0xff;
+  unsigned ww = (unsigned)want >> 8, gw = (unsigned)given >> 8;
+  ww = ww == 3 ? 4 : ww ? ww : 1;
+  gw = gw == 3 ? 4 : gw ? gw : 1;
+  /* The integer types come in signed/unsigned pairs: char, uchar, ... */
+  bool sign_only = wb <= CLS_TYPE_ULONG && gb <= CLS_TYPE_ULONG && (wb + 1) / 2 == (gb + 1) / 2;
+  return ww == gw && (wb == gb || sign_only);
+}
+
+/* The type code of an argument's type name ("float4", "unsigned int"),
+ * 0 for anything else (a typedef, a struct): not checked. */
+static uint16_t type_code(const char *t) {
+  bool uns = strncmp(t, "unsigned ", 9) == 0;
+  if (uns)
+    t += 9;
+  for (unsigned b = 1; b < NTYPES; b++) {
+    size_t n = strlen(types[b].name);
+    if (strncmp(t, types[b].name, n) != 0)
+      continue;
+    const char *rest = t + n;
+    char *end;
+    long w = *rest ? strtol(rest, &end, 10) : 1;
+    if ((*rest && *end) || w < 1 || !width_ok((unsigned)w))
+      continue; /* "uint" is not "u" + "int": the loop goes on */
+    if (uns && b != CLS_TYPE_CHAR && b != CLS_TYPE_SHORT && b != CLS_TYPE_INT && b != CLS_TYPE_LONG)
+      return 0;
+    return (uint16_t)((b + uns) | (w > 1 ? (unsigned)w << 8 : 0));
+  }
+  return 0;
+}
+
 /* F11: whether a global pointer argument is const, where the platform
  * gives type qualifiers; where it does not, the declaration is trusted
  * (said once per context). */
@@ -416,11 +476,13 @@ static void arg_info(cls_context *ctx, struct cls_kernel *k) {
             CL_SUCCESS) {
       tname[sizeof tname - 1] = '\0';
       k->argsize[i] = type_size(tname);
+      k->argtype[i] = type_code(tname);
     }
   }
   return;
 unknown:
   memset(k->argq, CLS__ARGQ_UNKNOWN, sizeof k->argq);
+  memset(k->argtype, 0, sizeof k->argtype);
   k->writable = k->readonly = 0;
   access_unchecked(ctx, k);
   free(k->argsize);

@@ -25,6 +25,9 @@ struct cls_kernel {
   unsigned char argq[CLS_MAX_ARGS]; /* address qualifier per arg, UNKNOWN
                               where the platform gives no argument info */
   size_t *argsize;         /* scalars: size of the type, 0 if unknown */
+  /* Scalars: the argument's type as enum cls_type codes it (F11a), 0
+   * where unknown (a typedef, a struct, no argument info): not checked. */
+  uint16_t argtype[CLS_MAX_ARGS];
   /* F11, where the platform gives type qualifiers: bit i set when argument
    * i is a global pointer the kernel may write (not const, not
    * __constant), resp. one it only reads.  Both 0 where unknown. */
@@ -115,6 +118,14 @@ static inline int cls__kernel_access(const struct cls_kernel *k, size_t i, int d
   return i < CLS_MAX_ARGS && (k->readonly >> i & 1) ? CLS_READ : CLS_READ_WRITE;
 }
 /* Argument i's name where the platform gives it, else "" (error paths). */
+/* The OpenCL C name of an enum cls_type code ("float", "uint4") into out. */
+void cls__type_name(int type, char *out, size_t cap);
+/* F11a: whether a scalar typed `given` may bind an argument of type
+ * `want` (both known): the same type up to signedness, and a width of 3
+ * against 4. */
+bool cls__type_fits(int want, int given);
+/* The byte size of a type code, 0 for an invalid one. */
+size_t cls__type_size(int type);
 void cls__kernel_arg_name(const struct cls_kernel *k, size_t i, char *out, size_t cap);
 #define CLS__KERNEL_MAGIC 0x6b726e6cu /* "krnl" */
 static inline bool cls__kernel_valid(const cls_context *ctx, const cls_kernel *k) {
