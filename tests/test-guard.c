@@ -14,7 +14,11 @@
   "  int i = get_global_id(0); if (i < n / 2) o[i] = i + 1; }\n"              \
   "__kernel void full(__global int *o) { int i = get_global_id(0); o[i] = i; }\n" \
   "__kernel void twice(__global const int *a, __global int *o) {\n"           \
-  "  int i = get_global_id(0); o[i] = 2 * a[i]; }\n"
+  "  int i = get_global_id(0); o[i] = 2 * a[i]; }\n"                           \
+  "__kernel void sneaky(__global int *in, __global int *o) {\n"               \
+  "  int i = get_global_id(0); o[i] = in[i] + 1; in[i] = 0; }\n"             \
+  "__kernel void honest(__global int *in, __global int *o) {\n"               \
+  "  int i = get_global_id(0); o[i] = in[i] + 1; }\n"
 
 enum { N = 16 };
 static cls_context *ctx;
@@ -231,6 +235,66 @@ START_TEST(guard_off_leaves_out_of_bounds_writes_unseen) {
 }
 END_TEST
 
+/* F11: a kernel that really writes an argument declared CLS_IN (its
+ * signature allows it: not const).  Without guard mode the declaration is
+ * trusted, as raw OpenCL would run it: the launch and the reads succeed,
+ * and the buffer holds what the kernel wrote.  Guard mode proves it: the
+ * CLS_IN buffer, the launch's output and what read the buffer after it
+ * fail with a CLS_EGUARD root naming the kernel and the argument. */
+static void sneaky_launch(cls_kernel *k, int stream, cls_buffer in, cls_buffer o) {
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, stream, k, 1, g, NULL, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(o)}));
+}
+
+START_TEST(F11_guard_catches_a_write_through_CLS_IN) {
+  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
+  cls_kernel *sneaky = ct_get_kernel(ctx, p, "sneaky");
+  twice = ct_get_kernel(ctx, p, "twice");
+  cls_buffer in = ct_written(ctx, 0, N, 5), o = ct_alloc(ctx, 1, N * sizeof(int)),
+             later = ct_alloc(ctx, 2, N * sizeof(int));
+  sneaky_launch(sneaky, 1, in, o);
+  size_t g[1] = {N};
+  /* A reader of `in` on another stream, after it: it ran on what the
+   * kernel wrote. */
+  CT_OK(cls_launch(ctx, 2, twice, 1, g, NULL, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(later)}));
+  CT_OK(cls_sync(ctx, NULL));
+  struct root r = root_of(0, in, N * sizeof(int));
+  ck_assert_int_eq(r.status, CLS_EGUARD);
+  ck_assert_msg(strstr(r.message, "kernel 'sneaky' wrote argument 0 ('in'), declared CLS_IN") &&
+                    strstr(r.message, "CLS_INOUT"),
+                "root: %s", r.message);
+  ck_assert_int_eq(root_of(1, o, N * sizeof(int)).status, CLS_EGUARD);
+  ck_assert_int_eq(root_of(2, later, N * sizeof(int)).status, CLS_EGUARD);
+  /* Written again by a declared writer, the buffer is good (F4). */
+  CT_OK(cls_fill(ctx, 0, in, 0, N * sizeof(int), &(int){3}, sizeof(int)));
+  ct_expect_ints(ctx, 0, in, N, 3);
+}
+END_TEST
+
+START_TEST(F11_guard_is_silent_for_a_kernel_that_only_reads) {
+  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
+  cls_kernel *honest = ct_get_kernel(ctx, p, "honest");
+  cls_buffer in = ct_written(ctx, 0, N, 5), o = ct_alloc(ctx, 1, N * sizeof(int));
+  for (int i = 0; i < 3; i++)
+    sneaky_launch(honest, 1, in, o);
+  ct_expect_ints(ctx, 1, o, N, 6);
+  ct_expect_ints(ctx, 0, in, N, 5);
+}
+END_TEST
+
+START_TEST(F11_without_guard_the_declaration_is_trusted) {
+  cls_context_destroy(ctx);
+  ctx = guarded(-1);
+  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
+  cls_kernel *sneaky = ct_get_kernel(ctx, p, "sneaky");
+  cls_buffer in = ct_written(ctx, 0, N, 5), o = ct_alloc(ctx, 1, N * sizeof(int));
+  sneaky_launch(sneaky, 1, in, o);
+  CT_OK(cls_sync(ctx, NULL));
+  ct_expect_ints(ctx, 1, o, N, 6);
+  ct_expect_ints(ctx, 0, in, N, 0); /* what the kernel wrote: documented, unchecked */
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("guard");
@@ -245,6 +309,9 @@ int main(void) {
   ADD(guard_canary_check_ends_with_the_next_write);
   ADD(guard_setting_is_parsed_strictly);
   ADD(guard_off_leaves_out_of_bounds_writes_unseen);
+  ADD(F11_guard_catches_a_write_through_CLS_IN);
+  ADD(F11_guard_is_silent_for_a_kernel_that_only_reads);
+  ADD(F11_without_guard_the_declaration_is_trusted);
 #undef ADD
   return ct_run(s);
 }

@@ -267,6 +267,8 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
   cmd.kcmd.nargs = (cl_uint)nargs;
   cmd.kcmd.args = cmd.kargs;
   rc = cls__run_checked(ctx, &cmd, NULL, NULL);
+  if (__builtin_expect(ctx->guard != NULL, 0))
+    cls__guard_launched(ctx, &cmd, rc);
 out:
   cls__unlock(ctx);
   return rc;

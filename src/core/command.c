@@ -21,6 +21,7 @@
 #include "order/order.h"
 #include "failure/inflight.h"
 #include "guard/guard.h"
+#include "memory/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
 
@@ -217,6 +218,77 @@ static int canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
   return CLS_OK;
 }
 
+/* Guard mode: one of clstream's own copies of `bind`'s buffer into
+ * `shadow`, on stream s (positions and statistics as for the canary). */
+static int shadow_copy(cls_context *ctx, struct cls__stream *s, const struct cls__binding *bind,
+                       cl_mem shadow, uint64_t *seq) {
+  struct cls__cmd copy = {.kind = CLS__CMD_COPY, .op = "guard copy", .nbind = 1, .stream = s};
+  copy.bind[0] = *bind;
+  copy.bind[0].access = CLS_READ;
+  copy.x = (struct cls_transfer){.src = bind->slot->mem, .dst = shadow, .size = bind->slot->size};
+  uint64_t issued = s->issued, enqueues = s->stats.enqueues;
+  int rc = cls__run_clean(ctx, &copy, NULL, NULL);
+  s->issued = issued;
+  s->stats.enqueues = enqueues;
+  *seq = copy.seq;
+  return rc;
+}
+
+/* Guard mode, before a launch (F11): each CLS_IN binding of an argument
+ * the kernel may write is copied first, to compare with a copy made
+ * behind the launch (cls__guard_launched). */
+static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
+  const cls_kernel *k = launch->kernel;
+  if (!k->writable)
+    return CLS_OK;
+  for (size_t i = 0; i < launch->nbind; i++) {
+    const struct cls__binding *b = &launch->bind[i];
+    if (b->access != CLS_READ)
+      continue;
+    /* Its argument: the one whose value is this slot's cl_mem. */
+    unsigned arg = 0;
+    while (arg < launch->kcmd.nargs && launch->kargs[arg].value != &b->slot->mem)
+      arg++;
+    if (arg == launch->kcmd.nargs || !(k->writable >> arg & 1))
+      continue;
+    cl_mem before = cls__guard_shadow(ctx, b->slot->size);
+    if (!before)
+      return cls__error_code(CLS_ECL);
+    char name[64];
+    cls__kernel_arg_name(k, arg, name, sizeof name);
+    int rc = cls__guard_pending(ctx, b->handle, arg, name, before, b->slot->size);
+    uint64_t seq;
+    if (rc == CLS_OK)
+      rc = shadow_copy(ctx, launch->stream, b, before, &seq);
+    if (rc < 0)
+      return rc;
+  }
+  return CLS_OK;
+}
+
+void cls__guard_launched(cls_context *ctx, struct cls__cmd *launch, int rc) {
+  size_t n = cls__guard_npending(ctx);
+  if (rc == CLS_OK && n) {
+    struct cls__stream *s = launch->stream;
+    uint64_t seq = launch->seq, position = s->issued, stamp = ctx->stamp;
+    for (size_t i = 0; i < n; i++) {
+      struct cls__binding b = {.access = CLS_READ};
+      size_t size;
+      cls__guard_pending_at(ctx, i, &b.handle, &size);
+      b.slot = cls__resolve(ctx, b.handle); /* slots move when a table grows */
+      cl_mem after = b.slot ? cls__guard_shadow(ctx, size) : NULL;
+      uint64_t after_seq = 0;
+      if (after && shadow_copy(ctx, s, &b, after, &after_seq) < 0) {
+        clReleaseMemObject(after);
+        after = NULL;
+      }
+      cls__guard_watch(ctx, i, after, after_seq, s->id, seq, position, stamp,
+                       launch->kcmd.name);
+    }
+  }
+  cls__guard_pending_end(ctx);
+}
+
 /* Several devices: a buffer last used on another device than the
  * command's moves to it (the OpenCL runtime moves the bytes within the
  * context; docs/devices.md), counted once per command and buffer. */
@@ -246,8 +318,9 @@ static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls_
     count_migrations(cmd);
   if (ctx->sync_timeout_ns && cmd->x.blocking && (rc = wait_inputs(ctx, cmd)) < 0)
     return rc;
-  if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure)
-    rc = canary_fill(ctx, cmd);
+  if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure &&
+      (rc = canary_fill(ctx, cmd)) == CLS_OK)
+    rc = snapshot_inputs(ctx, cmd);
   return rc;
 }
 

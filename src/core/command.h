@@ -51,4 +51,9 @@ static inline int cls__run(cls_context *ctx, struct cls__cmd *cmd,
   return cls__run_checked(ctx, cmd, pending, report);
 }
 
+/* Guard mode, after cls_launch ran `launch` (rc its result): the CLS_IN
+ * bindings copied before it (F11) are copied again behind it, to compare
+ * once complete (guard/guard.h). */
+void cls__guard_launched(cls_context *ctx, struct cls__cmd *launch, int rc);
+
 #endif /* CLS_COMMAND_H */

@@ -435,7 +435,7 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
 }
 
 struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint64_t seq,
-                                             int status, const char *detail) {
+                                             int status, const char *detail, cls_buffer wrote) {
   size_t k = find(ctx, stream, seq);
   if (k == ctx->inflight_len)
     return NULL;
@@ -444,6 +444,12 @@ struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint6
   if (k == ctx->inflight_len)
     return NULL;
   struct cls__log_entry *root = at(ctx, k);
+  /* What it was found to have written, declared a read: what read it
+   * later ran on untrusted input, as for any other write. */
+  struct cls__log_binding *b = cls__log_bindings(ctx, root);
+  for (size_t i = 0; wrote.bits && i < root->nbind; i++)
+    if (b[i].handle.bits == wrote.bits)
+      b[i].access |= CLS_WRITE;
   bool launch = strcmp(root->op, "launch") == 0;
   struct cls__failure *f = cls__failure_mint(ctx, status, 0, root->op, launch ? root->kernel : "",
                                              stream, root->position, true, "%s", detail);

@@ -133,9 +133,12 @@ static inline bool cls__inflight_commit(cls_context *ctx) {
 void cls__inflight_prune(cls_context *ctx);
 /* The same for a failure clstream finds itself (guard mode): a record
  * with `status` and `detail`, one reference for the caller; NULL when the
- * command is no longer logged (or out of memory). */
+ * command is no longer logged (or out of memory).  `wrote` (0: none): a
+ * buffer the command declared it reads and was found to have written
+ * (F11): the commands that read it after this one take the failure too
+ * (the buffer itself is the caller's to mark). */
 struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint64_t seq,
-                                             int status, const char *detail);
+                                             int status, const char *detail, cls_buffer wrote);
 /* The oldest logged command of `stream` after its command `after`, or
  * NULL. */
 const struct cls__log_entry *cls__inflight_oldest(cls_context *ctx, int stream, uint64_t after);

@@ -26,7 +26,8 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
              launch ? e->kernel : e->op, deferred ? "failed:" : "failed after its enqueue with",
              cls_cl_status_name(status), deferred ? " (deferred)" : "");
     struct cls__failure *f =
-        cls__inflight_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL, detail);
+        cls__inflight_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL, detail,
+                                (cls_buffer){0});
     if (f) /* the status the queue gave, as an enqueue failure's record has it */
       f->cl_status = status;
     cls__failure_unref(f);
@@ -81,7 +82,8 @@ static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns
            (unsigned long long)e->position, (double)waited_ns / 1e9);
   if (s->timed_out_seq != e->seq) { /* the same command is not failed twice */
     s->timed_out_seq = e->seq;
-    cls__failure_unref(cls__inflight_failed_as(ctx, s->id, e->seq, CLS_ETIMEDOUT, detail));
+    cls__failure_unref(
+        cls__inflight_failed_as(ctx, s->id, e->seq, CLS_ETIMEDOUT, detail, (cls_buffer){0}));
   }
   return cls__error(CLS_ETIMEDOUT, 0, "%s", detail);
 }

@@ -22,8 +22,35 @@ struct check {
   const char *kernel; /* lives as long as the context */
 };
 
+/* F11: a CLS_IN binding of an argument the kernel may write, copied into
+ * `before` ahead of its launch and into `after` behind it, on the
+ * launch's stream; compared once `after_seq` has completed. */
+struct watch {
+  cls_buffer h;
+  int stream;
+  unsigned arg;
+  uint64_t seq, position, stamp; /* the launch's */
+  uint64_t after_seq;
+  const char *kernel;
+  char name[64];                 /* the argument's, "" where unknown */
+  cl_mem before, after;
+  size_t size;
+};
+
+/* A shadow of guard mode's own, kept for the next watch of its size. */
+struct shadow {
+  cl_mem mem;
+  size_t size;
+};
+
 struct cls__guard {
   cl_command_queue q;
+  struct watch *pending; /* of the launch being made: before copies taken */
+  size_t npending, cappending;
+  struct watch *watches; /* launched, to compare once complete */
+  size_t nwatches, capwatches;
+  struct shadow *spare;
+  size_t nspare, capspare;
   size_t before;       /* guard bytes before the data: the carve alignment */
   struct check *checks; /* submission order */
   size_t nchecks, capchecks;
@@ -74,6 +101,17 @@ void cls__guard_destroy(cls_context *ctx) {
     return;
   clFinish(g->q);
   clReleaseCommandQueue(g->q);
+  for (size_t i = 0; i < g->npending; i++)
+    clReleaseMemObject(g->pending[i].before);
+  for (size_t i = 0; i < g->nwatches; i++) {
+    clReleaseMemObject(g->watches[i].before);
+    clReleaseMemObject(g->watches[i].after);
+  }
+  for (size_t i = 0; i < g->nspare; i++)
+    clReleaseMemObject(g->spare[i].mem);
+  free(g->pending);
+  free(g->watches);
+  free(g->spare);
   free(g->checks);
   free(g->due);
   free(g->scratch);
@@ -187,6 +225,9 @@ void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t
 
 bool cls__guard_holds(const cls_context *ctx, const struct cls__log_entry *e) {
   const struct cls__guard *g = ctx->guard;
+  for (size_t i = 0; i < g->nwatches; i++)
+    if (g->watches[i].stream == e->stream && g->watches[i].seq == e->seq)
+      return true;
   for (size_t i = 0; i < g->nchecks; i++)
     if (g->checks[i].stream == e->stream && g->checks[i].seq == e->seq)
       return true;
@@ -276,7 +317,8 @@ static void check_buffer(cls_context *ctx, const struct check *first, size_t nca
              " or a later launch up to '%s' on stream %d at position %llu", last->kernel,
              last->stream, (unsigned long long)last->position);
   struct cls__failure *f =
-      cls__inflight_failed_as(ctx, first->stream, first->seq, CLS_EGUARD, detail);
+      cls__inflight_failed_as(ctx, first->stream, first->seq, CLS_EGUARD, detail,
+                              (cls_buffer){0});
   if (!f) /* the launch is no longer logged: the buffer takes it */
     f = cls__failure_mint(ctx, CLS_EGUARD, 0, "launch", first->kernel, first->stream,
                           first->position, true, "%s", detail);
@@ -293,9 +335,167 @@ static void check_buffer(cls_context *ctx, const struct check *first, size_t nca
   cls__failure_unref(f);
 }
 
+/* ------------------------------------------------------------------ */
+/* F11: CLS_IN bindings of arguments the kernel may write              */
+/* ------------------------------------------------------------------ */
+
+cl_mem cls__guard_shadow(cls_context *ctx, size_t size) {
+  struct cls__guard *g = ctx->guard;
+  for (size_t i = 0; i < g->nspare; i++)
+    if (g->spare[i].size == size) {
+      cl_mem m = g->spare[i].mem;
+      g->spare[i] = g->spare[--g->nspare];
+      return m;
+    }
+  cl_int crc;
+  cl_mem m = clCreateBuffer(ctx->clctx, CL_MEM_READ_WRITE, size, NULL, &crc);
+  if (crc != CL_SUCCESS) {
+    cls__error(CLS_ECL, crc, "guard mode: a %zu-byte shadow of a CLS_IN buffer: %s", size,
+               cls_cl_status_name(crc));
+    return NULL;
+  }
+  return m;
+}
+
+static void shadow_put(struct cls__guard *g, cl_mem m, size_t size) {
+  if (!m)
+    return;
+  if (g->nspare < 8 &&
+      cls__grow((void **)&g->spare, &g->capspare, g->nspare + 1, sizeof *g->spare, 8)) {
+    g->spare[g->nspare++] = (struct shadow){m, size};
+    return;
+  }
+  clReleaseMemObject(m);
+}
+
+int cls__guard_pending(cls_context *ctx, cls_buffer h, unsigned arg, const char *name,
+                       cl_mem before, size_t size) {
+  struct cls__guard *g = ctx->guard;
+  if (!cls__grow((void **)&g->pending, &g->cappending, g->npending + 1, sizeof *g->pending, 4)) {
+    shadow_put(g, before, size);
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  }
+  struct watch *w = &g->pending[g->npending++];
+  *w = (struct watch){.h = h, .arg = arg, .before = before, .size = size};
+  snprintf(w->name, sizeof w->name, "%s", name);
+  return CLS_OK;
+}
+
+size_t cls__guard_npending(const cls_context *ctx) { return ctx->guard->npending; }
+
+void cls__guard_pending_at(const cls_context *ctx, size_t i, cls_buffer *h, size_t *size) {
+  *h = ctx->guard->pending[i].h;
+  *size = ctx->guard->pending[i].size;
+}
+
+void cls__guard_watch(cls_context *ctx, size_t i, cl_mem after, uint64_t after_seq, int stream,
+                      uint64_t seq, uint64_t position, uint64_t stamp, const char *kernel) {
+  struct cls__guard *g = ctx->guard;
+  struct watch w = g->pending[i];
+  w.after_seq = after_seq; /* never 0: the launch before it has a seq */
+  w.after = after;
+  w.after_seq = after_seq;
+  w.stream = stream;
+  w.seq = seq;
+  w.position = position;
+  w.stamp = stamp;
+  w.kernel = kernel;
+  g->pending[i].before = NULL; /* the watch owns it now */
+  if (!after ||
+      !cls__grow((void **)&g->watches, &g->capwatches, g->nwatches + 1, sizeof *g->watches, 8)) {
+    shadow_put(g, w.before, w.size); /* this launch goes unchecked */
+    shadow_put(g, after, w.size);
+    return;
+  }
+  g->watches[g->nwatches++] = w;
+}
+
+void cls__guard_pending_end(cls_context *ctx) {
+  struct cls__guard *g = ctx->guard;
+  for (size_t i = 0; i < g->npending; i++)
+    shadow_put(g, g->pending[i].before, g->pending[i].size);
+  g->npending = 0;
+}
+
+/* The two copies of watch w differ: the kernel wrote what it declared it
+ * reads.  Its write set and what read the buffer after it take a
+ * CLS_EGUARD failure (F8), and so does the buffer. */
+static void wrote_input(cls_context *ctx, const struct watch *w, size_t changed, size_t first) {
+  char detail[512];
+  snprintf(detail, sizeof detail,
+           "guard mode: kernel '%s' wrote argument %u%s%s%s, declared CLS_IN (%zu of %zu bytes "
+           "changed, the first at offset %zu), at position %llu on stream %d: declare it "
+           "CLS_INOUT, or keep the kernel from writing it",
+           w->kernel, w->arg, w->name[0] ? " ('" : "", w->name, w->name[0] ? "')" : "", changed,
+           w->size, first, (unsigned long long)w->position, w->stream);
+  struct cls__failure *f =
+      cls__inflight_failed_as(ctx, w->stream, w->seq, CLS_EGUARD, detail, w->h);
+  if (!f) /* the launch is no longer logged: the buffer takes it */
+    f = cls__failure_mint(ctx, CLS_EGUARD, 0, "launch", w->kernel, w->stream, w->position, true,
+                          "%s", detail);
+  if (!f)
+    return;
+  struct cls__slot *slot = cls__resolve(ctx, w->h);
+  if (slot && slot->write_stamp <= w->stamp) /* not written since by a declared writer */
+    cls__slot_set_failure(slot, f);
+  cls__failure_unref(f);
+}
+
+/* Whether watch w's two copies differ: *changed bytes, the first at
+ * *first.  A copy that cannot be read leaves the launch unchecked. */
+static bool differs(struct cls__guard *g, const struct watch *w, size_t *changed, size_t *first) {
+  *changed = *first = 0;
+  if (!scratch(g, 2 * w->size) ||
+      clEnqueueReadBuffer(g->q, w->before, CL_TRUE, 0, w->size, g->scratch, 0, NULL, NULL) !=
+          CL_SUCCESS ||
+      clEnqueueReadBuffer(g->q, w->after, CL_TRUE, 0, w->size, g->scratch + w->size, 0, NULL,
+                          NULL) != CL_SUCCESS)
+    return false;
+  for (size_t j = 0; j < w->size; j++)
+    if (g->scratch[j] != g->scratch[w->size + j] && !(*changed)++)
+      *first = j;
+  return *changed != 0;
+}
+
+/* The watches whose after copy completed.  They stay listed until all
+ * are made (a failure found replays the log, which polls, and the launch
+ * must stay logged meanwhile: cls__guard_holds). */
+static void check_watches(cls_context *ctx) {
+  struct cls__guard *g = ctx->guard;
+  size_t n = g->nwatches;
+  for (size_t i = 0; i < n; i++) {
+    struct watch *w = &g->watches[i];
+    struct cls__stream *s = cls__stream_peek(ctx, w->stream);
+    if (s && s->completed < w->after_seq)
+      continue;
+    size_t changed, first;
+    if (differs(g, w, &changed, &first))
+      wrote_input(ctx, w, changed, first);
+    w->after_seq = 0; /* made */
+  }
+  size_t keep = 0;
+  for (size_t i = 0; i < g->nwatches; i++) {
+    struct watch *w = &g->watches[i];
+    if (w->after_seq) {
+      g->watches[keep++] = *w;
+      continue;
+    }
+    shadow_put(g, w->before, w->size);
+    shadow_put(g, w->after, w->size);
+  }
+  g->nwatches = keep;
+}
+
 void cls__guard_check(cls_context *ctx) {
   struct cls__guard *g = ctx->guard;
-  if (!g->nchecks || g->checking)
+  if (g->checking)
+    return;
+  if (g->nwatches) {
+    g->checking = true;
+    check_watches(ctx);
+    g->checking = false;
+  }
+  if (!g->nchecks)
     return;
   /* Take the due checks out first: the replay a damaged guard starts may
    * poll, and the next check must not see them again. */

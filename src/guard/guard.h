@@ -53,6 +53,31 @@ bool cls__guard_holds(const cls_context *ctx, const struct cls__log_entry *e);
  * bytes hold the canary of the launch that last wrote it. */
 int cls__guard_canary_read(cls_context *ctx, cls_buffer h, struct cls__slot *slot,
                            size_t offset, const void *bytes, size_t size);
+/* F11: each CLS_IN binding of a launch whose argument the kernel may
+ * write (not const) is copied into a shadow before the launch and into
+ * another behind it, on the launch's stream (command.c makes the copies);
+ * once the second copy completed (as a poll finds it) the two are
+ * compared, and a change is a CLS_EGUARD failure of the launch found after
+ * its enqueue (F8): its write set, the commands that read the buffer after
+ * it and the buffer itself take it.
+ *
+ * A shadow of `size` bytes (guard mode's own; NULL with the error
+ * recorded). */
+cl_mem cls__guard_shadow(cls_context *ctx, size_t size);
+/* The launch being made: binding `h` (its argument `arg`, named `name` or
+ * "") was copied into `before` (owned from here on). */
+int cls__guard_pending(cls_context *ctx, cls_buffer h, unsigned arg, const char *name,
+                       cl_mem before, size_t size);
+size_t cls__guard_npending(const cls_context *ctx);
+void cls__guard_pending_at(const cls_context *ctx, size_t i, cls_buffer *h, size_t *size);
+/* The launch (seq, position, write stamp) was enqueued, and pending i was
+ * copied into `after` (NULL: it could not be; unchecked) by command
+ * after_seq of `stream`: compared once that completes. */
+void cls__guard_watch(cls_context *ctx, size_t i, cl_mem after, uint64_t after_seq, int stream,
+                      uint64_t seq, uint64_t position, uint64_t stamp, const char *kernel);
+/* The launch is done with (enqueued or not): what is still pending goes. */
+void cls__guard_pending_end(cls_context *ctx);
+
 /* A buffer is freed: its checks go. */
 void cls__guard_forget(cls_context *ctx, cls_buffer h);
 
