@@ -937,14 +937,17 @@ CLS_API int cls_kernel_info(const cls_kernel *k, struct cls_kernel_info *out);
  * carry the build failure);
  * #CLS_EINVAL for a NULL context, kernel, global or args, something that
  * is not a kernel of this context, more than #CLS_MAX_ARGS arguments, a
- * scalar without a value, local size 0, or an unknown kind or access;
+ * scalar without a value, local size 0, an unknown kind or access, or a
+ * typed scalar whose type is not a cls_type or not of its size;
  * #CLS_EWORKSIZE for dims outside 1-3, a global size 0 or past what the
  * device's size_t holds, or local sizes that are 0, do not divide the
  * global sizes, or pass the kernel's or the device's limits;
  * #CLS_EARGCOUNT when nargs is not the kernel's argument count;
- * #CLS_EARGKIND when an argument's kind (or a scalar's size) does not
- * match the kernel's;
- * #CLS_EACCESS for #CLS_IN on a pointer the kernel may write (F11);
+ * #CLS_EARGKIND when an argument's kind (or a scalar's size, or a typed
+ * scalar's type: F11a) does not match the kernel's;
+ * #CLS_EACCESS, in strict mode only (#cls_context_options.strict), for
+ * #CLS_IN on a pointer the kernel may write (F11; otherwise the
+ * declaration is trusted, logged once, and checked by guard mode);
  * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad buffer argument;
  * #CLS_ESTREAM for a stream id out of range;
  * #CLS_ECL when the stream's backend cannot be created;
