@@ -1,6 +1,6 @@
 # CLS_CHECK_MPI
 # -------------
-# --with-mpi[=auto|yes|no] (issue 19): builds libclstream-mpi and
+# --with-mpi[=auto|yes|no]: builds libclstream-mpi and
 # <clstream/mpi.h> when an MPI is found; `make check` then runs the MPI
 # suite under $MPIRUN.  MPI's flags come from pkg-config (ompi-c, then
 # mpich), else from the compiler wrapper (mpicc --showme:compile/link, Open
