@@ -359,6 +359,14 @@ CLS_API void cls_driver_failed(struct cls_driver *d, struct cls_driver_stream *s
  * range. */
 CLS_API void cls_driver_failed_range(struct cls_driver *d, struct cls_driver_stream *s,
                                      uint64_t first, uint64_t last, cl_int status);
+/** Ranged attribution on a queue streams share: one failure whose range
+ * holds commands of `n` streams (1 .. #CLS_MAX_STREAMS; one part each),
+ * streams[i]'s part being its commands first[i] to last[i].  One record
+ * names every part and is logged once (F9); the core applies F8 to every
+ * command of every part.  With n 1 it is cls_driver_failed_range(). */
+CLS_API void cls_driver_failed_parts(struct cls_driver *d, struct cls_driver_stream *const *streams,
+                                     const uint64_t *first, const uint64_t *last, size_t n,
+                                     cl_int status);
 /** The poll of a driver whose stream s has a backend queue of its own
  * (`backend`, usually s->backend): polls it (waiting when `wait`), with
  * ranges where the factory reports them, reports each failure against s,
