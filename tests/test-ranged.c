@@ -5,7 +5,10 @@
  * range of commands, every write of the range takes it, and the report
  * names the range.  CLS_PRECISE=1 or the `precise` option pins it.
  * Completion failures come from CLS_FAULT's "complete:" (src/factory/
- * fault.c), which reports them as such an event would. */
+ * fault.c), which reports them as such an event would, and from a factory
+ * of the test's own (`poisoning`) that reports one as the OpenCL factory
+ * reports a real one: a range to the newest command, found late.  Every
+ * case runs in both modes where they apply (MODES). */
 #include "common.h"
 
 #include <stdlib.h>
