@@ -522,7 +522,10 @@ static void pz_destroy(void *st) {
   p->in->destroy(p->s);
   free(p);
 }
-static cl_int pz_flush(void *st) { return ((struct pz_stream *)st)->in->flush(((struct pz_stream *)st)->s); }
+static cl_int pz_flush(void *st) {
+  struct pz_stream *p = st;
+  return p->in->flush(p->s);
+}
 static cl_int pz_done(struct pz_stream *p, cl_int rc, uint64_t seq) {
   if (rc == CL_SUCCESS)
     p->newest = seq;
