@@ -5,7 +5,10 @@
  * range of commands, every write of the range takes it, and the report
  * names the range.  CLS_PRECISE=1 or the `precise` option pins it.
  * Completion failures come from CLS_FAULT's "complete:" (src/factory/
- * fault.c), which reports them as such an event would. */
+ * fault.c), which reports them as such an event would, and from a factory
+ * of the test's own (`poisoning`) that reports one as the OpenCL factory
+ * reports a real one: a range to the newest command, found late.  Every
+ * case runs in both modes where they apply (MODES). */
 #include "common.h"
 
 #include <stdlib.h>
@@ -250,8 +253,12 @@ START_TEST(F8a_readers_on_another_stream_take_the_range_failure) {
   cls_report *rd = failure_of(ctx, 1, d, &fd), *re = failure_of(ctx, 1, e, &fe);
   ck_assert_str_eq(fd.message, fe.message);
   ck_assert_uint_ge(fd.skipped, 1);
+  /* On a queue the streams share (scheduler:interleave) the range may
+   * hold the reader too: one record names both parts. */
   if (ranged)
-    ck_assert_msg(strstr(fd.message, "one of 2 launches"), "record: %s", fd.message);
+    ck_assert_msg(strstr(fd.message, "one of ") &&
+                      strstr(fd.message, "positions 2-3 on stream 0"),
+                  "record: %s", fd.message);
   cls_report_free(rd);
   cls_report_free(re);
   cls_context_destroy(ctx);
@@ -338,6 +345,303 @@ START_TEST(F8a_event_every_bounds_the_commands_without_an_event) {
 }
 END_TEST
 
+/* Both attribution modes: exact on request, and ranged where the device
+ * allows it (the option overrides $CLS_PRECISE, so each run covers both). */
+static const int MODES[] = {1, -1};
+enum { NMODES = sizeof MODES / sizeof *MODES };
+
+/* Positions "A-B" (or "position A") of a range record's message into
+ * *lo..*hi; false when it names none. */
+static bool range_of(const char *message, unsigned long long *lo, unsigned long long *hi) {
+  const char *p = strstr(message, "positions ");
+  if (p && sscanf(p, "positions %llu-%llu", lo, hi) == 2)
+    return true;
+  p = strstr(message, "position ");
+  if (p && sscanf(p, "position %llu", lo) == 1) {
+    *hi = *lo;
+    return true;
+  }
+  return false;
+}
+
+/* F8a: a range starts after the last point whose completion was proven
+ * clean.  A blocking upload that returned CLS_OK finished before the
+ * launch after it was even enqueued: the buffer only it wrote reads exact
+ * when that launch fails at completion, in both modes, and the range
+ * does not name the upload. */
+START_TEST(F8a_a_range_starts_after_a_blocking_call_that_returned) {
+  for (int m = 0; m < NMODES; m++) {
+    cls_context *ctx = open_ctx("complete:kernel=fill_k", MODES[m], 0);
+    bool ranged = mode_of(ctx, NULL) == CLS_ATTRIBUTION_RANGED;
+    cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k");
+    cls_buffer x = ct_alloc(ctx, 0, N * sizeof(int)), y = ct_alloc(ctx, 0, N * sizeof(int));
+    int v[N];
+    for (int i = 0; i < N; i++)
+      v[i] = 40 + i;
+    ct_upload_ints(ctx, 0, x, v, N); /* position 1: returned, so finished */
+    launch_fill(ctx, fill, 0, y, 7); /* position 2: fails at completion */
+    /* (A read enqueued now would be in the range: on a poisoned queue it
+     * fails behind the launch.) */
+    cls_sync(ctx, NULL);
+    int got[N];
+    ct_download_ints(ctx, 0, x, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, 40 + (int)i);
+    struct cls_failure_info f;
+    cls_report *r = failure_of(ctx, 0, y, &f);
+    ck_assert_int_eq(f.status, CLS_ELAUNCH);
+    ck_assert_uint_eq(f.position, 2);
+    ck_assert_msg(!strstr(f.message, "upload"), "%s: the upload is in the range: %s",
+                  ranged ? "ranged" : "exact", f.message);
+    cls_report_free(r);
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
+/* A chain of 1,000 increments with a completion fault in the middle: the
+ * range starts after the last clean event before the failing launch, so
+ * it is at most the event interval long (ranged), and names the launch
+ * alone (exact). */
+START_TEST(F8a_a_range_in_a_long_chain_is_at_most_the_event_interval) {
+  enum { LAUNCHES = 1000, NTH = 500 };
+  for (int m = 0; m < NMODES; m++) {
+    char fault[64];
+    snprintf(fault, sizeof fault, "complete:kernel=inc_k,nth=%d", NTH);
+    cls_context *ctx = open_ctx(fault, MODES[m], 0);
+    unsigned every = 0;
+    int mode = -1;
+    CT_OK(cls_context_attribution(ctx, &mode, NULL, &every));
+    cls_kernel *inc = ct_kernel(ctx, SRC, "inc_k");
+    cls_buffer x = ct_written(ctx, 0, N, 0); /* position 1 */
+    size_t g[1] = {N};
+    for (int i = 0; i < LAUNCHES; i++) { /* positions 2 .. LAUNCHES + 1 */
+      /* A poll on the way may find the failure: the rest are skipped. */
+      int rc = cls_launch(ctx, 0, inc, 1, g, NULL, 1, (cls_arg[]){CLS_INOUT(x)});
+      ck_assert_msg(rc == CLS_OK || (rc == CLS_ESKIPPED && i >= NTH), "launch %d: %s", i,
+                    cls_err_name(rc));
+    }
+    cls_sync(ctx, NULL);
+    const unsigned long long failing = NTH + 1;
+    struct cls_failure_info f;
+    cls_report *r = failure_of(ctx, 0, x, &f);
+    ck_assert_int_eq(f.status, CLS_ELAUNCH);
+    if (mode == CLS_ATTRIBUTION_EXACT) {
+      ck_assert_str_eq(f.kernel, "inc_k");
+      ck_assert_uint_eq(f.position, failing);
+    } else {
+      unsigned long long lo = 0, hi = 0;
+      ck_assert_msg(range_of(f.message, &lo, &hi), "no range: %s", f.message);
+      ck_assert_msg(lo <= failing && failing <= hi && hi - lo + 1 <= every && lo == f.position,
+                    "the range %llu-%llu for the launch at %llu (an event every %u): %s", lo,
+                    hi, failing, every, f.message);
+    }
+    cls_report_free(r);
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
+static void count_errors(void *user, int level, const char *msg) {
+  (void)msg;
+  if (level == CLS_LOG_ERRORS)
+    ++*(int *)user;
+}
+
+/* F9: one failing launch among launches that alternate between two
+ * streams (under scheduler:interleave they share one queue, and a range
+ * of it spans both): at most one record per stream's part, the failure
+ * logged once, and a check of every output names it once. */
+START_TEST(F8a_one_failure_on_a_shared_queue_is_one_record_logged_once) {
+  enum { EACH = 4 };
+  for (int m = 0; m < NMODES; m++) {
+    cls_context *ctx = open_ctx("complete:kernel=copy_k", MODES[m], 0);
+    int lines = 0;
+    CT_OK(cls_set_logger(ctx, CLS_LOG_ERRORS, count_errors, &lines));
+    cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k"), *copy = ct_kernel(ctx, SRC, "copy_k");
+    cls_buffer a = ct_written(ctx, 0, N, 5), out[2 * EACH];
+    for (int i = 0; i < 2 * EACH; i++)
+      out[i] = ct_alloc(ctx, i % 2, N * sizeof(int));
+    CT_OK(cls_sync(ctx, NULL));
+    for (int i = 0; i < 2 * EACH; i++) {
+      if (i == EACH)
+        launch_copy(ctx, copy, i % 2, a, out[i]);
+      else
+        launch_fill(ctx, fill, i % 2, out[i], i);
+    }
+    cls_sync(ctx, NULL);
+    cls_report *r = NULL;
+    CT_ERR(cls_check(ctx, 2 * EACH, out, &r), CLS_ETAINTED);
+    ck_assert_msg(cls_report_failures(r) == 1, "one failure named %zu times: %s",
+                  cls_report_failures(r), cls_report_text(r));
+    cls_report_free(r);
+    uint64_t records = 0;
+    for (int s = 0; s < 2; s++) {
+      struct cls_stream_stats st;
+      CT_OK(cls_stream_stats(ctx, s, &st));
+      ck_assert_msg(st.failures <= 1, "stream %d minted %llu records", s,
+                    (unsigned long long)st.failures);
+      records += st.failures;
+    }
+    ck_assert_uint_ge(records, 1);
+    ck_assert_msg(lines == 1, "one failure logged %d times", lines);
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
+/* A factory over the OpenCL one that fails the first launch of copy_k the
+ * way a poisoned queue shows a real failure to the OpenCL factory (F8a):
+ * as the range from that launch to the newest command enqueued, found late
+ * (a slow device: only after a blocking read was enqueued, on any
+ * stream).  Exact attribution: the launch alone. */
+struct pz_stream {
+  const struct cls_stream_factory *in;
+  void *s;
+  bool ranged, reported;
+  uint64_t doomed, newest, reads_then;
+};
+static uint64_t pz_reads; /* blocking reads enqueued, every stream */
+
+static cl_int pz_create(void *fdata, const struct cls_backend *be, int id, void **out) {
+  (void)fdata;
+  struct pz_stream *p = calloc(1, sizeof *p);
+  if (!p)
+    return CL_OUT_OF_HOST_MEMORY;
+  p->in = cls_opencl_stream_factory();
+  p->ranged = be->flags & CLS_BACKEND_RANGED;
+  cl_int rc = p->in->create(NULL, be, id, &p->s);
+  if (rc != CL_SUCCESS) {
+    free(p);
+    return rc;
+  }
+  *out = p;
+  return CL_SUCCESS;
+}
+static void pz_destroy(void *st) {
+  struct pz_stream *p = st;
+  p->in->destroy(p->s);
+  free(p);
+}
+static cl_int pz_flush(void *st) {
+  struct pz_stream *p = st;
+  return p->in->flush(p->s);
+}
+static cl_int pz_done(struct pz_stream *p, cl_int rc, uint64_t seq) {
+  if (rc == CL_SUCCESS)
+    p->newest = seq;
+  return rc;
+}
+static cl_int pz_launch(void *st, const struct cls_kernel_cmd *c, uint64_t seq, cl_uint nw,
+                        const cl_event *w) {
+  struct pz_stream *p = st;
+  cl_int rc = pz_done(p, p->in->launch(p->s, c, seq, nw, w), seq);
+  if (rc == CL_SUCCESS && !p->doomed && strcmp(c->name, "copy_k") == 0) {
+    p->doomed = seq;
+    p->reads_then = pz_reads;
+  }
+  return rc;
+}
+static cl_int pz_write(void *st, cl_mem dst, size_t off, size_t size, const void *src, int blk,
+                       uint64_t seq, cl_uint nw, const cl_event *w) {
+  struct pz_stream *p = st;
+  return pz_done(p, p->in->write(p->s, dst, off, size, src, blk, seq, nw, w), seq);
+}
+static cl_int pz_read(void *st, cl_mem src, size_t off, size_t size, void *dst, int blk,
+                      uint64_t seq, cl_uint nw, const cl_event *w) {
+  struct pz_stream *p = st;
+  pz_reads += blk != 0;
+  return pz_done(p, p->in->read(p->s, src, off, size, dst, blk, seq, nw, w), seq);
+}
+static cl_int pz_copy(void *st, cl_mem src, size_t soff, cl_mem dst, size_t doff, size_t size,
+                      uint64_t seq, cl_uint nw, const cl_event *w) {
+  struct pz_stream *p = st;
+  return pz_done(p, p->in->copy(p->s, src, soff, dst, doff, size, seq, nw, w), seq);
+}
+static cl_int pz_fill(void *st, cl_mem dst, size_t off, size_t size, const void *pat,
+                      size_t psize, uint64_t seq, cl_uint nw, const cl_event *w) {
+  struct pz_stream *p = st;
+  return pz_done(p, p->in->fill(p->s, dst, off, size, pat, psize, seq, nw, w), seq);
+}
+static cl_int pz_marker(void *st, cl_event *out) {
+  struct pz_stream *p = st;
+  return p->in->marker(p->s, out);
+}
+static cl_int pz_poll_range(void *st, int wait, cls_failed_range_fn on_failed, void *arg,
+                            uint64_t *completed) {
+  struct pz_stream *p = st;
+  cl_int rc = p->in->poll_range(p->s, wait, on_failed, arg, completed);
+  if (!p->doomed || p->reported || *completed < p->doomed)
+    return rc;
+  if (pz_reads == p->reads_then && !wait) {
+    *completed = p->doomed - 1; /* not found yet: nothing from it on is finished */
+    return rc;
+  }
+  p->reported = true;
+  on_failed(arg, p->doomed, p->ranged ? p->newest : p->doomed, CL_OUT_OF_RESOURCES);
+  return rc;
+}
+struct pz_each {
+  cls_failed_fn fn;
+  void *arg;
+};
+static void pz_one(void *arg, uint64_t first, uint64_t last, cl_int status) {
+  struct pz_each *e = arg;
+  for (uint64_t q = first; q <= last; q++)
+    e->fn(e->arg, q, status);
+}
+static cl_int pz_poll(void *st, int wait, cls_failed_fn on_failed, void *arg,
+                      uint64_t *completed) {
+  struct pz_each e = {on_failed, arg};
+  return pz_poll_range(st, wait, pz_one, &e, completed);
+}
+static uint64_t pz_events(void *st) {
+  struct pz_stream *p = st;
+  return p->in->events(p->s);
+}
+static const struct cls_stream_factory poisoning = {
+    .version = CLS_STREAM_FACTORY_VERSION, .name = "poisoning",
+    .description = "fails copy_k as a poisoned queue shows it, found late",
+    .create = pz_create, .destroy = pz_destroy, .flush = pz_flush, .launch = pz_launch,
+    .write = pz_write, .read = pz_read, .copy = pz_copy, .fill = pz_fill,
+    .marker = pz_marker, .poll = pz_poll, .poll_range = pz_poll_range, .events = pz_events};
+
+/* A blocking download on stream 1 of a buffer a failed range on stream 0
+ * wrote says what the data carries: CLS_ETAINTED with the range's report,
+ * as cls_check right after does -- also under scheduler:interleave, where
+ * the download is itself a part of the queue's range (its stream's part:
+ * not known to be the command that failed). */
+START_TEST(F8a_a_download_downstream_of_a_failed_range_reads_tainted) {
+  for (int m = 0; m < NMODES; m++) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                    .factory = &poisoning,
+                                    .precise = MODES[m]};
+    cls_context *ctx = ct_context_opts(&o);
+    cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k"), *copy = ct_kernel(ctx, SRC, "copy_k");
+    cls_buffer a = ct_written(ctx, 0, N, 5), b = ct_alloc(ctx, 0, N * sizeof(int)),
+               c = ct_alloc(ctx, 0, N * sizeof(int));
+    CT_OK(cls_sync(ctx, NULL));
+    launch_fill(ctx, fill, 0, b, 1);
+    launch_copy(ctx, copy, 0, a, c); /* fails at completion, found late */
+    int got[N];
+    cls_report *r = NULL;
+    int rc = cls_download(ctx, 1, c, 0, got, sizeof got, &r);
+    ck_assert_msg(rc == CLS_ETAINTED && r && cls_report_failures(r) == 1,
+                  "download: %s (%d), expected CLS_ETAINTED with a report: %s",
+                  cls_err_name(rc), rc, r ? cls_report_text(r) : cls_last_error_detail());
+    struct cls_failure_info f;
+    CT_OK(cls_report_failure(r, 0, &f));
+    cls_report *again = NULL;
+    CT_ERR(cls_check(ctx, 1, &c, &again), CLS_ETAINTED);
+    struct cls_failure_info g;
+    CT_OK(cls_report_failure(again, 0, &g));
+    ck_assert_str_eq(f.message, g.message);
+    cls_report_free(again);
+    cls_report_free(r);
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("ranged");
@@ -350,5 +654,9 @@ int main(void) {
   CT_ADD(s, F8a_a_download_inside_a_failed_range_fails);
   CT_ADD(s, F8a_a_chain_asks_for_few_events);
   CT_ADD(s, F8a_event_every_bounds_the_commands_without_an_event);
+  CT_ADD(s, F8a_a_range_starts_after_a_blocking_call_that_returned);
+  CT_ADD(s, F8a_a_range_in_a_long_chain_is_at_most_the_event_interval);
+  CT_ADD(s, F8a_one_failure_on_a_shared_queue_is_one_record_logged_once);
+  CT_ADD(s, F8a_a_download_downstream_of_a_failed_range_reads_tainted);
   return ct_run(s);
 }

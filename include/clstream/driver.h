@@ -350,15 +350,23 @@ CLS_API struct cls_driver_stream *cls_driver_stream_at(struct cls_driver *d, int
  * a driver that defers (the report says so).  The core applies F8. */
 CLS_API void cls_driver_failed(struct cls_driver *d, struct cls_driver_stream *s, uint64_t seq,
                                cl_int status, bool deferred);
-/** Ranged attribution (F8a): one of commands `first` to `last` of s -- or
- * of the other streams sharing its queue, when the driver cuts a queue's
- * range into each stream's part -- failed after its enqueue, which one is
- * not known (a poisoned queue's event said so).  Always a range record,
- * even of one command (a part); a failure known to be one command's is
- * cls_driver_failed().  The core applies F8 to every command of the
+/** Ranged attribution (F8a): one of commands `first` to `last` of s
+ * failed after its enqueue, which one is not known (a poisoned queue's
+ * event said so).  Always a range record, even of one command; a failure
+ * known to be one command's is cls_driver_failed().  A range of a queue
+ * streams share is reported with cls_driver_failed_parts(), every
+ * stream's part in one call.  The core applies F8 to every command of the
  * range. */
 CLS_API void cls_driver_failed_range(struct cls_driver *d, struct cls_driver_stream *s,
                                      uint64_t first, uint64_t last, cl_int status);
+/** Ranged attribution on a queue streams share: one failure whose range
+ * holds commands of `n` streams (1 .. #CLS_MAX_STREAMS; one part each),
+ * streams[i]'s part being its commands first[i] to last[i].  One record
+ * names every part and is logged once (F9); the core applies F8 to every
+ * command of every part.  With n 1 it is cls_driver_failed_range(). */
+CLS_API void cls_driver_failed_parts(struct cls_driver *d, struct cls_driver_stream *const *streams,
+                                     const uint64_t *first, const uint64_t *last, size_t n,
+                                     cl_int status);
 /** The poll of a driver whose stream s has a backend queue of its own
  * (`backend`, usually s->backend): polls it (waiting when `wait`), with
  * ranges where the factory reports them, reports each failure against s,

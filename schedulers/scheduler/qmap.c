@@ -43,9 +43,48 @@ static void collect(void *arg, uint64_t bseq, cl_int status) {
   collect_range(arg, bseq, bseq, status);
 }
 
+/* Failure x's range cut to the runs of the map from entry i on: each
+ * stream's part (its first and last command in the range), reported as
+ * one failure (ranged attribution on a queue streams share: one record
+ * names every part, F9); a failure of one command is known exactly. */
+static void report_range(struct sched_driver *d, struct queue *q, size_t i,
+                         const struct qfail *x) {
+  struct cls_driver_stream *streams[CLS_MAX_STREAMS];
+  uint64_t first[CLS_MAX_STREAMS], last[CLS_MAX_STREAMS];
+  size_t n = 0;
+  for (; i < q->len; i++) {
+    const struct qmap *m = &q->map[(q->head + i) & (q->cap - 1)];
+    if (!m->count)
+      continue;
+    if (m->bseq > x->bseq)
+      break; /* the map is in queue order */
+    uint64_t end = m->bseq + m->count - 1;
+    if (x->first > end)
+      continue;
+    uint64_t lo = m->seq + ((x->first > m->bseq ? x->first : m->bseq) - m->bseq);
+    uint64_t hi = m->seq + ((x->bseq < end ? x->bseq : end) - m->bseq);
+    if (x->first == x->bseq) { /* one command of the queue: known exactly */
+      cls_driver_failed(&d->base, d->streams[m->stream], lo, x->status, false);
+      return;
+    }
+    size_t p = 0;
+    while (p < n && streams[p] != d->streams[m->stream])
+      p++;
+    if (p == n) {
+      streams[n] = d->streams[m->stream];
+      first[n] = lo;
+      last[n++] = hi;
+    } else { /* a stream's runs are in seq order */
+      last[p] = hi;
+    }
+  }
+  if (n)
+    cls_driver_failed_parts(&d->base, streams, first, last, n, x->status);
+}
+
 /* The failures of one poll and the enqueues that failed, in queue order:
  * an enqueue that failed is reported when the queue has finished what came
- * before it (up to `done`). */
+ * before it (up to `done`), a failure at its first run. */
 static void report_failures(struct sched_driver *d, struct queue *q, uint64_t done) {
   size_t f = 0, nf = q->nfails;
   for (size_t i = 0; i < q->len; i++) {
@@ -55,26 +94,16 @@ static void report_failures(struct sched_driver *d, struct queue *q, uint64_t do
         cls_driver_failed(&d->base, d->streams[m->stream], m->seq, m->status, true);
       continue;
     }
-    /* Each failure's range, cut to this run: the part on the run's
-     * stream (ranged attribution on a queue streams share names each
-     * stream's part of the range). */
     uint64_t end = m->bseq + m->count - 1;
-    for (size_t g = f; g < nf; g++) {
-      const struct qfail *x = &q->fails[g];
-      if (x->bseq < m->bseq || x->first > end ||
-          (g && x->bseq == x[-1].bseq && x->first == x[-1].first)) /* once per range */
+    /* The failures whose range starts at or before this run's end, not
+     * reported yet (once per range). */
+    for (; f < nf && q->fails[f].first <= end; f++) {
+      const struct qfail *x = &q->fails[f];
+      if (f && x->bseq == x[-1].bseq && x->first == x[-1].first)
         continue;
-      uint64_t lo = x->first > m->bseq ? x->first : m->bseq;
-      uint64_t hi = x->bseq < end ? x->bseq : end;
-      if (x->first == x->bseq) /* one command of the queue: known exactly */
-        cls_driver_failed(&d->base, d->streams[m->stream], m->seq + (lo - m->bseq),
-                          x->status, false);
-      else /* this stream's part of the queue's range, even of one command */
-        cls_driver_failed_range(&d->base, d->streams[m->stream], m->seq + (lo - m->bseq),
-                                m->seq + (hi - m->bseq), x->status);
+      if (x->bseq >= m->bseq)
+        report_range(d, q, i, x);
     }
-    while (f < nf && q->fails[f].bseq <= end)
-      f++;
   }
 }
 

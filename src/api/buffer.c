@@ -161,7 +161,10 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
   rc = cls__poll_all(ctx, false);
   if (rc < 0)
     goto out;
-  if (cmd.stream->failed_seq == cmd.seq && cmd.stream->failed_first == cmd.seq) {
+  /* Known to have failed itself (exact attribution); a range of one
+   * command (this stream's part of a queue's range) is not known so. */
+  if (cmd.stream->failed_seq == cmd.seq && cmd.stream->failed_first == cmd.seq &&
+      !cmd.stream->failed_ranged) {
     rc = cls__error(CLS_ECL, cmd.stream->failed_status, "download on stream %d failed: %s",
                     stream, cls_cl_status_name(cmd.stream->failed_status));
     goto out;

@@ -78,6 +78,17 @@ CLS_API void cls_driver_failed_range(struct cls_driver *d, struct cls_driver_str
   cls__stream_failed_range(d->ctx, cls__stream_of(s), first, last, status);
 }
 
+CLS_API void cls_driver_failed_parts(struct cls_driver *d, struct cls_driver_stream *const *streams,
+                                     const uint64_t *first, const uint64_t *last, size_t n,
+                                     cl_int status) {
+  if (!n || n > CLS_MAX_STREAMS)
+    return;
+  struct cls__stream *s[CLS_MAX_STREAMS];
+  for (size_t i = 0; i < n; i++)
+    s[i] = cls__stream_of(streams[i]);
+  cls__stream_failed_parts(d->ctx, s, first, last, n, status);
+}
+
 struct poll_arg {
   struct cls_driver *d;
   struct cls_driver_stream *s;

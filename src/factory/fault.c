@@ -296,8 +296,11 @@ cl_int cls__fault_alloc(struct cls__fault_config *cfg, int stream) {
 
 /* A command doomed to fail at completion, or a real failure of the inner
  * stream waiting with them: commands first..last, one of which failed
- * (ranged attribution; first == last == seq otherwise).  A doomed command's
- * range is known once the inner stream reports it finished. */
+ * (ranged attribution; first == last == seq otherwise).  Ranged, a doomed
+ * command's range is what a poisoned queue's events would tell (F8a): it
+ * starts after the last command whose completion the inner stream proves
+ * (its event, or a blocking call that returned) and ends at the first
+ * such command from it on (last 0 until that one is enqueued). */
 struct doomed {
   uint64_t seq;
   cl_int status;
@@ -320,6 +323,10 @@ struct fault_stream {
   uint64_t waits;        /* cfg->waits when it last released its holds */
   cl_int lost;           /* a "lost" fault fired here: every command fails */
   bool ranged;           /* the backend asked for ranged attribution */
+  /* Ranged: the newest command handed to the inner stream, the newest one
+   * with an event there (or finished: a blocking call), and the inner
+   * stream's event count when last looked at. */
+  uint64_t newest, evented, events;
 };
 
 static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_int st) {
@@ -365,6 +372,24 @@ static cl_int fs_flush(void *stream) {
   return fs->inner->flush(fs->s);
 }
 
+/* Ranged: whether the inner stream made an event since the last look (or
+ * `done`: a blocking call returned); then command `upto` has one, and the
+ * doomed commands up to it that waited for one end their range there. */
+static void note_events(struct fault_stream *fs, uint64_t upto, bool done) {
+  if (!fs->ranged)
+    return;
+  uint64_t (*count)(void *) = cls__factory_events(fs->inner);
+  uint64_t n = count ? count(fs->s) : fs->events;
+  if (n == fs->events && !done)
+    return;
+  fs->events = n;
+  if (upto > fs->evented)
+    fs->evented = upto;
+  for (size_t j = 0; j < fs->ndoomed; j++)
+    if (!fs->doomed[j].last && fs->doomed[j].seq <= upto)
+      fs->doomed[j].last = upto;
+}
+
 static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
   struct fault_stream *fs = stream;
   if (fs->inner->alloc)
@@ -390,17 +415,27 @@ cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_
   cl_int st = fires(fs->cfg, W_ENQUEUE, op, kernel, logical, NULL);
   if (st != CL_SUCCESS)
     return st;
+  /* Ranged: what is proven finished before this command (F8a). */
+  uint64_t proven = fs->evented > fs->completed ? fs->evented : fs->completed;
   cl_int rc = cls__enqueue_plain(fs->inner, fs->s, kind, k, x, seq, nwait, wait);
   if (rc != CL_SUCCESS)
     return rc;
+  fs->newest = seq;
+  note_events(fs, seq, x && x->blocking && (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ));
   /* A blocking download waited for what it read, on any stream: the
    * failures held there are found by the poll that follows it. */
   if (kind == CLS__CMD_READ && x->blocking)
     fs->cfg->waits++;
   uint64_t hold = 0;
   st = fires(fs->cfg, W_COMPLETE, op, kernel, logical, &hold);
-  if (st != CL_SUCCESS && push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, seq, st))
-    fs->doomed[fs->ndoomed - 1].hold = hold;
+  if (st != CL_SUCCESS && push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, seq, st)) {
+    struct doomed *d = &fs->doomed[fs->ndoomed - 1];
+    d->hold = hold;
+    if (fs->ranged) {
+      d->first = proven + 1;
+      d->last = fs->evented >= seq ? seq : 0;
+    }
+  }
   return CL_SUCCESS;
 }
 
@@ -445,14 +480,18 @@ static cl_int fs_fill(void *stream, cl_mem dst, size_t off, size_t size, const v
 
 static cl_int fs_marker(void *stream, cl_event *out) {
   struct fault_stream *fs = stream;
-  return fs->inner->marker(fs->s, out);
+  cl_int rc = fs->inner->marker(fs->s, out);
+  note_events(fs, fs->newest, false); /* ranged: a marker may stand for the newest */
+  return rc;
 }
 
 /* Lent on from the wrapped factory, when it lends (version 2 or later). */
 static cl_event fs_last_event(void *stream) {
   struct fault_stream *fs = stream;
   cl_event (*lend)(void *) = cls__factory_last_event(fs->inner);
-  return lend ? lend(fs->s) : NULL;
+  cl_event ev = lend ? lend(fs->s) : NULL;
+  note_events(fs, fs->newest, false); /* ranged: a marker may stand for the newest */
+  return ev;
 }
 
 static void collect_range(void *arg, uint64_t first, uint64_t last, cl_int status) {
@@ -471,18 +510,15 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
   struct fault_stream *fs = stream;
   fs->nfound = 0;
   cl_int rc = cls__poll_ranges(fs->inner, fs->s, wait, collect_range, fs, completed);
+  note_events(fs, fs->newest, false); /* a waiting poll marks the newest command */
   /* Ranged: a doomed command the inner stream now reports finished failed
-   * somewhere after what was known finished before this poll, as an event
-   * of a poisoned queue would tell it. */
-  uint64_t before = fs->completed;
+   * in the range set at its enqueue; one whose range end no event showed
+   * ends at what the inner stream reports finished. */
   if (*completed > fs->completed)
     fs->completed = *completed;
   for (size_t j = 0; fs->ranged && j < fs->ndoomed && fs->doomed[j].seq <= fs->completed; j++)
-    if (fs->doomed[j].first == fs->doomed[j].seq && fs->doomed[j].last == fs->doomed[j].seq &&
-        fs->doomed[j].seq > before) {
-      fs->doomed[j].first = before + 1;
+    if (!fs->doomed[j].last)
       fs->doomed[j].last = fs->completed;
-    }
   *completed = fs->completed;
   /* hold=N: a finished doomed command still held counts one more poll,
    * and nothing from its range on is reported finished (else the log

@@ -248,7 +248,26 @@ static size_t find(cls_context *ctx, int stream, uint64_t seq) {
   return find_in(ctx, stream, seq, seq);
 }
 
-static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t last);
+/* Whether e is a logged command of one of parts[0..n). */
+static bool logged_in_parts(const struct cls__log_entry *e, const struct cls__range_part *parts,
+                            size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (logged_in(e, parts[i].stream, parts[i].first, parts[i].last))
+      return true;
+  return false;
+}
+
+/* The log position of the oldest logged command of parts[0..n); the log's
+ * length when there is none. */
+static size_t find_in_parts(cls_context *ctx, const struct cls__range_part *parts, size_t n) {
+  size_t k = 0;
+  while (k < ctx->inflight_len && !logged_in_parts(at(ctx, k), parts, n))
+    k++;
+  return k;
+}
+
+static void replay(cls_context *ctx, size_t k, struct cls__failure *f,
+                   const struct cls__range_part *parts, size_t n);
 
 /* Skip chains under F8 moves.  A chain is kept in write-stamp order and
  * run-length encoded as if every failure had been known at the enqueue:
@@ -430,7 +449,7 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_
                                    cls_cl_status_name(cl_status), quirk);
   if (!f)
     return;
-  replay(ctx, k, f, seq);
+  replay(ctx, k, f, &(struct cls__range_part){stream, seq, seq}, 1);
   cls__failure_unref(f);
 }
 
@@ -454,7 +473,7 @@ struct cls__failure *cls__inflight_failed_as(cls_context *ctx, int stream, uint6
   struct cls__failure *f = cls__failure_mint(ctx, status, 0, root->op, launch ? root->kernel : "",
                                              stream, root->position, true, "%s", detail);
   if (f)
-    replay(ctx, k, f, seq);
+    replay(ctx, k, f, &(struct cls__range_part){stream, seq, seq}, 1);
   return f;
 }
 
@@ -475,18 +494,18 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
   return true;
 }
 
-/* Failure f of the command at log position k -- or, ranged (F8a), of one
- * of its stream's logged commands from it to seq `last`: their write sets
- * and what ran on them take f, as if f had been known at k's enqueue. */
-static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t last) {
+/* Failure f of one of the logged commands of parts[0..n) (one command
+ * exactly; ranged, F8a, any of a range, on a queue streams share any of
+ * each stream's part), the oldest at log position k: their write sets and
+ * what ran on them take f, as if f had been known at k's enqueue. */
+static void replay(cls_context *ctx, size_t k, struct cls__failure *f,
+                   const struct cls__range_part *parts, size_t nparts) {
   struct cls__log_entry *root = at(ctx, k);
-  int rs = root->stream;
-  uint64_t first = root->seq;
   if (ctx->trace)
     cls__trace_failure(ctx->trace, "failure", root->stream,
                        strcmp(root->op, "launch") == 0 ? root->kernel : root->op, root->position,
                        f->message);
-  if (root->cause && last == first) {
+  if (root->cause && nparts == 1 && parts[0].last == root->seq) {
     /* It ran on the output of a failure found before this one: had that
      * been known at its enqueue it would have been skipped, so its outputs
      * keep that failure (logged above, this one taints nothing). */
@@ -501,7 +520,7 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t 
   size_t n = 0;
   for (size_t i = k; i < ctx->inflight_len; i++) {
     struct cls__log_entry *e = at(ctx, i);
-    if (logged_in(e, rs, first, last) && !e->cause) {
+    if (logged_in_parts(e, parts, nparts) && !e->cause) {
       /* A root (of a range, any of them may be it).  One that ran on the
        * output of a failure found before this one is handled as any later
        * command below: it keeps that failure unless f reaches it first. */
@@ -558,71 +577,103 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f, uint64_t 
   }
 }
 
-/* F8a: one of commands first..last of `stream` failed (a poisoned queue's
- * event said so, not which).  One record for the range, naming it, its
- * kernels and how to pin it; every write of the range takes it. */
-void cls__inflight_failed_range(cls_context *ctx, int stream, uint64_t first, uint64_t last,
+/* What a range holds: commands, launches, and its kernels by count. */
+struct range_names {
+  struct { const char *name; unsigned n; } names[3];
+  unsigned ncmd, nlaunch, more;
+};
+
+static void count_name(struct range_names *rn, const struct cls__log_entry *e) {
+  rn->ncmd++;
+  bool launch = strcmp(e->op, "launch") == 0;
+  rn->nlaunch += launch;
+  const char *name = launch ? e->kernel : e->op;
+  size_t j = 0;
+  while (j < 3 && rn->names[j].name && strcmp(rn->names[j].name, name) != 0)
+    j++;
+  if (j == 3) {
+    rn->more++;
+  } else {
+    rn->names[j].name = name;
+    rn->names[j].n++;
+  }
+}
+
+/* F8a: one of the commands of parts[0..n) failed (a poisoned queue's event
+ * said so, not which): a stream's range, or on a queue streams share each
+ * stream's part of the queue's range.  One record for the failure, naming
+ * its parts, its kernels and how to pin it, logged once (F9); every write
+ * of every part takes it. */
+void cls__inflight_failed_parts(cls_context *ctx, const struct cls__range_part *parts, size_t n,
                                 cl_int cl_status, const char *prefix) {
-  size_t k = find_in(ctx, stream, first, last);
+  size_t k = find_in_parts(ctx, parts, n);
   if (k == ctx->inflight_len)
     return; /* nothing of it is logged (a blocking read checks its own status) */
   poll_earlier(ctx, k);
-  k = find_in(ctx, stream, first, last); /* a poll may have pruned the log's head */
+  k = find_in_parts(ctx, parts, n); /* a poll may have pruned the log's head */
   if (k == ctx->inflight_len)
     return;
-  /* What the range holds: commands, launches, and its kernels by count. */
-  struct { const char *name; unsigned n; } names[3] = {{0}};
-  unsigned ncmd = 0, nlaunch = 0, more = 0;
-  uint64_t p0 = at(ctx, k)->position, p1 = p0;
-  for (size_t i = k; i < ctx->inflight_len; i++) {
-    const struct cls__log_entry *e = at(ctx, i);
-    if (!logged_in(e, stream, first, last))
-      continue;
-    ncmd++;
-    p1 = e->position;
-    bool launch = strcmp(e->op, "launch") == 0;
-    nlaunch += launch;
-    const char *name = launch ? e->kernel : e->op;
-    size_t j = 0;
-    while (j < 3 && names[j].name && strcmp(names[j].name, name) != 0)
-      j++;
-    if (j == 3)
-      more++;
-    else {
-      names[j].name = name;
-      names[j].n++;
+  struct range_names rn = {0};
+  /* Each part's logged positions (parts with none logged are left out). */
+  char span[160] = "";
+  size_t used = 0, nlogged = 0;
+  for (size_t p = 0; p < n; p++) {
+    unsigned cnt = 0;
+    uint64_t p0 = 0, p1 = 0;
+    for (size_t i = k; i < ctx->inflight_len; i++) {
+      const struct cls__log_entry *e = at(ctx, i);
+      if (!logged_in(e, parts[p].stream, parts[p].first, parts[p].last))
+        continue;
+      if (!cnt++)
+        p0 = e->position;
+      p1 = e->position;
+      count_name(&rn, e);
     }
+    if (!cnt || used >= sizeof span)
+      continue;
+    /* "positions 2-5 on stream 0, 3 on stream 1" */
+    const char *word = nlogged++ ? ", " : p0 == p1 ? "position " : "positions ";
+    if (p0 == p1)
+      used += (size_t)snprintf(span + used, sizeof span - used, "%s%llu on stream %d", word,
+                               (unsigned long long)p0, parts[p].stream);
+    else
+      used += (size_t)snprintf(span + used, sizeof span - used, "%s%llu-%llu on stream %d", word,
+                               (unsigned long long)p0, (unsigned long long)p1, parts[p].stream);
   }
   char list[96] = "";
-  size_t used = 0;
-  for (size_t j = 0; j < 3 && names[j].name && used < sizeof list; j++)
+  used = 0;
+  for (size_t j = 0; j < 3 && rn.names[j].name && used < sizeof list; j++)
     used += (size_t)snprintf(list + used, sizeof list - used, "%s%s x%u", j ? ", " : "",
-                             names[j].name, names[j].n);
-  if (more && used < sizeof list)
-    snprintf(list + used, sizeof list - used, ", %u more", more);
-  /* One command: this stream's part of a range of a queue streams share. */
-  char what[64], span[192];
-  if (ncmd == 1) {
+                             rn.names[j].name, rn.names[j].n);
+  if (rn.more && used < sizeof list)
+    snprintf(list + used, sizeof list - used, ", %u more", rn.more);
+  const char *kinds = rn.nlaunch == rn.ncmd ? "launches" : "commands";
+  char what[80];
+  if (nlogged > 1)
+    snprintf(what, sizeof what, "one of %u %s on a shared queue failed", rn.ncmd, kinds);
+  else if (rn.ncmd == 1) /* this stream's part of a queue's range: one command */
     snprintf(what, sizeof what, "one of the commands of a queue streams share failed");
-    snprintf(span, sizeof span, "position %llu on stream %d (%s) is this stream's part",
-             (unsigned long long)p0, stream, list);
-  } else {
-    snprintf(what, sizeof what, "one of %u %s failed", ncmd,
-             nlaunch == ncmd ? "launches" : "commands");
-    snprintf(span, sizeof span, "positions %llu-%llu on stream %d (%s)", (unsigned long long)p0,
-             (unsigned long long)p1, stream, list);
-  }
+  else
+    snprintf(what, sizeof what, "one of %u %s failed", rn.ncmd, kinds);
   const struct cls__log_entry *root = at(ctx, k);
   struct cls__failure *f = cls__failure_mint(
-      ctx, nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status, nlaunch == ncmd ? "launch" : "range",
-      ncmd == 1 && nlaunch ? root->kernel : "", stream, root->position, true,
-      "%s%s after its enqueue with %s, %s; rerun with CLS_PRECISE=1 to pin it",
-      prefix ? prefix : "", what, cls_cl_status_name(cl_status), span);
+      ctx, rn.nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status,
+      rn.nlaunch == rn.ncmd ? "launch" : "range", rn.ncmd == 1 && rn.nlaunch ? root->kernel : "",
+      root->stream, root->position, true,
+      "%s%s after its enqueue with %s, %s (%s)%s; rerun with CLS_PRECISE=1 to pin it",
+      prefix ? prefix : "", what, cls_cl_status_name(cl_status), span, list,
+      nlogged == 1 && rn.ncmd == 1 ? " is this stream's part" : "");
   if (!f)
     return;
   f->ranged = true;
-  replay(ctx, k, f, last);
+  replay(ctx, k, f, parts, n);
   cls__failure_unref(f);
+}
+
+void cls__inflight_failed_range(cls_context *ctx, int stream, uint64_t first, uint64_t last,
+                                cl_int cl_status, const char *prefix) {
+  cls__inflight_failed_parts(ctx, &(struct cls__range_part){stream, first, last}, 1, cl_status,
+                             prefix);
 }
 
 void cls__inflight_settle(cls_context *ctx, const cls_buffer *handles, size_t n) {

@@ -149,9 +149,23 @@ void cls__inflight_failed(cls_context *ctx, int stream, uint64_t seq,
  * attribution); `prefix` (or NULL) opens the record's message. */
 void cls__inflight_failed_range(cls_context *ctx, int stream, uint64_t first, uint64_t last,
                                 cl_int cl_status, const char *prefix);
-/* For drivers: the same as cls__stream_failed for a range. */
+/* A stream's part of a range: its commands first..last. */
+struct cls__range_part {
+  int stream;
+  uint64_t first, last;
+};
+/* The same for one failure whose range holds commands of several streams
+ * (a queue they share), parts[i] each stream's part: one record for all. */
+void cls__inflight_failed_parts(cls_context *ctx, const struct cls__range_part *parts, size_t n,
+                                cl_int cl_status, const char *prefix);
+/* For drivers: the same as cls__stream_failed for a range, and for the
+ * parts of one failure on several streams (streams[i]'s commands
+ * first[i]..last[i]). */
 void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t first,
                               uint64_t last, cl_int status);
+void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *streams,
+                              const uint64_t *first, const uint64_t *last, size_t n,
+                              cl_int status);
 void cls__inflight_fini(cls_context *ctx);
 /* The write stamp of the oldest logged command (the log is not empty): a
  * buffer written at or after it has its last write in the log. */

@@ -40,24 +40,39 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
   s->failed_seq = seq;
   s->failed_first = seq;
   s->failed_status = status;
+  s->failed_ranged = false;
   if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status))
     lost(ctx, s, seq, status, deferred);
   else
     cls__inflight_failed(ctx, s->id, seq, status, deferred);
 }
 
+void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *streams,
+                              const uint64_t *first, const uint64_t *last, size_t n,
+                              cl_int status) {
+  struct cls__range_part parts[CLS_MAX_STREAMS];
+  char lost_as[80] = "";
+  size_t m = 0;
+  for (size_t i = 0; i < n && m < CLS_MAX_STREAMS; i++) {
+    struct cls__stream *s = streams[i];
+    s->failed_seq = last[i];
+    s->failed_first = first[i];
+    s->failed_status = status;
+    s->failed_ranged = true;
+    parts[m++] = (struct cls__range_part){s->id, first[i], last[i]};
+    if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status)) {
+      if (!lost_as[0])
+        snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu: ", s->id,
+                 (unsigned long long)s->generation);
+      ctx->lost_mask |= 1ull << s->id;
+    }
+  }
+  cls__inflight_failed_parts(ctx, parts, m, status, lost_as);
+}
+
 void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t first,
                               uint64_t last, cl_int status) {
-  s->failed_seq = last;
-  s->failed_first = first;
-  s->failed_status = status;
-  char lost_as[80] = "";
-  if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status)) {
-    snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu: ", s->id,
-             (unsigned long long)s->generation);
-    ctx->lost_mask |= 1ull << s->id;
-  }
-  cls__inflight_failed_range(ctx, s->id, first, last, status, lost_as);
+  cls__stream_failed_parts(ctx, &s, &first, &last, 1, status);
 }
 
 /* The wait ran out: the oldest command of s still unfinished takes a

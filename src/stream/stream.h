@@ -35,6 +35,8 @@ struct cls__stream {
   uint64_t failed_first;   /* the first of its range (ranged attribution),
                               else failed_seq */
   cl_int failed_status;
+  bool failed_ranged;      /* that failure is a range's (F8a): even a range
+                              of one command is not known to be it */
   /* synced[t]: highest seq of stream t this stream is ordered after;
    * bit t of synced_mask is set once synced[t] is. */
   uint64_t synced[CLS_MAX_STREAMS];
