@@ -291,7 +291,7 @@ START_TEST(mpi_error_is_a_failure_on_the_receiving_buffer) {
   cls_buffer a = alloc(&e, 0);
   EXPECT_EQ(fill(&e, 0, a, 3), CLS_OK);
   EXPECT_EQ(cls_mpi_recv(e.m, 0, a, 0, N * sizeof(int), size_ + 3, 9), CLS_EMPI);
-  EXPECT_IN(cls_last_error_detail(), "MPI_Irecv");
+  EXPECT_IN(cls_last_error_detail(), "MPI_ERR_RANK");
   int host[N];
   cls_report *r = NULL;
   EXPECT_EQ(cls_download(e.ctx, 0, a, 0, host, sizeof host, &r), CLS_ETAINTED);
@@ -299,7 +299,7 @@ START_TEST(mpi_error_is_a_failure_on_the_receiving_buffer) {
   EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
   EXPECT_EQ(fi.status, CLS_EMPI);
   EXPECT_STR(fi.operation, "receive");
-  EXPECT_IN(fi.message, "MPI_Irecv");
+  EXPECT_IN(fi.message, "MPI_ERR_RANK");
   cls_report_free(r);
   EXPECT_EQ(fill(&e, 0, a, 3), CLS_OK);
   EXPECT_EQ(cls_mpi_send(e.m, 0, a, 0, N * sizeof(int), size_ + 3, 9), CLS_EMPI);
@@ -388,6 +388,52 @@ START_TEST(nonblocking_exchange_in_both_directions) {
 }
 END_TEST
 
+/* A message larger than the receive asked for is refused with CLS_EMPI
+ * naming both sizes, on the receiving buffer, and is consumed: the next
+ * message with that tag is received as sent. */
+START_TEST(larger_message_than_the_receive_is_refused_naming_both_sizes) {
+  struct env e;
+  setup(&e, _i, NULL);
+  cls_buffer big, a = alloc(&e, 0), p = alloc(&e, 1), q = alloc(&e, 1);
+  EXPECT_EQ(cls_alloc(e.ctx, 0, 8192, &big), CLS_OK);
+  EXPECT_EQ(fill(&e, 0, a, 5), CLS_OK);
+  if (rank_ == 0) {
+    int host[2048];
+    for (int i = 0; i < 2048; i++)
+      host[i] = i;
+    EXPECT_EQ(cls_upload(e.ctx, 0, big, 0, host, sizeof host), CLS_OK);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, big, 0, 8192, 1, 13), CLS_OK);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, a, 0, 256, 1, 13), CLS_OK);
+  } else if (rank_ == 1) {
+    /* a kernel in flight on another stream while the message arrives */
+    size_t g = N;
+    int iters = 20000;
+    EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+    cls_arg sb[] = {CLS_IN(p), CLS_OUT(q), CLS_SCALAR(iters)};
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sb), CLS_OK);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, a, 0, 256, 0, 13), CLS_EMPI);
+    EXPECT_IN(cls_last_error_detail(), "sent 8192 bytes");
+    EXPECT_IN(cls_last_error_detail(), "256");
+    int host[N];
+    cls_report *r = NULL;
+    EXPECT_EQ(cls_download(e.ctx, 0, a, 0, host, sizeof host, &r), CLS_ETAINTED);
+    struct cls_failure_info fi = {0};
+    EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
+    EXPECT_EQ(fi.status, CLS_EMPI);
+    EXPECT_IN(fi.message, "8192");
+    cls_report_free(r);
+    /* the refused message was consumed: the next one is received */
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, a, 0, 256, 0, 13), CLS_OK);
+    EXPECT_EQ(cls_download(e.ctx, 0, a, 0, host, 256, NULL), CLS_OK);
+    for (int i = 0; i < 64; i++)
+      EXPECT_EQ(host[i], 5 + i);
+    EXPECT_EQ(cls_download(e.ctx, 1, q, 0, host, sizeof host, NULL), CLS_OK);
+    EXPECT_EQ(host[3], 1 + 3 + 7);
+  }
+  teardown(&e);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   /* Records are compared field by field across ranks: exact attribution
    * (F8a's ranged mode is tests/test-ranged.c's). */
@@ -422,6 +468,8 @@ int main(int argc, char **argv) {
   tcase_add_loop_test(tc, mismatched_or_refused_send_fails_the_receive, 0, nsettings);
   tcase_add_loop_test(tc, bad_arguments_are_refused, 0, nsettings);
   tcase_add_loop_test(tc, nonblocking_exchange_in_both_directions, 0, nsettings);
+  tcase_add_loop_test(tc, larger_message_than_the_receive_is_refused_naming_both_sizes, 0,
+                      nsettings);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
