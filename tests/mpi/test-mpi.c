@@ -388,6 +388,53 @@ START_TEST(nonblocking_exchange_in_both_directions) {
 }
 END_TEST
 
+/* Skip-chain entries of different ranks never merge: rank 0's launch of
+ * 'blur' fails and the next one is skipped, then rank 0 sends; rank 1,
+ * with an unrelated kernel in flight on another stream (the F8 path of a
+ * skip), receives and skips its own launch of 'blur' on stream 0.  The
+ * chain has two entries, one per rank, one launch each. */
+START_TEST(skip_entries_of_different_ranks_never_merge) {
+  struct env e;
+  setup(&e, _i, "enqueue:kernel=blur,nth=1,rank=0");
+  cls_buffer a = alloc(&e, 0), b = alloc(&e, 0), c = alloc(&e, 0), p = alloc(&e, 1),
+             q = alloc(&e, 1);
+  if (rank_ == 0) {
+    EXPECT_EQ(fill(&e, 0, a, 1), CLS_OK);
+    int rc = blur(&e, 0, a, b);
+    EXPECT(rc == CLS_ELAUNCH || rc == CLS_OK);
+    rc = blur(&e, 0, b, c);
+    EXPECT(rc == CLS_ESKIPPED || rc == CLS_OK);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, c, 0, N * sizeof(int), 1, 14), CLS_ETAINTED);
+  } else if (rank_ == 1) {
+    size_t g = N;
+    int iters = 20000;
+    EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+    cls_arg sa[] = {CLS_IN(p), CLS_OUT(q), CLS_SCALAR(iters)};
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sa), CLS_OK);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, a, 0, N * sizeof(int), 0, 14), CLS_ETAINTED);
+    EXPECT_EQ(blur(&e, 0, a, b), CLS_ESKIPPED);
+    struct cls_failure_info fi = {0};
+    cls_report *r = tainted_from(&e, b, 0, &fi);
+    EXPECT_EQ(fi.skipped, 2);
+    EXPECT_EQ(fi.nskips, 2);
+    struct cls_skip_info si = {0};
+    EXPECT_EQ(cls_report_skip(r, 0, 0, &si), CLS_OK);
+    EXPECT_EQ(si.count, 1);
+    EXPECT_EQ(si.position, 3);
+    EXPECT_EQ(cls_report_skip(r, 0, 1, &si), CLS_OK);
+    EXPECT_EQ(si.count, 1);
+    EXPECT_EQ(si.stream, 0);
+    EXPECT_EQ(si.position, 2); /* the receive took position 1 here */
+    const char *text = cls_report_text(r);
+    EXPECT_IN(text, "1. skipped: 'blur' on rank 0 stream 0 at position 3\n");
+    EXPECT_IN(text, "2. skipped: 'blur' on stream 0 at position 2\n");
+    cls_report_free(r);
+    EXPECT_EQ(cls_download(e.ctx, 1, q, 0, (int[N]){0}, N * sizeof(int), NULL), CLS_OK);
+  }
+  teardown(&e);
+}
+END_TEST
+
 /* A message larger than the receive asked for is refused with CLS_EMPI
  * naming both sizes, on the receiving buffer, and is consumed: the next
  * message with that tag is received as sent. */
@@ -468,6 +515,7 @@ int main(int argc, char **argv) {
   tcase_add_loop_test(tc, mismatched_or_refused_send_fails_the_receive, 0, nsettings);
   tcase_add_loop_test(tc, bad_arguments_are_refused, 0, nsettings);
   tcase_add_loop_test(tc, nonblocking_exchange_in_both_directions, 0, nsettings);
+  tcase_add_loop_test(tc, skip_entries_of_different_ranks_never_merge, 0, nsettings);
   tcase_add_loop_test(tc, larger_message_than_the_receive_is_refused_naming_both_sizes, 0,
                       nsettings);
   suite_add_tcase(s, tc);
