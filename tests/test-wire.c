@@ -71,16 +71,33 @@ START_TEST(F2_record_round_trip_names_the_rank_and_chain) {
   ck_assert_msg(strstr(text, "skipped: 'blur' on stream 1") != NULL, "%s", text);
   cls_report_free(rep);
 
-  /* Passed on: the root keeps its rank; the chain says where it grew. */
+  /* Passed on (to a third "rank"): the root keeps its rank; the chain
+   * says where it grew. */
+  cls_context *c = ct_context();
+  CT_OK(cls_wire_set_rank(c, 0));
   CT_ERR(cls_wire_read(b, 1, s, 0, bytes, sizeof bytes, record, &len), CLS_ETAINTED);
-  cls_buffer t = ct_alloc(a, 1, N * sizeof(int));
-  CT_ERR(cls_wire_taint(a, 1, t, record, len), CLS_ETAINTED);
-  CT_ERR(cls_download(a, 1, t, 0, host, sizeof host, &rep), CLS_ETAINTED);
+  cls_buffer t = ct_alloc(c, 1, N * sizeof(int));
+  CT_ERR(cls_wire_taint(c, 1, t, record, len), CLS_ETAINTED);
+  CT_ERR(cls_download(c, 1, t, 0, host, sizeof host, &rep), CLS_ETAINTED);
   text = cls_report_text(rep);
   ck_assert_msg(strstr(text, "on rank 3: CLS_ELAUNCH") != NULL, "%s", text);
   ck_assert_msg(strstr(text, "skipped: 'blur' on rank 1 stream 1") != NULL, "%s", text);
   CT_OK(cls_report_failure_rank(rep, 0, &rank) == 1 ? CLS_OK : CLS_EINVAL);
   ck_assert_int_eq(rank, 3);
+  cls_report_free(rep);
+  cls_context_destroy(c);
+
+  /* Back where it happened: it is that rank's own failure (one identity),
+   * named once with y's, its chain grown by rank 1's skip. */
+  t = ct_alloc(a, 1, N * sizeof(int));
+  CT_ERR(cls_wire_taint(a, 1, t, record, len), CLS_ETAINTED);
+  cls_buffer both[2] = {t, y};
+  CT_ERR(cls_check(a, 2, both, &rep), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(rep), 1);
+  text = cls_report_text(rep);
+  ck_assert_msg(strstr(text, "failure 1: CLS_ELAUNCH") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "skipped: 'blur' on rank 1 stream 1") != NULL, "%s", text);
+  ck_assert_int_eq(cls_report_failure_rank(rep, 0, &rank), 0);
   cls_report_free(rep);
   cls_context_destroy(a);
   cls_context_destroy(b);
@@ -331,6 +348,71 @@ START_TEST(F12_randomly_forged_wire_records_are_refused_or_in_range) {
 }
 END_TEST
 
+static void count_lines(void *user, int level, const char *message) {
+  (void)level;
+  if (strstr(message, "on rank 3: CLS_ELAUNCH"))
+    ++*(int *)user;
+}
+
+/* One failure, however many copies of its record arrive: two buffers that
+ * took a copy each are checked together and name it once; it is logged
+ * once, also when a copy arrives after every earlier one was overwritten;
+ * a copy whose chain grew adds the new entries to the record. */
+START_TEST(F9_copies_of_one_failure_are_one_failure_logged_once) {
+  cls_context *a = ct_context_with("enqueue:kernel=blur,nth=1", NULL, NULL), *b = ct_context();
+  CT_OK(cls_wire_set_rank(a, 3));
+  CT_OK(cls_wire_set_rank(b, 1));
+  int lines = 0;
+  CT_OK(cls_set_logger(b, CLS_LOG_ERRORS, count_lines, &lines));
+  struct cls__wire_record first, grown;
+  size_t len1 = 0, len2 = 0;
+  cls_kernel *k = ct_kernel(a, src, "blur");
+  cls_buffer x = ct_alloc(a, 0, N * sizeof(int)), y = ct_alloc(a, 0, N * sizeof(int)),
+             z = ct_alloc(a, 0, N * sizeof(int));
+  int host[N] = {0};
+  ct_upload_ints(a, 0, x, host, N);
+  blur(a, 0, k, x, y, CLS_ELAUNCH);
+  CT_ERR(cls_wire_read(a, 0, y, 0, host, sizeof host, &first, &len1), CLS_ETAINTED);
+  size_t g = N;
+  cls_arg args[] = {CLS_IN(y), CLS_OUT(z)};
+  int rc = cls_launch(a, 0, k, 1, &g, NULL, 2, args);
+  ck_assert_msg(rc == CLS_ESKIPPED || rc == CLS_OK, "%s", cls_err_name(rc));
+  CT_ERR(cls_wire_read(a, 0, z, 0, host, sizeof host, &grown, &len2), CLS_ETAINTED);
+  ck_assert_uint_eq(grown.nskips, 1);
+
+  cls_buffer p = ct_alloc(b, 0, N * sizeof(int)), q = ct_alloc(b, 1, N * sizeof(int));
+  CT_ERR(cls_wire_taint(b, 0, p, &first, len1), CLS_ETAINTED);
+  CT_ERR(cls_wire_taint(b, 1, q, &first, len1), CLS_ETAINTED);
+  cls_buffer both[2] = {p, q};
+  cls_report *rep = NULL;
+  CT_ERR(cls_check(b, 2, both, &rep), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(rep), 1);
+  cls_report_free(rep);
+  ck_assert_int_eq(lines, 1);
+
+  /* the grown copy: its chain joins the record both buffers hold */
+  CT_ERR(cls_wire_taint(b, 1, q, &grown, len2), CLS_ETAINTED);
+  CT_ERR(cls_check(b, 2, both, &rep), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(rep), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(rep, 0, &fi));
+  ck_assert_uint_eq(fi.skipped, 1);
+  ck_assert_uint_eq(fi.nskips, 1);
+  cls_report_free(rep);
+  ck_assert_int_eq(lines, 1);
+
+  /* overwritten everywhere, then another copy: the same failure, not
+   * logged again */
+  ct_upload_ints(b, 0, p, host, N);
+  ct_upload_ints(b, 1, q, host, N);
+  CT_OK(cls_check(b, 2, both, NULL));
+  CT_ERR(cls_wire_taint(b, 0, p, &first, len1), CLS_ETAINTED);
+  ck_assert_int_eq(lines, 1);
+  cls_context_destroy(a);
+  cls_context_destroy(b);
+}
+END_TEST
+
 /* The fault grammar's rank=R: a fault fires only in the process of that
  * rank, and never where no rank is known. */
 START_TEST(fault_rank_key_fires_on_that_rank_only) {
@@ -398,6 +480,7 @@ int main(void) {
   Suite *s = suite_create("wire");
   CT_ADD(s, F2_record_round_trip_names_the_rank_and_chain);
   CT_ADD(s, clean_refused_and_malformed_transfers);
+  CT_ADD(s, F9_copies_of_one_failure_are_one_failure_logged_once);
   CT_ADD(s, F12_forged_wire_record_fields_are_refused);
   CT_ADD(s, F12_randomly_forged_wire_records_are_refused_or_in_range);
   CT_ADD(s, fault_rank_key_fires_on_that_rank_only);

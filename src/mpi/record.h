@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define CLS__WIRE_MAGIC 0x434c5352u /* "CLSR" */
-#define CLS__WIRE_VERSION 1
+#define CLS__WIRE_VERSION 2
 
 struct cls__wire_skip {
   int32_t kind, stream, origin; /* origin: rank + 1 it ran on, 0: unknown */
@@ -28,6 +28,8 @@ struct cls__wire_record {
                                                 sender knew no rank */
   uint32_t async, pad;
   uint64_t position, skipped, dropped;
+  uint64_t generation; /* of the root's stream: with origin, stream and
+                          position, the failure's identity */
   char operation[16];
   char kernel[CLS__NAME_MAX];
   char message[sizeof ((struct cls__failure *)0)->message];

@@ -49,6 +49,7 @@ static size_t pack_failure(const struct cls__failure *f, int here, struct cls__w
   w->origin = f->origin > 0 ? f->origin : f->origin < 0 ? 0 : here;
   w->async = f->async;
   w->position = f->position;
+  w->generation = f->generation;
   w->skipped = f->skipped;
   w->dropped = f->dropped;
   copy_text(w->operation, sizeof w->operation, f->operation);
@@ -198,6 +199,54 @@ static int unpack(const void *record, size_t len, struct cls__wire_record *w) {
   return CLS_OK;
 }
 
+/* A chain entry's rank + 1, this context's own launches as 0 (a record of
+ * its own that came back holds them so). */
+static int entry_origin(const cls_context *ctx, int origin) {
+  return origin == ctx->origin ? 0 : origin;
+}
+
+/* Another copy of failure `into` arrived as `from`: its chain entries that
+ * `into` lacks join it (at the end: they ran before the receive, after
+ * any launch of `into`'s that a replay may still move), and an entry both
+ * have keeps the larger count, which a chain that grew since the earlier
+ * copy has.  The skip count stays the sum of the entries and the dropped
+ * ones. */
+static void merge_chain(cls_context *ctx, struct cls__failure *into,
+                        const struct cls__failure *from) {
+  for (size_t i = 0; i < from->nskips; i++) {
+    const struct cls__skip *e = &from->skips[i];
+    int origin = entry_origin(ctx, e->origin);
+    struct cls__skip *x = NULL;
+    for (size_t j = 0; j < into->nskips && !x; j++) {
+      struct cls__skip *c = &into->skips[j];
+      if (entry_origin(ctx, c->origin) == origin && c->kind == e->kind &&
+          c->stream == e->stream && c->position == e->position &&
+          strcmp(c->kernel, e->kernel) == 0)
+        x = c;
+    }
+    if (x) {
+      if (e->count > x->count) {
+        into->skipped += e->count - x->count;
+        x->count = e->count;
+      }
+      continue;
+    }
+    into->skipped += e->count;
+    if (into->nskips == CLS__MAX_SKIP_ENTRIES) {
+      into->dropped += e->count;
+      continue;
+    }
+    struct cls__skip *n = &into->skips[into->nskips++];
+    *n = *e;
+    n->key = NULL; /* never extended by a local skip */
+    n->stamp = n->last = ctx->stamp;
+  }
+  if (from->dropped > into->dropped) {
+    into->skipped += from->dropped - into->dropped;
+    into->dropped = from->dropped;
+  }
+}
+
 /* Points dst at f as a write on stream s that ended with it would, taking
  * a position there. */
 static void take(cls_context *ctx, struct cls__stream *s, cls_buffer h, struct cls__slot *slot,
@@ -251,6 +300,7 @@ CLS_API int cls_wire_taint(cls_context *ctx, int stream, cls_buffer dst, const v
   cls__copy_name(f->kernel, w.kernel);
   f->stream = w.stream;
   f->position = w.position;
+  f->generation = w.generation;
   f->async = w.async != 0;
   f->origin = w.origin > 0 ? w.origin : -1;
   snprintf(f->message, sizeof f->message, "%s", w.message);
@@ -267,7 +317,21 @@ CLS_API int cls_wire_taint(cls_context *ctx, int stream, cls_buffer dst, const v
     e->count = w.skips[i].count;
     cls__copy_name(e->kernel, w.skips[i].kernel);
   }
-  cls__failure_adopt(ctx, f);
+  /* One failure, however many copies of it arrive by however many paths:
+   * a copy of one this context has is that record, with what the copy's
+   * chain adds to it; one it logged before is not logged again (F9). */
+  bool seen = false;
+  struct cls__failure *known = cls__failure_known(ctx, f, &seen);
+  if (known) {
+    merge_chain(ctx, known, f);
+    cls__failure_unref(f);
+    f = known;
+    cls__failure_ref(f);
+  } else {
+    f->logged = seen;
+    cls__failure_adopt(ctx, f);
+    cls__failure_seen(ctx, f);
+  }
   take(ctx, s, dst, slot, f);
   cls__failure_unref(f);
   rc = cls__read_report(ctx, "receive", stream, &dst, 1, NULL);

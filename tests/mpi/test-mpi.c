@@ -435,6 +435,86 @@ START_TEST(skip_entries_of_different_ranks_never_merge) {
 }
 END_TEST
 
+/* Log lines that name rank 0's failure (F9: one per process). */
+static void count_root_lines(void *user, int level, const char *message) {
+  (void)level;
+  if (strstr(message, "in launch of 'blur'") && strstr(message, "CLS_ELAUNCH"))
+    ++*(int *)user;
+}
+
+/* A failure has one identity across ranks: rank 0's launch of 'blur'
+ * fails and rank 0 sends its output twice to rank 1 and once to rank 2.
+ * Rank 1 (a kernel in flight on another stream) receives both copies into
+ * two buffers, skips a launch on one, and checks both: one failure, with
+ * its chain, logged once.  With 4 ranks the root also reaches rank 3 by
+ * two paths (rank 1's skip and rank 2's): one failure, whose chain has
+ * both ranks' skips, logged once. */
+START_TEST(one_failure_is_named_once_and_logged_once_however_many_copies_arrive) {
+  struct env e;
+  setup(&e, _i, "enqueue:kernel=blur,nth=1,rank=0");
+  int lines = 0;
+  EXPECT_EQ(cls_set_logger(e.ctx, CLS_LOG_ERRORS, count_root_lines, &lines), CLS_OK);
+  cls_buffer a = alloc(&e, 0), b = alloc(&e, 0), x = alloc(&e, 0), y = alloc(&e, 0),
+             z = alloc(&e, 0), p = alloc(&e, 1), q = alloc(&e, 1);
+  size_t g = N, bytes = N * sizeof(int);
+  int iters = 20000;
+  cls_arg sa[] = {CLS_IN(p), CLS_OUT(q), CLS_SCALAR(iters)};
+  cls_buffer both[2] = {x, y};
+  cls_report *r = NULL;
+  struct cls_failure_info fi = {0};
+  if (rank_ == 0) {
+    EXPECT_EQ(fill(&e, 0, a, 1), CLS_OK);
+    int rc = blur(&e, 0, a, b);
+    EXPECT(rc == CLS_ELAUNCH || rc == CLS_OK);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, b, 0, bytes, 1, 15), CLS_ETAINTED);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, b, 0, bytes, 1, 16), CLS_ETAINTED);
+    if (size_ > 2)
+      EXPECT_EQ(cls_mpi_send(e.m, 0, b, 0, bytes, 2, 15), CLS_ETAINTED);
+  } else if (rank_ == 1) {
+    EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sa), CLS_OK);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, x, 0, bytes, 0, 15), CLS_ETAINTED);
+    EXPECT_EQ(blur(&e, 0, x, z), CLS_ESKIPPED);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, y, 0, bytes, 0, 16), CLS_ETAINTED);
+    EXPECT_EQ(cls_check(e.ctx, 2, both, &r), CLS_ETAINTED);
+    EXPECT_IN(cls_last_error_detail(), ": 1 failure;");
+    EXPECT_EQ(cls_report_failures(r), 1);
+    EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
+    EXPECT_EQ(fi.skipped, 1);
+    EXPECT_IN(cls_report_text(r), "clstream: the read failed: 1 failure\n");
+    cls_report_free(r);
+    EXPECT_EQ(lines, 1);
+    if (size_ > 3)
+      EXPECT_EQ(cls_mpi_send(e.m, 0, z, 0, bytes, 3, 17), CLS_ETAINTED);
+  } else if (rank_ == 2) {
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, x, 0, bytes, 0, 15), CLS_ETAINTED);
+    EXPECT_EQ(blur(&e, 2, x, z), CLS_ESKIPPED);
+    if (size_ > 3)
+      EXPECT_EQ(cls_mpi_send(e.m, 0, z, 0, bytes, 3, 18), CLS_ETAINTED);
+    EXPECT_EQ(lines, 1);
+  } else if (rank_ == 3) {
+    EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sa), CLS_OK);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, x, 0, bytes, 1, 17), CLS_ETAINTED);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, y, 0, bytes, 2, 18), CLS_ETAINTED);
+    EXPECT_EQ(cls_check(e.ctx, 2, both, &r), CLS_ETAINTED);
+    EXPECT_EQ(cls_report_failures(r), 1);
+    EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
+    EXPECT_EQ(fi.skipped, 2);
+    EXPECT_EQ(fi.nskips, 2);
+    const char *text = cls_report_text(r);
+    EXPECT_IN(text, "clstream: the read failed: 1 failure\n");
+    EXPECT_IN(text, "skipped: 'blur' on rank 1 stream 0 at position 2\n");
+    EXPECT_IN(text, "skipped: 'blur' on rank 2 stream 2 at position 1\n");
+    cls_report_free(r);
+    EXPECT_EQ(lines, 1);
+  }
+  if (rank_ == 1 || rank_ == 3)
+    EXPECT_EQ(cls_download(e.ctx, 1, q, 0, (int[N]){0}, bytes, NULL), CLS_OK);
+  teardown(&e);
+}
+END_TEST
+
 /* A message larger than the receive asked for is refused with CLS_EMPI
  * naming both sizes, on the receiving buffer, and is consumed: the next
  * message with that tag is received as sent. */
@@ -516,6 +596,8 @@ int main(int argc, char **argv) {
   tcase_add_loop_test(tc, bad_arguments_are_refused, 0, nsettings);
   tcase_add_loop_test(tc, nonblocking_exchange_in_both_directions, 0, nsettings);
   tcase_add_loop_test(tc, skip_entries_of_different_ranks_never_merge, 0, nsettings);
+  tcase_add_loop_test(tc, one_failure_is_named_once_and_logged_once_however_many_copies_arrive,
+                      0, nsettings);
   tcase_add_loop_test(tc, larger_message_than_the_receive_is_refused_naming_both_sizes, 0,
                       nsettings);
   suite_add_tcase(s, tc);
