@@ -515,6 +515,89 @@ START_TEST(one_failure_is_named_once_and_logged_once_however_many_copies_arrive)
 }
 END_TEST
 
+/* Log lines that name a failure of 'blur'. */
+static void count_blur_lines(void *user, int level, const char *message) {
+  (void)level;
+  if (strstr(message, "CLS_ELAUNCH") && strstr(message, "'blur'"))
+    ++*(int *)user;
+}
+
+/* The issue's ring: a buffer goes around the ranks 6 times, each holder
+ * launching 'blur' on it (with a slow kernel in flight on another stream),
+ * and one launch on one rank fails when it completes.  Every later launch,
+ * on every rank, is skipped; the failure comes back to the rank it happened
+ * on and goes round again.  The last holder's report names the root once,
+ * with every skip in the chain, each on its own rank and position, none
+ * claimed twice; each rank logs the failure once. */
+START_TEST(ring_names_the_root_once_and_every_rank_s_skips_apart) {
+  struct env e;
+  int faulty = size_ > 2 ? 2 : 1;
+  char spec[64];
+  snprintf(spec, sizeof spec, "complete:kernel=blur,nth=3,rank=%d", faulty);
+  setup(&e, _i, spec);
+  int lines = 0;
+  EXPECT_EQ(cls_set_logger(e.ctx, CLS_LOG_ERRORS, count_blur_lines, &lines), CLS_OK);
+  int next = (rank_ + 1) % size_, prev = (rank_ + size_ - 1) % size_;
+  cls_buffer in = alloc(&e, 0), out = alloc(&e, 0), p = alloc(&e, 1), q = alloc(&e, 1);
+  size_t g = N, bytes = N * sizeof(int);
+  int iters = 2000, hops = 6 * size_, failing = faulty + 2 * size_;
+  cls_arg sa[] = {CLS_IN(p), CLS_OUT(q), CLS_SCALAR(iters)};
+  EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+  if (rank_ == 0)
+    EXPECT_EQ(fill(&e, 0, in, 0), CLS_OK);
+  for (int hop = 0; hop < hops; hop++) {
+    if (hop % size_ != rank_)
+      continue;
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sa), CLS_OK);
+    if (hop > 0) {
+      int rc = cls_mpi_recv(e.m, 0, in, 0, bytes, prev, 20);
+      EXPECT_EQ(rc, hop > failing ? CLS_ETAINTED : CLS_OK);
+    }
+    int rc = blur(&e, 0, in, out);
+    EXPECT_EQ(rc, hop > failing ? CLS_ESKIPPED : CLS_OK);
+    if (hop + 1 < hops) {
+      rc = cls_mpi_send(e.m, 0, out, 0, bytes, next, 20);
+      EXPECT_EQ(rc, hop >= failing ? CLS_ETAINTED : CLS_OK);
+    }
+  }
+  EXPECT_EQ(lines, 1);
+  cls_report *r = NULL;
+  EXPECT_EQ(cls_check(e.ctx, 1, &out, &r), CLS_ETAINTED);
+  EXPECT_EQ(cls_report_failures(r), 1);
+  struct cls_failure_info fi = {0};
+  EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
+  int rank = -2;
+  cls_report_failure_rank(r, 0, &rank);
+  EXPECT_EQ(rank, rank_ == faulty ? -1 : faulty);
+  const char *text = cls_report_text(r);
+  if (rank_ == (hops - 1) % size_) { /* the last holder: every skip */
+    EXPECT_EQ(fi.skipped, hops - 1 - failing);
+    EXPECT_EQ(fi.nskips, hops - 1 - failing);
+  }
+  /* No launch is claimed twice: every entry names another (rank, position). */
+  char seen[64][64];
+  int nseen = 0;
+  for (const char *l = strstr(text, "skipped: "); l; l = strstr(l + 1, "skipped: ")) {
+    int rk = rank_, st = -1;
+    unsigned long long pos = 0, count = 1;
+    if (sscanf(l, "skipped: 'blur' on rank %d stream %d at position %llu (x%llu", &rk, &st, &pos,
+               &count) < 3 &&
+        sscanf(l, "skipped: 'blur' on stream %d at position %llu (x%llu", &st, &pos, &count) < 2)
+      expect(0, __FILE__, __LINE__, "an entry that names no launch: %.80s", l);
+    EXPECT_EQ(count, 1); /* a ring never skips twice in a row on one rank */
+    char key[64];
+    snprintf(key, sizeof key, "%d/%d/%llu", rk, st, pos);
+    for (int i = 0; i < nseen; i++)
+      expect(strcmp(seen[i], key) != 0, __FILE__, __LINE__, "%s claimed twice in: %s", key, text);
+    if (nseen < 64)
+      snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+  }
+  cls_report_free(r);
+  EXPECT_EQ(cls_download(e.ctx, 1, q, 0, (int[N]){0}, bytes, NULL), CLS_OK);
+  teardown(&e);
+}
+END_TEST
+
 /* A message larger than the receive asked for is refused with CLS_EMPI
  * naming both sizes, on the receiving buffer, and is consumed: the next
  * message with that tag is received as sent. */
@@ -598,6 +681,7 @@ int main(int argc, char **argv) {
   tcase_add_loop_test(tc, skip_entries_of_different_ranks_never_merge, 0, nsettings);
   tcase_add_loop_test(tc, one_failure_is_named_once_and_logged_once_however_many_copies_arrive,
                       0, nsettings);
+  tcase_add_loop_test(tc, ring_names_the_root_once_and_every_rank_s_skips_apart, 0, nsettings);
   tcase_add_loop_test(tc, larger_message_than_the_receive_is_refused_naming_both_sizes, 0,
                       nsettings);
   suite_add_tcase(s, tc);
