@@ -56,7 +56,8 @@ static bool unmatched(const struct cls_mpi_request *q) {
 }
 
 /* Receive q takes the message from `src` with `tag`, of `count` bytes (the
- * probe's): posted into q's staging when it fits what a clstream send of
+ * probe's); 1 when it did, 0 when the message was gone, or an error:
+ * posted into q's staging when it fits what a clstream send of
  * q's size can be, else received into memory of its own, dropped, and q
  * refused naming both sizes (MPI would truncate it, and a truncated
  * receive has been seen to write past its buffer). */
@@ -69,15 +70,15 @@ static int take_message(cls_mpi *m, struct cls_mpi_request *q, int src, int tag,
     q->result = CLS_ENOMEM;
     snprintf(q->detail, sizeof q->detail, "no host memory for the message of %d bytes from "
              "rank %d, more than a receive of %zu bytes takes", count, src, q->size);
-    return CLS_OK;
+    return 1;
   }
   MPI_Message msg;
   MPI_Status st;
   int flag = 0;
   int mrc = MPI_Improbe(src, tag, m->comm, &flag, &msg, &st);
-  if (mrc != MPI_SUCCESS || !flag) { /* flag: the endpoint is this thread's */
+  if (mrc != MPI_SUCCESS || !flag) { /* !flag: taken by another thread */
     free(whole);
-    return mrc != MPI_SUCCESS ? cls__mpi_error(mrc, "MPI_Improbe") : CLS_OK;
+    return mrc != MPI_SUCCESS ? cls__mpi_error(mrc, "MPI_Improbe") : 0;
   }
   q->matched = true;
   if (!whole) {
@@ -86,7 +87,7 @@ static int take_message(cls_mpi *m, struct cls_mpi_request *q, int src, int tag,
       q->result = cls__mpi_error(mrc, "MPI_Imrecv");
       snprintf(q->detail, sizeof q->detail, "%s", cls_last_error_detail());
     }
-    return CLS_OK;
+    return 1;
   }
   mrc = MPI_Mrecv(whole, count, MPI_BYTE, &msg, &st);
   struct cls__mpi_header h;
@@ -107,7 +108,7 @@ static int take_message(cls_mpi *m, struct cls_mpi_request *q, int src, int tag,
              "receive of %zu bytes takes, is no clstream send: it was dropped", count, src,
              q->size);
   }
-  return CLS_OK;
+  return 1;
 }
 
 int cls__mpi_progress(cls_mpi *m) {
@@ -123,9 +124,11 @@ int cls__mpi_progress(cls_mpi *m) {
         return cls__mpi_error(mrc, "MPI_Iprobe");
       if (!flag)
         continue;
-      /* The oldest receive it matches takes it (r, or one posted before). */
+      /* The oldest receive it matches takes it (r, or one posted before);
+       * what a receive from MPI_PROC_NULL finds is its own. */
       struct cls_mpi_request *q = r;
-      for (struct cls_mpi_request *o = m->requests; o; o = o->next)
+      for (struct cls_mpi_request *o = m->requests; o && st.MPI_SOURCE != MPI_PROC_NULL;
+           o = o->next)
         if (unmatched(o) && o->order < q->order && matches(o, st.MPI_SOURCE, st.MPI_TAG))
           q = o;
       int count = 0;
@@ -134,8 +137,10 @@ int cls__mpi_progress(cls_mpi *m) {
       int rc = take_message(m, q, st.MPI_SOURCE, st.MPI_TAG, count);
       if (rc < 0)
         return rc;
-      again = true; /* the list may hold a receive for the next message */
-      break;
+      if (rc > 0) {
+        again = true; /* the list may hold a receive for the next message */
+        break;
+      }
     }
   }
   return CLS_OK;
