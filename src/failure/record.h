@@ -68,7 +68,7 @@ struct cls__failure {
    * process whose rank is not known. */
   int origin;
   /* The generation of its stream when it happened: with the rank, the
-   * stream and the position, its identity across processes (seen.h). */
+   * stream and the position, its identity across processes (cls__seen). */
   uint64_t generation;
 };
 

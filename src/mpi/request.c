@@ -107,7 +107,8 @@ static int complete(cls_mpi *m, struct cls_mpi_request *r, MPI_Status *st) {
     else if (r->matched) /* refused when matched: nothing was received */
       return CLS_OK;
     if (mrc != MPI_SUCCESS) {
-      snprintf(what, sizeof what, "%s rank %d with tag %d: MPI_Wait", dir, r->peer, r->tag);
+      snprintf(what, sizeof what, "%s rank %d with tag %d: %s", dir, r->peer, r->tag,
+               r->kind == CLS__REQ_SEND ? "MPI_Test" : "MPI_Wait");
       return cls__mpi_error(mrc, what);
     }
     if (r->kind == CLS__REQ_SEND ? done : r->matched)

@@ -126,14 +126,14 @@ CLS_API int cls_wire_read(cls_context *ctx, int stream, cls_buffer src, size_t o
   return cls__error(rc, cl, "%s", detail);
 }
 
-/* A text field: ends inside the field, printable ASCII before that
- * (names and operations: never the message, which may quote anything). */
+/* A text field: ends inside the field, with no control character before
+ * that in a name or an operation (a message may quote anything). */
 static bool text_ok(const char *t, size_t cap, bool names) {
-  const char *end = memchr(t, '\0', cap);
+  const unsigned char *end = memchr(t, '\0', cap);
   if (!end)
     return false;
-  for (const char *c = t; names && c < end; c++)
-    if (*c < 0x20 || *c > 0x7e)
+  for (const unsigned char *c = (const unsigned char *)t; names && c < end; c++)
+    if (*c < 0x20 || *c == 0x7f)
       return false;
   return true;
 }
