@@ -4,7 +4,12 @@
  * The MPI suite (tests/mpi/test-mpi.c) checks the same over MPI. */
 #include "common.h"
 
+#include "mpi/record.h"
+
 #include <clstream/wire.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
 
 #define N 64
 
@@ -66,16 +71,33 @@ START_TEST(F2_record_round_trip_names_the_rank_and_chain) {
   ck_assert_msg(strstr(text, "skipped: 'blur' on stream 1") != NULL, "%s", text);
   cls_report_free(rep);
 
-  /* Passed on: the root keeps its rank; the chain says where it grew. */
+  /* Passed on (to a third "rank"): the root keeps its rank; the chain
+   * says where it grew. */
+  cls_context *c = ct_context();
+  CT_OK(cls_wire_set_rank(c, 0));
   CT_ERR(cls_wire_read(b, 1, s, 0, bytes, sizeof bytes, record, &len), CLS_ETAINTED);
-  cls_buffer t = ct_alloc(a, 1, N * sizeof(int));
-  CT_ERR(cls_wire_taint(a, 1, t, record, len), CLS_ETAINTED);
-  CT_ERR(cls_download(a, 1, t, 0, host, sizeof host, &rep), CLS_ETAINTED);
+  cls_buffer t = ct_alloc(c, 1, N * sizeof(int));
+  CT_ERR(cls_wire_taint(c, 1, t, record, len), CLS_ETAINTED);
+  CT_ERR(cls_download(c, 1, t, 0, host, sizeof host, &rep), CLS_ETAINTED);
   text = cls_report_text(rep);
   ck_assert_msg(strstr(text, "on rank 3: CLS_ELAUNCH") != NULL, "%s", text);
   ck_assert_msg(strstr(text, "skipped: 'blur' on rank 1 stream 1") != NULL, "%s", text);
   CT_OK(cls_report_failure_rank(rep, 0, &rank) == 1 ? CLS_OK : CLS_EINVAL);
   ck_assert_int_eq(rank, 3);
+  cls_report_free(rep);
+  cls_context_destroy(c);
+
+  /* Back where it happened: it is that rank's own failure (one identity),
+   * named once with y's, its chain grown by rank 1's skip. */
+  t = ct_alloc(a, 1, N * sizeof(int));
+  CT_ERR(cls_wire_taint(a, 1, t, record, len), CLS_ETAINTED);
+  cls_buffer both[2] = {t, y};
+  CT_ERR(cls_check(a, 2, both, &rep), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(rep), 1);
+  text = cls_report_text(rep);
+  ck_assert_msg(strstr(text, "failure 1: CLS_ELAUNCH") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "skipped: 'blur' on rank 1 stream 1") != NULL, "%s", text);
+  ck_assert_int_eq(cls_report_failure_rank(rep, 0, &rank), 0);
   cls_report_free(rep);
   cls_context_destroy(a);
   cls_context_destroy(b);
@@ -137,6 +159,257 @@ START_TEST(clean_refused_and_malformed_transfers) {
   ck_assert_int_eq(cls_wire_error(CLS_EMPI, "x %d", 5), CLS_EMPI);
   ck_assert_str_eq(cls_last_error_detail(), "x 5");
   cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A record from the wire is checked field by field: a record made by a
+ * tainted read with a skip chain, then forged one field at a time. */
+static size_t good_record(cls_context *a, struct cls__wire_record *w) {
+  cls_kernel *k = ct_kernel(a, src, "blur");
+  cls_buffer x = ct_alloc(a, 0, N * sizeof(int)), y = ct_alloc(a, 0, N * sizeof(int)),
+             z = ct_alloc(a, 0, N * sizeof(int));
+  int host[N] = {0};
+  ct_upload_ints(a, 0, x, host, N);
+  blur(a, 0, k, x, y, CLS_ELAUNCH);
+  size_t g = N;
+  cls_arg args[] = {CLS_IN(y), CLS_OUT(z)};
+  int rc = cls_launch(a, 0, k, 1, &g, NULL, 2, args); /* OK: a driver that enqueues later */
+  ck_assert_msg(rc == CLS_ESKIPPED || rc == CLS_OK, "%s", cls_err_name(rc));
+  size_t len = 0;
+  CT_ERR(cls_wire_read(a, 0, z, 0, host, sizeof host, w, &len), CLS_ETAINTED);
+  ck_assert_uint_eq(w->nskips, 1);
+  ck_assert_uint_eq(len, CLS__WIRE_RECORD_SIZE(1));
+  return len;
+}
+
+/* One forged field: how to forge it and a word of the refusal's detail. */
+struct forgery {
+  const char *what;
+  void (*forge)(struct cls__wire_record *w);
+  const char *says;
+};
+#define FORGE(name, stmt, says)                                     \
+  static void forge_##name(struct cls__wire_record *w) { stmt; }
+#define FORGERIES(X)                                                                     \
+  X(root_stream_max, w->stream = INT32_MAX, "root stream 2147483647")                    \
+  X(root_stream_64, w->stream = CLS_MAX_STREAMS, "root stream 64")                       \
+  X(root_stream_minus_2, w->stream = -2, "root stream -2")                               \
+  X(status_zero, w->status = 0, "status 0")                                              \
+  X(status_positive, w->status = 7, "status 7")                                          \
+  X(status_past_the_table, w->status = CLS__ERR_LAST - 5, "is no CLS_E* code")          \
+  X(cl_status_positive, w->cl_status = 3, "OpenCL status 3")                             \
+  X(cl_status_huge, w->cl_status = INT32_MIN, "OpenCL status")                           \
+  X(origin_negative, w->origin = -4, "origin -4")                                        \
+  X(async_two, w->async = 2, "async 2")                                                  \
+  X(pad_set, w->pad = 1, "padding 1")                                                    \
+  X(position_past_int64, w->position = (uint64_t)INT64_MAX + 1, "root position")         \
+  X(skipped_more_than_entries, w->skipped += 1, "launches skipped")                      \
+  X(skipped_less_than_entries, w->skipped = 0, "launches skipped")                       \
+  X(dropped_huge, w->dropped = UINT64_MAX, "dropped")                                    \
+  X(dropped_uncounted, w->dropped = 5, "launches skipped")                               \
+  X(operation_unterminated, memset(w->operation, 'a', sizeof w->operation), "no text")  \
+  X(operation_control, w->operation[1] = '\n', "no text")                                \
+  X(kernel_unterminated, memset(w->kernel, 'k', sizeof w->kernel), "no text")            \
+  X(message_unterminated, memset(w->message, 'm', sizeof w->message), "no text")         \
+  X(skip_kind_zero, w->skips[0].kind = 0, "skip entry 0 (kind 0")                        \
+  X(skip_kind_three, w->skips[0].kind = 3, "kind 3")                                     \
+  X(skip_stream_negative, w->skips[0].stream = -1, "stream -1")                          \
+  X(skip_stream_64, w->skips[0].stream = CLS_MAX_STREAMS, "stream 64")                   \
+  X(skip_stream_max, w->skips[0].stream = INT32_MAX, "stream 2147483647")                \
+  X(skip_origin_negative, w->skips[0].origin = -1, "origin -1")                          \
+  X(skip_pad_set, w->skips[0].pad = 9, "skip entry 0")                                   \
+  X(skip_position_zero, w->skips[0].position = 0, "position 0")                          \
+  X(skip_position_huge, w->skips[0].position = UINT64_MAX, "position 18446744073709551615") \
+  X(skip_count_zero, w->skips[0].count = 0, "count 0")                                   \
+  X(skip_count_huge, (w->skips[0].count = UINT64_MAX, w->skipped = UINT64_MAX),          \
+    "count 18446744073709551615")                                                        \
+  X(skip_kernel_empty, w->skips[0].kernel[0] = '\0', "skip entry 0")                     \
+  X(skip_kernel_unterminated, memset(w->skips[0].kernel, 'q', sizeof w->skips[0].kernel), \
+    "skip entry 0")                                                                      \
+  X(skip_kernel_control, w->skips[0].kernel[0] = 0x7f, "skip entry 0")                   \
+  X(nskips_past_the_bound, w->nskips = CLS__MAX_SKIP_ENTRIES + 1, "skip entries in")
+FORGERIES(FORGE)
+#define FORGERY_ROW(name, stmt, says) {#name, forge_##name, says},
+static const struct forgery forgeries[] = {FORGERIES(FORGERY_ROW)};
+
+/* Every forged field is refused with CLS_EINVAL naming what is wrong, and
+ * the receiving buffer carries a failure that says so (it kept none of
+ * its old bytes); the record as made is taken. */
+START_TEST(F12_forged_wire_record_fields_are_refused) {
+  setenv("CLS_LOG", "off", 1);
+  cls_context *a = ct_context_with("enqueue:kernel=blur,nth=1", NULL, NULL), *b = ct_context();
+  CT_OK(cls_wire_set_rank(a, 2));
+  struct cls__wire_record good, w;
+  size_t len = good_record(a, &good);
+  cls_buffer y = ct_alloc(b, 0, N * sizeof(int));
+  int host[N] = {0};
+  for (size_t i = 0; i < sizeof forgeries / sizeof *forgeries; i++) {
+    const struct forgery *f = &forgeries[i];
+    memcpy(&w, &good, len);
+    f->forge(&w);
+    ct_upload_ints(b, 0, y, host, N);
+    int rc = cls_wire_taint(b, 0, y, &w, len);
+    ck_assert_msg(rc == CLS_EINVAL, "%s: accepted (%s): %s", f->what, cls_err_name(rc),
+                  cls_last_error_detail());
+    ck_assert_msg(strstr(cls_last_error_detail(), f->says) != NULL, "%s: no \"%s\" in: %s",
+                  f->what, f->says, cls_last_error_detail());
+    cls_report *r = NULL;
+    CT_ERR(cls_download(b, 0, y, 0, host, sizeof host, &r), CLS_ETAINTED);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    ck_assert_int_eq(fi.status, CLS_EINVAL);
+    ck_assert_str_eq(fi.operation, "receive");
+    ck_assert_msg(strstr(fi.message, "record") != NULL, "%s: %s", f->what, fi.message);
+    cls_report_free(r);
+  }
+  ct_upload_ints(b, 0, y, host, N);
+  CT_ERR(cls_wire_taint(b, 0, y, &good, len), CLS_ETAINTED);
+  cls_context_destroy(a);
+  cls_context_destroy(b);
+}
+END_TEST
+
+/* Randomly forged records (fields set to random and edge values, bytes
+ * flipped): each is refused, or taken with every field of the report in
+ * range -- never a crash, never a record out of range. */
+START_TEST(F12_randomly_forged_wire_records_are_refused_or_in_range) {
+  setenv("CLS_LOG", "off", 1);
+  cls_context *a = ct_context_with("enqueue:kernel=blur,nth=1", NULL, NULL), *b = ct_context();
+  CT_OK(cls_wire_set_rank(a, 2));
+  struct cls__wire_record good, w;
+  size_t len = good_record(a, &good);
+  cls_buffer y = ct_alloc(b, 0, N * sizeof(int));
+  unsigned seed = (unsigned)time(NULL);
+  if (getenv("CT_SEED"))
+    seed = (unsigned)strtoul(getenv("CT_SEED"), NULL, 10);
+  srand(seed);
+  static const int64_t edges[] = {0, 1, -1, 2, 63, 64, 65, INT32_MAX, INT32_MIN, INT64_MAX,
+                                  INT64_MIN, CLS__ERR_LAST, CLS_ELAUNCH};
+  int host[N] = {0}, refused = 0, taken = 0;
+  for (int it = 0; it < 3000; it++) {
+    memcpy(&w, &good, len);
+    unsigned char *bytes = (unsigned char *)&w;
+    int n = 1 + rand() % 3;
+    for (int j = 0; j < n; j++) {
+      /* a word at an aligned offset takes an edge value, or a byte flips */
+      size_t off = (size_t)rand() % (len / 4) * 4;
+      if (rand() % 2) {
+        int64_t v = edges[rand() % (sizeof edges / sizeof *edges)];
+        size_t width = off % 8 == 0 && off + 8 <= len && rand() % 2 ? 8 : 4;
+        if (width == 8)
+          memcpy(bytes + off, &v, 8);
+        else {
+          int32_t v32 = (int32_t)v;
+          memcpy(bytes + off, &v32, 4);
+        }
+      } else {
+        bytes[off + (size_t)rand() % 4] ^= (unsigned char)(1u << (rand() % 8));
+      }
+    }
+    ct_upload_ints(b, 0, y, host, N);
+    int rc = cls_wire_taint(b, 0, y, &w, len);
+    ck_assert_msg(rc == CLS_EINVAL || rc == CLS_ETAINTED, "seed %u, iteration %d: %s: %s", seed,
+                  it, cls_err_name(rc), cls_last_error_detail());
+    cls_report *r = NULL;
+    CT_ERR(cls_download(b, 0, y, 0, host, sizeof host, &r), CLS_ETAINTED);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    if (rc == CLS_EINVAL) {
+      refused++;
+      ck_assert_int_eq(fi.status, CLS_EINVAL);
+    } else {
+      taken++;
+      ck_assert_msg(fi.status < 0 && fi.status > CLS__ERR_LAST, "seed %u: status %d", seed,
+                    fi.status);
+      ck_assert_msg(fi.stream >= -1 && fi.stream < CLS_MAX_STREAMS, "seed %u: stream %d", seed,
+                    fi.stream);
+      ck_assert_msg(fi.position <= (uint64_t)INT64_MAX, "seed %u", seed);
+      uint64_t sum = 0;
+      for (size_t i = 0; i < fi.nskips; i++) {
+        struct cls_skip_info si;
+        CT_OK(cls_report_skip(r, 0, i, &si));
+        ck_assert_msg(si.stream >= 0 && si.stream < CLS_MAX_STREAMS && si.count >= 1 &&
+                          si.position >= 1 && si.kernel[0] &&
+                          (si.kind == CLS_SKIP_SKIPPED || si.kind == CLS_SKIP_UNTRUSTED),
+                      "seed %u: skip %zu: stream %d count %llu", seed, i, si.stream,
+                      (unsigned long long)si.count);
+        sum += si.count;
+      }
+      ck_assert_msg(sum <= fi.skipped, "seed %u: entries count %llu of %llu", seed,
+                    (unsigned long long)sum, (unsigned long long)fi.skipped);
+      ck_assert_ptr_nonnull(cls_report_text(r));
+    }
+    cls_report_free(r);
+  }
+  ck_assert_int_gt(refused, 0);
+  ck_assert_int_gt(taken, 0); /* the message's bytes are free text */
+  cls_context_destroy(a);
+  cls_context_destroy(b);
+}
+END_TEST
+
+static void count_lines(void *user, int level, const char *message) {
+  (void)level;
+  if (strstr(message, "on rank 3: CLS_ELAUNCH"))
+    ++*(int *)user;
+}
+
+/* One failure, however many copies of its record arrive: two buffers that
+ * took a copy each are checked together and name it once; it is logged
+ * once, also when a copy arrives after every earlier one was overwritten;
+ * a copy whose chain grew adds the new entries to the record. */
+START_TEST(F9_copies_of_one_failure_are_one_failure_logged_once) {
+  cls_context *a = ct_context_with("enqueue:kernel=blur,nth=1", NULL, NULL), *b = ct_context();
+  CT_OK(cls_wire_set_rank(a, 3));
+  CT_OK(cls_wire_set_rank(b, 1));
+  int lines = 0;
+  CT_OK(cls_set_logger(b, CLS_LOG_ERRORS, count_lines, &lines));
+  struct cls__wire_record first, grown;
+  size_t len1 = 0, len2 = 0;
+  cls_kernel *k = ct_kernel(a, src, "blur");
+  cls_buffer x = ct_alloc(a, 0, N * sizeof(int)), y = ct_alloc(a, 0, N * sizeof(int)),
+             z = ct_alloc(a, 0, N * sizeof(int));
+  int host[N] = {0};
+  ct_upload_ints(a, 0, x, host, N);
+  blur(a, 0, k, x, y, CLS_ELAUNCH);
+  CT_ERR(cls_wire_read(a, 0, y, 0, host, sizeof host, &first, &len1), CLS_ETAINTED);
+  size_t g = N;
+  cls_arg args[] = {CLS_IN(y), CLS_OUT(z)};
+  int rc = cls_launch(a, 0, k, 1, &g, NULL, 2, args);
+  ck_assert_msg(rc == CLS_ESKIPPED || rc == CLS_OK, "%s", cls_err_name(rc));
+  CT_ERR(cls_wire_read(a, 0, z, 0, host, sizeof host, &grown, &len2), CLS_ETAINTED);
+  ck_assert_uint_eq(grown.nskips, 1);
+
+  cls_buffer p = ct_alloc(b, 0, N * sizeof(int)), q = ct_alloc(b, 1, N * sizeof(int));
+  CT_ERR(cls_wire_taint(b, 0, p, &first, len1), CLS_ETAINTED);
+  CT_ERR(cls_wire_taint(b, 1, q, &first, len1), CLS_ETAINTED);
+  cls_buffer both[2] = {p, q};
+  cls_report *rep = NULL;
+  CT_ERR(cls_check(b, 2, both, &rep), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(rep), 1);
+  cls_report_free(rep);
+  ck_assert_int_eq(lines, 1);
+
+  /* the grown copy: its chain joins the record both buffers hold */
+  CT_ERR(cls_wire_taint(b, 1, q, &grown, len2), CLS_ETAINTED);
+  CT_ERR(cls_check(b, 2, both, &rep), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(rep), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(rep, 0, &fi));
+  ck_assert_uint_eq(fi.skipped, 1);
+  ck_assert_uint_eq(fi.nskips, 1);
+  cls_report_free(rep);
+  ck_assert_int_eq(lines, 1);
+
+  /* overwritten everywhere, then another copy: the same failure, not
+   * logged again */
+  ct_upload_ints(b, 0, p, host, N);
+  ct_upload_ints(b, 1, q, host, N);
+  CT_OK(cls_check(b, 2, both, NULL));
+  CT_ERR(cls_wire_taint(b, 0, p, &first, len1), CLS_ETAINTED);
+  ck_assert_int_eq(lines, 1);
+  cls_context_destroy(a);
+  cls_context_destroy(b);
 }
 END_TEST
 
@@ -207,6 +480,9 @@ int main(void) {
   Suite *s = suite_create("wire");
   CT_ADD(s, F2_record_round_trip_names_the_rank_and_chain);
   CT_ADD(s, clean_refused_and_malformed_transfers);
+  CT_ADD(s, F9_copies_of_one_failure_are_one_failure_logged_once);
+  CT_ADD(s, F12_forged_wire_record_fields_are_refused);
+  CT_ADD(s, F12_randomly_forged_wire_records_are_refused_or_in_range);
   CT_ADD(s, fault_rank_key_fires_on_that_rank_only);
   CT_ADD(s, staging_memory_is_host_memory);
   return ct_run(s);

@@ -105,7 +105,12 @@ CLS_API int cls_mpi_isend(cls_mpi *m, int stream, cls_buffer src, size_t offset,
                           int dest, int tag, cls_mpi_request **req);
 /** cls_mpi_recv() that returns once the receive is posted; dst is written
  * (or takes the sender's failure) by cls_mpi_wait(), and, as with MPI, it
- * must not be used before then.
+ * must not be used before then.  The receive learns its message's size
+ * before receiving it: it is matched to its message here if that has
+ * arrived, else by the endpoint's next cls_mpi_irecv() or cls_mpi_wait()
+ * (on any request), oldest receive first, as MPI matches posted receives;
+ * a message larger than a send of `size` bytes can be is dropped and the
+ * receive fails with #CLS_EMPI naming both sizes (docs/scale-out.md).
  * \return #CLS_OK with *req; #CLS_EINVAL for a NULL m or req; the
  * refusals of cls_mpi_recv() (dst carries them; *req is NULL); #CLS_EMPI
  * when posting failed (dst carries it); #CLS_ENOMEM. */

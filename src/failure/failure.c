@@ -64,10 +64,82 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_s
   va_end(ap);
   table(ctx)->minted++;
   struct cls__stream *s = cls__stream_peek(ctx, stream);
-  if (s)
+  if (s) {
     s->stats.failures++;
+    f->generation = s->generation;
+  }
   log_failure(ctx, f);
+  if (ctx->origin > 0) /* a rank: the failure may come back from another one */
+    cls__failure_seen(ctx, f);
   return f;
+}
+
+/* f's identity, with the rank of this context for a record of its own;
+ * false when it has none (no rank, no place in a stream). */
+static bool identity(const cls_context *ctx, const struct cls__failure *f, struct cls__seen *k) {
+  int origin = f->origin > 0 ? f->origin : f->origin == 0 ? ctx->origin : -1;
+  if (origin <= 0 || f->stream < 0 || !f->position || f == &cls__never_written || f->provisional)
+    return false;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char *p = f->kernel; *p; p++)
+    h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+  h = (h ^ 0xff) * 0x100000001b3ull; /* between the two */
+  for (const char *p = f->message; *p; p++)
+    h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+  *k = (struct cls__seen){.origin = origin, .stream = f->stream, .status = f->status,
+                          .cl_status = f->cl_status, .generation = f->generation,
+                          .position = f->position, .text = h};
+  return true;
+}
+
+static bool same_identity(const struct cls__seen *a, const struct cls__seen *b) {
+  return a->origin == b->origin && a->stream == b->stream && a->status == b->status &&
+         a->cl_status == b->cl_status && a->generation == b->generation &&
+         a->position == b->position && a->text == b->text;
+}
+
+/* Entry e's record, unless the table's reference is the last (nothing
+ * can name it any more): then it is let go, and the identity stays. */
+static struct cls__failure *seen_record(struct cls__seen *e) {
+  if (e->f && atomic_load(&e->f->refs) == 1) {
+    cls__failure_unref(e->f);
+    e->f = NULL;
+  }
+  return e->f;
+}
+
+struct cls__failure *cls__failure_known(cls_context *ctx, const struct cls__failure *f,
+                                        bool *seen) {
+  *seen = false;
+  struct cls__seen k;
+  struct cls__seen *t = table(ctx)->seen;
+  if (!t || !identity(ctx, f, &k))
+    return NULL;
+  for (size_t i = 0; i < CLS__SEEN_MAX; i++)
+    if (t[i].origin && same_identity(&t[i], &k)) {
+      *seen = true;
+      return seen_record(&t[i]);
+    }
+  return NULL;
+}
+
+void cls__failure_seen(cls_context *ctx, struct cls__failure *f) {
+  struct cls__failures *ft = table(ctx);
+  struct cls__seen k;
+  if (!identity(ctx, f, &k))
+    return;
+  if (!ft->seen && !(ft->seen = calloc(CLS__SEEN_MAX, sizeof *ft->seen)))
+    return; /* out of memory: a copy that arrives later is logged again */
+  struct cls__seen *e = NULL;
+  for (size_t i = 0; i < CLS__SEEN_MAX && !e; i++)
+    if (ft->seen[i].origin && same_identity(&ft->seen[i], &k))
+      e = &ft->seen[i]; /* its record was let go: f is the new one */
+  if (!e) /* the oldest identity is forgotten */
+    e = &ft->seen[ft->seen_next++ % CLS__SEEN_MAX];
+  cls__failure_unref(e->f);
+  *e = k;
+  e->f = f;
+  cls__failure_ref(f);
 }
 
 void cls__failure_adopt(cls_context *ctx, struct cls__failure *f) {

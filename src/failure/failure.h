@@ -22,6 +22,15 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status,
  * process, src/mpi/wire.c) becomes the context's: counted and logged (F9)
  * as cls__failure_mint does. */
 void cls__failure_adopt(cls_context *ctx, struct cls__failure *f);
+/* Failures with an identity across processes (record.h: cls__seen).
+ * cls__failure_known: this context's record of f's failure, if it has one
+ * (no reference given), and in *seen whether the context ever logged it.
+ * cls__failure_seen: f is that failure's record here from now on (it takes
+ * a reference while anything else holds f).  Neither allocates but the
+ * table, once. */
+struct cls__failure *cls__failure_known(cls_context *ctx, const struct cls__failure *f,
+                                        bool *seen);
+void cls__failure_seen(cls_context *ctx, struct cls__failure *f);
 /* Failure i of a report, as the report copied it (NULL past the end):
  * what src/mpi/wire.c puts on the wire. */
 const struct cls__failure *cls__report_record(const cls_report *r, size_t i);

@@ -284,9 +284,15 @@ static int member_kind(const struct cls__log_entry *e) {
   return e->kind == CLS__ENTRY_RUN ? CLS_SKIP_UNTRUSTED : CLS_SKIP_SKIPPED;
 }
 
-static bool same_run(const struct cls__skip *s, int kind, int stream, const char *name) {
-  return s->kind == kind && s->stream == stream &&
+/* Launches of this process (origin 0) only, unless `origin` says another:
+ * entries of different ranks never merge, whatever their streams. */
+static bool same_run_of(const struct cls__skip *s, int origin, int kind, int stream,
+                        const char *name) {
+  return s->origin == origin && s->kind == kind && s->stream == stream &&
          strncmp(s->kernel, name, CLS__NAME_MAX - 1) == 0;
+}
+static bool same_run(const struct cls__skip *s, int kind, int stream, const char *name) {
+  return same_run_of(s, 0, kind, stream, name);
 }
 
 /* The logged members of f's run s with a stamp in (lo, hi]: how many, the
@@ -319,7 +325,7 @@ static void chain_join(struct cls__failure *f, size_t i) {
   if (i + 1 >= f->nskips)
     return;
   struct cls__skip *a = &f->skips[i], *b = &f->skips[i + 1];
-  if (!same_run(a, b->kind, b->stream, b->kernel))
+  if (!same_run_of(a, b->origin, b->kind, b->stream, b->kernel))
     return;
   a->count += b->count;
   a->last = b->last;

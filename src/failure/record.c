@@ -42,6 +42,8 @@ void cls__copy_name(char *dst, const char *src) {
 
 void cls__failures_init(struct cls__failures *ft, const struct cls__logger *log) {
   ft->spare = NULL;
+  ft->seen = NULL;
+  ft->seen_next = 0;
   ft->log = log;
   ft->minted = 0;
 }
@@ -49,6 +51,11 @@ void cls__failures_init(struct cls__failures *ft, const struct cls__logger *log)
 void cls__failures_fini(struct cls__failures *ft) {
   cls__failure_unref(ft->spare);
   ft->spare = NULL;
+  if (ft->seen)
+    for (size_t i = 0; i < CLS__SEEN_MAX; i++)
+      cls__failure_unref(ft->seen[i].f);
+  free(ft->seen);
+  ft->seen = NULL;
 }
 
 /* A skip that does not extend the chain's last entry by pointer (see

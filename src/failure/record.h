@@ -11,6 +11,8 @@
 #include "util/log.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
 
 /* Skip chains are run-length encoded (consecutive skips of one kernel on one
  * stream are one entry) and bounded, so recording a skip never allocates
@@ -65,6 +67,26 @@ struct cls__failure {
    * + 1 of the process its root happened in; 0: this one; -1: another
    * process whose rank is not known. */
   int origin;
+  /* The generation of its stream when it happened: with the rank, the
+   * stream and the position, its identity across processes (cls__seen). */
+  uint64_t generation;
+};
+
+/* A failure with an identity across processes (docs/scale-out.md): the
+ * rank it happened on, its stream, that stream's generation and its
+ * position; with its status and a hash of its text, so that failures of
+ * two contexts of one rank never pass for each other.  Every copy of it
+ * that arrives is that one failure: named once in a report, logged once
+ * (F9).  The table keeps the last CLS__SEEN_MAX identities, and the
+ * record of each while anything else still holds it. */
+#define CLS__SEEN_MAX 256
+struct cls__seen {
+  int origin;                   /* rank + 1; 0: an empty entry */
+  int stream, status;
+  cl_int cl_status;
+  uint64_t generation, position;
+  uint64_t text;                /* FNV-1a of its kernel and message */
+  struct cls__failure *f;       /* a reference, or NULL */
 };
 
 /* The context's failure table. */
@@ -72,6 +94,10 @@ struct cls__failures {
   struct cls__failure *spare;   /* provisional record reused by F3 scopes */
   const struct cls__logger *log;
   uint64_t minted;
+  /* Failures with an identity across processes this context has logged
+   * (failure.c: cls__failure_known), NULL until a rank is known. */
+  struct cls__seen *seen;
+  size_t seen_next;
 };
 
 void cls__failures_init(struct cls__failures *ft, const struct cls__logger *log);
@@ -98,6 +124,15 @@ struct cls__failure *cls__failure_new(void);
 void cls__copy_name(char *dst, const char *src);
 /* Number of failure records alive in the process (tests: F1). */
 size_t cls__failures_alive(void);
+
+/* Whether a and b, records of one process, are copies of one failure
+ * with an identity (a report names it once). */
+static inline bool cls__failure_same(const struct cls__failure *a, const struct cls__failure *b) {
+  return a->origin == b->origin && a->origin > 0 && a->stream == b->stream && a->stream >= 0 &&
+         a->position == b->position && a->position && a->generation == b->generation &&
+         a->status == b->status && a->cl_status == b->cl_status &&
+         strcmp(a->kernel, b->kernel) == 0 && strcmp(a->message, b->message) == 0;
+}
 
 /* Points a slot at f (or at nothing), moving the references. */
 static inline void cls__slot_set_failure(struct cls__slot *slot, struct cls__failure *f) {

@@ -48,7 +48,7 @@ static cls_report *report_new(size_t nf, size_t nbad) {
 
 static void report_add(cls_report *r, struct cls__failure *f) {
   for (size_t i = 0; i < r->nfailures; i++)
-    if (r->failures[i] == f)
+    if (r->failures[i] == f || cls__failure_same(r->failures[i], f)) /* one identity */
       return;
   _Static_assert(offsetof(struct cls__failure, refs) == 0, "refs comes first");
   const size_t from = offsetof(struct cls__failure, status);

@@ -47,6 +47,12 @@ struct cls_mpi_request {
   cls_buffer buf;
   size_t offset, size;
   int peer, tag;
+  /* Receives: matched to their message (MPI_Improbe) only once its size
+   * is known, so a message larger than the staging is never received into
+   * it.  `order` ranks the endpoint's receives as posted: a message goes
+   * to the oldest one it matches, as with MPI_Irecv. */
+  bool matched;
+  uint64_t order;
   /* Staging: pinned host memory, kept and reused by later requests. */
   cls_wire_host *host;
   unsigned char *stage;
@@ -58,6 +64,7 @@ struct cls_mpi {
   MPI_Comm comm;                /* the duplicate */
   int rank, size;
   struct cls_mpi_request *requests; /* all of them, busy or free */
+  uint64_t orders;                  /* receives posted so far */
 };
 
 /* A free request with staging for `payload` bytes after the header (grown
@@ -71,6 +78,11 @@ int cls__mpi_error(int mpi_rc, const char *what);
 /* Reads the region into the request's staging and posts its message
  * (message.c).  CLS_OK: posted (r->result says what it carries). */
 int cls__mpi_post_send(cls_mpi *m, struct cls_mpi_request *r);
+/* Matches the endpoint's unmatched receives to the messages that have
+ * arrived, oldest receive first (message.c); each matched one is posted
+ * with its message's size, or refused when that is more than it takes.
+ * Returns CLS_OK or CLS_EMPI (an MPI error). */
+int cls__mpi_progress(cls_mpi *m);
 /* The request's receive completed with `st`: dst takes the bytes or the
  * record (message.c).  Returns what cls_mpi_recv() returns. */
 int cls__mpi_finish_recv(cls_mpi *m, struct cls_mpi_request *r, const MPI_Status *st);

@@ -4,6 +4,7 @@
 #include "mpi/endpoint.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cls__mpi_post_send(cls_mpi *m, struct cls_mpi_request *r) {
@@ -45,7 +46,109 @@ static int fail_recv(cls_mpi *m, struct cls_mpi_request *r, const char *why) {
   return cls_wire_fail(m->ctx, r->stream, r->buf, CLS_EMPI, "receive", text);
 }
 
+/* Whether a message from `src` with `tag` matches receive q. */
+static bool matches(const struct cls_mpi_request *q, int src, int tag) {
+  return (q->peer == MPI_ANY_SOURCE || q->peer == src) && (q->tag == MPI_ANY_TAG || q->tag == tag);
+}
+
+static bool unmatched(const struct cls_mpi_request *q) {
+  return q->busy && q->kind == CLS__REQ_RECV && !q->matched;
+}
+
+/* Receive q takes the message from `src` with `tag`, of `count` bytes (the
+ * probe's); 1 when it did, 0 when the message was gone, or an error:
+ * posted into q's staging when it fits what a clstream send of
+ * q's size can be, else received into memory of its own, dropped, and q
+ * refused naming both sizes (MPI would truncate it, and a truncated
+ * receive has been seen to write past its buffer). */
+static int take_message(cls_mpi *m, struct cls_mpi_request *q, int src, int tag, int count) {
+  size_t takes = CLS__MPI_HEADER + (q->size > CLS_WIRE_RECORD_MAX ? q->size : CLS_WIRE_RECORD_MAX);
+  unsigned char *whole = NULL;
+  if ((size_t)count > takes && !(whole = malloc((size_t)count))) {
+    /* Left for a later receive: nothing was matched. */
+    q->matched = true;
+    q->result = CLS_ENOMEM;
+    snprintf(q->detail, sizeof q->detail, "no host memory for the message of %d bytes from "
+             "rank %d, more than a receive of %zu bytes takes", count, src, q->size);
+    return 1;
+  }
+  MPI_Message msg;
+  MPI_Status st;
+  int flag = 0;
+  int mrc = MPI_Improbe(src, tag, m->comm, &flag, &msg, &st);
+  if (mrc != MPI_SUCCESS || !flag) { /* !flag: taken by another thread */
+    free(whole);
+    return mrc != MPI_SUCCESS ? cls__mpi_error(mrc, "MPI_Improbe") : 0;
+  }
+  q->matched = true;
+  if (!whole) {
+    if ((mrc = MPI_Imrecv(q->stage, count, MPI_BYTE, &msg, &q->mreq)) != MPI_SUCCESS) {
+      q->mreq = MPI_REQUEST_NULL;
+      q->result = cls__mpi_error(mrc, "MPI_Imrecv");
+      snprintf(q->detail, sizeof q->detail, "%s", cls_last_error_detail());
+    }
+    return 1;
+  }
+  mrc = MPI_Mrecv(whole, count, MPI_BYTE, &msg, &st);
+  struct cls__mpi_header h;
+  memcpy(&h, whole, sizeof h);
+  free(whole);
+  q->result = CLS_EMPI;
+  if (mrc != MPI_SUCCESS) {
+    cls__mpi_error(mrc, "MPI_Mrecv");
+    snprintf(q->detail, sizeof q->detail, "a message of %d bytes, more than a receive of %zu "
+             "bytes takes: %s", count, q->size, cls_last_error_detail());
+  } else if ((size_t)count >= CLS__MPI_HEADER && h.magic == CLS__MPI_MAGIC &&
+             h.version == CLS__MPI_VERSION) {
+    snprintf(q->detail, sizeof q->detail, "the sender (rank %d) sent %llu bytes (a message of "
+             "%d bytes), more than the %zu bytes of this receive: the message was dropped",
+             src, (unsigned long long)h.size, count, q->size);
+  } else {
+    snprintf(q->detail, sizeof q->detail, "a message of %d bytes from rank %d, more than a "
+             "receive of %zu bytes takes, is no clstream send: it was dropped", count, src,
+             q->size);
+  }
+  return 1;
+}
+
+int cls__mpi_progress(cls_mpi *m) {
+  for (bool again = true; again;) {
+    again = false;
+    for (struct cls_mpi_request *r = m->requests; r; r = r->next) {
+      if (!unmatched(r))
+        continue;
+      int flag = 0;
+      MPI_Status st;
+      int mrc = MPI_Iprobe(r->peer, r->tag, m->comm, &flag, &st);
+      if (mrc != MPI_SUCCESS)
+        return cls__mpi_error(mrc, "MPI_Iprobe");
+      if (!flag)
+        continue;
+      /* The oldest receive it matches takes it (r, or one posted before);
+       * what a receive from MPI_PROC_NULL finds is its own. */
+      struct cls_mpi_request *q = r;
+      for (struct cls_mpi_request *o = m->requests; o && st.MPI_SOURCE != MPI_PROC_NULL;
+           o = o->next)
+        if (unmatched(o) && o->order < q->order && matches(o, st.MPI_SOURCE, st.MPI_TAG))
+          q = o;
+      int count = 0;
+      if ((mrc = MPI_Get_count(&st, MPI_BYTE, &count)) != MPI_SUCCESS || count == MPI_UNDEFINED)
+        return cls__mpi_error(mrc != MPI_SUCCESS ? mrc : MPI_ERR_COUNT, "MPI_Get_count");
+      int rc = take_message(m, q, st.MPI_SOURCE, st.MPI_TAG, count);
+      if (rc < 0)
+        return rc;
+      if (rc > 0) {
+        again = true; /* the list may hold a receive for the next message */
+        break;
+      }
+    }
+  }
+  return CLS_OK;
+}
+
 int cls__mpi_finish_recv(cls_mpi *m, struct cls_mpi_request *r, const MPI_Status *st) {
+  if (r->result < 0) /* refused when it was matched */
+    return fail_recv(m, r, r->detail);
   int count = 0;
   MPI_Get_count(st, MPI_BYTE, &count);
   struct cls__mpi_header h;

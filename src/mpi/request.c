@@ -2,6 +2,7 @@
  * A blocking call is its non-blocking one and the wait: one path. */
 #include "mpi/endpoint.h"
 
+#include <sched.h>
 #include <stdio.h>
 
 CLS_API int cls_mpi_isend(cls_mpi *m, int stream, cls_buffer src, size_t offset, size_t size,
@@ -74,18 +75,52 @@ CLS_API int cls_mpi_irecv(cls_mpi *m, int stream, cls_buffer dst, size_t offset,
   r->peer = source;
   r->tag = tag;
   r->result = CLS_OK;
-  int mrc = MPI_Irecv(r->stage, (int)r->cap, MPI_BYTE, source, tag, m->comm, &r->mreq);
-  if (mrc != MPI_SUCCESS) {
+  r->mreq = MPI_REQUEST_NULL;
+  r->matched = false;
+  r->order = ++m->orders;
+  /* Matched now if its message is here, else by a later call's progress:
+   * its size is known before anything is received into the staging. */
+  if ((rc = cls__mpi_progress(m)) < 0) {
     cls__mpi_request_put(r);
-    char what[96];
-    snprintf(what, sizeof what, "receive from rank %d with tag %d: MPI_Irecv", source, tag);
-    rc = cls__mpi_error(mrc, what);
     char text[256];
-    snprintf(text, sizeof text, "%s", cls_last_error_detail());
+    snprintf(text, sizeof text, "receive from rank %d with tag %d: %s", source, tag,
+             cls_last_error_detail());
     return cls_wire_fail(m->ctx, stream, dst, CLS_EMPI, "receive", text);
   }
   *req = r;
   return CLS_OK;
+}
+
+/* Until r completes.  Meanwhile the endpoint's receives are matched to
+ * the messages that arrive, as posted MPI receives would be, so a peer's
+ * send to one of them completes whatever this rank waits for.  CLS_OK, or
+ * CLS_EMPI with the detail naming the MPI call. */
+static int complete(cls_mpi *m, struct cls_mpi_request *r, MPI_Status *st) {
+  const char *dir = r->kind == CLS__REQ_SEND ? "send to" : "receive from";
+  char what[96];
+  for (;;) {
+    int done = 0, mrc = MPI_SUCCESS;
+    if (r->kind == CLS__REQ_SEND)
+      mrc = MPI_Test(&r->mreq, &done, st);
+    else if (r->matched && r->mreq != MPI_REQUEST_NULL)
+      mrc = MPI_Wait(&r->mreq, st);
+    else if (r->matched) /* refused when matched: nothing was received */
+      return CLS_OK;
+    if (mrc != MPI_SUCCESS) {
+      snprintf(what, sizeof what, "%s rank %d with tag %d: %s", dir, r->peer, r->tag,
+               r->kind == CLS__REQ_SEND ? "MPI_Test" : "MPI_Wait");
+      return cls__mpi_error(mrc, what);
+    }
+    if (r->kind == CLS__REQ_SEND ? done : r->matched)
+      return CLS_OK;
+    if (cls__mpi_progress(m) < 0) {
+      snprintf(what, sizeof what, "%s rank %d with tag %d: %s", dir, r->peer, r->tag,
+               cls_last_error_detail());
+      return cls_wire_error(CLS_EMPI, "%s", what);
+    }
+    if (!r->matched)
+      sched_yield(); /* ranks often outnumber cores */
+  }
 }
 
 CLS_API int cls_mpi_wait(cls_mpi *m, cls_mpi_request *r) {
@@ -93,23 +128,12 @@ CLS_API int cls_mpi_wait(cls_mpi *m, cls_mpi_request *r) {
     return cls_wire_error(CLS_EINVAL, "cls_mpi_wait: %s",
                           !m ? "NULL endpoint" : !r ? "NULL request" : "request already ended");
   MPI_Status st;
-  int mrc = MPI_Wait(&r->mreq, &st);
-  int rc;
+  int rc = complete(m, r, &st);
   if (r->kind == CLS__REQ_SEND) {
-    if (mrc != MPI_SUCCESS) {
-      char what[96];
-      snprintf(what, sizeof what, "send to rank %d with tag %d: MPI_Wait", r->peer, r->tag);
-      rc = cls__mpi_error(mrc, what);
-    } else {
-      rc = r->result; /* the read's detail, given again: the root it names */
-      if (rc < 0)
-        cls_wire_error(rc, "send to rank %d with tag %d sent a failure record: %s", r->peer,
-                       r->tag, r->detail);
-    }
-  } else if (mrc != MPI_SUCCESS) {
-    char what[96];
-    snprintf(what, sizeof what, "receive from rank %d with tag %d: MPI_Wait", r->peer, r->tag);
-    cls__mpi_error(mrc, what);
+    if (rc == CLS_OK && (rc = r->result) < 0) /* the read's detail: the root it names */
+      cls_wire_error(rc, "send to rank %d with tag %d sent a failure record: %s", r->peer,
+                     r->tag, r->detail);
+  } else if (rc < 0) {
     char text[256];
     snprintf(text, sizeof text, "%s", cls_last_error_detail());
     rc = cls_wire_fail(m->ctx, r->stream, r->buf, CLS_EMPI, "receive", text);

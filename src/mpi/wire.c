@@ -7,6 +7,7 @@
 #include "core/refusal.h"
 #include "failure/failure.h"
 #include "memory/handle.h"
+#include "mpi/record.h"
 #include "stream/pool.h"
 
 #include <clstream/wire.h>
@@ -16,41 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The record on the wire: plain data, one byte order, one build. */
-#define WIRE_MAGIC 0x434c5352u /* "CLSR" */
-#define WIRE_VERSION 1
-
-struct wire_skip {
-  int32_t kind, stream, origin; /* origin: rank + 1 it ran on, 0: unknown */
-  int32_t pad;
-  uint64_t position, count;
-  char kernel[CLS__NAME_MAX];
-};
-
-struct wire_record {
-  uint32_t magic;
-  uint16_t version;
-  uint16_t nskips;
-  int32_t status, cl_status, stream, origin; /* origin: rank + 1; 0: the
-                                                sender knew no rank */
-  uint32_t async, pad;
-  uint64_t position, skipped, dropped;
-  char operation[16];
-  char kernel[CLS__NAME_MAX];
-  char message[sizeof ((struct cls__failure *)0)->message];
-  struct wire_skip skips[CLS__MAX_SKIP_ENTRIES];
-};
-_Static_assert(sizeof(struct wire_record) <= CLS_WIRE_RECORD_MAX,
-               "a record fits CLS_WIRE_RECORD_MAX");
-
-static size_t record_size(unsigned nskips) {
-  return offsetof(struct wire_record, skips) + nskips * sizeof(struct wire_skip);
-}
+static size_t record_size(unsigned nskips) { return CLS__WIRE_RECORD_SIZE(nskips); }
 
 /* The operation names a record may carry, as static strings (a record's
  * operation is one). */
-static const char *const op_names[] = {"launch", "upload", "download", "copy", "fill", "alloc",
-                                       "write scope", "send", "receive", "build", "transfer"};
+static const char *const op_names[] = {"launch", "upload", "download", "copy", "fill",
+                                       "canary fill", "alloc", "write scope", "send", "receive",
+                                       "build", "range", "transfer"};
 static const char *intern_op(const char *op) {
   for (size_t i = 0; i < sizeof op_names / sizeof *op_names; i++)
     if (op && strcmp(op, op_names[i]) == 0)
@@ -64,16 +37,19 @@ static void copy_text(char *dst, size_t cap, const char *src) {
 
 /* Failure f (of this process when f->origin is 0, whose rank + 1 is
  * `here`) into its wire form. */
-static size_t pack_failure(const struct cls__failure *f, int here, struct wire_record *w) {
-  memset(w, 0, offsetof(struct wire_record, skips));
-  w->magic = WIRE_MAGIC;
-  w->version = WIRE_VERSION;
+static size_t pack_failure(const struct cls__failure *f, int here, struct cls__wire_record *w) {
+  memset(w, 0, offsetof(struct cls__wire_record, skips));
+  w->magic = CLS__WIRE_MAGIC;
+  w->version = CLS__WIRE_VERSION;
   w->status = f->status;
   w->cl_status = f->cl_status;
-  w->stream = f->stream;
+  /* A stream named as given (cls_wire_fail) that is none: the message
+   * names it. */
+  w->stream = f->stream >= 0 && f->stream < CLS_MAX_STREAMS ? f->stream : -1;
   w->origin = f->origin > 0 ? f->origin : f->origin < 0 ? 0 : here;
   w->async = f->async;
   w->position = f->position;
+  w->generation = f->generation;
   w->skipped = f->skipped;
   w->dropped = f->dropped;
   copy_text(w->operation, sizeof w->operation, f->operation);
@@ -81,7 +57,7 @@ static size_t pack_failure(const struct cls__failure *f, int here, struct wire_r
   copy_text(w->message, sizeof w->message, f->message);
   w->nskips = (uint16_t)f->nskips;
   for (size_t i = 0; i < f->nskips; i++) {
-    struct wire_skip *e = &w->skips[i];
+    struct cls__wire_skip *e = &w->skips[i];
     memset(e, 0, sizeof *e);
     e->kind = f->skips[i].kind;
     e->stream = f->skips[i].stream;
@@ -96,7 +72,7 @@ static size_t pack_failure(const struct cls__failure *f, int here, struct wire_r
 
 /* A read that was refused or failed without a failure on the buffer. */
 static size_t pack_error(int status, int stream, const char *detail, int here,
-                         struct wire_record *w) {
+                         struct cls__wire_record *w) {
   struct cls__failure f = {.status = status,
                            .cl_status = cls_last_cl_status(),
                            .operation = "send",
@@ -127,7 +103,7 @@ CLS_API int cls_wire_read(cls_context *ctx, int stream, cls_buffer src, size_t o
   if (rc == CLS_OK)
     return CLS_OK;
   int here = ctx ? ctx->origin : 0;
-  struct wire_record w; /* on the stack: record may be dst */
+  struct cls__wire_record w; /* on the stack: record may be dst */
   char detail[sizeof w.message];
   snprintf(detail, sizeof detail, "%s", cls_last_error_detail());
   cl_int cl = cls_last_cl_status();
@@ -150,25 +126,125 @@ CLS_API int cls_wire_read(cls_context *ctx, int stream, cls_buffer src, size_t o
   return cls__error(rc, cl, "%s", detail);
 }
 
-/* The record's own checks: a malformed one is refused whole. */
-static int unpack(const void *record, size_t len, struct wire_record *w) {
+/* A text field: ends inside the field, with no control character before
+ * that in a name or an operation (a message may quote anything). */
+static bool text_ok(const char *t, size_t cap, bool names) {
+  const unsigned char *end = memchr(t, '\0', cap);
+  if (!end)
+    return false;
+  for (const unsigned char *c = (const unsigned char *)t; names && c < end; c++)
+    if (*c < 0x20 || *c == 0x7f)
+      return false;
+  return true;
+}
+
+/* The most a position or count can be: a stream's command count. */
+#define WIRE_COUNT_MAX ((uint64_t)INT64_MAX)
+
+static int malformed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int malformed(const char *fmt, ...) {
+  char why[160];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  return cls__error(CLS_EINVAL, 0, "a malformed failure record: %s", why);
+}
+
+/* The record's own checks, every field's range: a malformed one is
+ * refused whole, never trusted in part. */
+static int unpack(const void *record, size_t len, struct cls__wire_record *w) {
   if (len < record_size(0) || len > sizeof *w)
     return cls__error(CLS_EINVAL, 0, "a failure record of %zu bytes (expected %zu to %zu)", len,
                       record_size(0), sizeof *w);
   memcpy(w, record, len);
-  if (w->magic != WIRE_MAGIC || w->version != WIRE_VERSION)
+  if (w->magic != CLS__WIRE_MAGIC || w->version != CLS__WIRE_VERSION)
     return cls__error(CLS_EINVAL, 0, "not a clstream failure record of version %d, or one from "
-                      "a machine of another byte order", WIRE_VERSION);
-  if (w->nskips > CLS__MAX_SKIP_ENTRIES || len != record_size(w->nskips) || w->origin < 0 ||
-      w->status >= 0 || w->status <= CLS__ERR_LAST)
-    return cls__error(CLS_EINVAL, 0, "a malformed failure record (%u skip entries in %zu bytes, "
-                      "origin %d, status %d)", w->nskips, len, (int)w->origin, (int)w->status);
-  w->operation[sizeof w->operation - 1] = '\0';
-  w->kernel[sizeof w->kernel - 1] = '\0';
-  w->message[sizeof w->message - 1] = '\0';
-  for (unsigned i = 0; i < w->nskips; i++)
-    w->skips[i].kernel[sizeof w->skips[i].kernel - 1] = '\0';
+                      "a machine of another byte order", CLS__WIRE_VERSION);
+  if (w->nskips > CLS__MAX_SKIP_ENTRIES || len != record_size(w->nskips))
+    return malformed("%u skip entries in %zu bytes", w->nskips, len);
+  if (w->status >= 0 || w->status <= CLS__ERR_LAST)
+    return malformed("status %d is no CLS_E* code", (int)w->status);
+  if (w->cl_status > 0 || w->cl_status < -99999)
+    return malformed("OpenCL status %d", (int)w->cl_status);
+  if (w->stream < -1 || w->stream >= CLS_MAX_STREAMS)
+    return malformed("root stream %d is not -1..%d", (int)w->stream, CLS_MAX_STREAMS - 1);
+  if (w->origin < 0)
+    return malformed("origin %d is no rank + 1", (int)w->origin);
+  if (w->async > 1 || w->pad)
+    return malformed("async %u, padding %u", w->async, w->pad);
+  if (w->position > WIRE_COUNT_MAX)
+    return malformed("root position %llu", (unsigned long long)w->position);
+  if (!text_ok(w->operation, sizeof w->operation, true) ||
+      !text_ok(w->kernel, sizeof w->kernel, true) || !text_ok(w->message, sizeof w->message, false))
+    return malformed("an operation, kernel or message that is no text of its field");
+  if (w->dropped > WIRE_COUNT_MAX)
+    return malformed("%llu launches dropped", (unsigned long long)w->dropped);
+  uint64_t total = w->dropped; /* the chain's launches: its skip count */
+  for (unsigned i = 0; i < w->nskips; i++) {
+    const struct cls__wire_skip *e = &w->skips[i];
+    if ((e->kind != CLS_SKIP_SKIPPED && e->kind != CLS_SKIP_UNTRUSTED) || e->stream < 0 ||
+        e->stream >= CLS_MAX_STREAMS || e->origin < 0 || e->pad ||
+        e->position == 0 || e->position > WIRE_COUNT_MAX || e->count == 0 ||
+        e->count > WIRE_COUNT_MAX - total || !text_ok(e->kernel, sizeof e->kernel, true) ||
+        !e->kernel[0])
+      return malformed("skip entry %u (kind %d, stream %d, origin %d, position %llu, count %llu)",
+                       i, (int)e->kind, (int)e->stream, (int)e->origin,
+                       (unsigned long long)e->position, (unsigned long long)e->count);
+    total += e->count;
+  }
+  if (w->skipped != total)
+    return malformed("%llu launches skipped, its entries count %llu",
+                     (unsigned long long)w->skipped, (unsigned long long)total);
   return CLS_OK;
+}
+
+/* A chain entry's rank + 1, this context's own launches as 0 (a record of
+ * its own that came back holds them so). */
+static int entry_origin(const cls_context *ctx, int origin) {
+  return origin == ctx->origin ? 0 : origin;
+}
+
+/* Another copy of failure `into` arrived as `from`: its chain entries that
+ * `into` lacks join it (at the end: they ran before the receive, after
+ * any launch of `into`'s that a replay may still move), and an entry both
+ * have keeps the larger count, which a chain that grew since the earlier
+ * copy has.  The skip count stays the sum of the entries and the dropped
+ * ones. */
+static void merge_chain(cls_context *ctx, struct cls__failure *into,
+                        const struct cls__failure *from) {
+  for (size_t i = 0; i < from->nskips; i++) {
+    const struct cls__skip *e = &from->skips[i];
+    int origin = entry_origin(ctx, e->origin);
+    struct cls__skip *x = NULL;
+    for (size_t j = 0; j < into->nskips && !x; j++) {
+      struct cls__skip *c = &into->skips[j];
+      if (entry_origin(ctx, c->origin) == origin && c->kind == e->kind &&
+          c->stream == e->stream && c->position == e->position &&
+          strcmp(c->kernel, e->kernel) == 0)
+        x = c;
+    }
+    if (x) {
+      if (e->count > x->count) {
+        into->skipped += e->count - x->count;
+        x->count = e->count;
+      }
+      continue;
+    }
+    into->skipped += e->count;
+    if (into->nskips == CLS__MAX_SKIP_ENTRIES) {
+      into->dropped += e->count;
+      continue;
+    }
+    struct cls__skip *n = &into->skips[into->nskips++];
+    *n = *e;
+    n->key = NULL; /* never extended by a local skip */
+    n->stamp = n->last = ctx->stamp;
+  }
+  if (from->dropped > into->dropped) {
+    into->skipped += from->dropped - into->dropped;
+    into->dropped = from->dropped;
+  }
 }
 
 /* Points dst at f as a write on stream s that ended with it would, taking
@@ -200,7 +276,7 @@ CLS_API int cls_wire_taint(cls_context *ctx, int stream, cls_buffer dst, const v
     return cls__error(CLS_EINVAL, 0, "cls_wire_taint: NULL context");
   cls__lock(ctx);
   int rc;
-  struct wire_record w;
+  struct cls__wire_record w;
   struct cls__stream *s = NULL;
   struct cls__slot *slot = resolve(ctx, "cls_wire_taint", dst, &rc);
   if (!slot)
@@ -224,6 +300,7 @@ CLS_API int cls_wire_taint(cls_context *ctx, int stream, cls_buffer dst, const v
   cls__copy_name(f->kernel, w.kernel);
   f->stream = w.stream;
   f->position = w.position;
+  f->generation = w.generation;
   f->async = w.async != 0;
   f->origin = w.origin > 0 ? w.origin : -1;
   snprintf(f->message, sizeof f->message, "%s", w.message);
@@ -240,7 +317,21 @@ CLS_API int cls_wire_taint(cls_context *ctx, int stream, cls_buffer dst, const v
     e->count = w.skips[i].count;
     cls__copy_name(e->kernel, w.skips[i].kernel);
   }
-  cls__failure_adopt(ctx, f);
+  /* One failure, however many copies of it arrive by however many paths:
+   * a copy of one this context has is that record, with what the copy's
+   * chain adds to it; one it logged before is not logged again (F9). */
+  bool seen = false;
+  struct cls__failure *known = cls__failure_known(ctx, f, &seen);
+  if (known) {
+    merge_chain(ctx, known, f);
+    cls__failure_unref(f);
+    f = known;
+    cls__failure_ref(f);
+  } else {
+    f->logged = seen;
+    cls__failure_adopt(ctx, f);
+    cls__failure_seen(ctx, f);
+  }
   take(ctx, s, dst, slot, f);
   cls__failure_unref(f);
   rc = cls__read_report(ctx, "receive", stream, &dst, 1, NULL);

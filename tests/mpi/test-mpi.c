@@ -291,7 +291,7 @@ START_TEST(mpi_error_is_a_failure_on_the_receiving_buffer) {
   cls_buffer a = alloc(&e, 0);
   EXPECT_EQ(fill(&e, 0, a, 3), CLS_OK);
   EXPECT_EQ(cls_mpi_recv(e.m, 0, a, 0, N * sizeof(int), size_ + 3, 9), CLS_EMPI);
-  EXPECT_IN(cls_last_error_detail(), "MPI_Irecv");
+  EXPECT_IN(cls_last_error_detail(), "MPI_ERR_RANK");
   int host[N];
   cls_report *r = NULL;
   EXPECT_EQ(cls_download(e.ctx, 0, a, 0, host, sizeof host, &r), CLS_ETAINTED);
@@ -299,7 +299,7 @@ START_TEST(mpi_error_is_a_failure_on_the_receiving_buffer) {
   EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
   EXPECT_EQ(fi.status, CLS_EMPI);
   EXPECT_STR(fi.operation, "receive");
-  EXPECT_IN(fi.message, "MPI_Irecv");
+  EXPECT_IN(fi.message, "MPI_ERR_RANK");
   cls_report_free(r);
   EXPECT_EQ(fill(&e, 0, a, 3), CLS_OK);
   EXPECT_EQ(cls_mpi_send(e.m, 0, a, 0, N * sizeof(int), size_ + 3, 9), CLS_EMPI);
@@ -388,6 +388,262 @@ START_TEST(nonblocking_exchange_in_both_directions) {
 }
 END_TEST
 
+/* Skip-chain entries of different ranks never merge: rank 0's launch of
+ * 'blur' fails and the next one is skipped, then rank 0 sends; rank 1,
+ * with an unrelated kernel in flight on another stream (the F8 path of a
+ * skip), receives and skips its own launch of 'blur' on stream 0.  The
+ * chain has two entries, one per rank, one launch each. */
+START_TEST(skip_entries_of_different_ranks_never_merge) {
+  struct env e;
+  setup(&e, _i, "enqueue:kernel=blur,nth=1,rank=0");
+  cls_buffer a = alloc(&e, 0), b = alloc(&e, 0), c = alloc(&e, 0), p = alloc(&e, 1),
+             q = alloc(&e, 1);
+  if (rank_ == 0) {
+    EXPECT_EQ(fill(&e, 0, a, 1), CLS_OK);
+    int rc = blur(&e, 0, a, b);
+    EXPECT(rc == CLS_ELAUNCH || rc == CLS_OK);
+    rc = blur(&e, 0, b, c);
+    EXPECT(rc == CLS_ESKIPPED || rc == CLS_OK);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, c, 0, N * sizeof(int), 1, 14), CLS_ETAINTED);
+  } else if (rank_ == 1) {
+    size_t g = N;
+    int iters = 20000;
+    EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+    cls_arg sa[] = {CLS_IN(p), CLS_OUT(q), CLS_SCALAR(iters)};
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sa), CLS_OK);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, a, 0, N * sizeof(int), 0, 14), CLS_ETAINTED);
+    EXPECT_EQ(blur(&e, 0, a, b), CLS_ESKIPPED);
+    struct cls_failure_info fi = {0};
+    cls_report *r = tainted_from(&e, b, 0, &fi);
+    EXPECT_EQ(fi.skipped, 2);
+    EXPECT_EQ(fi.nskips, 2);
+    struct cls_skip_info si = {0};
+    EXPECT_EQ(cls_report_skip(r, 0, 0, &si), CLS_OK);
+    EXPECT_EQ(si.count, 1);
+    EXPECT_EQ(si.position, 3);
+    EXPECT_EQ(cls_report_skip(r, 0, 1, &si), CLS_OK);
+    EXPECT_EQ(si.count, 1);
+    EXPECT_EQ(si.stream, 0);
+    EXPECT_EQ(si.position, 2); /* the receive took position 1 here */
+    const char *text = cls_report_text(r);
+    EXPECT_IN(text, "1. skipped: 'blur' on rank 0 stream 0 at position 3\n");
+    EXPECT_IN(text, "2. skipped: 'blur' on stream 0 at position 2\n");
+    cls_report_free(r);
+    EXPECT_EQ(cls_download(e.ctx, 1, q, 0, (int[N]){0}, N * sizeof(int), NULL), CLS_OK);
+  }
+  teardown(&e);
+}
+END_TEST
+
+/* Log lines that name rank 0's failure (F9: one per process). */
+static void count_root_lines(void *user, int level, const char *message) {
+  (void)level;
+  if (strstr(message, "in launch of 'blur'") && strstr(message, "CLS_ELAUNCH"))
+    ++*(int *)user;
+}
+
+/* A failure has one identity across ranks: rank 0's launch of 'blur'
+ * fails and rank 0 sends its output twice to rank 1 and once to rank 2.
+ * Rank 1 (a kernel in flight on another stream) receives both copies into
+ * two buffers, skips a launch on one, and checks both: one failure, with
+ * its chain, logged once.  With 4 ranks the root also reaches rank 3 by
+ * two paths (rank 1's skip and rank 2's): one failure, whose chain has
+ * both ranks' skips, logged once. */
+START_TEST(one_failure_is_named_once_and_logged_once_however_many_copies_arrive) {
+  struct env e;
+  setup(&e, _i, "enqueue:kernel=blur,nth=1,rank=0");
+  int lines = 0;
+  EXPECT_EQ(cls_set_logger(e.ctx, CLS_LOG_ERRORS, count_root_lines, &lines), CLS_OK);
+  cls_buffer a = alloc(&e, 0), b = alloc(&e, 0), x = alloc(&e, 0), y = alloc(&e, 0),
+             z = alloc(&e, 0), p = alloc(&e, 1), q = alloc(&e, 1);
+  size_t g = N, bytes = N * sizeof(int);
+  int iters = 20000;
+  cls_arg sa[] = {CLS_IN(p), CLS_OUT(q), CLS_SCALAR(iters)};
+  cls_buffer both[2] = {x, y};
+  cls_report *r = NULL;
+  struct cls_failure_info fi = {0};
+  if (rank_ == 0) {
+    EXPECT_EQ(fill(&e, 0, a, 1), CLS_OK);
+    int rc = blur(&e, 0, a, b);
+    EXPECT(rc == CLS_ELAUNCH || rc == CLS_OK);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, b, 0, bytes, 1, 15), CLS_ETAINTED);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, b, 0, bytes, 1, 16), CLS_ETAINTED);
+    if (size_ > 2)
+      EXPECT_EQ(cls_mpi_send(e.m, 0, b, 0, bytes, 2, 15), CLS_ETAINTED);
+  } else if (rank_ == 1) {
+    EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sa), CLS_OK);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, x, 0, bytes, 0, 15), CLS_ETAINTED);
+    EXPECT_EQ(blur(&e, 0, x, z), CLS_ESKIPPED);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, y, 0, bytes, 0, 16), CLS_ETAINTED);
+    EXPECT_EQ(cls_check(e.ctx, 2, both, &r), CLS_ETAINTED);
+    EXPECT_IN(cls_last_error_detail(), ": 1 failure;");
+    EXPECT_EQ(cls_report_failures(r), 1);
+    EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
+    EXPECT_EQ(fi.skipped, 1);
+    EXPECT_IN(cls_report_text(r), "clstream: the read failed: 1 failure\n");
+    cls_report_free(r);
+    EXPECT_EQ(lines, 1);
+    if (size_ > 3)
+      EXPECT_EQ(cls_mpi_send(e.m, 0, z, 0, bytes, 3, 17), CLS_ETAINTED);
+  } else if (rank_ == 2) {
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, x, 0, bytes, 0, 15), CLS_ETAINTED);
+    EXPECT_EQ(blur(&e, 2, x, z), CLS_ESKIPPED);
+    if (size_ > 3)
+      EXPECT_EQ(cls_mpi_send(e.m, 0, z, 0, bytes, 3, 18), CLS_ETAINTED);
+    EXPECT_EQ(lines, 1);
+  } else if (rank_ == 3) {
+    EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sa), CLS_OK);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, x, 0, bytes, 1, 17), CLS_ETAINTED);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, y, 0, bytes, 2, 18), CLS_ETAINTED);
+    EXPECT_EQ(cls_check(e.ctx, 2, both, &r), CLS_ETAINTED);
+    EXPECT_EQ(cls_report_failures(r), 1);
+    EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
+    EXPECT_EQ(fi.skipped, 2);
+    EXPECT_EQ(fi.nskips, 2);
+    const char *text = cls_report_text(r);
+    EXPECT_IN(text, "clstream: the read failed: 1 failure\n");
+    EXPECT_IN(text, "skipped: 'blur' on rank 1 stream 0 at position 2\n");
+    EXPECT_IN(text, "skipped: 'blur' on rank 2 stream 2 at position 1\n");
+    cls_report_free(r);
+    EXPECT_EQ(lines, 1);
+  }
+  if (rank_ == 1 || rank_ == 3)
+    EXPECT_EQ(cls_download(e.ctx, 1, q, 0, (int[N]){0}, bytes, NULL), CLS_OK);
+  teardown(&e);
+}
+END_TEST
+
+/* Log lines that name a failure of 'blur'. */
+static void count_blur_lines(void *user, int level, const char *message) {
+  (void)level;
+  if (strstr(message, "CLS_ELAUNCH") && strstr(message, "'blur'"))
+    ++*(int *)user;
+}
+
+/* The issue's ring: a buffer goes around the ranks 6 times, each holder
+ * launching 'blur' on it (with a slow kernel in flight on another stream),
+ * and one launch on one rank fails when it completes.  Every later launch,
+ * on every rank, is skipped; the failure comes back to the rank it happened
+ * on and goes round again.  The last holder's report names the root once,
+ * with every skip in the chain, each on its own rank and position, none
+ * claimed twice; each rank logs the failure once. */
+START_TEST(ring_names_the_root_once_and_every_rank_s_skips_apart) {
+  struct env e;
+  int faulty = size_ > 2 ? 2 : 1;
+  char spec[64];
+  snprintf(spec, sizeof spec, "complete:kernel=blur,nth=3,rank=%d", faulty);
+  setup(&e, _i, spec);
+  int lines = 0;
+  EXPECT_EQ(cls_set_logger(e.ctx, CLS_LOG_ERRORS, count_blur_lines, &lines), CLS_OK);
+  int next = (rank_ + 1) % size_, prev = (rank_ + size_ - 1) % size_;
+  cls_buffer in = alloc(&e, 0), out = alloc(&e, 0), p = alloc(&e, 1), q = alloc(&e, 1);
+  size_t g = N, bytes = N * sizeof(int);
+  int iters = 2000, hops = 6 * size_, failing = faulty + 2 * size_;
+  cls_arg sa[] = {CLS_IN(p), CLS_OUT(q), CLS_SCALAR(iters)};
+  EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+  if (rank_ == 0)
+    EXPECT_EQ(fill(&e, 0, in, 0), CLS_OK);
+  for (int hop = 0; hop < hops; hop++) {
+    if (hop % size_ != rank_)
+      continue;
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sa), CLS_OK);
+    if (hop > 0) {
+      int rc = cls_mpi_recv(e.m, 0, in, 0, bytes, prev, 20);
+      EXPECT_EQ(rc, hop > failing ? CLS_ETAINTED : CLS_OK);
+    }
+    int rc = blur(&e, 0, in, out);
+    EXPECT_EQ(rc, hop > failing ? CLS_ESKIPPED : CLS_OK);
+    if (hop + 1 < hops) {
+      rc = cls_mpi_send(e.m, 0, out, 0, bytes, next, 20);
+      EXPECT_EQ(rc, hop >= failing ? CLS_ETAINTED : CLS_OK);
+    }
+  }
+  EXPECT_EQ(lines, 1);
+  cls_report *r = NULL;
+  EXPECT_EQ(cls_check(e.ctx, 1, &out, &r), CLS_ETAINTED);
+  EXPECT_EQ(cls_report_failures(r), 1);
+  struct cls_failure_info fi = {0};
+  EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
+  int rank = -2;
+  cls_report_failure_rank(r, 0, &rank);
+  EXPECT_EQ(rank, rank_ == faulty ? -1 : faulty);
+  const char *text = cls_report_text(r);
+  if (rank_ == (hops - 1) % size_) { /* the last holder: every skip */
+    EXPECT_EQ(fi.skipped, hops - 1 - failing);
+    EXPECT_EQ(fi.nskips, hops - 1 - failing);
+  }
+  /* No launch is claimed twice: every entry names another (rank, position). */
+  char seen[64][64];
+  int nseen = 0;
+  for (const char *l = strstr(text, "skipped: "); l; l = strstr(l + 1, "skipped: ")) {
+    int rk = rank_, st = -1;
+    unsigned long long pos = 0, count = 1;
+    if (sscanf(l, "skipped: 'blur' on rank %d stream %d at position %llu (x%llu", &rk, &st, &pos,
+               &count) < 3 &&
+        sscanf(l, "skipped: 'blur' on stream %d at position %llu (x%llu", &st, &pos, &count) < 2)
+      expect(0, __FILE__, __LINE__, "an entry that names no launch: %.80s", l);
+    EXPECT_EQ(count, 1); /* a ring never skips twice in a row on one rank */
+    char key[64];
+    snprintf(key, sizeof key, "%d/%d/%llu", rk, st, pos);
+    for (int i = 0; i < nseen; i++)
+      expect(strcmp(seen[i], key) != 0, __FILE__, __LINE__, "%s claimed twice in: %s", key, text);
+    if (nseen < 64)
+      snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+  }
+  cls_report_free(r);
+  EXPECT_EQ(cls_download(e.ctx, 1, q, 0, (int[N]){0}, bytes, NULL), CLS_OK);
+  teardown(&e);
+}
+END_TEST
+
+/* A message larger than the receive asked for is refused with CLS_EMPI
+ * naming both sizes, on the receiving buffer, and is consumed: the next
+ * message with that tag is received as sent. */
+START_TEST(larger_message_than_the_receive_is_refused_naming_both_sizes) {
+  struct env e;
+  setup(&e, _i, NULL);
+  cls_buffer big, a = alloc(&e, 0), p = alloc(&e, 1), q = alloc(&e, 1);
+  EXPECT_EQ(cls_alloc(e.ctx, 0, 8192, &big), CLS_OK);
+  EXPECT_EQ(fill(&e, 0, a, 5), CLS_OK);
+  if (rank_ == 0) {
+    int host[2048];
+    for (int i = 0; i < 2048; i++)
+      host[i] = i;
+    EXPECT_EQ(cls_upload(e.ctx, 0, big, 0, host, sizeof host), CLS_OK);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, big, 0, 8192, 1, 13), CLS_OK);
+    EXPECT_EQ(cls_mpi_send(e.m, 0, a, 0, 256, 1, 13), CLS_OK);
+  } else if (rank_ == 1) {
+    /* a kernel in flight on another stream while the message arrives */
+    size_t g = N;
+    int iters = 20000;
+    EXPECT_EQ(fill(&e, 1, p, 1), CLS_OK);
+    cls_arg sb[] = {CLS_IN(p), CLS_OUT(q), CLS_SCALAR(iters)};
+    EXPECT_EQ(cls_launch(e.ctx, 1, e.slow, 1, &g, NULL, 3, sb), CLS_OK);
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, a, 0, 256, 0, 13), CLS_EMPI);
+    EXPECT_IN(cls_last_error_detail(), "sent 8192 bytes");
+    EXPECT_IN(cls_last_error_detail(), "256");
+    int host[N];
+    cls_report *r = NULL;
+    EXPECT_EQ(cls_download(e.ctx, 0, a, 0, host, sizeof host, &r), CLS_ETAINTED);
+    struct cls_failure_info fi = {0};
+    EXPECT_EQ(cls_report_failure(r, 0, &fi), CLS_OK);
+    EXPECT_EQ(fi.status, CLS_EMPI);
+    EXPECT_IN(fi.message, "8192");
+    cls_report_free(r);
+    /* the refused message was consumed: the next one is received */
+    EXPECT_EQ(cls_mpi_recv(e.m, 0, a, 0, 256, 0, 13), CLS_OK);
+    EXPECT_EQ(cls_download(e.ctx, 0, a, 0, host, 256, NULL), CLS_OK);
+    for (int i = 0; i < 64; i++)
+      EXPECT_EQ(host[i], 5 + i);
+    EXPECT_EQ(cls_download(e.ctx, 1, q, 0, host, sizeof host, NULL), CLS_OK);
+    EXPECT_EQ(host[3], 1 + 3 + 7);
+  }
+  teardown(&e);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   /* Records are compared field by field across ranks: exact attribution
    * (F8a's ranged mode is tests/test-ranged.c's). */
@@ -422,6 +678,12 @@ int main(int argc, char **argv) {
   tcase_add_loop_test(tc, mismatched_or_refused_send_fails_the_receive, 0, nsettings);
   tcase_add_loop_test(tc, bad_arguments_are_refused, 0, nsettings);
   tcase_add_loop_test(tc, nonblocking_exchange_in_both_directions, 0, nsettings);
+  tcase_add_loop_test(tc, skip_entries_of_different_ranks_never_merge, 0, nsettings);
+  tcase_add_loop_test(tc, one_failure_is_named_once_and_logged_once_however_many_copies_arrive,
+                      0, nsettings);
+  tcase_add_loop_test(tc, ring_names_the_root_once_and_every_rank_s_skips_apart, 0, nsettings);
+  tcase_add_loop_test(tc, larger_message_than_the_receive_is_refused_naming_both_sizes, 0,
+                      nsettings);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
