@@ -284,8 +284,10 @@ struct cls_context_options {
   /** Version 2 on.  Timeline trace: the path of a Chrome trace-event JSON
    * file to write (Perfetto, chrome://tracing; docs/trace.md).  NULL:
    * $CLS_TRACE, then none; "" is the same as NULL.  A file that cannot be
-   * created makes creation fail with #CLS_EINVAL, the path and the reason
-   * in cls_last_error_detail(). */
+   * created, or a path that is not a regular file (a FIFO, a device),
+   * makes creation fail with #CLS_EINVAL, the path and the reason in
+   * cls_last_error_detail(); a failed creation removes only a file it
+   * created itself. */
   const char *trace;
   /** Version 2 on.  Directory of the persistent program cache
    * (docs/cache.md); NULL or "": $CLS_CACHE_DIR, then
