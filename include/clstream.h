@@ -680,8 +680,11 @@ typedef struct cls_program cls_program;
 typedef struct cls_kernel cls_kernel;
 
 /** Builds (or finds in the context's cache, keyed by device, source hash and
- * options, or loads from the persistent cache on disk: docs/cache.md) a program from OpenCL C `source` with build `options` (NULL:
- * none).  The caller holds a reference on *out and drops it with
+ * options, or loads from the persistent cache on disk: docs/cache.md) a
+ * program from OpenCL C `source` with build `options` (NULL: none).  A
+ * program whose source or options can include files (#include, -include)
+ * is never taken from the disk cache: its key would not hold the
+ * headers.  The caller holds a reference on *out and drops it with
  * cls_program_release().  On a build failure returns #CLS_EBUILD, the build
  * log is in cls_last_error_detail(), and *out is still set (release it as
  * usual) to a program that remembers the failure: kernels taken from it

@@ -1,10 +1,10 @@
 /* The timeline trace (CLS_TRACE, docs/trace.md): the file is strict JSON
  * in UTF-8 (a validator below parses it), after a sync without destroy as
  * well as after destroy, and cut after any event it loads once "]" is
- * added (what the viewers do); every string is escaped; it has a named track per stream used, an event per
- * accepted command, an instant per skip (with its root's message), per
- * failure and per refusal, and a flow per cross-stream wait, in the
- * numbers cls_stream_stats gives; tracing is chosen by the context option
+ * added (what the viewers do); every string is escaped; it has a named
+ * track per stream used, an event per accepted command, an instant per
+ * skip (with its root's message), per failure and per refusal, and a
+ * flow per cross-stream wait, in the numbers cls_stream_stats gives; tracing is chosen by the context option
  * or the variable, and a file that cannot be created fails the create; a
  * path that is not a regular file is refused without blocking, and a
  * failed create removes only a file the trace created. */
@@ -909,9 +909,11 @@ START_TEST(every_string_is_escaped_and_ill_formed_utf8_becomes_u_fffd) {
   struct cls__trace_meta meta = {"dev\x01\xff\"", "drv\\\x7f", "1\xc3\xa9"};
   struct cls__trace *t = NULL;
   CT_OK(cls__trace_open(&t, path, &meta, &lg));
-  const char *mixed = "ctl \x01\x1f\t\n\r quote \" bs \\ ok \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+  const char *mixed = "ctl \x01\x1f\t\n\r quote \" bs \\ ok "
+                      "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
                       " overlong \xc0\xaf surrogate \xed\xa0\x80 above \xf4\x90\x80\x80 cut \xe2\x82";
-  const char *want_mixed = "ctl \x01\x1f\t\n\r quote \" bs \\ ok \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+  const char *want_mixed = "ctl \x01\x1f\t\n\r quote \" bs \\ ok "
+                           "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
                            " overlong \xef\xbf\xbd\xef\xbf\xbd surrogate \xef\xbf\xbd\xef\xbf\xbd"
                            "\xef\xbf\xbd above \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
                            " cut \xef\xbf\xbd\xef\xbf\xbd";
