@@ -284,7 +284,7 @@ struct cls_context_options {
   /** Version 2 on.  Timeline trace: the path of a Chrome trace-event JSON
    * file to write (Perfetto, chrome://tracing; docs/trace.md).  NULL:
    * $CLS_TRACE, then none; "" is the same as NULL.  A file that cannot be
-   * created, or a path that is not a regular file (a FIFO, a device),
+   * created, or a path that is not a regular file (a FIFO, a device, a link),
    * makes creation fail with #CLS_EINVAL, the path and the reason in
    * cls_last_error_detail(); a failed creation removes only a file it
    * created itself. */

@@ -981,7 +981,8 @@ START_TEST(a_failed_create_removes_only_a_trace_file_it_created) {
   /* A file the trace created: removed, nothing is left behind. */
   ck_assert_int_eq(create_failing_after_the_trace(fresh), CLS_ECONFIG);
   ck_assert_int_eq(type_of(fresh), 0);
-  /* The user's file, and a symbolic link to it: both stay. */
+  /* The user's file stays; a symbolic link to it is refused (a link
+   * planted in /tmp would truncate what it names), and both stay. */
   FILE *f = fopen(old, "w");
   ck_assert_ptr_nonnull(f);
   fputs("the user's\n", f);
@@ -989,9 +990,17 @@ START_TEST(a_failed_create_removes_only_a_trace_file_it_created) {
   ck_assert_int_eq(symlink(old, link), 0);
   ck_assert_int_eq(create_failing_after_the_trace(old), CLS_ECONFIG);
   ck_assert_int_eq(type_of(old), S_IFREG);
-  ck_assert_int_eq(create_failing_after_the_trace(link), CLS_ECONFIG);
+  ck_assert_ptr_nonnull(f = fopen(old, "w"));
+  fputs("the user's\n", f);
+  fclose(f);
+  ck_assert_int_eq(create_failing_after_the_trace(link), CLS_EINVAL);
+  ck_assert_msg(strstr(cls_last_error_detail(), "not a regular file"), "detail: %s",
+                cls_last_error_detail());
   ck_assert_int_eq(type_of(link), S_IFLNK);
   ck_assert_int_eq(type_of(old), S_IFREG);
+  struct stat st;
+  ck_assert_int_eq(stat(old, &st), 0);
+  ck_assert_int_eq(st.st_size, strlen("the user's\n")); /* not truncated through the link */
   /* A FIFO with a reader (so that opening it does not block): refused as
    * no regular file, and left where it is. */
   ck_assert_int_eq(mkfifo(fifo, 0600), 0);

@@ -261,10 +261,12 @@ void cls__trace_wait(struct cls__trace *t, int producer, int consumer, uint64_t 
 
 /* The file at `path` for writing, as a new file (t->created) or an
  * existing regular file truncated.  Anything else (a FIFO, a device, a
- * directory) is refused before it is opened: opening a FIFO for writing
- * blocks until a reader comes, and a trace has no business in a device.
- * O_NONBLOCK and the fstat after the open close the race with a file
- * swapped in between. */
+ * directory, a symbolic link) is refused before it is opened: opening a
+ * FIFO for writing blocks until a reader comes, a trace has no business
+ * in a device, and a link planted where a trace is written (in /tmp)
+ * would have it truncate the file the link names.  O_NONBLOCK, O_NOFOLLOW
+ * and the fstat after the open close the race with a file swapped in
+ * between. */
 static int open_file(struct cls__trace *t, const char *path) {
   t->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
   if (t->fd >= 0) {
@@ -273,9 +275,9 @@ static int open_file(struct cls__trace *t, const char *path) {
   }
   struct stat st;
   bool regular = false;
-  if (errno == EEXIST && stat(path, &st) == 0) {
+  if (errno == EEXIST && lstat(path, &st) == 0) {
     if ((regular = S_ISREG(st.st_mode)) &&
-        (t->fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+        (t->fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
       if (fstat(t->fd, &st) == 0 && (regular = S_ISREG(st.st_mode)) && ftruncate(t->fd, 0) == 0)
         return CLS_OK;
       int saved = errno;
@@ -285,8 +287,8 @@ static int open_file(struct cls__trace *t, const char *path) {
     }
     if (!regular)
       return cls__error(CLS_EINVAL, 0,
-                        "CLS_TRACE: '%s' is not a regular file (a FIFO, a device or a "
-                        "directory): a trace is written to a file of its own",
+                        "CLS_TRACE: '%s' is not a regular file (a FIFO, a device, a "
+                        "directory or a link): a trace is written to a file of its own",
                         path);
   }
   return cls__error(CLS_EINVAL, 0, "CLS_TRACE: cannot create the trace file '%s': %s", path,

@@ -52,7 +52,8 @@ struct cls__trace_meta {
 /* Creates `path` (or truncates an existing regular file) and writes the
  * metadata.  CLS_EINVAL with the path and the system's reason when the
  * file cannot be created, or when `path` is not a regular file (a FIFO, a
- * device, a directory: refused before it is opened, never blocking);
+ * device, a directory, a symbolic link: refused before it is opened,
+ * never blocking);
  * CLS_ENOMEM.  On failure a file this call created is removed; an
  * existing file never is. */
 int cls__trace_open(struct cls__trace **out, const char *path, const struct cls__trace_meta *meta,
