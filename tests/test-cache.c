@@ -3,9 +3,13 @@
  * or foreign file, or a directory that cannot be written, costs a source
  * build and never a wrong program; several processes fill one directory
  * at once; the key takes the build options; CLS_CACHE=off writes nothing;
- * the cap evicts oldest first.  Each test has its own directory (mkdtemp
- * in the working directory: the build tree under make check).  The cache
- * sits below the driver, so this program runs once. */
+ * the cap evicts oldest first; a forged entry fails the keyed checksum; a
+ * directory that is not the user's own is refused (also by another user's
+ * process); a FIFO or a huge file named like an entry neither blocks nor
+ * is read whole; a program that includes files is not cached.  Each test
+ * has its own directory (mkdtemp in the working directory: the build tree
+ * under make check).  The cache sits below the driver, so this program
+ * runs once. */
 #include "common.h"
 
 #include "cache/cache.h"
