@@ -284,8 +284,10 @@ struct cls_context_options {
   /** Version 2 on.  Timeline trace: the path of a Chrome trace-event JSON
    * file to write (Perfetto, chrome://tracing; docs/trace.md).  NULL:
    * $CLS_TRACE, then none; "" is the same as NULL.  A file that cannot be
-   * created makes creation fail with #CLS_EINVAL, the path and the reason
-   * in cls_last_error_detail(). */
+   * created, or a path that is not a regular file (a FIFO, a device, a link),
+   * makes creation fail with #CLS_EINVAL, the path and the reason in
+   * cls_last_error_detail(); a failed creation removes only a file it
+   * created itself. */
   const char *trace;
   /** Version 2 on.  Directory of the persistent program cache
    * (docs/cache.md); NULL or "": $CLS_CACHE_DIR, then
@@ -685,8 +687,11 @@ typedef struct cls_program cls_program;
 typedef struct cls_kernel cls_kernel;
 
 /** Builds (or finds in the context's cache, keyed by device, source hash and
- * options, or loads from the persistent cache on disk: docs/cache.md) a program from OpenCL C `source` with build `options` (NULL:
- * none).  The caller holds a reference on *out and drops it with
+ * options, or loads from the persistent cache on disk: docs/cache.md) a
+ * program from OpenCL C `source` with build `options` (NULL: none).  A
+ * program whose source or options can include files (#include, -include)
+ * is never taken from the disk cache: its key would not hold the
+ * headers.  The caller holds a reference on *out and drops it with
  * cls_program_release().  On a build failure returns #CLS_EBUILD, the build
  * log is in cls_last_error_detail(), and *out is still set (release it as
  * usual) to a program that remembers the failure: kernels taken from it

@@ -3,15 +3,23 @@
  * or foreign file, or a directory that cannot be written, costs a source
  * build and never a wrong program; several processes fill one directory
  * at once; the key takes the build options; CLS_CACHE=off writes nothing;
- * the cap evicts oldest first.  Each test has its own directory (mkdtemp
- * in the working directory: the build tree under make check).  The cache
- * sits below the driver, so this program runs once. */
+ * the cap evicts oldest first; a forged entry fails the keyed checksum; a
+ * directory that is not the user's own is refused (also by another user's
+ * process); a FIFO or a huge file named like an entry neither blocks nor
+ * is read whole; a program that includes files is not cached.  Each test
+ * has its own directory (mkdtemp in the working directory: the build tree
+ * under make check).  The cache sits below the driver, so this program
+ * runs once. */
 #include "common.h"
 
+#include "cache/cache.h"
 #include "util/hash.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* The test's own directory, removed at the end of the test. */
@@ -57,7 +65,7 @@ static struct cls_cache_info info(cls_context *ctx) {
 
 /* Log lines of one context, counted by what they say. */
 struct seen {
-  int hit, miss, ignored, unwritable;
+  int hit, miss, ignored, unwritable, refusing, unreadable, includes;
 };
 static void on_log(void *user, int level, const char *msg) {
   struct seen *s = user;
@@ -68,8 +76,15 @@ static void on_log(void *user, int level, const char *msg) {
     s->miss++;
   if (strstr(msg, "program cache: ignoring"))
     s->ignored++;
-  if (strstr(msg, "programs are built from source"))
+  if (strstr(msg, "programs are built from source") && !strstr(msg, "refusing") &&
+      !strstr(msg, "key file"))
     s->unwritable++;
+  if (strstr(msg, "program cache: refusing"))
+    s->refusing++;
+  if (strstr(msg, "program cache: cannot read"))
+    s->unreadable++;
+  if (strstr(msg, "program cache: not used: the program can include files"))
+    s->includes++;
 }
 
 /* Builds fill_k with `options` in d and checks that the kernel writes
@@ -88,6 +103,9 @@ static cls_context *build_and_run(const char *d, const char *options, struct see
   return ctx;
 }
 
+/* The directory's key file is no entry. */
+static bool is_key(const char *name) { return strcmp(name, "key") == 0; }
+
 /* The one entry in d (its path into out); fails unless there is one. */
 static void the_entry(const char *d, char *out, size_t cap) {
   DIR *dd = opendir(d);
@@ -95,7 +113,7 @@ static void the_entry(const char *d, char *out, size_t cap) {
   int n = 0;
   struct dirent *e;
   while ((e = readdir(dd)))
-    if (e->d_name[0] != '.') {
+    if (e->d_name[0] != '.' && !is_key(e->d_name)) {
       snprintf(out, cap, "%s/%s", d, e->d_name);
       n++;
     }
@@ -103,7 +121,7 @@ static void the_entry(const char *d, char *out, size_t cap) {
   ck_assert_int_eq(n, 1);
 }
 
-/* Files in d, temporary ones (dot files) included. */
+/* Files in d but the key file, temporary ones (dot files) included. */
 static int files_in(const char *d) {
   DIR *dd = opendir(d);
   if (!dd)
@@ -111,7 +129,7 @@ static int files_in(const char *d) {
   int n = 0;
   struct dirent *e;
   while ((e = readdir(dd)))
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && !is_key(e->d_name))
       n++;
   closedir(dd);
   return n;
@@ -226,7 +244,7 @@ START_TEST(foreign_file_is_ignored_and_rebuilt) {
   struct dirent *e;
   path[0] = '\0';
   while ((e = readdir(dd)))
-    if (e->d_name[0] != '.' && !strstr(inc, e->d_name))
+    if (e->d_name[0] != '.' && !is_key(e->d_name) && !strstr(inc, e->d_name))
       snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
   closedir(dd);
   ck_assert_msg(path[0], "no entry for fill_k");
@@ -241,37 +259,75 @@ START_TEST(foreign_file_is_ignored_and_rebuilt) {
 }
 END_TEST
 
+/* An entry file in memory: the header and the key, source and binary. */
+struct entry_file {
+  unsigned char h[40];
+  uint64_t kl, sl, bl;
+  unsigned char *body;
+};
+
+static struct entry_file read_entry(const char *path) {
+  struct entry_file e;
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fread(e.h, 1, sizeof e.h, f), sizeof e.h);
+  e.kl = e.sl = e.bl = 0;
+  for (int i = 7; i >= 0; i--) {
+    e.kl = e.kl << 8 | (i < 4 ? e.h[12 + i] : 0);
+    e.sl = e.sl << 8 | e.h[16 + i];
+    e.bl = e.bl << 8 | e.h[24 + i];
+  }
+  size_t n = (size_t)(e.kl + e.sl + e.bl);
+  ck_assert_ptr_nonnull(e.body = malloc(n));
+  ck_assert_uint_eq(fread(e.body, 1, n, f), n);
+  fclose(f);
+  return e;
+}
+
+/* Writes e to path (mode 0600) with `sum` as its checksum. */
+static void write_entry(const char *path, struct entry_file *e, uint64_t sum) {
+  for (int i = 0; i < 8; i++)
+    e->h[32 + i] = (unsigned char)(sum >> 8 * i);
+  for (int i = 0; i < 8; i++)
+    e->h[24 + i] = (unsigned char)(e->bl >> 8 * i);
+  unlink(path);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  ck_assert_int_ge(fd, 0);
+  size_t n = (size_t)(e->kl + e->sl + e->bl);
+  ck_assert_int_eq(write(fd, e->h, sizeof e->h), (ssize_t)sizeof e->h);
+  ck_assert_int_eq(write(fd, e->body, n), (ssize_t)n);
+  close(fd);
+}
+
+/* The checksum the cache computes: SipHash-2-4 keyed with d/key. */
+static uint64_t keyed_sum(const char *d, const struct entry_file *e) {
+  char kp[400];
+  unsigned char key[16];
+  snprintf(kp, sizeof kp, "%s/key", d);
+  FILE *f = fopen(kp, "rb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fread(key, 1, sizeof key, f), sizeof key);
+  fclose(f);
+  struct cls__siphash h;
+  cls__siphash_init(&h, key);
+  cls__siphash_update(&h, e->body, (size_t)(e->kl + e->sl + e->bl));
+  return cls__siphash_final(&h);
+}
+
 /* A well-formed entry whose binary the vendor refuses (its bytes replaced,
- * the checksum made to match): built from source, the entry removed, and
- * this context does not try the cache again. */
+ * the checksum made to match with the directory's key, as only its owner
+ * can): built from source, the entry removed, and this context does not
+ * try the cache again. */
 START_TEST(binary_the_vendor_refuses_is_dropped_and_rebuilt) {
   cls_context_destroy(build_and_run(dir, NULL, NULL));
   char path[512];
   the_entry(dir, path, sizeof path);
-  FILE *f = fopen(path, "r+b");
-  ck_assert_ptr_nonnull(f);
-  unsigned char h[40];
-  ck_assert_uint_eq(fread(h, 1, sizeof h, f), sizeof h);
-  uint64_t kl = 0, sl = 0, bl = 0;
-  for (int i = 7; i >= 0; i--) {
-    kl = kl << 8 | (i < 4 ? h[12 + i] : 0);
-    sl = sl << 8 | h[16 + i];
-    bl = bl << 8 | h[24 + i];
-  }
-  size_t body = (size_t)(kl + sl + bl);
-  unsigned char *b = malloc(body);
-  ck_assert_ptr_nonnull(b);
-  ck_assert_uint_eq(fread(b, 1, body, f), body);
-  for (size_t i = (size_t)(kl + sl); i < body; i++)
-    b[i] = (unsigned char)(i * 7 + 1);
-  uint64_t sum = cls__hash(CLS__HASH_INIT, b, body);
-  for (int i = 0; i < 8; i++)
-    h[32 + i] = (unsigned char)(sum >> 8 * i);
-  rewind(f);
-  ck_assert_uint_eq(fwrite(h, 1, sizeof h, f), sizeof h);
-  ck_assert_uint_eq(fwrite(b, 1, body, f), body);
-  fclose(f);
-  free(b);
+  struct entry_file e = read_entry(path);
+  size_t body = (size_t)(e.kl + e.sl + e.bl);
+  for (size_t i = (size_t)(e.kl + e.sl); i < body; i++)
+    e.body[i] = (unsigned char)(i * 7 + 1);
+  write_entry(path, &e, keyed_sum(dir, &e));
+  free(e.body);
   cls_context *ctx = build_and_run(dir, NULL, NULL);
   ct_build(ctx, CT_INC_SRC, NULL);
   struct cls_cache_info ci = info(ctx);
@@ -482,6 +538,363 @@ START_TEST(cache_info_checks_its_arguments) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- issue 30 */
+
+/* fill_k with another body (it writes v + 1): a binary that loads and
+ * runs, with the wrong results. */
+#define WRONG_FILL_SRC                                                 \
+  "kernel void fill_k(global int *out, int v) {\n"                     \
+  "  out[get_global_id(0)] = v + 1;\n"                                 \
+  "}\n"
+
+/* Another program's binary planted under fill_k's entry, its checksum
+ * fixed up the way anyone can without the directory's key (FNV-1a, the
+ * checksum before the key, and SipHash with a guessed key): refused as
+ * corrupt, built from source, and the results are right. */
+START_TEST(a_forged_entry_with_its_checksum_fixed_up_is_refused) {
+  cls_context *ctx = ctx_in(dir);
+  ct_build(ctx, WRONG_FILL_SRC, NULL);
+  cls_context_destroy(ctx);
+  char wrong[512], path[600];
+  the_entry(dir, wrong, sizeof wrong);
+  struct entry_file w = read_entry(wrong);
+  cls_context_destroy(build_and_run(dir, NULL, NULL));
+  DIR *dd = opendir(dir);
+  struct dirent *de;
+  path[0] = '\0';
+  while ((de = readdir(dd)))
+    if (de->d_name[0] != '.' && !is_key(de->d_name) && !strstr(wrong, de->d_name))
+      snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+  closedir(dd);
+  ck_assert_msg(path[0], "no entry for fill_k");
+  ck_assert_int_eq(unlink(wrong), 0);
+  for (int forge = 0; forge < 2; forge++) {
+    struct entry_file e = read_entry(path);
+    size_t head = (size_t)(e.kl + e.sl);
+    unsigned char *b = malloc(head + (size_t)w.bl);
+    ck_assert_ptr_nonnull(b);
+    memcpy(b, e.body, head);
+    memcpy(b + head, w.body + w.kl + w.sl, (size_t)w.bl);
+    free(e.body);
+    e.body = b;
+    e.bl = w.bl;
+    uint64_t sum = cls__hash(CLS__HASH_INIT, b, head + (size_t)w.bl);
+    if (forge == 1) {
+      static const unsigned char guess[16] = {0};
+      struct cls__siphash h;
+      cls__siphash_init(&h, guess);
+      cls__siphash_update(&h, b, head + (size_t)w.bl);
+      sum = cls__siphash_final(&h);
+    }
+    write_entry(path, &e, sum);
+    free(e.body);
+    struct seen seen = {0};
+    ctx = build_and_run(dir, NULL, &seen); /* checks fill_k writes v */
+    struct cls_cache_info ci = info(ctx);
+    ck_assert_uint_eq(ci.hits, 0);
+    ck_assert_uint_eq(ci.stores, 1);
+    ck_assert_int_eq(seen.ignored, 1);
+    cls_context_destroy(ctx);
+  }
+  free(w.body);
+  ctx = build_and_run(dir, NULL, NULL);
+  ck_assert_uint_eq(info(ctx).hits, 1);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+static void chown_tree(const char *d, uid_t uid) {
+  ck_assert_int_eq(chown(d, uid, (gid_t)-1), 0);
+  DIR *dd = opendir(d);
+  ck_assert_ptr_nonnull(dd);
+  struct dirent *e;
+  while ((e = readdir(dd)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+      char p[600];
+      snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+      ck_assert_int_eq(chown(p, uid, (gid_t)-1), 0);
+    }
+  closedir(dd);
+}
+
+/* Builds fill_k in d and checks that the directory was refused: said,
+ * built from source, nothing read or written there. */
+static void refused_dir(const char *d, const char *what) {
+  int before = files_in(d);
+  struct seen seen = {0};
+  cls_context *ctx = build_and_run(d, NULL, &seen);
+  ct_build(ctx, CT_INC_SRC, NULL);
+  struct cls_cache_info ci = info(ctx);
+  ck_assert_msg(seen.refusing == 1, "%s: refusal said %d times", what, seen.refusing);
+  ck_assert_msg(ci.hits == 0 && ci.stores == 0 && ci.misses == 2,
+                "%s: %llu hits, %llu stores, %llu misses", what, ci.hits, ci.stores, ci.misses);
+  ck_assert_msg(seen.unwritable == 0, "%s: said as unwritable too", what);
+  cls_context_destroy(ctx);
+  ck_assert_msg(files_in(d) == before, "%s: written into", what);
+}
+
+/* 65534: nobody. */
+#define OTHER_UID 65534
+
+/* The cache directory must be the user's own: owned by the effective user
+ * and writable by nobody else.  Another user's directory, one others can
+ * write to (a 1777 directory as /tmp is), or one group-writable, is
+ * refused with a logged reason, and programs are built from source.  Run
+ * by a user other than root, who cannot give a directory away, "/" is
+ * the other user's directory. */
+START_TEST(a_directory_not_the_users_own_is_refused) {
+  bool root = geteuid() == 0;
+  char d[300];
+  static const struct {
+    const char *name;
+    mode_t mode;
+    bool other;
+  } bad[] = {{"sticky-other", 01777, true}, {"private-other", 0700, true},
+             {"world-writable", 0777, false}, {"sticky-mine", 01777, false},
+             {"group-writable", 0770, false}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    if (bad[i].other && !root) {
+      refused_dir("/", bad[i].name);
+      continue;
+    }
+    snprintf(d, sizeof d, "%s/%s", dir, bad[i].name);
+    ck_assert_int_eq(mkdir(d, 0700), 0);
+    ck_assert_int_eq(chmod(d, bad[i].mode), 0);
+    if (bad[i].other)
+      ck_assert_int_eq(chown(d, OTHER_UID, OTHER_UID), 0);
+    refused_dir(d, bad[i].name);
+  }
+  /* Readable by others is fine: 0755. */
+  snprintf(d, sizeof d, "%s/readable", dir);
+  ck_assert_int_eq(mkdir(d, 0755), 0);
+  ck_assert_int_eq(chmod(d, 0755), 0);
+  cls_context *ctx = build_and_run(d, NULL, NULL);
+  ck_assert_uint_eq(info(ctx).stores, 1);
+  cls_context_destroy(ctx);
+  /* Entries planted by another user: the directory, its key and its
+   * entry handed to them.  Before, this was a hit. */
+  snprintf(d, sizeof d, "%s/planted", dir);
+  cls_context_destroy(build_and_run(d, NULL, NULL));
+  if (root) {
+    chown_tree(d, OTHER_UID);
+    refused_dir(d, "another user's entries");
+  }
+}
+END_TEST
+
+/* The other side: a process of another user (nobody) given root's 1777
+ * directory, which holds a valid entry of root's (readable to all), does
+ * not load it and writes nothing there.  The child asks the cache itself
+ * (src/cache/cache.h) for the entry under the key program.c gives it:
+ * the vendor may not build for a user without a home. */
+START_TEST(another_user_refuses_a_directory_it_does_not_own) {
+  /* Run by a user other than root, this process is the other user, and
+   * root's "/" the directory. */
+  bool root = geteuid() == 0;
+  if (!root) {
+    refused_dir("/", "root's directory");
+    return;
+  }
+  char d[300];
+  snprintf(d, sizeof d, "%s/shared", dir);
+  cls_context *ctx = build_and_run(d, NULL, NULL);
+  struct cls_device_info di = ct_context_info(ctx);
+  cls_context_destroy(ctx);
+  struct cls__cache_key k = {di.platform_name, di.platform_version, di.device_name,
+                             di.driver_version, " -cl-kernel-arg-info", CT_FILL_SRC,
+                             strlen(CT_FILL_SRC)};
+  struct cls__logger lg;
+  cls__logger_init(&lg);
+  struct cls__cache c;
+  unsigned char *bin = NULL;
+  size_t len = 0;
+  CT_OK(cls__cache_init(&c, d));
+  ck_assert_int_eq(cls__cache_load(&c, &lg, &k, &bin, &len), 1); /* the key is program.c's */
+  free(bin);
+  cls__cache_fini(&c);
+  ck_assert_int_eq(chmod(d, 01777), 0);
+  ck_assert_int_eq(chmod(dir, 0711), 0); /* the way there */
+  char entry[512], key[400];
+  the_entry(d, entry, sizeof entry);
+  ck_assert_int_eq(chmod(entry, 0644), 0);
+  snprintf(key, sizeof key, "%s/key", d);
+  ck_assert_int_eq(access(key, F_OK) != 0 || chmod(key, 0644) == 0, 1);
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (setgroups(0, NULL) != 0 || setgid(OTHER_UID) != 0 || setuid(OTHER_UID) != 0)
+      _exit(10);
+    struct seen seen = {0};
+    lg = (struct cls__logger){CLS_LOG_STREAMS, on_log, &seen};
+    if (cls__cache_init(&c, d) != CLS_OK)
+      _exit(11);
+    if (cls__cache_load(&c, &lg, &k, &bin, &len) != 0)
+      _exit(12); /* root's binary, loaded by nobody */
+    static const unsigned char mine[] = "nobody's binary";
+    cls__cache_store(&c, &lg, &k, mine, sizeof mine);
+    if (c.stores != 0)
+      _exit(13);
+    if (seen.refusing != 1)
+      _exit(14);
+    cls__cache_fini(&c);
+    _exit(0);
+  }
+  int st = 0;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the other user's process: exit %d",
+                WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  ck_assert_int_eq(files_in(d), 1);
+}
+END_TEST
+
+/* A FIFO named like the program's entry: the build neither blocks in
+ * open() nor fails; the entry is written again over it. */
+START_TEST(a_fifo_named_like_an_entry_does_not_block_the_build) {
+  cls_context_destroy(build_and_run(dir, NULL, NULL));
+  char path[512];
+  the_entry(dir, path, sizeof path);
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  struct seen seen = {0};
+  alarm(30); /* a blocked open() fails the test here, not at the timeout */
+  cls_context *ctx = build_and_run(dir, NULL, &seen);
+  alarm(0);
+  struct cls_cache_info ci = info(ctx);
+  ck_assert_uint_eq(ci.hits, 0);
+  ck_assert_uint_eq(ci.stores, 1);
+  ck_assert_int_eq(seen.unreadable, 1);
+  cls_context_destroy(ctx);
+  struct stat st;
+  ck_assert_int_eq(lstat(path, &st), 0);
+  ck_assert(S_ISREG(st.st_mode));
+  ctx = build_and_run(dir, NULL, NULL);
+  ck_assert_uint_eq(info(ctx).hits, 1);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+static long max_rss_kib(void) {
+  struct rusage ru;
+  ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru), 0);
+  return ru.ru_maxrss;
+}
+
+/* A 4 GiB file (sparse: no disk) named like the entry, once all zeros and
+ * once with a valid header that claims a 4 GiB binary: only its header is
+ * read (the process's peak memory does not grow by the file's size), and
+ * the build goes on from source. */
+START_TEST(a_huge_file_named_like_an_entry_is_not_read_whole) {
+  cls_context_destroy(build_and_run(dir, NULL, NULL));
+  char path[512];
+  the_entry(dir, path, sizeof path);
+  struct entry_file e = read_entry(path);
+  free(e.body);
+  const off_t huge = (off_t)1 << 32;
+  for (int withheader = 0; withheader < 2; withheader++) {
+    ck_assert_int_eq(unlink(path), 0);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ck_assert_int_ge(fd, 0);
+    if (withheader) {
+      uint64_t bl = (uint64_t)huge - 40 - e.kl - e.sl;
+      for (int i = 0; i < 8; i++)
+        e.h[24 + i] = (unsigned char)(bl >> 8 * i);
+      ck_assert_int_eq(write(fd, e.h, sizeof e.h), (ssize_t)sizeof e.h);
+    }
+    ck_assert_int_eq(ftruncate(fd, huge), 0);
+    close(fd);
+    long before = max_rss_kib();
+    struct seen seen = {0};
+    cls_context *ctx = build_and_run(dir, NULL, &seen);
+    long grew = max_rss_kib() - before;
+    ck_assert_msg(grew < 512 * 1024, "peak memory grew by %ld KiB", grew);
+    ck_assert_uint_eq(info(ctx).hits, 0);
+    ck_assert_int_eq(seen.ignored + seen.unreadable, 1);
+    cls_context_destroy(ctx);
+    ck_assert_int_lt(size_of(path), huge); /* written again */
+  }
+}
+END_TEST
+
+/* A program that includes a header is never cached: the key would hold
+ * its source, not the header, and a changed header would load the old
+ * binary.  The header's value changes between two contexts, and the
+ * second builds the new one.  Every spelling the preprocessor reads as an
+ * include counts (a spliced line, a digraph), and -include in the
+ * options. */
+START_TEST(a_changed_included_header_gives_the_new_value) {
+  char inc[300], hdr[400], opts[400];
+  snprintf(inc, sizeof inc, "%s/inc", dir);
+  ck_assert_int_eq(mkdir(inc, 0700), 0);
+  snprintf(hdr, sizeof hdr, "%s/val.h", inc);
+  snprintf(opts, sizeof opts, "-I %s", inc);
+  static const char *srcs[] = {
+      "#include \"val.h\"\n"
+      "kernel void val_k(global int *o) { o[get_global_id(0)] = VAL; }\n",
+      "#inc\\\nlude <val.h>\n"
+      "kernel void val_k(global int *o) { o[get_global_id(0)] = VAL; }\n",
+      "%:include \"val.h\"\n"
+      "kernel void val_k(global int *o) { o[get_global_id(0)] = VAL; }\n"};
+  char cache[300];
+  uint64_t used = 0;
+  int said = 0;
+  for (size_t s = 0; s < sizeof srcs / sizeof *srcs; s++) {
+    snprintf(cache, sizeof cache, "%s/cache%zu", dir, s);
+    for (int val = 1; val <= 2; val++) {
+      FILE *f = fopen(hdr, "w");
+      ck_assert_ptr_nonnull(f);
+      fprintf(f, "#define VAL %d\n", 10 * (int)s + val);
+      fclose(f);
+      struct seen seen = {0};
+      cls_context *ctx = ctx_in(cache);
+      CT_OK(cls_set_logger(ctx, CLS_LOG_STREAMS, on_log, &seen));
+      cls_kernel *k = ct_get_kernel(ctx, ct_build(ctx, srcs[s], opts), "val_k");
+      cls_buffer o = ct_alloc(ctx, 0, 16 * sizeof(int));
+      cls_arg a[] = {CLS_OUT(o)};
+      ct_launch1(ctx, 0, k, 16, 1, a);
+      int got[16];
+      ct_download_ints(ctx, 0, o, got, 16);
+      CT_EXPECT_INTS(got, (size_t)16, i, 10 * (int)s + val);
+      struct cls_cache_info ci = info(ctx);
+      used += ci.hits + ci.stores + ci.misses;
+      said += seen.includes;
+      cls_context_destroy(ctx);
+    }
+    ck_assert_int_le(files_in(cache), 0); /* nothing stored (or no directory) */
+  }
+  /* The cache was not asked, and each build said why. */
+  ck_assert_uint_eq(used, 0);
+  ck_assert_int_eq(said, 6);
+  /* What counts as reading files, asked of the cache itself (-include
+   * is refused by PoCL as a build option, so it is not built here). */
+  static const struct {
+    const char *src, *opts;
+    bool reads;
+  } cases[] = {{CT_FILL_SRC, "-I /x -DVAL=1 -cl-kernel-arg-info", false},
+               {"#include <a.h>\n", "", true},
+               {"  #  include \"a.h\"\n", "", true},
+               {"# /* c */ inc\\\r\nlude \"a.h\"\n", "", true},
+               {"?\?=inc?\?/\nlude \"a.h\"\n", "", true}, /* trigraphs */
+               {"#include_next <a.h>\n", "", true},
+               {"#import \"a.h\"\n", "", true},
+               {"#embed \"a.bin\"\n", "", true},
+               {CT_FILL_SRC, "-include a.h", true},
+               {CT_FILL_SRC, "-imacros a.h", true},
+               {CT_FILL_SRC, "@opts.txt", true}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct cls__cache_key k = {"p", "pv", "d", "dv", cases[i].opts, cases[i].src,
+                               strlen(cases[i].src)};
+    ck_assert_msg(cls__cache_reads_files(&k) == cases[i].reads, "case %zu: %s / %s", i,
+                  cases[i].src, cases[i].opts);
+  }
+  cls_context *ctx;
+  /* A program with no include is cached as before. */
+  ctx = build_and_run(cache, "-I /nonexistent", NULL);
+  ck_assert_uint_eq(info(ctx).stores, 1);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   unsetenv("CLS_CACHE");
@@ -502,5 +915,11 @@ int main(void) {
   CT_ADD_FIXTURE(s, eviction_keeps_the_cap_oldest_first, setup, teardown);
   CT_ADD_FIXTURE(s, version_1_options_take_the_directory_from_the_environment, setup, teardown);
   CT_ADD_FIXTURE(s, cache_info_checks_its_arguments, setup, teardown);
+  CT_ADD_FIXTURE(s, a_forged_entry_with_its_checksum_fixed_up_is_refused, setup, teardown);
+  CT_ADD_FIXTURE(s, a_directory_not_the_users_own_is_refused, setup, teardown);
+  CT_ADD_FIXTURE(s, another_user_refuses_a_directory_it_does_not_own, setup, teardown);
+  CT_ADD_FIXTURE(s, a_fifo_named_like_an_entry_does_not_block_the_build, setup, teardown);
+  CT_ADD_FIXTURE(s, a_huge_file_named_like_an_entry_is_not_read_whole, setup, teardown);
+  CT_ADD_FIXTURE(s, a_changed_included_header_gives_the_new_value, setup, teardown);
   return ct_run(s);
 }

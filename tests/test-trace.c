@@ -1,15 +1,22 @@
 /* The timeline trace (CLS_TRACE, docs/trace.md): the file is strict JSON
- * (a validator below parses it), after a sync without destroy as well as
- * after destroy; it has a named track per stream used, an event per
- * accepted command, an instant per skip (with its root's message), per
- * failure and per refusal, and a flow per cross-stream wait, in the
- * numbers cls_stream_stats gives; tracing is chosen by the context option
- * or the variable, and a file that cannot be created fails the create. */
+ * in UTF-8 (a validator below parses it), after a sync without destroy as
+ * well as after destroy, and cut after any event it loads once "]" is
+ * added (what the viewers do); every string is escaped; it has a named
+ * track per stream used, an event per accepted command, an instant per
+ * skip (with its root's message), per failure and per refusal, and a
+ * flow per cross-stream wait, in the numbers cls_stream_stats gives; tracing is chosen by the context option
+ * or the variable, and a file that cannot be created fails the create; a
+ * path that is not a regular file is refused without blocking, and a
+ * failed create removes only a file the trace created. */
 #include "common.h"
 #include "gate.h"
+#include "trace/trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------------ */
 /* A strict JSON parser (RFC 8259): a tree of values, or NULL            */
@@ -68,8 +75,26 @@ static int hex4(const char *p) {
   return v;
 }
 
-/* A string at j->p (the opening quote); *out its bytes, \u escapes kept
- * as '?' (the checks compare ASCII). */
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629), 0 when
+ * there is none: JSON text is UTF-8 (RFC 8259 section 8.1). */
+static size_t utf8_at(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                         : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n <= 1 || (size_t)(end - p) < n)
+    return n == 1 ? 1 : 0;
+  unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+  unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+  if (p[1] < lo || p[1] > hi)
+    return 0;
+  for (size_t i = 2; i < n; i++)
+    if (p[i] < 0x80 || p[i] > 0xbf)
+      return 0;
+  return n;
+}
+
+/* A string at j->p (the opening quote); *out its bytes, \u escapes
+ * decoded to UTF-8 (a surrogate pair to one character). */
 static bool parse_string(struct jp *j, char **out) {
   const char *p = j->p + 1;
   size_t cap = 16, n = 0;
@@ -90,6 +115,18 @@ static bool parse_string(struct jp *j, char **out) {
       jfail(j, "control character in a string");
       break;
     }
+    unsigned char u8[4];
+    size_t u8n = 0;
+    if (c >= 0x80) {
+      size_t len = utf8_at((const unsigned char *)p - 1, (const unsigned char *)j->end);
+      if (!len) {
+        jfail(j, "a string that is not UTF-8");
+        break;
+      }
+      memcpy(u8, p - 1, len);
+      u8n = len;
+      p += len - 1;
+    }
     if (c == '\\') {
       if (p >= j->end) {
         jfail(j, "unterminated escape");
@@ -101,18 +138,48 @@ static bool parse_string(struct jp *j, char **out) {
           jfail(j, "bad \\u escape");
           break;
         }
+        unsigned cp = (unsigned)hex4(p);
         p += 4;
-        c = '?';
+        if (cp >= 0xd800 && cp <= 0xdbff && j->end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
+            hex4(p + 2) >= 0xdc00 && hex4(p + 2) <= 0xdfff) {
+          cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned)hex4(p + 2) - 0xdc00);
+          p += 6;
+        }
+        if (cp < 0x80) {
+          u8[0] = (unsigned char)cp, u8n = 1;
+        } else if (cp < 0x800) {
+          u8[0] = (unsigned char)(0xc0 | cp >> 6), u8[1] = (unsigned char)(0x80 | (cp & 63));
+          u8n = 2;
+        } else if (cp < 0x10000) {
+          u8[0] = (unsigned char)(0xe0 | cp >> 12);
+          u8[1] = (unsigned char)(0x80 | (cp >> 6 & 63));
+          u8[2] = (unsigned char)(0x80 | (cp & 63));
+          u8n = 3;
+        } else {
+          u8[0] = (unsigned char)(0xf0 | cp >> 18);
+          u8[1] = (unsigned char)(0x80 | (cp >> 12 & 63));
+          u8[2] = (unsigned char)(0x80 | (cp >> 6 & 63));
+          u8[3] = (unsigned char)(0x80 | (cp & 63));
+          u8n = 4;
+        }
       } else if (strchr("\"\\/bfnrt", e)) {
-        c = (unsigned char)(e == 'n' ? '\n' : e == 't' ? '\t' : e);
+        c = (unsigned char)(e == 'n'   ? '\n'
+                            : e == 't' ? '\t'
+                            : e == 'r' ? '\r'
+                            : e == 'b' ? '\b'
+                            : e == 'f' ? '\f'
+                                       : e);
       } else {
         jfail(j, "bad escape");
         break;
       }
     }
-    if (n + 2 > cap)
+    if (!u8n)
+      u8[0] = c, u8n = 1;
+    while (n + u8n + 1 > cap)
       s = realloc(s, cap *= 2);
-    s[n++] = (char)c;
+    memcpy(s + n, u8, u8n);
+    n += u8n;
   }
   free(s);
   return false;
@@ -282,21 +349,50 @@ static void new_path(void) {
   close(fd);
 }
 
-/* The file at `path`, parsed strictly (the test fails when it is not
- * JSON), and its traceEvents. */
-static struct jv *load(const struct jv **events) {
+static char text[8 << 20];
+
+/* The file at `path` into text; its length. */
+static size_t read_text(void) {
   FILE *f = fopen(path, "rb");
   ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-  static char text[8 << 20];
-  size_t len = fread(text, 1, sizeof text, f);
+  size_t len = fread(text, 1, sizeof text - 8, f);
   fclose(f);
-  ck_assert_uint_lt(len, sizeof text);
+  ck_assert_uint_lt(len, sizeof text - 8);
+  return len;
+}
+
+/* The file at `path`, parsed strictly (the test fails when it is not
+ * JSON): the array of events (the format's array form). */
+static struct jv *load(const struct jv **events) {
+  size_t len = read_text();
   const char *err;
   struct jv *root = json_parse(text, len, &err);
   ck_assert_msg(root != NULL, "trace file is not JSON: %s", err);
-  *events = get(root, "traceEvents");
-  ck_assert_msg(*events && (*events)->type == J_ARR, "no traceEvents array");
+  ck_assert_msg(root->type == J_ARR, "the trace is not an array of events");
+  *events = root;
   return root;
+}
+
+/* text[0..len) as a viewer loads a trace cut short (the format's array
+ * form, "the ] at the end is optional"): trailing whitespace and one
+ * trailing comma dropped, "]" added when it is missing; then parsed
+ * strictly.  NULL when it does not load. */
+static struct jv *load_cut(size_t len) {
+  static char cut[sizeof text];
+  memcpy(cut, text, len);
+  while (len && isspace((unsigned char)cut[len - 1]))
+    len--;
+  if (len && cut[len - 1] == ',')
+    len--;
+  if (len && cut[len - 1] != ']')
+    cut[len++] = ']';
+  const char *err;
+  struct jv *v = json_parse(cut, len, &err);
+  if (v && v->type != J_ARR) {
+    jv_free(v);
+    v = NULL;
+  }
+  return v;
 }
 
 /* How many events have phase `ph`, category `cat` (NULL: any) and track
@@ -323,6 +419,30 @@ static const char *track_name(const struct jv *events, int tid) {
       return get_str(get(e, "args"), "name");
   }
   return NULL;
+}
+
+/* A directory of the test's own under /tmp, removed by teardown. */
+static char tmpdir[64];
+
+static void in_tmpdir(char *out, size_t cap, const char *name) {
+  if (!tmpdir[0]) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/cls-trace-dir-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+  }
+  snprintf(out, cap, "%s/%s", tmpdir, name);
+}
+
+static void remove_tmpdir(void) {
+  if (!tmpdir[0])
+    return;
+  const char *names[] = {"new.json", "old.json", "fifo", "link.json"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
+    unlink(p);
+  }
+  rmdir(tmpdir);
+  tmpdir[0] = '\0';
 }
 
 static cls_context *ctx;
@@ -355,6 +475,7 @@ static void teardown(void) {
   if (path[0])
     unlink(path);
   path[0] = '\0';
+  remove_tmpdir();
 }
 
 static struct cls_stream_stats stats_of(int s) {
@@ -404,7 +525,8 @@ START_TEST(each_stream_used_gets_one_named_track_and_the_metadata_names_the_run)
     tracks += n && !strcmp(n, "thread_name") && tn && !strncmp(tn, "stream ", 7);
   }
   ck_assert_int_eq(tracks, 3);
-  const struct jv *other = get(root, "otherData");
+  ck_assert_str_eq(get_str(ev->items[0], "name"), "process_name");
+  const struct jv *other = get(ev->items[0], "args");
   ck_assert_str_eq(get_str(other, "clstream"), cls_version_string());
   ck_assert_str_eq(get_str(other, "device"), info.device_name);
   ck_assert_msg(!strncmp(get_str(other, "driver"), driver, strlen(driver)), "driver %s",
@@ -713,6 +835,214 @@ START_TEST(trace_stays_valid_json_across_syncs_and_grows) {
 }
 END_TEST
 
+/* A child that traces 1000 launches (the 64 KiB buffer is written out
+ * when full, several times) and is killed without a sync or a destroy:
+ * the file loads, and so does the file cut after any of its events, or
+ * inside the separator that follows one. */
+START_TEST(a_trace_cut_after_any_event_loads_as_the_array_form) {
+  new_path();
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    setenv("CLS_TRACE", path, 1);
+    cls_context *c = NULL;
+    cls_program *p = NULL;
+    cls_kernel *k = NULL;
+    cls_buffer b;
+    if (cls_context_create(&c, NULL) || cls_program_build(c, CT_FILL_SRC, NULL, &p) ||
+        cls_kernel_get(c, p, "fill_k", &k) || cls_alloc(c, 0, 64 * sizeof(int), &b))
+      _exit(2);
+    size_t g[1] = {64};
+    for (int i = 0; i < 1000; i++) {
+      cls_arg a[] = {CLS_OUT(b), CLS_SCALAR(i)};
+      if (cls_launch(c, 0, k, 1, g, NULL, 2, a))
+        _exit(3);
+    }
+    kill(getpid(), SIGKILL);
+    _exit(4);
+  }
+  int st = 0;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child: status %d", st);
+  size_t len = read_text();
+  struct jv *all = load_cut(len);
+  ck_assert_msg(all != NULL, "the file left by the killed child does not load");
+  ck_assert_int_ge(count(all, "X", "launch", 0), 400); /* a full buffer was written */
+  size_t events = all->n;
+  jv_free(all);
+  /* Each event ends with "}" followed by ",\n{" (the next) or "\n]". */
+  size_t cuts = 0;
+  for (size_t at = 1; at < len; at++) {
+    if (text[at - 1] != '}' || !(text[at] == ',' || (text[at] == '\n' && text[at + 1] == ']')))
+      continue;
+    for (size_t extra = 0; extra < 3 && at + extra <= len; extra++) {
+      struct jv *v = load_cut(at + extra);
+      ck_assert_msg(v != NULL, "cut at byte %zu of %zu does not load", at + extra, len);
+      ck_assert_uint_eq(v->n, cuts + 1);
+      jv_free(v);
+    }
+    cuts++;
+  }
+  ck_assert_uint_eq(cuts, events);
+}
+END_TEST
+
+/* The message of the first event of category `cat` whose name is `name`. */
+static const char *message_of(const struct jv *ev, const char *cat, const char *name) {
+  for (size_t i = 0; i < ev->n; i++) {
+    const char *c = get_str(ev->items[i], "cat"), *n = get_str(ev->items[i], "name");
+    if (c && !strcmp(c, cat) && n && !strcmp(n, name))
+      return get_str(get(ev->items[i], "args"), "message");
+  }
+  return NULL;
+}
+
+/* Names and messages hold any bytes (a wire record's message comes from
+ * another process): the file stays strict JSON in UTF-8, control
+ * characters, quotes and backslashes come back as they were, well-formed
+ * UTF-8 as it was, and each byte of an ill-formed sequence as U+FFFD. */
+START_TEST(every_string_is_escaped_and_ill_formed_utf8_becomes_u_fffd) {
+  new_path();
+  struct cls__logger lg;
+  cls__logger_init(&lg);
+  struct cls__trace_meta meta = {"dev\x01\xff\"", "drv\\\x7f", "1\xc3\xa9"};
+  struct cls__trace *t = NULL;
+  CT_OK(cls__trace_open(&t, path, &meta, &lg));
+  const char *mixed = "ctl \x01\x1f\t\n\r quote \" bs \\ ok "
+                      "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+                      " overlong \xc0\xaf surrogate \xed\xa0\x80 above \xf4\x90\x80\x80 cut \xe2\x82";
+  const char *want_mixed = "ctl \x01\x1f\t\n\r quote \" bs \\ ok "
+                           "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+                           " overlong \xef\xbf\xbd\xef\xbf\xbd surrogate \xef\xbf\xbd\xef\xbf\xbd"
+                           "\xef\xbf\xbd above \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                           " cut \xef\xbf\xbd\xef\xbf\xbd";
+  /* Every byte 0x80..0xff in a row: none of them is well-formed there. */
+  char high[2][65], want_high[2][64 * 3 + 1];
+  for (int h = 0; h < 2; h++) {
+    for (int i = 0; i < 64; i++) {
+      high[h][i] = (char)(0x80 + 64 * h + i);
+      memcpy(want_high[h] + 3 * i, "\xef\xbf\xbd", 3);
+    }
+    high[h][64] = '\0';
+    want_high[h][64 * 3] = '\0';
+  }
+  cls__trace_failure(t, "failure", 0, "mixed", 1, mixed);
+  cls__trace_failure(t, "failure", 0, "high0", 2, high[0]);
+  cls__trace_failure(t, "refusal", 0, "high1", 3, high[1]);
+  cls__trace_skip(t, 0, "k\x80\"", 4, mixed);
+  cls__trace_close(t);
+  const struct jv *ev;
+  struct jv *root = load(&ev);
+  ck_assert_str_eq(message_of(ev, "failure", "failure mixed"), want_mixed);
+  ck_assert_str_eq(message_of(ev, "failure", "failure high0"), want_high[0]);
+  ck_assert_str_eq(message_of(ev, "refusal", "refusal high1"), want_high[1]);
+  const struct jv *args = get(ev->items[0], "args");
+  ck_assert_str_eq(get_str(args, "device"), "dev\x01\xef\xbf\xbd\"");
+  ck_assert_str_eq(get_str(args, "driver"), "drv\\\x7f");
+  ck_assert_str_eq(get_str(args, "clstream"), "1\xc3\xa9");
+  int skips = 0;
+  for (size_t i = 0; i < ev->n; i++) {
+    const char *c = get_str(ev->items[i], "cat");
+    if (c && !strcmp(c, "skip")) {
+      skips++;
+      ck_assert_str_eq(get_str(ev->items[i], "name"), "skip k\xef\xbf\xbd\"");
+      ck_assert_str_eq(get_str(get(ev->items[i], "args"), "root"), want_mixed);
+    }
+  }
+  ck_assert_int_eq(skips, 1);
+  jv_free(root);
+}
+END_TEST
+
+/* A context create that fails after the trace was opened (the scheduler
+ * driver refuses its parameter in create) with the trace at `p`. */
+static int create_failing_after_the_trace(const char *p) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .scheduler = "scheduler:max_tasks=0",
+                                  .trace = p};
+  cls_context *c = NULL;
+  int rc = cls_context_create(&c, &o);
+  ck_assert_ptr_null(c);
+  return rc;
+}
+
+static mode_t type_of(const char *p) {
+  struct stat st;
+  return lstat(p, &st) == 0 ? st.st_mode & S_IFMT : 0;
+}
+
+START_TEST(a_failed_create_removes_only_a_trace_file_it_created) {
+  char fresh[128], old[128], fifo[128], link[128];
+  in_tmpdir(fresh, sizeof fresh, "new.json");
+  in_tmpdir(old, sizeof old, "old.json");
+  in_tmpdir(fifo, sizeof fifo, "fifo");
+  in_tmpdir(link, sizeof link, "link.json");
+  /* A file the trace created: removed, nothing is left behind. */
+  ck_assert_int_eq(create_failing_after_the_trace(fresh), CLS_ECONFIG);
+  ck_assert_int_eq(type_of(fresh), 0);
+  /* The user's file stays; a symbolic link to it is refused (a link
+   * planted in /tmp would truncate what it names), and both stay. */
+  FILE *f = fopen(old, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("the user's\n", f);
+  fclose(f);
+  ck_assert_int_eq(symlink(old, link), 0);
+  ck_assert_int_eq(create_failing_after_the_trace(old), CLS_ECONFIG);
+  ck_assert_int_eq(type_of(old), S_IFREG);
+  ck_assert_ptr_nonnull(f = fopen(old, "w"));
+  fputs("the user's\n", f);
+  fclose(f);
+  ck_assert_int_eq(create_failing_after_the_trace(link), CLS_EINVAL);
+  ck_assert_msg(strstr(cls_last_error_detail(), "not a regular file"), "detail: %s",
+                cls_last_error_detail());
+  ck_assert_int_eq(type_of(link), S_IFLNK);
+  ck_assert_int_eq(type_of(old), S_IFREG);
+  struct stat st;
+  ck_assert_int_eq(stat(old, &st), 0);
+  ck_assert_int_eq(st.st_size, strlen("the user's\n")); /* not truncated through the link */
+  /* A FIFO with a reader (so that opening it does not block): refused as
+   * no regular file, and left where it is. */
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+  ck_assert_int_ge(rd, 0);
+  alarm(20); /* a hang fails the test early */
+  int rc = create_failing_after_the_trace(fifo);
+  alarm(0);
+  ck_assert_int_eq(type_of(fifo), S_IFIFO);
+  ck_assert_int_eq(rc, CLS_EINVAL);
+  char byte;
+  ck_assert_int_le(read(rd, &byte, 1), 0); /* nothing was written into it */
+  close(rd);
+}
+END_TEST
+
+START_TEST(a_fifo_as_the_trace_path_is_refused_without_blocking) {
+  char fifo[128];
+  in_tmpdir(fifo, sizeof fifo, "fifo");
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .trace = fifo};
+  cls_context *c = NULL;
+  alarm(20); /* opening a FIFO with no reader for writing blocks */
+  int rc = cls_context_create(&c, &o);
+  alarm(0);
+  ck_assert_int_eq(rc, CLS_EINVAL);
+  ck_assert_ptr_null(c);
+  ck_assert_msg(strstr(cls_last_error_detail(), "not a regular file") &&
+                    strstr(cls_last_error_detail(), fifo),
+                "detail: %s", cls_last_error_detail());
+  ck_assert_int_eq(type_of(fifo), S_IFIFO);
+  /* The variable's way too. */
+  setenv("CLS_TRACE", fifo, 1);
+  alarm(20);
+  rc = cls_context_create(&c, NULL);
+  alarm(0);
+  unsetenv("CLS_TRACE");
+  ck_assert_int_eq(rc, CLS_EINVAL);
+  ck_assert_int_eq(type_of(fifo), S_IFIFO);
+}
+END_TEST
+
 START_TEST(a_trace_file_that_cannot_be_created_fails_the_create) {
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .trace = "/nonexistent-dir/trace.json"};
@@ -758,7 +1088,8 @@ END_TEST
 /* The validator itself: what it must refuse. */
 START_TEST(json_checker_refuses_what_is_not_json) {
   const char *bad[] = {"", "[", "[1,]", "{\"a\":1,}", "{a:1}", "[01]", "[1.]", "[.5]",
-                       "\"\\x\"", "\"a\tb\"", "[1] 2", "{\"a\"}", "[tru]", "[-]", "[1e]"};
+                       "\"\\x\"", "\"a\tb\"", "[1] 2", "{\"a\"}", "[tru]", "[-]", "[1e]",
+                       "\"\x80\"", "\"\xc3\"", "\"\xed\xa0\x80\"", "\"\xc0\xaf\""};
   const char *good[] = {"[]", "{}", "[1,-2.5e+3,\"\\u00e9\\n\",true,false,null]",
                         "{\"a\":{\"b\":[{}]}} \n"};
   const char *err;
@@ -787,6 +1118,10 @@ int main(void) {
   ADD(a_tainted_download_is_marked);
   ADD(trace_is_valid_json_when_the_program_exits_after_a_sync);
   ADD(trace_stays_valid_json_across_syncs_and_grows);
+  ADD(a_trace_cut_after_any_event_loads_as_the_array_form);
+  ADD(every_string_is_escaped_and_ill_formed_utf8_becomes_u_fffd);
+  ADD(a_failed_create_removes_only_a_trace_file_it_created);
+  ADD(a_fifo_as_the_trace_path_is_refused_without_blocking);
   ADD(a_trace_file_that_cannot_be_created_fails_the_create);
   ADD(a_version_1_caller_has_no_trace_member_and_traces_nothing);
   ADD(the_null_factory_traces_host_times_only);

@@ -11,10 +11,15 @@
  *                   NUL-terminated
  *  16  u64          source length
  *  24  u64          binary length
- *  32  u64          checksum (cls__hash) of key, source and binary
+ *  32  u64          checksum: SipHash-2-4 (util/hash.h) of key, source
+ *                   and binary, keyed with the directory's key file
  *  40  key, source, binary
  *
- * The file must be exactly 40 + the three lengths long. */
+ * The file must be exactly 40 + the three lengths long.  DIR/key holds
+ * the 16 random bytes of the checksum's key, mode 0600, made on the first
+ * store.  A directory is used only when it is this user's and nobody
+ * else can write to it; everything in it is reached through one
+ * descriptor of it, opened and checked before each use. */
 #include "cache/cache.h"
 #include "util/hash.h"
 #include "util/parse.h"
@@ -31,7 +36,7 @@
 #include <unistd.h>
 
 #define MAGIC "CLSCACHE"
-#define CLS__CACHE_FORMAT 1u
+#define CLS__CACHE_FORMAT 2u /* 2: the keyed checksum */
 #define HEADER 40
 #define SUFFIX ".clbin"
 #define NAME_LEN (16 + sizeof SUFFIX - 1)
@@ -39,6 +44,8 @@
 #define MAX_FILE ((uint64_t)1 << 32)
 /* Temporary files of a writer that died are removed after this long. */
 #define STALE_TMP_S 600
+#define KEY_FILE "key"
+#define KEY_LEN 16
 
 static atomic_uint tmp_counter;
 
@@ -143,14 +150,52 @@ static char *key_text(const struct cls__cache_key *k, size_t *len) {
   return t;
 }
 
-/* DIR/<hash>.clbin for the key; malloc'ed. */
-static char *entry_path(const struct cls__cache *c, const char *key, size_t keylen,
-                        const struct cls__cache_key *k) {
+/* <hash>.clbin for the key, into name. */
+static void entry_name(char name[NAME_LEN + 1], const char *key, size_t keylen,
+                       const struct cls__cache_key *k) {
   uint64_t h = cls__hash(CLS__HASH_INIT, key, keylen);
   h = cls__hash(h, k->source, k->srclen);
-  char name[NAME_LEN + 1];
-  snprintf(name, sizeof name, "%016llx" SUFFIX, (unsigned long long)h);
-  return join(c->dir, name);
+  snprintf(name, NAME_LEN + 1, "%016llx" SUFFIX, (unsigned long long)h);
+}
+
+/* Whether `text` holds `word` once line splices ("\" newline, and the
+ * trigraph "??/" newline) are taken out. */
+static bool has_word(const char *text, size_t n, const char *word) {
+  size_t wl = strlen(word);
+  for (size_t i = 0; i < n; i++) {
+    size_t at = i, w = 0;
+    while (w < wl && at < n) {
+      if (text[at] == '\\' && at + 1 < n && text[at + 1] == '\n')
+        at += 2;
+      else if (text[at] == '\\' && at + 2 < n && text[at + 1] == '\r' && text[at + 2] == '\n')
+        at += 3;
+      else if (text[at] == '?' && at + 3 < n && text[at + 1] == '?' && text[at + 2] == '/' &&
+               text[at + 3] == '\n')
+        at += 4;
+      else if (text[at] == word[w])
+        at++, w++;
+      else
+        break;
+    }
+    if (w == wl)
+      return true;
+  }
+  return false;
+}
+
+bool cls__cache_reads_files(const struct cls__cache_key *k) {
+  /* Every way to read a file into a translation unit names one of these
+   * words as a token: #include, #include_next, #import, #embed (also
+   * spelled %:include or ??=include: the "#" does not matter), and the
+   * options -include, -imacros.  A directive cannot come from a macro.
+   * A word in a comment or an identifier costs the cache, never a wrong
+   * binary.  '@' (a response file of options) counts too. */
+  static const char *words[] = {"include", "import", "embed"};
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    if (has_word(k->source, k->srclen, words[i]) ||
+        has_word(k->options, strlen(k->options), words[i]))
+      return true;
+  return strstr(k->options, "imacros") || strchr(k->options, '@');
 }
 
 static void put64(unsigned char *p, uint64_t v) {
@@ -171,117 +216,18 @@ static uint32_t get32(const unsigned char *p) {
   return (uint32_t)get64((const unsigned char[8]){p[0], p[1], p[2], p[3], 0, 0, 0, 0});
 }
 
-/* ---------------------------------------------------------------- reading */
-
-static bool is_entry_name(const char *n) {
-  if (strlen(n) != NAME_LEN || strcmp(n + 16, SUFFIX) != 0)
-    return false;
-  for (int i = 0; i < 16; i++)
-    if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f')))
-      return false;
-  return true;
+/* The checksum of an entry's key, source and binary. */
+static uint64_t checksum(const unsigned char key16[KEY_LEN], const void *key, size_t keylen,
+                         const void *src, size_t srclen, const void *bin, size_t binlen) {
+  struct cls__siphash h;
+  cls__siphash_init(&h, key16);
+  cls__siphash_update(&h, key, keylen);
+  cls__siphash_update(&h, src, srclen);
+  cls__siphash_update(&h, bin, binlen);
+  return cls__siphash_final(&h);
 }
 
-/* The whole file, or NULL (errno set; EFBIG for a size no entry has). */
-static unsigned char *read_file(const char *path, size_t *len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return NULL;
-  unsigned char *buf = NULL;
-  struct stat st;
-  if (fstat(fd, &st) != 0)
-    goto cleanup;
-  if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t)st.st_size > MAX_FILE) {
-    errno = EFBIG;
-    goto cleanup;
-  }
-  size_t n = (size_t)st.st_size, got = 0;
-  if (!(buf = malloc(n ? n : 1)))
-    goto cleanup;
-  while (got < n) {
-    ssize_t r = read(fd, buf + got, n - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break; /* shorter than it was: checked as truncated */
-    got += (size_t)r;
-  }
-  *len = got;
-cleanup:
-  close(fd);
-  return buf;
-}
-
-/* Why the bytes are not a valid entry for this key, or NULL when they are
- * (then *bin and *binlen point into them). */
-static const char *check(const unsigned char *f, size_t n, const char *key, size_t keylen,
-                         const struct cls__cache_key *k, const unsigned char **bin,
-                         size_t *binlen) {
-  if (n < 8 || memcmp(f, MAGIC, 8) != 0)
-    return "not a clstream cache file";
-  if (n < HEADER)
-    return "truncated";
-  if (get32(f + 8) != CLS__CACHE_FORMAT)
-    return "another format version";
-  uint64_t kl = get32(f + 12), sl = get64(f + 16), bl = get64(f + 24);
-  if (kl > MAX_FILE || sl > MAX_FILE || bl > MAX_FILE || HEADER + kl + sl + bl > n)
-    return "truncated";
-  if (HEADER + kl + sl + bl < n)
-    return "longer than its header says";
-  uint64_t sum = cls__hash(CLS__HASH_INIT, f + HEADER, (size_t)(kl + sl + bl));
-  if (sum != get64(f + 32))
-    return "checksum mismatch (corrupt)";
-  if (kl != keylen || memcmp(f + HEADER, key, keylen) != 0 || sl != k->srclen ||
-      memcmp(f + HEADER + kl, k->source, k->srclen) != 0)
-    return "built for another key";
-  *bin = f + HEADER + kl + sl;
-  *binlen = (size_t)bl;
-  return NULL;
-}
-
-int cls__cache_load(struct cls__cache *c, const struct cls__logger *lg,
-                    const struct cls__cache_key *k, unsigned char **bin, size_t *len) {
-  *bin = NULL;
-  *len = 0;
-  if (!c->enabled || c->refused)
-    return 0;
-  size_t keylen = 0, n = 0;
-  char *key = key_text(k, &keylen);
-  char *path = key ? entry_path(c, key, keylen, k) : NULL;
-  unsigned char *f = path ? read_file(path, &n) : NULL;
-  int hit = 0;
-  if (!f) {
-    if (path && errno != ENOENT && errno != ENOTDIR && !c->said_bad) {
-      cls__log(lg, CLS_LOG_ERRORS, "program cache: cannot read %s (%s); building from source",
-               path, errno == EFBIG ? "not a clstream cache file" : strerror(errno));
-      c->said_bad = true;
-    }
-    goto cleanup;
-  }
-  const unsigned char *b = NULL;
-  size_t bl = 0;
-  const char *why = check(f, n, key, keylen, k, &b, &bl);
-  if (why) {
-    if (!c->said_bad)
-      cls__log(lg, CLS_LOG_ERRORS, "program cache: ignoring %s: %s; building from source",
-               path, why);
-    c->said_bad = true;
-    goto cleanup;
-  }
-  if (!(*bin = malloc(bl ? bl : 1)))
-    goto cleanup;
-  memcpy(*bin, b, bl);
-  *len = bl;
-  hit = 1;
-  utimensat(AT_FDCWD, path, NULL, 0); /* recently used: evicted last */
-cleanup:
-  free(f);
-  free(path);
-  free(key);
-  return hit;
-}
-
-/* ---------------------------------------------------------------- writing */
+/* ---------------------------------------------------------------- the directory */
 
 /* mkdir -p, mode 0700 for what it makes. */
 static int make_dirs(const char *dir) {
@@ -313,6 +259,246 @@ static int make_dirs(const char *dir) {
   return rc;
 }
 
+/* The directory, opened, when it is this user's own: owned by the
+ * effective user and writable by nobody else (what ssh asks of ~/.ssh and
+ * ccache of its directory).  Another user who can write into it can plant
+ * entries or read the key.  -1 with errno ENOENT when it does not exist;
+ * -1 with *refused set (said once per context) when it is not to be
+ * trusted. */
+static int open_dir(struct cls__cache *c, const struct cls__logger *lg, bool *refused) {
+  *refused = false;
+  int fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  const char *why = NULL;
+  char detail[96] = "";
+  if (fstat(fd, &st) != 0) {
+    why = "cannot stat it";
+  } else if (st.st_uid != geteuid()) {
+    why = "it is owned by another user";
+    snprintf(detail, sizeof detail, " (uid %lu, this process runs as uid %lu)",
+             (unsigned long)st.st_uid, (unsigned long)geteuid());
+  } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    why = "others can write to it";
+    snprintf(detail, sizeof detail, " (mode %04o; chmod go-w makes it usable)",
+             (unsigned)(st.st_mode & 07777));
+  }
+  if (!why)
+    return fd;
+  close(fd);
+  *refused = true;
+  if (!c->said_trust)
+    cls__log(lg, CLS_LOG_ERRORS,
+             "program cache: refusing %s: %s%s; programs are built from source", c->dir, why,
+             detail);
+  c->said_trust = true;
+  errno = EPERM;
+  return -1;
+}
+
+/* Opens a file of the directory for reading without blocking (a FIFO) and
+ * without following a link; -1 (errno EFTYPE-like EINVAL) unless it is a
+ * regular file. */
+static int open_regular(int dfd, const char *name, struct stat *st) {
+  int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  return fd;
+}
+
+static bool read_all(int fd, void *p, size_t n, off_t off) {
+  unsigned char *b = p;
+  while (n) {
+    ssize_t r = pread(fd, b, n, off);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    b += r;
+    n -= (size_t)r;
+    off += r;
+  }
+  return true;
+}
+
+static bool write_all(int fd, const void *p, size_t n) {
+  const unsigned char *b = p;
+  while (n) {
+    ssize_t w = write(fd, b, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    b += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+
+/* Reads the directory's key file into c->key: 0 on success, -1 when there
+ * is none (and `make` is false) or it cannot be made, 1 when the file is
+ * there but is not a key this user alone can read (said once). */
+static int read_key(struct cls__cache *c, const struct cls__logger *lg, int dfd, bool make) {
+  if (c->have_key)
+    return 0;
+  struct stat st;
+  int fd = open_regular(dfd, KEY_FILE, &st);
+  if (fd < 0 && errno == ENOENT && make) {
+    /* Made whole under a temporary name, then linked: a reader sees no
+     * key or the whole key, and of two makers the first link wins. */
+    unsigned char k[KEY_LEN];
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, ".key.%ld.%u.tmp", (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
+    int r = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    bool ok = r >= 0 && read_all(r, k, sizeof k, 0);
+    if (r >= 0)
+      close(r);
+    int w = ok ? openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+    if (w >= 0) {
+      ok = write_all(w, k, sizeof k);
+      ok = close(w) == 0 && ok;
+      if (ok && linkat(dfd, tmp, dfd, KEY_FILE, 0) != 0 && errno != EEXIST)
+        ok = false;
+      unlinkat(dfd, tmp, 0);
+    }
+    if (!ok || w < 0)
+      return -1;
+    fd = open_regular(dfd, KEY_FILE, &st);
+  }
+  if (fd < 0 && errno == ENOENT)
+    return -1;
+  bool good = fd >= 0 && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+              st.st_size == KEY_LEN && read_all(fd, c->key, KEY_LEN, 0);
+  if (fd >= 0)
+    close(fd);
+  if (good) {
+    c->have_key = true;
+    return 0;
+  }
+  if (!c->said_trust)
+    cls__log(lg, CLS_LOG_ERRORS,
+             "program cache: %s/" KEY_FILE " is not a key file of this user's alone (a regular "
+             "file of %d bytes, mode 0600); programs are built from source until it is removed",
+             c->dir, KEY_LEN);
+  c->said_trust = true;
+  return 1;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static bool is_entry_name(const char *n) {
+  if (strlen(n) != NAME_LEN || strcmp(n + 16, SUFFIX) != 0)
+    return false;
+  for (int i = 0; i < 16; i++)
+    if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f')))
+      return false;
+  return true;
+}
+
+/* Why the file at fd (of st_size bytes) is not a valid entry for this
+ * key, or NULL when it is: then *body (malloc'ed: key, source, binary)
+ * and *binlen.  The header is read and checked first, and the body is
+ * read only when its lengths are this key's and the file is exactly as
+ * long as they say: a huge file costs 40 bytes of reading. */
+static const char *check(const struct cls__cache *c, int fd, uint64_t size, const char *key,
+                         size_t keylen, const struct cls__cache_key *k, unsigned char **body,
+                         size_t *binlen) {
+  unsigned char h[HEADER];
+  *body = NULL;
+  if (size < 8 || !read_all(fd, h, 8, 0) || memcmp(h, MAGIC, 8) != 0)
+    return "not a clstream cache file";
+  if (size < HEADER || !read_all(fd, h, HEADER, 0))
+    return "truncated";
+  if (get32(h + 8) != CLS__CACHE_FORMAT)
+    return "another format version";
+  uint64_t kl = get32(h + 12), sl = get64(h + 16), bl = get64(h + 24);
+  if (kl > MAX_FILE || sl > MAX_FILE || bl > MAX_FILE || HEADER + kl + sl + bl > size)
+    return "truncated";
+  if (HEADER + kl + sl + bl < size)
+    return "longer than its header says";
+  if (kl != keylen || sl != k->srclen || !bl)
+    return "built for another key";
+  if (HEADER + kl + sl + bl > c->max)
+    return "larger than CLS_CACHE_MAX";
+  size_t n = (size_t)(kl + sl + bl);
+  unsigned char *b = malloc(n);
+  if (!b)
+    return "out of host memory";
+  if (!read_all(fd, b, n, HEADER)) {
+    free(b);
+    return "truncated";
+  }
+  if (checksum(c->key, b, (size_t)kl, b + kl, (size_t)sl, b + kl + sl, (size_t)bl) !=
+      get64(h + 32)) {
+    free(b);
+    return "checksum mismatch (corrupt, or not written by this user)";
+  }
+  if (memcmp(b, key, keylen) != 0 || memcmp(b + kl, k->source, k->srclen) != 0) {
+    free(b);
+    return "built for another key";
+  }
+  *body = b;
+  *binlen = (size_t)bl;
+  return NULL;
+}
+
+int cls__cache_load(struct cls__cache *c, const struct cls__logger *lg,
+                    const struct cls__cache_key *k, unsigned char **bin, size_t *len) {
+  *bin = NULL;
+  *len = 0;
+  if (!c->enabled || c->refused)
+    return 0;
+  size_t keylen = 0;
+  char name[NAME_LEN + 1];
+  char *key = key_text(k, &keylen);
+  unsigned char *body = NULL;
+  int dfd = -1, fd = -1, hit = 0;
+  bool refused;
+  if (!key || (dfd = open_dir(c, lg, &refused)) < 0 || read_key(c, lg, dfd, false) != 0)
+    goto cleanup; /* no directory or no key yet: nothing stored */
+  entry_name(name, key, keylen, k);
+  struct stat st;
+  if ((fd = open_regular(dfd, name, &st)) < 0) {
+    if (errno != ENOENT && errno != ENOTDIR && !c->said_bad) {
+      cls__log(lg, CLS_LOG_ERRORS, "program cache: cannot read %s/%s (%s); building from source",
+               c->dir, name, errno == EINVAL ? "not a regular file" : strerror(errno));
+      c->said_bad = true;
+    }
+    goto cleanup;
+  }
+  size_t bl = 0;
+  const char *why = check(c, fd, (uint64_t)st.st_size, key, keylen, k, &body, &bl);
+  if (why) {
+    if (!c->said_bad)
+      cls__log(lg, CLS_LOG_ERRORS, "program cache: ignoring %s/%s: %s; building from source",
+               c->dir, name, why);
+    c->said_bad = true;
+    goto cleanup;
+  }
+  if (!(*bin = malloc(bl)))
+    goto cleanup;
+  memcpy(*bin, body + keylen + k->srclen, bl);
+  *len = bl;
+  hit = 1;
+  utimensat(dfd, name, NULL, 0); /* recently used: evicted last */
+cleanup:
+  if (fd >= 0)
+    close(fd);
+  if (dfd >= 0)
+    close(dfd);
+  free(body);
+  free(key);
+  return hit;
+}
+
+/* ---------------------------------------------------------------- writing */
+
 struct entry {
   char name[NAME_LEN + 1];
   struct timespec mtime;
@@ -328,14 +514,20 @@ static int older(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
-/* The entries of the directory (and, when `sweep`, removes temporary files
- * a dead writer left).  NULL with *count 0 when there are none. */
-static struct entry *list(const char *dir, size_t *count, uint64_t *bytes, bool sweep) {
+/* The entries of the directory open at dfd (and, when `sweep`, removes
+ * temporary files a dead writer left).  NULL with *count 0 when there are
+ * none. */
+static struct entry *list(int dfd, size_t *count, uint64_t *bytes, bool sweep) {
   *count = 0;
   *bytes = 0;
-  DIR *d = opendir(dir);
-  if (!d)
+  int fd = dfd >= 0 ? dup(dfd) : -1;
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0)
+      close(fd);
     return NULL;
+  }
+  rewinddir(d);
   struct entry *v = NULL;
   size_t cap = 0;
   struct dirent *e;
@@ -374,16 +566,19 @@ void cls__cache_usage(const struct cls__cache *c, uint64_t *entries, uint64_t *b
   *entries = *bytes = 0;
   if (!c->dir)
     return;
-  free(list(c->dir, &n, bytes, false));
+  int dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  free(list(dfd, &n, bytes, false));
+  if (dfd >= 0)
+    close(dfd);
   *entries = n;
 }
 
 /* Removes entries oldest first until `need` more bytes fit under the cap;
  * `self` (the entry about to be replaced) does not count. */
-static void evict(const struct cls__cache *c, const char *self, uint64_t need) {
+static void evict(const struct cls__cache *c, int dfd, const char *self, uint64_t need) {
   size_t n = 0;
   uint64_t total = 0;
-  struct entry *v = list(c->dir, &n, &total, true);
+  struct entry *v = list(dfd, &n, &total, true);
   for (size_t i = 0; i < n; i++)
     if (strcmp(v[i].name, self) == 0) {
       total -= v[i].size;
@@ -394,27 +589,11 @@ static void evict(const struct cls__cache *c, const char *self, uint64_t need) {
     for (size_t i = 0; i < n && total + need > c->max; i++) {
       if (!v[i].size)
         continue;
-      char *p = join(c->dir, v[i].name);
-      if (p && (unlink(p) == 0 || errno == ENOENT)) /* another writer may have been first */
+      if (unlinkat(dfd, v[i].name, 0) == 0 || errno == ENOENT) /* another writer was first */
         total -= v[i].size;
-      free(p);
     }
   }
   free(v);
-}
-
-static bool write_all(int fd, const void *p, size_t n) {
-  const unsigned char *b = p;
-  while (n) {
-    ssize_t w = write(fd, b, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return false;
-    b += w;
-    n -= (size_t)w;
-  }
-  return true;
 }
 
 void cls__cache_store(struct cls__cache *c, const struct cls__logger *lg,
@@ -422,13 +601,14 @@ void cls__cache_store(struct cls__cache *c, const struct cls__logger *lg,
   if (!c->enabled || c->refused || !len)
     return;
   size_t keylen = 0;
+  char name[NAME_LEN + 1], tmp[NAME_LEN + 64] = "";
   char *key = key_text(k, &keylen);
-  char *path = key ? entry_path(c, key, keylen, k) : NULL;
-  char *tmp = NULL;
-  int fd = -1;
+  int dfd = -1, fd = -1;
+  bool refused = false;
   const char *what = "out of host memory";
-  if (!path)
+  if (!key)
     goto cleanup;
+  entry_name(name, key, keylen, k);
   uint64_t size = HEADER + keylen + k->srclen + len;
   if (size > c->max) {
     cls__log(lg, CLS_LOG_STREAMS,
@@ -440,15 +620,20 @@ void cls__cache_store(struct cls__cache *c, const struct cls__logger *lg,
   what = "cannot create the directory";
   if (make_dirs(c->dir) != 0)
     goto cleanup;
-  evict(c, path + strlen(c->dir) + 1, size);
-  size_t tl = strlen(c->dir) + NAME_LEN + 64;
-  what = "out of host memory";
-  if (!(tmp = malloc(tl)))
+  what = "cannot open the directory";
+  if ((dfd = open_dir(c, lg, &refused)) < 0)
     goto cleanup;
-  snprintf(tmp, tl, "%s/.%.16s.%ld.%u.tmp", c->dir, path + strlen(c->dir) + 1, (long)getpid(),
+  what = "cannot make the key file in";
+  int kr = read_key(c, lg, dfd, true);
+  if (kr != 0) {
+    refused = kr > 0;
+    goto cleanup;
+  }
+  evict(c, dfd, name, size);
+  snprintf(tmp, sizeof tmp, ".%.16s.%ld.%u.tmp", name, (long)getpid(),
            atomic_fetch_add(&tmp_counter, 1));
   what = "cannot write";
-  if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+  if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
     goto cleanup;
   unsigned char h[HEADER];
   memcpy(h, MAGIC, 8);
@@ -456,29 +641,28 @@ void cls__cache_store(struct cls__cache *c, const struct cls__logger *lg,
   put32(h + 12, (uint32_t)keylen);
   put64(h + 16, k->srclen);
   put64(h + 24, len);
-  uint64_t sum = cls__hash(CLS__HASH_INIT, key, keylen);
-  sum = cls__hash(sum, k->source, k->srclen);
-  put64(h + 32, cls__hash(sum, bin, len));
+  put64(h + 32, checksum(c->key, key, keylen, k->source, k->srclen, bin, len));
   bool ok = write_all(fd, h, sizeof h) && write_all(fd, key, keylen) &&
             write_all(fd, k->source, k->srclen) && write_all(fd, bin, len);
   ok = close(fd) == 0 && ok;
   fd = -1;
-  if (!ok || rename(tmp, path) != 0)
+  if (!ok || renameat(dfd, tmp, dfd, name) != 0)
     goto cleanup;
+  tmp[0] = '\0';
   c->stores++;
   what = NULL;
 cleanup:
-  if (what && !c->said_dir) {
-    cls__log(lg, CLS_LOG_ERRORS, "program cache: %s %s (%s); programs are built from source",
-             what, tmp ? tmp : c->dir, strerror(errno));
+  if (what && !refused && !c->said_dir) {
+    cls__log(lg, CLS_LOG_ERRORS, "program cache: %s %s%s%s (%s); programs are built from source",
+             what, c->dir, tmp[0] ? "/" : "", tmp, strerror(errno));
     c->said_dir = true;
   }
   if (fd >= 0)
     close(fd);
-  if (tmp && what)
-    unlink(tmp);
-  free(tmp);
-  free(path);
+  if (dfd >= 0 && tmp[0])
+    unlinkat(dfd, tmp, 0);
+  if (dfd >= 0)
+    close(dfd);
   free(key);
 }
 
@@ -486,10 +670,13 @@ void cls__cache_drop(struct cls__cache *c, const struct cls__cache_key *k) {
   if (!c->dir)
     return;
   size_t keylen = 0;
+  char name[NAME_LEN + 1];
   char *key = key_text(k, &keylen);
-  char *path = key ? entry_path(c, key, keylen, k) : NULL;
-  if (path)
-    unlink(path);
-  free(path);
+  int dfd = key ? open(c->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC) : -1;
+  if (dfd >= 0) {
+    entry_name(name, key, keylen, k);
+    unlinkat(dfd, name, 0);
+    close(dfd);
+  }
   free(key);
 }

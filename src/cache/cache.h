@@ -6,9 +6,22 @@
  *     cls__cache_store under exactly the same key: platform name and
  *     version, device name, driver version, clstream's version, the full
  *     build options and the whole source (compared byte for byte, not by
- *     hash), and it passed its checksum.  Anything else found on disk
- *     (truncated, corrupt, another format or another key) is a miss, logged
- *     once per context, never an error and never a crash.
+ *     hash), and it passed its checksum, a hash keyed with the directory's
+ *     secret key file (SipHash-2-4, util/hash.h): bytes changed by anyone
+ *     who cannot read that file fail it.  Anything else found on disk
+ *     (truncated, corrupt, forged, another format or another key, not a
+ *     regular file) is a miss, logged once per context, never an error,
+ *     never a crash and never a hang: a file is opened with O_NONBLOCK,
+ *     its header read first, and its body only when the header says it
+ *     is this key's and the file's size is what the header says.
+ *   - The directory is used only when it is the user's own: owned by the
+ *     effective user and not writable by group or others (like ~/.ssh for
+ *     ssh).  Another is refused, logged once per context, and programs
+ *     are built from source.  It is checked at each load and store, and
+ *     everything in it is reached through that checked descriptor.
+ *   - A program that can read files into its source (#include and the
+ *     like: cls__cache_reads_files) is not cached: the key holds its
+ *     source, not what the vendor's preprocessor would pull in.
  *   - A file appears whole or not at all: it is written to a temporary file
  *     of a unique name (pid and counter) in the same directory, then
  *     renamed over the entry.  Several processes may fill one directory
@@ -34,7 +47,9 @@ struct cls__cache {
   bool enabled;           /* false: CLS_CACHE=off, or no directory */
   char *dir;              /* owned; NULL when not enabled */
   uint64_t max;           /* bytes on disk, all entries together */
-  bool said_bad, said_dir, said_binary; /* logged once per context */
+  bool said_bad, said_dir, said_binary, said_trust; /* logged once per context */
+  bool have_key;          /* key read from DIR/key */
+  unsigned char key[16];  /* the entry checksum's key */
   bool refused;           /* the vendor refused a binary: no more tries */
   uint64_t hits, misses, stores;
 };
@@ -62,6 +77,12 @@ int cls__cache_load(struct cls__cache *c, const struct cls__logger *lg,
  * are logged, not returned. */
 void cls__cache_store(struct cls__cache *c, const struct cls__logger *lg,
                       const struct cls__cache_key *k, const unsigned char *bin, size_t len);
+/* Whether the program can read other files when it is built: its source
+ * or options name #include, #import, #embed, -include or -imacros (in any
+ * spelling the preprocessor reads as one: line splices, digraphs,
+ * trigraphs), or the options hold a response file ('@').  Such a program
+ * is never cached: a header that changed would leave a stale binary. */
+bool cls__cache_reads_files(const struct cls__cache_key *k);
 /* Removes the key's entry (the vendor refused its binary). */
 void cls__cache_drop(struct cls__cache *c, const struct cls__cache_key *k);
 /* Entries and their bytes on disk now (0 and 0 when there is no

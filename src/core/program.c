@@ -135,6 +135,15 @@ static int build(cls_context *ctx, struct cls_program *p) {
   /* The cache holds one device's binary: a context of several devices
    * builds from source, for all of them. */
   bool cache = ctx->cache.enabled && ctx->ndevices == 1;
+  /* The key is the source text, not what the vendor's preprocessor pulls
+   * in: a program that can include files is built from source, always
+   * (docs/cache.md, "The key"). */
+  if (cache && cls__cache_reads_files(&key)) {
+    cache = false;
+    cls__log(&ctx->log, CLS_LOG_STREAMS,
+             "program cache: not used: the program can include files (#include, -include); "
+             "building from source");
+  }
   if (cache && from_cache(ctx, p, &key, opts)) {
     free(opts);
     return CLS_OK;

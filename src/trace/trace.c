@@ -1,6 +1,6 @@
 /* The timeline trace writer (trace.h): events are formatted into one
- * buffer with no allocation, written out with pwrite, and followed by the
- * closing text at every flush. */
+ * buffer with no allocation and written out with pwrite, each flush
+ * followed by the closing "]" that the next flush writes over. */
 #include "trace/trace.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,18 +18,21 @@
 #define PID 1          /* the context's one device */
 #define TID_CONTEXT 99
 #define TID_DEVICE 100 /* + backend queue */
-#define TAIL_MAX 640 /* the closing text: "]", displayTimeUnit, otherData */
+/* The closing text, written after the last event at every flush.  An
+ * event starts with its separator (",\n{"), so a file cut anywhere
+ * after an event's "}" is the array without its "]". */
+#define TAIL "\n]\n"
+#define TAIL_LEN (sizeof TAIL - 1)
 
 struct cls__trace {
   int fd;
   bool broken;              /* a write failed: the trace went quiet */
+  bool created;             /* the file is ours to remove (O_EXCL) */
   struct cls__logger *log;
   off_t end;                /* file offset after the last event written */
   char *buf;
   size_t len;
   char *path;
-  char tail[TAIL_MAX];      /* written after the last event at every flush */
-  size_t tail_len;
   int64_t device_offset;
   uint64_t named_streams;   /* bit s: stream s's track is named */
   uint64_t named_queues;
@@ -60,8 +64,9 @@ static bool write_all(int fd, const char *p, size_t n, off_t off) {
 void cls__trace_flush(struct cls__trace *t) {
   if (!t || t->broken)
     return;
-  if (!write_all(t->fd, t->buf, t->len, t->end) ||
-      !write_all(t->fd, t->tail, t->tail_len, t->end + (off_t)t->len)) {
+  /* One write of the events and the "]": room() keeps space for it. */
+  memcpy(t->buf + t->len, TAIL, TAIL_LEN);
+  if (!write_all(t->fd, t->buf, t->len + TAIL_LEN, t->end)) {
     t->broken = true;
     cls__log(t->log, CLS_LOG_ERRORS, "trace: writing the file failed: %s; tracing stops",
              strerror(errno));
@@ -73,7 +78,7 @@ void cls__trace_flush(struct cls__trace *t) {
 
 /* Room for one event; flushes when the buffer is nearly full. */
 static char *room(struct cls__trace *t) {
-  if (BUF_SIZE - t->len < EVENT_MAX)
+  if (BUF_SIZE - t->len < EVENT_MAX + TAIL_LEN)
     cls__trace_flush(t);
   return t->broken ? NULL : t->buf + t->len;
 }
@@ -92,27 +97,59 @@ static void emit(struct cls__trace *t, const char *fmt, ...) {
     t->len += (size_t)n;
 }
 
-/* `s` as the inside of a JSON string, at most cap-1 bytes: quotes,
- * backslashes and control characters escaped; a cut splits neither an
- * escape nor a UTF-8 sequence. */
-static const char *esc(char *out, size_t cap, const char *s) {
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * form, no surrogate, nothing above U+10FFFF), 0 when it is not one.  The
+ * string ends with NUL, which is no continuation byte: reading stops
+ * there. */
+static size_t utf8_len(const unsigned char *s) {
+  unsigned c = s[0], lo = 0x80, hi = 0xbf;
+  size_t n;
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+  else if (c >= 0xf0 && c <= 0xf4)
+    n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+  else
+    return 0;
+  if (s[1] < lo || s[1] > hi)
+    return 0;
+  for (size_t i = 2; i < n; i++)
+    if (s[i] < 0x80 || s[i] > 0xbf)
+      return 0;
+  return n;
+}
+
+/* `s` as the inside of a JSON string, at most cap-1 bytes: quotes and
+ * backslashes escaped, control characters as the escape u00XX, each byte
+ * that is not part of well-formed UTF-8 as the escape ufffd (U+FFFD): a
+ * message may come from a wire record, any bytes at all.  A cut splits neither an escape nor a
+ * UTF-8 sequence. */
+static const char *esc(char *out, size_t cap, const char *str) {
+  const unsigned char *s = (const unsigned char *)(str ? str : "");
   size_t n = 0;
-  for (; s && *s && n + 7 < cap; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') {
-      out[n++] = '\\';
-      out[n++] = (char)c;
-    } else if (c < 0x20) {
-      n += (size_t)snprintf(out + n, cap - n, "\\u%04x", c);
-    } else {
-      out[n++] = (char)c;
+  while (*s) {
+    size_t len = utf8_len(s);
+    const char *rep = NULL;
+    char ctl[8];
+    if (*s == '"' || *s == '\\') {
+      ctl[0] = '\\', ctl[1] = (char)*s, ctl[2] = '\0';
+      rep = ctl;
+    } else if (*s < 0x20) {
+      snprintf(ctl, sizeof ctl, "\\u%04x", *s);
+      rep = ctl;
+    } else if (!len) {
+      rep = "\\ufffd";
+      len = 1;
     }
-  }
-  if (s && *s && n && ((unsigned char)out[n - 1] & 0x80)) {
-    while (n && ((unsigned char)out[n - 1] & 0xc0) == 0x80)
-      n--; /* continuation bytes of the sequence cut */
-    if (n && ((unsigned char)out[n - 1] & 0xc0) == 0xc0)
-      n--; /* its lead byte */
+    size_t need = rep ? strlen(rep) : len;
+    if (n + need >= cap)
+      break;
+    memcpy(out + n, rep ? rep : (const char *)s, need);
+    n += need;
+    s += len;
   }
   out[n] = '\0';
   return out;
@@ -222,6 +259,51 @@ void cls__trace_wait(struct cls__trace *t, int producer, int consumer, uint64_t 
        id, PID, from, US(start), (unsigned long long)upto, id, PID, to, US(now));
 }
 
+/* The file at `path` for writing, as a new file (t->created) or an
+ * existing regular file truncated.  Anything else (a FIFO, a device, a
+ * directory, a symbolic link) is refused before it is opened: opening a
+ * FIFO for writing blocks until a reader comes, a trace has no business
+ * in a device, and a link planted where a trace is written (in /tmp)
+ * would have it truncate the file the link names.  O_NONBLOCK, O_NOFOLLOW
+ * and the fstat after the open close the race with a file swapped in
+ * between. */
+static int open_file(struct cls__trace *t, const char *path) {
+  t->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (t->fd >= 0) {
+    t->created = true;
+    return CLS_OK;
+  }
+  struct stat st;
+  bool regular = false;
+  if (errno == EEXIST && lstat(path, &st) == 0) {
+    if ((regular = S_ISREG(st.st_mode)) &&
+        (t->fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+      if (fstat(t->fd, &st) == 0 && (regular = S_ISREG(st.st_mode)) && ftruncate(t->fd, 0) == 0)
+        return CLS_OK;
+      int saved = errno;
+      close(t->fd);
+      t->fd = -1;
+      errno = saved;
+    }
+    if (!regular)
+      return cls__error(CLS_EINVAL, 0,
+                        "CLS_TRACE: '%s' is not a regular file (a FIFO, a device, a "
+                        "directory or a link): a trace is written to a file of its own",
+                        path);
+  }
+  return cls__error(CLS_EINVAL, 0, "CLS_TRACE: cannot create the trace file '%s': %s", path,
+                    strerror(errno));
+}
+
+/* Removes the file when this trace created it and `path` still names it:
+ * never a file the user had, nor what was put in its place. */
+static void remove_own(struct cls__trace *t) {
+  struct stat mine, now;
+  if (t->created && fstat(t->fd, &mine) == 0 && lstat(t->path, &now) == 0 &&
+      S_ISREG(now.st_mode) && now.st_dev == mine.st_dev && now.st_ino == mine.st_ino)
+    unlink(t->path);
+}
+
 int cls__trace_open(struct cls__trace **out, const char *path, const struct cls__trace_meta *meta,
                     struct cls__logger *log) {
   *out = NULL;
@@ -234,28 +316,21 @@ int cls__trace_open(struct cls__trace **out, const char *path, const struct cls_
     rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
     goto fail_buf;
   }
-  t->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (t->fd < 0) {
-    rc = cls__error(CLS_EINVAL, 0, "CLS_TRACE: cannot create the trace file '%s': %s", path,
-                    strerror(errno));
+  if ((rc = open_file(t, path)) < 0)
     goto fail_open;
-  }
-  /* traceEvents first, as Chrome writes it; what follows the array is the
-   * closing text every flush rewrites (constant, so the file only grows). */
+  /* The array form of the format, not the object form: a file cut by a
+   * crash (after any event) loads once "]" is added, which the viewers
+   * do themselves.  What the object form kept in otherData is in the
+   * process_name event's arguments. */
   char dev[256], drv[128], ver[64];
   esc(ver, sizeof ver, meta->version);
   esc(dev, sizeof dev, meta->device);
   esc(drv, sizeof drv, meta->driver);
-  int n = snprintf(t->tail, sizeof t->tail,
-                   "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"clstream\":\"%s\","
-                   "\"device\":\"%s\",\"driver\":\"%s\"}}\n",
-                   ver, dev, drv);
-  t->tail_len = n > 0 && (size_t)n < sizeof t->tail ? (size_t)n : 0;
-  n = snprintf(t->buf, BUF_SIZE,
-               "{\"traceEvents\":[\n"
-               "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":"
-               "\"clstream %s: %s (driver %s)\"}}",
-               PID, ver, dev, drv);
+  int n = snprintf(t->buf, BUF_SIZE,
+                   "[\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":"
+                   "\"clstream %s: %s (driver %s)\",\"clstream\":\"%s\",\"device\":\"%s\","
+                   "\"driver\":\"%s\"}}",
+                   PID, ver, dev, drv, ver, dev, drv);
   t->len = (size_t)n;
   name_track(t, TID_CONTEXT, "context", -1);
   cls__trace_flush(t);
@@ -267,8 +342,8 @@ int cls__trace_open(struct cls__trace **out, const char *path, const struct cls_
   *out = t;
   return CLS_OK;
 fail_write:
+  remove_own(t);
   close(t->fd);
-  unlink(path);
 fail_open:
   free(t->path);
   free(t->buf);
@@ -290,8 +365,8 @@ void cls__trace_close(struct cls__trace *t) {
 void cls__trace_discard(struct cls__trace *t) {
   if (!t)
     return;
+  remove_own(t);
   close(t->fd);
-  unlink(t->path);
   free(t->path);
   free(t->buf);
   free(t);

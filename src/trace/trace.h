@@ -1,19 +1,25 @@
 /* Internal: the timeline trace (CLS_TRACE=FILE, docs/trace.md).
  *
- * A Chrome trace-event JSON file
- * ({"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}),
- * which Perfetto and chrome://tracing open, written through one buffer
+ * A Chrome trace-event JSON file in the array form ([event, ...]), which
+ * Perfetto and chrome://tracing open, written through one buffer
  * allocated when the trace is opened: recording an event formats it into
  * the buffer and allocates nothing; a full buffer is written out.
  *
  * What it promises:
  *   - The file is valid JSON after every flush: each flush writes the
- *     buffered events and then the closing text after them (the "]" of
- *     traceEvents, displayTimeUnit, otherData: device, driver, version,
- *     and the final "}"), and the next flush writes over that closing
- *     text (pwrite at the end of the last event).  A program that exits without destroying its context keeps
- *     everything recorded up to its last flush (cls_stream_sync, cls_sync,
- *     a full buffer), as a file the viewers open.
+ *     buffered events and the closing "]" in one pwrite at the end of the
+ *     last event, and the next flush writes over the "]".  A program that
+ *     exits without destroying its context keeps everything recorded up
+ *     to its last flush (cls_stream_sync, cls_sync, a full buffer), as a
+ *     file the viewers open.
+ *   - Cut anywhere after an event (a crash inside a write, a full disk, a
+ *     copy stopped short), the file is the array without its "]", which
+ *     the viewers load: each event starts with its separator (",\n{").
+ *   - The first event, process_name, names the run, and its arguments
+ *     hold clstream's version, the device and the driver.
+ *   - Every string from outside (names, messages, the metadata) is
+ *     escaped: quotes, backslashes, control characters, and each byte of
+ *     ill-formed UTF-8 as U+FFFD; the file is UTF-8.
  *   - Tracks: pid 1 is the context's device (pid 1 + i for device i once a
  *     context has several); tid S is stream S (host side: commands as
  *     accepted, skips, failures, refusals, waits); tid 100 + Q is the
@@ -43,15 +49,21 @@ struct cls__trace_meta {
   const char *version;
 };
 
-/* Opens (truncates) `path` and writes the metadata.  CLS_EINVAL with the
- * path and the system's reason when the file cannot be created;
- * CLS_ENOMEM.  Nothing is left behind on failure. */
+/* Creates `path` (or truncates an existing regular file) and writes the
+ * metadata.  CLS_EINVAL with the path and the system's reason when the
+ * file cannot be created, or when `path` is not a regular file (a FIFO, a
+ * device, a directory, a symbolic link: refused before it is opened,
+ * never blocking);
+ * CLS_ENOMEM.  On failure a file this call created is removed; an
+ * existing file never is. */
 int cls__trace_open(struct cls__trace **out, const char *path, const struct cls__trace_meta *meta,
                     struct cls__logger *log);
 /* Flushes, closes and frees.  NULL is accepted. */
 void cls__trace_close(struct cls__trace *t);
-/* Closes, removes the file and frees (a context creation that failed
- * leaves nothing behind).  NULL is accepted. */
+/* Closes, removes the file when cls__trace_open created it (O_EXCL, and
+ * the path still names it), and frees: a context creation that failed
+ * leaves nothing behind, and removes nothing of the user's.  NULL is
+ * accepted. */
 void cls__trace_discard(struct cls__trace *t);
 /* Writes what is buffered, then the closing text: the file is valid. */
 void cls__trace_flush(struct cls__trace *t);
