@@ -73,7 +73,7 @@ extern "C" {
   XX(ENOMEM, -2, "out of host memory")                                        \
   XX(ENODEV, -3, "no OpenCL device matches the selection")                    \
   XX(ECL, -4, "an OpenCL call failed")                                        \
-  XX(ESTALE, -5, "stale or freed buffer handle")                              \
+  XX(ESTALE, -5, "stale or freed buffer handle, or destroyed context")        \
   XX(EFOREIGN, -6, "handle belongs to another context")                       \
   XX(ENULL, -7, "handle was never allocated")                                 \
   XX(ERANGE, -8, "offset or size out of range")                               \
@@ -89,7 +89,8 @@ extern "C" {
   XX(ETAINTED, -18, "read of data that carries a failure")                    \
   XX(EALLOC, -19, "device allocation failed")                                 \
   XX(ECONFIG, -20, "malformed configuration string")                          \
-  XX(EDRIVER, -21, "unknown scheduler driver, or help asked for")            \
+  XX(EDRIVER, -21, "unknown scheduler driver, help asked for, or a driver "   \
+                   "broke its contract")                                      \
   XX(ENOSYS, -22, "not supported by this platform or driver")                 \
   XX(EVERSION, -23, "unsupported ops struct version")                         \
   XX(EACCESS, -24, "declared access does not match the kernel's signature")   \
@@ -109,7 +110,7 @@ enum cls_errno {
   CLS_ENOMEM = -2,     /**< out of host memory */
   CLS_ENODEV = -3,     /**< no OpenCL device matches the selection */
   CLS_ECL = -4,        /**< an OpenCL call failed (cls_last_cl_status() tells which status) */
-  CLS_ESTALE = -5,     /**< stale or freed buffer handle (or a released program) */
+  CLS_ESTALE = -5,     /**< stale or freed buffer handle (or a released program, or a destroyed context: cls_context_destroy()) */
   CLS_EFOREIGN = -6,   /**< handle (or program) belongs to another context */
   CLS_ENULL = -7,      /**< handle was never allocated (#CLS_BUFFER_NULL) */
   CLS_ERANGE = -8,     /**< offset, size or index out of range */
@@ -125,7 +126,7 @@ enum cls_errno {
   CLS_ETAINTED = -18,  /**< read of data that carries a failure (a report says which) */
   CLS_EALLOC = -19,    /**< device allocation failed */
   CLS_ECONFIG = -20,   /**< malformed configuration string (the text is in the detail) */
-  CLS_EDRIVER = -21,   /**< unknown scheduler driver, or CLS_SCHEDULER=help asked for */
+  CLS_EDRIVER = -21,   /**< unknown scheduler driver, CLS_SCHEDULER=help asked for, or a driver broke its contract (<clstream/driver.h>; the detail names it) */
   CLS_ENOSYS = -22,    /**< not supported by this platform or driver */
   CLS_EVERSION = -23,  /**< unsupported version of an options, info or ops struct */
   CLS_EACCESS = -24,   /**< declared access does not match the kernel's signature (F11) */
@@ -357,7 +358,22 @@ CLS_API int cls_context_create(cls_context **out,
  * (#cls_context_options.sync_timeout, $CLS_SYNC_TIMEOUT) each stream is
  * waited for at most that long; when one still runs a command then, the
  * call logs it and returns without releasing the context, which stays in
- * a process-wide list (its queues still use it). */
+ * a process-wide list (its queues still use it).
+ *
+ * Using a destroyed context is a bug, and is not always caught.  What is:
+ * a call made afterwards with the pointer of one of the last 4 contexts
+ * the process destroyed (their memory is kept for that, at most 60 KB
+ * each, and their lock stays held) returns #CLS_ESTALE, the detail saying
+ * the context was destroyed: every call that takes the context lock, the
+ * calls that read what is fixed at creation (cls_context_device(),
+ * cls_context_quirks(), cls_context_devices(),
+ * cls_context_attribution()), and cls_context_destroy() again, which
+ * then does nothing but set that error.  What is not: a context destroyed
+ * before those 4 (its memory may be reused: undefined behaviour), a call
+ * that runs while the context is being destroyed (also undefined), and
+ * the calls on a kernel, program or buffer handle's other objects
+ * (cls_kernel_info(), cls_kernel_name()), whose memory is freed with the
+ * context. */
 CLS_API void cls_context_destroy(cls_context *ctx);
 /** The context's device into *out (the caller's).  Thread-safe.
  * \return #CLS_OK; #CLS_EINVAL for a NULL argument. */

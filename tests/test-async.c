@@ -691,6 +691,35 @@ START_TEST(F7_deferred_wait_on_a_failed_event_is_dropped) {
 }
 END_TEST
 
+/* F5: a check counts the failures its buffers carry, then settles the
+ * in-flight log, and that wait can find one more on another buffer of the
+ * same check.  X is written on stream 0 and then by plain_k on stream 3,
+ * whose failure only a wait finds (hold); Y carries a refusal, so the
+ * check settles: the report must hold both (it was sized for one: a heap
+ * overflow in the report). */
+START_TEST(F5_check_reports_a_failure_its_settle_finds) {
+  open_ctx("complete:kernel=plain_k,hold=1000000", NULL, NULL);
+  cls_buffer x = input(0, 0), in = input(3, 10);
+  launch_ok(3, "plain_k", in, x); /* fails at completion; only a wait finds it */
+  cls_buffer y = ct_alloc(ctx, 0, NB);
+  const char pat[3] = {1, 2, 3};
+  CT_ERR(cls_fill(ctx, 0, y, 0, NB, pat, sizeof pat), CLS_EINVAL); /* y carries the refusal */
+  cls_buffer both[2] = {y, x};
+  cls_report *r = NULL;
+  CT_ERR(cls_check(ctx, 2, both, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(cls_report_failures(r), 2);
+  struct cls_failure_info f0 = finfo(r, 0), f1 = finfo(r, 1);
+  ck_assert_str_eq(f0.operation, "fill");
+  ck_assert_int_eq(f0.async, 0);
+  ck_assert_str_eq(f1.kernel, "plain_k");
+  ck_assert_int_eq(f1.stream, 3);
+  ck_assert_int_eq(f1.async, 1);
+  cls_report_free(r);
+  close_ctx();
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 #define ADD(s, fn)                                                             \
@@ -730,5 +759,6 @@ int main(void) {
   ADD(s, F7_running_producer_is_waited_on_without_a_poll);
   ADD(s, F7_failed_last_event_is_polled_not_waited_on);
   ADD(s, F7_deferred_wait_on_a_failed_event_is_dropped);
+  ADD(s, F5_check_reports_a_failure_its_settle_finds);
   return ct_run(s);
 }

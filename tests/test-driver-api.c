@@ -8,6 +8,8 @@
 
 #include <clstream/driver.h>
 
+#include <time.h>
+
 #include "../examples/drivers/priority.h"
 
 #define N 1024
@@ -259,6 +261,205 @@ START_TEST(a_shared_object_that_is_not_a_driver_is_refused) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* A driver that breaks the contract gets CLS_EDRIVER naming it: never a */
+/* crash, a hang, or a deadlock of the core.                           */
+/* ------------------------------------------------------------------ */
+
+/* The priority driver with one member replaced: `base` names it "rogue". */
+static struct cls_driver_ops rogue(void) {
+  struct cls_driver_ops d = priority_driver;
+  d.name = "rogue";
+  return d;
+}
+
+static int create_leaves_null(cls_context *ctx, const char *params, struct cls_driver **out) {
+  (void)ctx;
+  (void)params;
+  *out = NULL;
+  return CLS_OK;
+}
+static int create_returns_7(cls_context *ctx, const char *params, struct cls_driver **out) {
+  int rc = priority_driver.create(ctx, params, out);
+  return rc < 0 ? rc : 7; /* a real state, and a status that is not one */
+}
+static int create_returns_foreign(cls_context *ctx, const char *params,
+                                  struct cls_driver **out) {
+  (void)ctx;
+  (void)params;
+  (void)out;
+  return -1000;
+}
+
+START_TEST(a_create_that_breaks_the_contract_is_edriver) {
+  int (*creates[])(cls_context *, const char *, struct cls_driver **) = {
+      create_leaves_null, create_returns_7, create_returns_foreign};
+  const char *says[] = {"create() returned CLS_OK and no driver", "create() returned 7",
+                        "create() returned -1000"};
+  for (size_t i = 0; i < 3; i++) {
+    struct cls_driver_ops d = rogue();
+    d.create = creates[i];
+    ck_assert_int_eq(create_fails(NULL, &d), CLS_EDRIVER);
+    detail_has("driver 'rogue'");
+    detail_has(says[i]);
+  }
+}
+END_TEST
+
+static int open_leaves_no_backend(struct cls_driver *d, struct cls_driver_stream *s) {
+  (void)d;
+  (void)s;
+  return CLS_OK;
+}
+static int opens_close_calls;
+static void close_counted(struct cls_driver *d, struct cls_driver_stream *s) {
+  opens_close_calls++;
+  priority_driver.close(d, s);
+}
+static int open_returns_3(struct cls_driver *d, struct cls_driver_stream *s) {
+  int rc = priority_driver.open(d, s);
+  return rc < 0 ? rc : 3; /* a backend, and a status that is not one */
+}
+
+START_TEST(an_open_that_breaks_the_contract_is_edriver) {
+  int (*opens[])(struct cls_driver *, struct cls_driver_stream *) = {open_leaves_no_backend,
+                                                                     open_returns_3};
+  const char *says[] = {"open() of stream 0 returned CLS_OK and no backend",
+                        "open() returned 3"};
+  for (size_t i = 0; i < 2; i++) {
+    struct cls_driver_ops d = rogue();
+    d.open = opens[i];
+    d.close = close_counted;
+    opens_close_calls = 0;
+    cls_context *ctx = create_with(NULL, &d);
+    cls_buffer b = CLS_BUFFER_NULL;
+    for (int round = 0; round < 2; round++) { /* and again: no stream was left half made */
+      CT_ERR(cls_alloc(ctx, 0, 64, &b), CLS_EDRIVER);
+      detail_has("driver 'rogue'");
+      detail_has(says[i]);
+    }
+    CT_ERR(cls_sync(ctx, NULL), CLS_OK);
+    cls_context_destroy(ctx);
+    /* What the open made is closed by the core, once per open: */
+    ck_assert_int_eq(opens_close_calls, i == 1 ? 2 : 0);
+  }
+}
+END_TEST
+
+static int order_calls;
+static int order_retries_forever(struct cls_driver *d, struct cls_driver_cmd *cmd) {
+  (void)d;
+  (void)cmd;
+  order_calls++;
+  return CLS_DRIVER_RETRY;
+}
+static int order_returns_foreign(struct cls_driver *d, struct cls_driver_cmd *cmd) {
+  (void)d;
+  (void)cmd;
+  return -12345;
+}
+
+START_TEST(an_order_that_retries_forever_or_returns_a_foreign_code_is_edriver) {
+  struct cls_driver_ops d = rogue();
+  d.order = order_retries_forever;
+  /* No deadline: a fixed number of retries without a failure found. */
+  cls_context *ctx = create_with(NULL, &d);
+  cls_buffer b = ct_alloc(ctx, 0, 64);
+  int v[16] = {0};
+  order_calls = 0;
+  CT_ERR(cls_upload(ctx, 0, b, 0, v, sizeof v), CLS_EDRIVER);
+  detail_has("driver 'rogue': order() asked for a retry 1000 times in a row");
+  ck_assert_int_eq(order_calls, 1000);
+  cls_context_destroy(ctx);
+  /* A deadline bounds them instead. */
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .driver = &d,
+                                  .sync_timeout = 0.2};
+  ctx = ct_context_opts(&o);
+  b = ct_alloc(ctx, 0, 64);
+  order_calls = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CT_ERR(cls_upload(ctx, 0, b, 0, v, sizeof v), CLS_EDRIVER);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  detail_has("longer than the sync deadline");
+  double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  ck_assert_msg(took >= 0.2 && took < 10, "retried for %.3f s", took);
+  ck_assert_int_gt(order_calls, 1000);
+  cls_context_destroy(ctx);
+  /* A code that is no clstream status is CLS_EDRIVER, never "UNKNOWN". */
+  d.order = order_returns_foreign;
+  ctx = create_with(NULL, &d);
+  b = ct_alloc(ctx, 0, 64);
+  CT_ERR(cls_upload(ctx, 0, b, 0, v, sizeof v), CLS_EDRIVER);
+  detail_has("driver 'rogue': order() returned -12345, which is not a clstream status");
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+static int poll_foreign;
+static int poll_returns_foreign(struct cls_driver *d, struct cls_driver_stream *s, bool wait) {
+  int rc = priority_driver.poll(d, s, wait);
+  return poll_foreign && rc == CLS_OK ? 42 : rc;
+}
+
+START_TEST(a_poll_that_returns_a_foreign_code_is_edriver) {
+  struct cls_driver_ops d = rogue();
+  d.poll = poll_returns_foreign;
+  poll_foreign = 0;
+  cls_context *ctx = create_with(NULL, &d);
+  cls_buffer b = ct_written(ctx, 0, 16, 3);
+  poll_foreign = 1;
+  CT_ERR(cls_sync(ctx, NULL), CLS_EDRIVER);
+  detail_has("driver 'rogue': poll() returned 42");
+  poll_foreign = 0;
+  ct_expect_ints(ctx, 0, b, 16, 3);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A driver member that calls the public API on its own context, on the
+ * thread that holds the context's lock: refused, never a deadlock. */
+static cls_context *reentered;
+static int reentry_rc[3];
+static char reentry_detail[1024];
+static cl_int submit_reenters(struct cls_driver *d, struct cls_driver_cmd *cmd) {
+  struct cls_stream_stats st;
+  uint64_t events;
+  reentry_rc[0] = cls_stream_stats(reentered, cmd->stream->id, &st);
+  snprintf(reentry_detail, sizeof reentry_detail, "%s", cls_last_error_detail());
+  reentry_rc[1] = cls_stream_events(reentered, cmd->stream->id, &events);
+  return priority_driver.submit(d, cmd);
+}
+static int poll_reenters(struct cls_driver *d, struct cls_driver_stream *s, bool wait) {
+  if (reentered)
+    reentry_rc[2] = cls_sync(reentered, NULL);
+  return priority_driver.poll(d, s, wait);
+}
+
+START_TEST(a_driver_calling_the_api_on_its_context_from_a_member_is_refused) {
+  struct cls_driver_ops d = rogue();
+  d.submit = submit_reenters;
+  d.poll = poll_reenters;
+  reentered = NULL;
+  cls_context *ctx = create_with(NULL, &d);
+  reentered = ctx;
+  for (int i = 0; i < 3; i++)
+    reentry_rc[i] = 1;
+  cls_buffer b = ct_written(ctx, 0, 16, 9); /* the fill's submit calls in */
+  ct_expect_ints(ctx, 0, b, 16, 9);        /* the download's poll calls in */
+  CT_OK(cls_sync(ctx, NULL));
+  for (int i = 0; i < 3; i++)
+    ck_assert_msg(reentry_rc[i] == CLS_EDRIVER, "re-entering call %d: %s", i,
+                  cls_err_name(reentry_rc[i]));
+  ck_assert_msg(strstr(reentry_detail, "from inside one of its own callbacks") &&
+                    strstr(reentry_detail, "driver 'rogue'"),
+                "%s", reentry_detail);
+  reentered = NULL;
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("driver-api");
@@ -271,5 +472,10 @@ int main(void) {
   CT_ADD(s, help_and_unknown_names_list_registered_drivers);
   CT_ADD(s, a_driver_loads_from_a_shared_object);
   CT_ADD(s, a_shared_object_that_is_not_a_driver_is_refused);
+  CT_ADD(s, a_create_that_breaks_the_contract_is_edriver);
+  CT_ADD(s, an_open_that_breaks_the_contract_is_edriver);
+  CT_ADD(s, an_order_that_retries_forever_or_returns_a_foreign_code_is_edriver);
+  CT_ADD(s, a_poll_that_returns_a_foreign_code_is_edriver);
+  CT_ADD(s, a_driver_calling_the_api_on_its_context_from_a_member_is_refused);
   return ct_run(s);
 }

@@ -479,7 +479,7 @@ START_TEST(F3_unfinished_write_scope_stays_tainted) {
   /* A write scope entered and never left, as by a path that returned
    * early: the buffer held good bytes before, but they are no longer
    * proven. */
-  cls__lock(ctx);
+  CT_OK(cls__lock(ctx, "test"));
   struct cls__binding bind = {.handle = b, .access = CLS_WRITE};
   bind.slot = cls__resolve(ctx, b);
   int err = bind.slot ? CLS_OK : cls__resolve_error(ctx, b);

@@ -564,6 +564,53 @@ START_TEST(report_accessors_check_their_arguments) {
 }
 END_TEST
 
+/* A call with the pointer of a context just destroyed fails with
+ * CLS_ESTALE instead of hanging on its lock (it hung forever).  Sound, not
+ * a use-after-free: the library keeps the memory of the last 4 contexts
+ * destroyed for this (include/clstream.h, cls_context_destroy). */
+START_TEST(a_call_on_a_just_destroyed_context_is_estale) {
+  cls_context *gone = ct_context();
+  cls_kernel *k = ct_kernel(gone, CT_FILL_SRC, "fill_k");
+  cls_buffer b = ct_alloc(gone, 0, 64);
+  cls_context_destroy(gone);
+#define STALE(call)                                                                  \
+  do {                                                                               \
+    int rc_ = (call);                                                                \
+    ck_assert_msg(rc_ == CLS_ESTALE, "%s: %s", #call, cls_err_name(rc_));            \
+    ck_assert_msg(strstr(cls_last_error_detail(), "was destroyed"), "%s: %s", #call, \
+                  cls_last_error_detail());                                          \
+  } while (0)
+  cls_buffer nb;
+  int v = 1;
+  size_t g = 16, n = 0;
+  struct cls_stream_stats st;
+  struct cls_device_info info;
+  struct cls_quirks q = {.version = CLS_QUIRKS_VERSION};
+  cls_program *p;
+  int mode, got[4];
+  STALE(cls_alloc(gone, 0, 64, &nb));
+  STALE(cls_launch(gone, 0, k, 1, &g, NULL, 2, (cls_arg[]){CLS_OUT(b), CLS_SCALAR(v)}));
+  STALE(cls_download(gone, 0, b, 0, got, sizeof got, NULL));
+  STALE(cls_check(gone, 1, &b, NULL));
+  STALE(cls_free(gone, b));
+  STALE(cls_sync(gone, NULL));
+  STALE(cls_stream_sync(gone, 0, NULL));
+  STALE(cls_stream_stats(gone, 0, &st));
+  STALE(cls_program_build(gone, CT_FILL_SRC, NULL, &p));
+  STALE(cls_set_logger(gone, CLS_LOG_OFF, NULL, NULL));
+  STALE(cls_context_device(gone, &info));
+  STALE(cls_context_quirks(gone, &q));
+  STALE(cls_context_devices(gone, &info, 1, &n));
+  STALE(cls_context_attribution(gone, &mode, NULL, NULL));
+  cls_context_destroy(gone); /* again: nothing but the detail */
+  ck_assert_msg(strstr(cls_last_error_detail(), "cls_context_destroy: context") &&
+                    strstr(cls_last_error_detail(), "was destroyed"),
+                "%s", cls_last_error_detail());
+#undef STALE
+  assert_context_works(); /* the fixture's context is untouched */
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   unsetenv("CLS_DEVICE");
@@ -588,6 +635,7 @@ int main(void) {
   ADD(launch_mistakes_get_their_codes_and_leave_a_record);
   ADD(program_and_kernel_misuse_is_rejected);
   ADD(report_accessors_check_their_arguments);
+  ADD(a_call_on_a_just_destroyed_context_is_estale);
 #undef ADD
   return ct_run(s);
 }

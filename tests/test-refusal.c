@@ -96,6 +96,28 @@ START_TEST(F12_work_size_refusal_names_the_call_and_the_reason) {
 }
 END_TEST
 
+/* A count no array can have: the refusal reads nothing of `args` (it used
+ * to size a copy of them as nargs * 24, which wraps: SIZE_MAX asked for
+ * 2^64 - 24 bytes and walked 32 arguments when that failed, SIZE_MAX / 24
+ * + 1 got 8 bytes and wrote past them). */
+START_TEST(F12_argument_count_past_any_array_reads_no_argument) {
+  cls_buffer o = ct_written(ctx, 0, 16, 7);
+  size_t g[1] = {16};
+  cls_arg a[CLS_MAX_ARGS];
+  for (size_t i = 0; i < CLS_MAX_ARGS; i++)
+    a[i] = CLS_OUT(o);
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, SIZE_MAX, a), CLS_EARGCOUNT);
+  ck_assert_msg(strstr(cls_last_error_detail(), "takes 2 arguments"), "%s",
+                cls_last_error_detail());
+  ct_expect_ints(ctx, 0, o, 16, 7); /* nothing of `a` was taken as a write */
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, SIZE_MAX / 24 + 1, a), CLS_EARGCOUNT);
+  ct_expect_ints(ctx, 0, o, 16, 7);
+  /* A count an array can have still walks it (F12). */
+  CT_ERR(cls_launch(ctx, 0, fill_k, 1, g, NULL, 3, a), CLS_EARGCOUNT);
+  ct_expect_refused(ctx, 0, o, CLS_EARGCOUNT, "launch", "fill_k");
+}
+END_TEST
+
 START_TEST(F12_argument_count_and_kind_refusals_taint_declared_outputs) {
   cls_buffer a = ct_written(ctx, 0, 16, 1), b = ct_written(ctx, 0, 16, 2),
              c = ct_written(ctx, 0, 16, 3);
@@ -428,6 +450,7 @@ int main(void) {
   ADD(F11_strict_refuses_a_read_binding_of_a_writable_argument);
   ADD(F11a_typed_scalar_of_another_type_is_refused_naming_both);
   ADD(F11a_signedness_and_vectors);
+  ADD(F12_argument_count_past_any_array_reads_no_argument);
   ADD(F11_declaring_more_access_than_the_kernel_uses_is_allowed);
   ADD(F11_cls_arg_infers_read_for_const_and_write_otherwise);
   ADD(work_size_product_overflow_is_eworksize_and_never_a_write);

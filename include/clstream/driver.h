@@ -19,6 +19,14 @@
  *   - The views the core hands over (struct cls_driver_stream, struct
  *     cls_driver_cmd) are the core's; a driver reads them, and writes only
  *     the members marked "the driver's".
+ *   - What a driver returns is checked: a create() or open() that returns
+ *     CLS_OK without its result (*out, s->backend), a status that is
+ *     neither CLS_OK, #CLS_DRIVER_RETRY (order() only) nor a CLS_E* code,
+ *     and an order() that asks for retries without end (past the sync
+ *     deadline, or 1000 in a row finding no failure without one) become
+ *     #CLS_EDRIVER naming the driver.  A member that calls the public API
+ *     on its own context (cls_sync() from poll(), say) gets #CLS_EDRIVER
+ *     back at once: the thread holds the context lock.
  *
  * \par What a driver must do
  *   - Order each command after what its bindings depend on

@@ -15,7 +15,7 @@
   do {                                                            \
     if (!(ctx))                                                   \
       return cls__error(CLS_EINVAL, 0, "%s: NULL context", __func__); \
-    cls__lock(ctx);                                               \
+    CLS__LOCK(ctx);                                               \
   } while (0)
 
 /* Offset and size within a buffer of `have` bytes, overflow-safe. */

@@ -115,14 +115,10 @@ static int start_streams(cls_context *ctx, const struct cls_context_options *opt
   if (rc < 0)
     return rc;
   cls__failures_init(&ctx->failures, &ctx->log);
-  if ((rc = ctx->driver_ops->create(ctx, params, &ctx->driver)) < 0) {
+  if ((rc = cls__driver_create(ctx, params, factory, factory == &cls__fault_factory)) < 0) {
     cls__failures_fini(&ctx->failures);
     return rc;
   }
-  ctx->driver->ops = ctx->driver_ops;
-  ctx->driver->ctx = ctx;
-  ctx->driver->factory = factory;
-  ctx->driver->wrapped = factory == &cls__fault_factory;
   return CLS_OK;
 }
 
@@ -228,6 +224,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
                 (ctx->ndevices > 1 ? 4u : 0u) | (ctx->relocate ? 8u : 0u);
   if ((rc = start_streams(ctx, opts, params)) < 0)
     goto fail_streams;
+  atomic_store_explicit(&ctx->live, CLS__CONTEXT_LIVE, memory_order_relaxed);
   *out = ctx;
   return CLS_OK;
 
@@ -277,10 +274,58 @@ static void abandon(cls_context *ctx) {
   pthread_mutex_unlock(&abandoned.m);
 }
 
+int cls__context_gone(cls_context *ctx, const char *call) {
+  return cls__error(CLS_ESTALE, 0, "%s: context %p was destroyed (cls_context_destroy)", call,
+                    (void *)ctx);
+}
+
+int cls__lock_slow(cls_context *ctx, const char *call) {
+  /* A destroyed context's lock stays held: every later call comes here. */
+  if (atomic_load_explicit(&ctx->live, memory_order_relaxed) != CLS__CONTEXT_LIVE)
+    return cls__context_gone(ctx, call);
+  if (cls__lock_wait(&ctx->lock, &cls__last) < 0)
+    return cls__error(CLS_EDRIVER, 0,
+                      "%s: a call on context %p from inside one of its own callbacks (its driver "
+                      "'%s', its stream factory '%s' or its logger), on the thread that holds "
+                      "the context's lock: a callback may not call the public API on its own "
+                      "context (<clstream/driver.h>)",
+                      call, (void *)ctx, ctx->driver_ops ? ctx->driver_ops->name : "?",
+                      ctx->pool.factory && ctx->pool.factory->name ? ctx->pool.factory->name
+                                                                   : "?");
+  return CLS_OK;
+}
+
+/* The last contexts destroyed.  Their memory is kept, live cleared and the
+ * lock held, so that a call made with the pointer of a context just
+ * destroyed fails with CLS_ESTALE (cls__lock_slow) instead of reading
+ * memory malloc has handed to something else; the oldest is freed when
+ * another comes.  At most QUARANTINE contexts' structs (60 KB each), none
+ * of what they owned. */
+#define QUARANTINE 4
+static struct {
+  pthread_mutex_t m;
+  cls_context *v[QUARANTINE];
+  size_t next;
+} destroyed = {.m = PTHREAD_MUTEX_INITIALIZER};
+
+static void quarantine(cls_context *ctx) {
+  atomic_store_explicit(&ctx->live, 0, memory_order_relaxed);
+  atomic_store_explicit(&ctx->lock.owner, NULL, memory_order_relaxed);
+  pthread_mutex_lock(&destroyed.m);
+  cls_context *oldest = destroyed.v[destroyed.next];
+  destroyed.v[destroyed.next] = ctx;
+  destroyed.next = (destroyed.next + 1) % QUARANTINE;
+  pthread_mutex_unlock(&destroyed.m);
+  free(oldest);
+}
+
 CLS_API void cls_context_destroy(cls_context *ctx) {
   if (!ctx)
     return;
-  cls__lock_take(&ctx->lock); /* keeps the detail: this call reports nothing */
+  /* Keeps the detail (this call reports nothing), unless it is refused:
+   * destroyed already, or called from one of its callbacks. */
+  if (!cls__lock_try(&ctx->lock, &cls__last) && cls__lock_slow(ctx, __func__) < 0)
+    return;
   /* Streams first (their work waited for, then their backends and
    * memory), then the driver, then what the rules kept. */
   cls__poll_all(ctx, true);
@@ -309,7 +354,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
     /* The driver, the programs and the OpenCL context are in use by the
      * hung streams' queues: the context is kept, not freed. */
     cls__trace_flush(ctx->trace);
-    cls__unlock(ctx);
+    atomic_store_explicit(&ctx->live, 0, memory_order_relaxed); /* the lock stays held */
     abandon(ctx);
     return;
   }
@@ -324,15 +369,17 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   clReleaseContext(ctx->clctx);
   cls__fault_config_free(ctx->faults);
   cls__cache_fini(&ctx->cache);
-  cls__unlock(ctx);
+  /* The lock stays held: a later call goes to cls__lock_slow, which reads
+   * `live` and touches nothing else. */
   cls__lock_fini(&ctx->lock);
-  free(ctx);
+  quarantine(ctx);
 }
 
 CLS_API int cls_context_device(cls_context *ctx, struct cls_device_info *out) {
   cls__error_clear();
   if (!ctx || !out)
     return cls__error(CLS_EINVAL, 0, "cls_context_device: NULL argument");
+  CLS__LIVE(ctx, "cls_context_device");
   *out = ctx->info;
   return CLS_OK;
 }
@@ -341,6 +388,7 @@ CLS_API int cls_context_quirks(cls_context *ctx, struct cls_quirks *out) {
   cls__error_clear();
   if (!ctx || !out)
     return cls__error(CLS_EINVAL, 0, "cls_context_quirks: NULL argument");
+  CLS__LIVE(ctx, "cls_context_quirks");
   if (out->version < 1 || out->version > CLS_QUIRKS_VERSION)
     return cls__error(CLS_EVERSION, 0, "struct cls_quirks version %u (this library: 1..%d)",
                       out->version, CLS_QUIRKS_VERSION);
@@ -368,7 +416,7 @@ CLS_API int cls_context_cache(cls_context *ctx, struct cls_cache_info *out) {
   unsigned version = out->version;
   memset(out, 0, sizeof *out);
   out->version = version;
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   const struct cls__cache *c = &ctx->cache;
   out->enabled = c->enabled;
   out->dir = c->enabled ? c->dir : "";
@@ -394,7 +442,7 @@ CLS_API int cls_set_logger(cls_context *ctx, int level, cls_log_fn fn, void *use
     return cls__error(CLS_EINVAL, 0, "cls_set_logger: NULL context");
   if (level < CLS_LOG_OFF || level > CLS_LOG_FULL)
     return cls__error(CLS_EINVAL, 0, "cls_set_logger: level %d", level);
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   ctx->log.level = level;
   ctx->log.fn = fn;
   ctx->log.user = user;

@@ -232,7 +232,7 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
                        const cls_arg *args) {
   if (!ctx)
     return cls__error(CLS_EINVAL, 0, "cls_launch: NULL context");
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc;
   struct cls__cmd cmd;
   cmd.kind = CLS__CMD_LAUNCH;

@@ -9,6 +9,7 @@ CLS_API int cls_context_devices(cls_context *ctx, struct cls_device_info *out, s
   cls__error_clear();
   if (!ctx || !count || (cap && !out))
     return cls__error(CLS_EINVAL, 0, "cls_context_devices: NULL argument");
+  CLS__LIVE(ctx, "cls_context_devices");
   /* Fixed since the context was created: no lock needed. */
   for (size_t i = 0; i < cap && i < (size_t)ctx->ndevices; i++)
     out[i] = ctx->dev_info[i];
@@ -28,7 +29,7 @@ CLS_API int cls_stream_place(cls_context *ctx, int stream, int device) {
     return cls__error(CLS_EINVAL, 0, "cls_stream_place: NULL context");
   if (cls__stream_check_id(stream) < 0)
     return CLS_ESTREAM;
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc = check_device(ctx, "cls_stream_place", device);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   if (rc == CLS_OK && s && (s->issued || s->submitted || s->generation))
@@ -52,7 +53,7 @@ CLS_API int cls_stream_device(cls_context *ctx, int stream, int *device) {
     return cls__error(CLS_EINVAL, 0, "cls_stream_device: NULL argument");
   if (cls__stream_check_id(stream) < 0)
     return CLS_ESTREAM;
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   *device = s ? s->device : cls__place_of(ctx, stream);
   cls__unlock(ctx);
@@ -64,7 +65,7 @@ CLS_API int cls_stream_generation(cls_context *ctx, int stream, uint64_t *genera
     return cls__error(CLS_EINVAL, 0, "cls_stream_generation: NULL argument");
   if (cls__stream_check_id(stream) < 0)
     return CLS_ESTREAM;
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   *generation = s ? s->generation : 0;
   cls__unlock(ctx);
@@ -76,7 +77,7 @@ CLS_API int cls_stream_relocate(cls_context *ctx, int stream, int device, uint64
     return cls__error(CLS_EINVAL, 0, "cls_stream_relocate: NULL context");
   if (cls__stream_check_id(stream) < 0)
     return CLS_ESTREAM;
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc = check_device(ctx, "cls_stream_relocate", device);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   uint64_t now = s ? s->generation : 0;

@@ -13,7 +13,7 @@ CLS_API int cls_stream_stats(cls_context *ctx, int stream, struct cls_stream_sta
     return cls__error(CLS_EINVAL, 0, "cls_stream_stats: NULL argument");
   if (cls__stream_check_id(stream) < 0)
     return CLS_ESTREAM;
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   if (s)
     *out = s->stats;
@@ -28,7 +28,7 @@ CLS_API int cls_stream_events(cls_context *ctx, int stream, uint64_t *out) {
     return cls__error(CLS_EINVAL, 0, "cls_stream_events: NULL argument");
   if (cls__stream_check_id(stream) < 0)
     return CLS_ESTREAM;
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   uint64_t (*events)(void *) = cls__factory_events(ctx->pool.factory);
   *out = events && s && s->backend ? events(s->backend) : 0;
@@ -39,7 +39,7 @@ CLS_API int cls_stream_events(cls_context *ctx, int stream, uint64_t *out) {
 CLS_API int cls_stats_reset(cls_context *ctx) {
   if (!ctx)
     return cls__error(CLS_EINVAL, 0, "cls_stats_reset: NULL context");
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   struct cls__stream_pool *pool = &ctx->pool;
   for (int i = 0; i < pool->nstreams; i++)
     memset(&pool->streams[i].stats, 0, sizeof pool->streams[i].stats);
@@ -89,7 +89,7 @@ CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
     return cls__error(CLS_EINVAL, 0, "cls_stream_sync: NULL context");
   if (cls__stream_check_id(stream) < 0)
     return CLS_ESTREAM;
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc = CLS_OK;
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   if (s) {
@@ -112,7 +112,7 @@ CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
     *report = NULL;
   if (!ctx)
     return cls__error(CLS_EINVAL, 0, "cls_sync: NULL context");
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc = cls__poll_all(ctx, true);
   if (rc == CLS_OK)
     rc = finish_reads(ctx, -1, report);

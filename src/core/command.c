@@ -17,7 +17,7 @@
  * happen; otherwise the trace costs one branch per command. */
 #include "core/command.h"
 #include "core/program.h"
-#include "driver/ops.h"
+#include "driver/driver.h"
 #include "order/order.h"
 #include "failure/inflight.h"
 #include "guard/guard.h"
@@ -340,6 +340,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
                       : cls__refuse(ctx, cmd, found, report);
   }
+  struct cls__retry retry;
+  retry.n = 0; /* order()'s retries: bounded (contract.c) */
   for (;;) {
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
       /* Its program never built: the launch cannot run, and its outputs
@@ -357,14 +359,16 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                         "kernel '%s' comes from a program that failed to build", name);
     }
     rc = d->order(ctx->driver, &cmd->pub);
-    if (rc < 0)
-      return rc;
-    if (rc != CLS__RETRY)
+    if (rc == CLS_OK)
       break;
+    if (rc != CLS__RETRY)
+      return cls__driver_status(ctx, "order", rc);
     struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
     if (found)
       return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
                         : cls__refuse(ctx, cmd, found, report);
+    if ((rc = cls__driver_order_retry(ctx, &retry)) < 0)
+      return rc;
   }
   struct cls__failure *prov = cls__enter_write(ctx, cmd->bind, cmd->nbind);
   uint64_t pos = ++s->issued;

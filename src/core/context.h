@@ -26,9 +26,16 @@ struct cls__pending_read;
 struct cls__trace;
 struct cls_program;
 
+/* cls_context.live while the context lives; cleared by
+ * cls_context_destroy (its memory then kept a while: context.c). */
+#define CLS__CONTEXT_LIVE 0x636c7378u
+
 struct cls_context {
   struct cls__lock lock;
   unsigned tag;            /* 12 bits, never 0: stamps buffer handles */
+  /* CLS__CONTEXT_LIVE until destroyed: read only where the lock is
+   * contended, which a destroyed context's always is (it stays held). */
+  atomic_uint live;
   struct cls_device_info info;
   bool said_no_access_info; /* F11's "not checked" is logged once */
   bool strict;             /* F11: CLS_IN on a pointer the kernel may
@@ -110,11 +117,33 @@ struct cls_context {
 /* Every public entry point that returns a status takes the lock here,
  * once: the thread's error detail is cleared on the way in, so a call that
  * succeeds never shows the text of an earlier one (cls_context_destroy,
- * which returns nothing, takes the lock itself and keeps the detail). */
-static inline void cls__lock(cls_context *ctx) {
+ * which returns nothing, takes the lock itself and keeps the detail).
+ * The contended path waits, or refuses a destroyed context (CLS_ESTALE)
+ * or a call from inside one of the context's callbacks on the thread that
+ * holds the lock (CLS_EDRIVER), recorded: off the hot path (context.c). */
+int cls__lock_slow(cls_context *ctx, const char *call);
+static inline int cls__lock(cls_context *ctx, const char *call) {
   cls__error_clear();
-  cls__lock_take(&ctx->lock);
+  /* &cls__last: an address unique to this thread, already at hand. */
+  if (__builtin_expect(!cls__lock_try(&ctx->lock, &cls__last), 0))
+    return cls__lock_slow(ctx, call);
+  return CLS_OK;
 }
+/* For the calls that read, without the lock, what is fixed at creation:
+ * CLS_ESTALE, recorded, for a context destroyed (and still kept). */
+int cls__context_gone(cls_context *ctx, const char *call);
+#define CLS__LIVE(ctx, call)                                                        \
+  do {                                                                              \
+    if (atomic_load_explicit(&(ctx)->live, memory_order_relaxed) != CLS__CONTEXT_LIVE) \
+      return cls__context_gone(ctx, call);                                          \
+  } while (0)
+/* cls__lock in a public entry point that returns a status. */
+#define CLS__LOCK(ctx)                 \
+  do {                                 \
+    int cls__lrc_ = cls__lock(ctx, __func__); \
+    if (cls__lrc_ < 0)                 \
+      return cls__lrc_;                \
+  } while (0)
 static inline void cls__unlock(cls_context *ctx) { cls__lock_give(&ctx->lock); }
 
 #endif /* CLS_CONTEXT_H */

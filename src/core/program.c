@@ -254,7 +254,7 @@ CLS_API int cls_program_build(cls_context *ctx, const char *source, const char *
   size_t len = strlen(source);
   if (len == 0)
     return cls__error(CLS_EINVAL, 0, "cls_program_build: empty source");
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc = CLS_OK;
   uint64_t h = key_hash(ctx->device, source, len, options);
   for (struct cls_program *p = ctx->programs; p; p = p->next)
@@ -306,7 +306,7 @@ static bool program_of(cls_context *ctx, const struct cls_program *prog) {
 CLS_API int cls_program_release(cls_context *ctx, cls_program *prog) {
   if (!ctx || !prog)
     return cls__error(CLS_EINVAL, 0, "cls_program_release: NULL argument");
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc = CLS_OK;
   if (!program_of(ctx, prog))
     rc = cls__error(CLS_EFOREIGN, 0, "cls_program_release: not a program of this context");
@@ -558,7 +558,7 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
   if (!ctx || !prog || !name || !out)
     return cls__error(CLS_EINVAL, 0, "cls_kernel_get: NULL argument");
   *out = NULL;
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc = CLS_OK;
   if (!program_of(ctx, prog)) {
     rc = cls__error(CLS_EFOREIGN, 0, "cls_kernel_get: not a program of this context");
@@ -656,7 +656,7 @@ CLS_API int cls_kernel_info(const cls_kernel *k, struct cls_kernel_info *out) {
     out->nargs = -1;
     return cls__error(CLS_EBUILD, 0, "kernel '%s': its program failed to build", k->name);
   }
-  cls__lock(k->ctx); /* the kernel's argument queries, against a launch setting them */
+  CLS__LOCK(k->ctx); /* the kernel's argument queries, against a launch setting them */
   out->max_work_group_size = k->max_wg ? k->max_wg : k->ctx->info.max_work_group_size;
   out->kernel_work_group_size = k->kernel_wg;
   out->preferred_work_group_size_multiple = k->wg_multiple;

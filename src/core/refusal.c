@@ -8,6 +8,7 @@
 #include "stream/pool.h"
 #include "trace/trace.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 static __attribute__((noinline)) void trace_refusal(cls_context *ctx,
@@ -76,7 +77,11 @@ static bool may_write(const struct cls_kernel *k, size_t i, const cls_arg *a) {
 int cls__refused_launch(cls_context *ctx, const struct cls_kernel *k, int stream, size_t nargs,
                         const cls_arg *args, int rc) {
   struct cls__refusal r = {.op = "launch", .kernel = k ? k->name : NULL, .stream = stream};
-  if (!args)
+  /* A count no array can have (nargs * sizeof *args would wrap) says
+   * nothing of what `args` holds: nothing of it is read.  It also keeps
+   * the multiplication below from wrapping (sizeof *dst < sizeof *args). */
+  _Static_assert(sizeof(struct cls__binding) <= sizeof(cls_arg), "see above");
+  if (!args || nargs > SIZE_MAX / sizeof *args)
     nargs = 0;
   struct cls__binding stack[CLS_MAX_ARGS] = {0}; /* {0}: quiets -Wmaybe-uninitialized */
   struct cls__binding *dst = stack;

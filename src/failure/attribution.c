@@ -74,6 +74,7 @@ CLS_API int cls_context_attribution(cls_context *ctx, int *mode, const char **wh
   cls__error_clear();
   if (!ctx || !mode)
     return cls__error(CLS_EINVAL, 0, "cls_context_attribution: NULL argument");
+  CLS__LIVE(ctx, "cls_context_attribution");
   /* Fixed when the context was created: read without the lock. */
   *mode = ctx->ranged ? CLS_ATTRIBUTION_RANGED : CLS_ATTRIBUTION_EXACT;
   if (why)

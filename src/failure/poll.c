@@ -3,7 +3,7 @@
  * command it reports failed is replayed over the in-flight log
  * (inflight.c), and entries known complete leave the log. */
 #include "failure/inflight.h"
-#include "driver/ops.h"
+#include "driver/driver.h"
 #include "stream/pool.h"
 #include "stream/deadline.h"
 
@@ -148,6 +148,8 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
     wait = false;
   }
   int rc = ctx->driver_ops->poll(ctx->driver, &s->pub, wait);
+  if (__builtin_expect(rc != CLS_OK, 0))
+    rc = cls__driver_status(ctx, "poll", rc);
   if (ctx->hooks.polled)
     ctx->hooks.polled(ctx); /* guard mode: before the log forgets the launches checked */
   cls__inflight_prune(ctx);

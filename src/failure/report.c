@@ -140,22 +140,33 @@ int cls__report_from(const char *what, struct cls__failure *const *fs, size_t n,
   return CLS_ETAINTED;
 }
 
-int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buffer *handles,
-                     size_t n, cls_report **out) {
-  size_t nf = 0, nbad = 0;
+/* How many of the handles carry a failure (*nf) or are bad (*nbad). */
+static void count_read(cls_context *ctx, const cls_buffer *handles, size_t n, size_t *nf,
+                       size_t *nbad) {
+  *nf = *nbad = 0;
   for (size_t i = 0; i < n; i++) {
     struct cls__slot *s = cls__resolve(ctx, handles[i]);
     if (!s)
-      nbad++;
+      ++*nbad;
     else if (s->failure)
-      nf++;
+      ++*nf;
   }
+}
+
+int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buffer *handles,
+                     size_t n, cls_report **out) {
+  size_t nf, nbad;
+  count_read(ctx, handles, n, &nf, &nbad);
   if (out)
     *out = NULL;
   if (nf == 0 && nbad == 0)
     return CLS_OK;
-  if (nf && ctx->inflight_len)
+  /* The settle waits, and may find a failure on another buffer of this
+   * read: the report is sized for what the buffers carry after it. */
+  if (nf && ctx->inflight_len) {
     cls__inflight_settle(ctx, handles, n);
+    count_read(ctx, handles, n, &nf, &nbad);
+  }
   /* Built even when the caller wants none: the detail is made from it. */
   cls_report *r = report_new(nf, nbad);
   if (!r)

@@ -86,7 +86,7 @@ CLS_API int cls_wire_set_rank(cls_context *ctx, int rank) {
   if (!ctx || rank < 0 || rank == INT32_MAX)
     return cls__error(CLS_EINVAL, 0, "cls_wire_set_rank: %s",
                       ctx ? "negative rank" : "NULL context");
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   ctx->origin = rank + 1;
   cls__fault_set_rank(ctx->faults, rank);
   cls__unlock(ctx);
@@ -274,7 +274,7 @@ CLS_API int cls_wire_taint(cls_context *ctx, int stream, cls_buffer dst, const v
                            size_t record_len) {
   if (!ctx)
     return cls__error(CLS_EINVAL, 0, "cls_wire_taint: NULL context");
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc;
   struct cls__wire_record w;
   struct cls__stream *s = NULL;
@@ -353,7 +353,7 @@ CLS_API int cls_wire_fail(cls_context *ctx, int stream, cls_buffer dst, int stat
   if (!ctx || !message || status >= 0)
     return cls__error(CLS_EINVAL, 0, "cls_wire_fail: %s",
                       !ctx ? "NULL context" : !message ? "NULL message" : "status not negative");
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc;
   struct cls__slot *slot = resolve(ctx, "cls_wire_fail", dst, &rc);
   if (slot) {
@@ -401,7 +401,7 @@ CLS_API int cls_wire_host_alloc(cls_context *ctx, size_t size, cls_wire_host **o
   if (!ctx || !out || !ptr || !size)
     return cls__error(CLS_EINVAL, 0, "cls_wire_host_alloc: %s",
                       size ? "NULL argument" : "size 0");
-  cls__lock(ctx);
+  CLS__LOCK(ctx);
   int rc = CLS_OK;
   cl_int crc = CL_SUCCESS;
   struct cls_wire_host *h = calloc(1, sizeof *h);

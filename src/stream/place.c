@@ -110,10 +110,10 @@ int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, co
   s->device = device;
   bool placing = why == NULL; /* cls_stream_place: not a relocation */
   s->generation = placing ? gen : gen + 1; /* before open: a driver may look (scheduler) */
-  if ((rc = ctx->driver_ops->open(ctx->driver, &s->pub)) < 0) {
+  if ((rc = cls__driver_open(ctx, s)) < 0) {
     /* Keep the stream usable: a fresh queue where it was. */
     s->device = old;
-    if (ctx->driver_ops->open(ctx->driver, &s->pub) < 0) {
+    if (cls__driver_open(ctx, s) < 0) {
       s->backend = NULL;
       s->hung = true; /* cls_context_destroy leaves it alone */
     }

@@ -70,7 +70,7 @@ struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
   memset(s, 0, sizeof *s);
   s->id = id;
   s->device = cls__place_of(ctx, id);
-  int rc = ctx->driver_ops->open(ctx->driver, &s->pub);
+  int rc = cls__driver_open(ctx, s);
   if (rc < 0) {
     *err = rc;
     return NULL;
