@@ -210,12 +210,13 @@ CLS_API int cls_device_list(struct cls_device_info *out, size_t cap,
                             size_t *count);
 /** The device a selection string picks, with the rules of CLS_DEVICE:
  * - NULL or "": the first GPU, else the first device;
- * - "P:D": platform P, device D (indices from 0, digits only); any text
+ * - indices, "P:D": platform P, device D (from 0, digits only); any text
  *   with a ':' is read so, but "NAME:D" (NAME starting with a letter):
  *   device D of the first platform NAME is part of ("pocl:1");
- * - "all", or a list "ITEM,ITEM": several devices of one platform for one
- *   context (docs/devices.md); this call answers the first of them;
- * - "cpu", "gpu", "accelerator": the first device of that type;
+ * - the word "all", or a list "ITEM,ITEM": several devices of one
+ *   platform for one context (docs/devices.md); this call answers the
+ *   first of them;
+ * - a type, "cpu", "gpu" or "accelerator": the first device of that type;
  * - anything else: a case-insensitive substring of the platform name,
  *   vendor or version, or of the device name ("pocl", "llvmpipe",
  *   "rusticl").
