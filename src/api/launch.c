@@ -107,12 +107,13 @@ static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
 /* F11: a read-only binding of an argument the kernel may write would give
  * stale bytes on another stream and a failure that never taints it. */
 static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t i) {
-  char name[64];
+  char name[128];
   cls__kernel_arg_name(k, i, name, sizeof name);
+  /* The fix right after the names, the explanation last. */
   return cls__error(CLS_EACCESS, 0,
-                    "kernel '%s' argument %zu%s%s%s is declared CLS_IN, but the kernel may write "
-                    "it (a __global pointer that is not const): declare it CLS_INOUT or CLS_OUT, "
-                    "or CLS_ARG to take the access from the signature",
+                    "kernel '%s' argument %zu%s%s%s: declare it CLS_INOUT or CLS_OUT, or "
+                    "CLS_ARG to take the access from the signature; it is declared CLS_IN, but "
+                    "the kernel may write it (a __global pointer that is not const)",
                     k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "");
 }
 

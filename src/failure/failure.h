@@ -140,6 +140,16 @@ int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buf
  * skipped), with the detail of a read.  A skipped launch formats nothing
  * (F10); a copy is no hot path. */
 int cls__copy_tainted(const char *op, int stream, cls_buffer src, const struct cls__failure *f);
+/* Appends failure f to the thread's detail as a read's detail names its
+ * root ("CLS_ELAUNCH (CL_...) in launch of 'k' on stream 0 at position 2:
+ * message"). */
+void cls__error_append_root(const struct cls__failure *f);
+/* CLS_ESKIPPED for `op` of `name` (a launch's kernel) at `position` on
+ * `stream`, skipped on failure f (F2), with a detail that says so and
+ * names f's root.  F10: the fields are copied, the text is formatted only
+ * if cls_last_error_detail() asks for it. */
+int cls__skipped(const char *op, const char *name, int stream, uint64_t position,
+                 const struct cls__failure *f);
 /* A report naming exactly the given failures (async read failures), with
  * the same detail; `what` names the call ("sync of stream 2"). */
 int cls__report_from(const char *what, struct cls__failure *const *fs, size_t n,

@@ -17,6 +17,10 @@
  * (F10).  Entries past the bound are counted, not stored. */
 #define CLS__MAX_SKIP_ENTRIES 32
 #define CLS__NAME_MAX 48
+/* A record's message: room for a refusal's whole text with long kernel and
+ * argument names and its fix (a record is made on a failure only; the wire
+ * form, src/mpi/wire.c, holds it within CLS_WIRE_RECORD_MAX). */
+#define CLS__MESSAGE_MAX 1024
 
 struct cls__skip {
   const char *key;              /* the name as given: consecutive skips of one
@@ -47,7 +51,7 @@ struct cls__failure {
   char kernel[CLS__NAME_MAX];
   int stream;
   uint64_t position;
-  char message[192];
+  char message[CLS__MESSAGE_MAX];
   char *build_log;              /* owned, may be NULL */
   bool provisional;             /* F3: a write scope that has not ended */
   /* While provisional: what the scope was running, copied into the fields

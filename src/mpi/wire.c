@@ -18,7 +18,7 @@
 
 /* The record on the wire: plain data, one byte order, one build. */
 #define WIRE_MAGIC 0x434c5352u /* "CLSR" */
-#define WIRE_VERSION 1
+#define WIRE_VERSION 2 /* 2: a message of CLS__MESSAGE_MAX bytes */
 
 struct wire_skip {
   int32_t kind, stream, origin; /* origin: rank + 1 it ran on, 0: unknown */

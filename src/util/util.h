@@ -35,7 +35,12 @@ static inline void cls__error_clear(void) {
   cls__last.cl_status = 0;
   cls__last.has_detail = false;
 }
-/* cls__error without detail: for the frequent, expected codes (a skip). */
+/* Records `err` with a detail that render() writes (with cls__error_append)
+ * only when cls_last_error_detail() asks for it: a skip (F10) snapshots
+ * what its detail needs and formats nothing.  render reads thread-local
+ * state of its own. */
+int cls__error_deferred(int err, void (*render)(void));
+/* cls__error without detail: for the frequent, expected codes. */
 static inline int cls__error_code(int err) {
   cls__error_clear();
   return err;
