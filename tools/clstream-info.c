@@ -13,6 +13,8 @@
 #include <clstream.h>
 #include <clstream/cl.h>
 
+#include "device/hints.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -97,36 +99,10 @@ static void print_device(const struct cls_device_info *d) {
  * in the loader's order, up to this many. */
 #define MAX_PLATFORMS 16
 
-static int contains_nocase(const char *hay, const char *needle) {
-  for (; *hay; hay++) {
-    size_t i = 0;
-    while (needle[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
-      i++;
-    if (!needle[i])
-      return 1;
-  }
-  return 0;
-}
-
-/* Why a platform offers no device, where that can be known. */
+/* Why a platform offers no device, where that can be known: the hints the
+ * library's CLS_ENODEV detail gives too (src/device/hints.h). */
 static const char *no_device_reason(const char *name, cl_int status, char *buf, size_t cap) {
-  const char *enable = getenv("RUSTICL_ENABLE");
-  if (contains_nocase(name, "rusticl")) {
-    if (!enable || !*enable)
-      return "Mesa's rusticl offers no device until RUSTICL_ENABLE names a driver:\n"
-             "      RUSTICL_ENABLE=llvmpipe for the CPU";
-    snprintf(buf, cap,
-             "RUSTICL_ENABLE=%.40s names no driver that found a device\n"
-             "      (RUSTICL_ENABLE=llvmpipe for the CPU)",
-             enable);
-    return buf;
-  }
-  if (contains_nocase(name, "clover"))
-    return "Mesa's Clover drives some GPUs only (radeonsi, r600, nouveau), and found none";
-  if (status == CL_DEVICE_NOT_FOUND || status == CL_SUCCESS)
-    return "the platform reports none (CL_DEVICE_NOT_FOUND)";
-  snprintf(buf, cap, "clGetDeviceIDs failed: %s", cls_cl_status_name(status));
-  return buf;
+  return cls__no_device_hint(name, status, buf, cap);
 }
 
 static void platform_str(cl_platform_id p, cl_platform_info what, char *buf, size_t cap) {
@@ -145,8 +121,8 @@ static cl_uint print_platforms(const struct cls_device_info *devs, size_t count)
   cl_uint np = 0;
   cl_int rc = clGetPlatformIDs(MAX_PLATFORMS, plats, &np);
   if (rc != CL_SUCCESS || np == 0) {
-    printf("No OpenCL platform: the ICD loader found none%s.\n\n",
-           getenv("OCL_ICD_VENDORS") ? "" : " (no .icd file in /etc/OpenCL/vendors?)");
+    char why[512];
+    printf("No OpenCL platform: %s.\n\n", cls__no_platform_hint(why, sizeof why));
     return 0;
   }
   if (np > MAX_PLATFORMS)
