@@ -147,7 +147,7 @@ line=$(grep -m1 '^\./configure --prefix=\$HOME/\.local' "$readme") ||
 configure=./configure
 [ -f "$tree/configure" ] || configure=$CLS_SRCDIR/configure
 args=$(cd "$tree" && ./config.status --config)
-cmd=$(printf '%s\n' "$line" | sed "s|^\./configure|$configure $args|")
+cmd="$configure $args${line#./configure}"
 echo "   $cmd"
 log=$root/readme-install.log
 if (cd "$tree" && unset MAKEFLAGS MFLAGS MAKELEVEL && HOME=$home && export HOME &&
