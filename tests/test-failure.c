@@ -381,6 +381,22 @@ START_TEST(F2_a_skipped_launch_says_what_was_skipped_and_on_which_failure) {
                     strstr(d, "CL_OUT_OF_RESOURCES"),
                 "the detail does not name the root: '%s'", d);
   cls_report_free(r);
+  /* The next skips on that root: each names its own kernel and position
+   * (the texts are kept once for a run, F10; what changes is not). */
+  cls_buffer oc = ct_alloc(ctx, 2, NB);
+  CT_ERR(launch_unary(2, "leaf_fc", ob, oc), CLS_ESKIPPED);
+  snprintf(d, sizeof d, "%s", cls_last_error_detail());
+  ck_assert_msg(strstr(d, "launch of 'leaf_fc' on stream 2 at position 1 skipped") &&
+                    strstr(d, "'root_fa' on stream 0"),
+                "the second skip's detail: '%s'", d);
+  CT_ERR(launch_unary(1, "mid_fb", oa, ob), CLS_ESKIPPED);
+  CT_ERR(launch_unary(1, "mid_fb", oa, ob), CLS_ESKIPPED);
+  snprintf(what, sizeof what, "launch of 'mid_fb' on stream 1 at position %llu skipped",
+           (unsigned long long)s0.position + 2);
+  d[0] = '\0';
+  snprintf(d, sizeof d, "%s", cls_last_error_detail());
+  ck_assert_msg(strstr(d, what) && strstr(d, "'root_fa' on stream 0"),
+                "a run's last skip: '%s' does not say '%s'", d, what);
   close_ctx();
 }
 END_TEST

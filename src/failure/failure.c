@@ -70,13 +70,11 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_s
   return f;
 }
 
-/* The last skip of this thread, for its detail (cls__skipped): copies, since
- * the record may be gone by the time the detail is asked for. */
+/* The texts of the last skip of this thread, for its detail (cls__skipped,
+ * failure.h): copies, since the record may be gone by the time the detail
+ * is asked for. */
 static _Thread_local struct {
-  const char *op;
   char name[256];
-  int stream;
-  uint64_t position;
   struct cls__failure root; /* the fields cls__error_append_root reads */
 } last_skip;
 
@@ -86,21 +84,19 @@ static void copy_text(char *dst, size_t cap, const char *src) {
   dst[n] = '\0';
 }
 
-static void render_skip(void) {
+void cls__skip_render(void) {
   bool named = last_skip.name[0] != '\0';
   cls__error_append("%s%s%s%s on stream %d at position %llu skipped: an input carries the "
                     "failure ",
-                    last_skip.op, named ? " of '" : "", last_skip.name, named ? "'" : "",
-                    last_skip.stream, (unsigned long long)last_skip.position);
+                    cls__last.op, named ? " of '" : "", last_skip.name, named ? "'" : "",
+                    cls__last.stream, (unsigned long long)cls__last.position);
   cls__error_append_root(&last_skip.root);
 }
 
-int cls__skipped(const char *op, const char *name, int stream, uint64_t position,
-                 const struct cls__failure *f) {
-  last_skip.op = op ? op : "?";
+void cls__skip_copy(const char *name, const struct cls__failure *f) {
+  cls__last.name_of = name;
+  cls__last.serial = f->serial;
   copy_text(last_skip.name, sizeof last_skip.name, name);
-  last_skip.stream = stream;
-  last_skip.position = position;
   struct cls__failure *r = &last_skip.root;
   r->origin = f->origin;
   r->status = f->status;
@@ -110,9 +106,8 @@ int cls__skipped(const char *op, const char *name, int stream, uint64_t position
   memcpy(r->kernel, f->kernel, sizeof r->kernel);
   r->stream = f->stream;
   r->position = f->position;
-  r->skipped = f->skipped;
+  r->skipped = 0; /* the chain grows with every skip: the report counts it */
   copy_text(r->message, sizeof r->message, f->message);
-  return cls__error_deferred(CLS_ESKIPPED, render_skip);
 }
 
 void cls__failure_adopt(cls_context *ctx, struct cls__failure *f) {

@@ -69,6 +69,9 @@ struct cls__failure {
    * + 1 of the process its root happened in; 0: this one; -1: another
    * process whose rank is not known. */
   int origin;
+  /* Unique in the process (cls__failure_new): a skip's detail copies a
+   * record's text once for a run of skips on it (cls__skipped). */
+  uint64_t serial;
 };
 
 /* The context's failure table. */

@@ -116,31 +116,20 @@ CLS_API const char *cls_version_string(void) { return PACKAGE_VERSION; }
  * entry point does) is two stores inline (util.h), never a write here. */
 _Thread_local struct cls__last_error cls__last;
 static _Thread_local char detail[8192];
-/* A detail not yet written (cls__error_deferred): counts while has_detail
- * is set, until written or replaced. */
-static _Thread_local void (*deferred)(void);
-
 /* Writes a deferred detail now. */
 static void flush(void) {
-  void (*render)(void) = deferred;
+  void (*render)(void) = cls__last.deferred;
   if (!render)
     return;
-  deferred = NULL;
+  cls__last.deferred = NULL;
   detail[0] = '\0';
   render();
-}
-
-int cls__error_deferred(int err, void (*render)(void)) {
-  cls__last.cl_status = 0;
-  cls__last.has_detail = true;
-  deferred = render;
-  return err;
 }
 
 int cls__error(int err, cl_int cl_status, const char *fmt, ...) {
   cls__last.cl_status = cl_status;
   cls__last.has_detail = true;
-  deferred = NULL;
+  cls__last.deferred = NULL;
   detail[0] = '\0';
   if (fmt) {
     va_list ap;
@@ -154,7 +143,7 @@ int cls__error(int err, cl_int cl_status, const char *fmt, ...) {
 void cls__error_append(const char *fmt, ...) {
   if (!cls__last.has_detail) {
     cls__last.has_detail = true;
-    deferred = NULL;
+    cls__last.deferred = NULL;
     detail[0] = '\0';
   } else {
     flush();
