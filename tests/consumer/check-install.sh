@@ -115,7 +115,10 @@ compare '$(libdir)/pkgconfig' "$dest$libdir/pkgconfig" -name '*.pc'
 # The man pages: every one renders, without a warning (a .so link that
 # does not resolve, a line that troff reads as a request), both as
 # docs/install.md runs them from the build tree and as installed.
-if [ -d "$CLS_BUILDDIR/apidoc/man/man3" ]; then
+if [ -d "$CLS_BUILDDIR/apidoc/man/man3" ] && ! command -v man >/dev/null 2>&1; then
+  echo "check-install: man pages were built but there is no man (Debian: apt-get install man-db)"
+  failed=1
+elif [ -d "$CLS_BUILDDIR/apidoc/man/man3" ]; then
   bad=0 n=0
   for f in "$CLS_BUILDDIR"/apidoc/man/man3/*.3; do
     n=$((n + 1))
