@@ -154,10 +154,12 @@ CLS_API int cls_last_cl_status(void);
  * a failed build, the list of devices when a selection matched nothing, the
  * read and its first root cause for #CLS_ETAINTED, the program's kernels for
  * #CLS_ENOKERNEL, the quoted text for #CLS_ECONFIG...  Every call that can
- * return a CLS_E* code clears it on entry and sets it when it fails, but
- * for #CLS_ESKIPPED: the hot path of a failed pipeline formats none (the
- * read that meets the failure names it).  The other calls (strings,
- * counts, cls_last_cl_status(), cls_context_destroy()) leave it as it is.
+ * return a CLS_E* code clears it on entry and sets it when it fails; for
+ * #CLS_ESKIPPED it says what was skipped (kernel, stream, position) and
+ * the failure an input carries (its root, as a read names it), formatted
+ * only when this call asks for it (a skip stays cheap, F10).  The other
+ * calls (strings, counts, cls_last_cl_status(), cls_context_destroy())
+ * leave it as it is.
  * \return the text, "" when there is none; owned by the library, valid
  * until the next clstream call on this thread.  Per thread. */
 CLS_API const char *cls_last_error_detail(void);
@@ -211,12 +213,13 @@ CLS_API int cls_device_list(struct cls_device_info *out, size_t cap,
                             size_t *count);
 /** The device a selection string picks, with the rules of CLS_DEVICE:
  * - NULL or "": the first GPU, else the first device;
- * - "P:D": platform P, device D (indices from 0, digits only); any text
+ * - indices, "P:D": platform P, device D (from 0, digits only); any text
  *   with a ':' is read so, but "NAME:D" (NAME starting with a letter):
  *   device D of the first platform NAME is part of ("pocl:1");
- * - "all", or a list "ITEM,ITEM": several devices of one platform for one
- *   context (docs/devices.md); this call answers the first of them;
- * - "cpu", "gpu", "accelerator": the first device of that type;
+ * - the word "all", or a list "ITEM,ITEM": several devices of one
+ *   platform for one context (docs/devices.md); this call answers the
+ *   first of them;
+ * - a type, "cpu", "gpu" or "accelerator": the first device of that type;
  * - anything else: a case-insensitive substring of the platform name,
  *   vendor or version, or of the device name ("pocl", "llvmpipe",
  *   "rusticl").

@@ -7,8 +7,9 @@
 # MPI; mpicc -compile-info/-link-info, MPICH), else from MPI_CFLAGS and
 # MPI_LIBS as given.  Substitutes MPI_CFLAGS, MPI_LIBS, MPIRUN,
 # CLS_MPIRUN_FLAGS (Open MPI: --oversubscribe, and --allow-run-as-root
-# when configure runs as root) and CLS_PC_MPI_REQUIRES; AM_CONDITIONAL
-# CLS_MPI.
+# when configure runs as root), and for clstream-mpi.pc
+# CLS_PC_MPI_REQUIRES (", ompi-c"), or CLS_PC_MPI_LIBS and
+# CLS_PC_MPI_CFLAGS where no MPI module was found; AM_CONDITIONAL CLS_MPI.
 AC_DEFUN([CLS_CHECK_MPI], [
   AC_ARG_WITH([mpi],
     [AS_HELP_STRING([--with-mpi@<:@=auto|yes|no@:>@],
@@ -52,11 +53,21 @@ AC_DEFUN([CLS_CHECK_MPI], [
     AS_IF([test "x$cls_mpi" = xyes && test -z "$MPIRUN"],
       [AC_MSG_WARN([MPI found but no mpirun: make check cannot run the MPI suite])])
   ])
-  AS_IF([test "x$cls_mpi" != xyes], [MPI_CFLAGS=; MPI_LIBS=])
+  AS_IF([test "x$cls_mpi" != xyes], [MPI_CFLAGS=; MPI_LIBS=; CLS_PC_MPI_REQUIRES=])
+  # clstream-mpi.pc: a program using <clstream/mpi.h> calls MPI itself
+  # (MPI_Init, MPI_COMM_WORLD), so MPI is a public dependency: its module
+  # in Requires, else its flags in Libs and Cflags, so that
+  # `cc app.c $(pkg-config --cflags --libs clstream-mpi)` links.
+  CLS_PC_MPI_LIBS=$MPI_LIBS
+  CLS_PC_MPI_CFLAGS=$MPI_CFLAGS
+  AS_IF([test -n "$CLS_PC_MPI_REQUIRES"],
+    [CLS_PC_MPI_REQUIRES=", $CLS_PC_MPI_REQUIRES"; CLS_PC_MPI_LIBS=; CLS_PC_MPI_CFLAGS=])
   AC_SUBST([MPI_CFLAGS])
   AC_SUBST([MPI_LIBS])
   AC_SUBST([MPIRUN])
   AC_SUBST([CLS_PC_MPI_REQUIRES])
+  AC_SUBST([CLS_PC_MPI_LIBS])
+  AC_SUBST([CLS_PC_MPI_CFLAGS])
   AM_CONDITIONAL([CLS_MPI], [test "x$cls_mpi" = xyes])
   AM_CONDITIONAL([CLS_MPIRUN], [test "x$cls_mpi" = xyes && test -n "$MPIRUN"])
 ])

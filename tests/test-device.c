@@ -1,6 +1,9 @@
 /* Device listing and the CLS_DEVICE selection rules. */
 #include "common.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 /* The listed devices (asserting there is at least one). */
 static struct cls_device_info devs[64];
 static size_t ndevs;
@@ -327,7 +330,60 @@ START_TEST(context_honours_cls_device_env) {
 }
 END_TEST
 
-int main(void) {
+/* The no-device error gives the vendor hints clstream-info gives
+ * (src/device/hints.h): with OCL_ICD_VENDORS naming Mesa's rusticl and no
+ * RUSTICL_ENABLE, rusticl offers no device, and the detail says what to
+ * set.  The ICD loader reads OCL_ICD_VENDORS once per process, and this
+ * one has read it: the context is made by this program run again
+ * (--enodev-detail, below), which prints the code and the detail.  Where
+ * rusticl is not installed the loader finds no platform in that file, and
+ * the detail must still name RUSTICL_ENABLE. */
+START_TEST(enodev_detail_says_rusticl_needs_RUSTICL_ENABLE) {
+  const char *icd = getenv("CLS_RUSTICL_ICD") ? getenv("CLS_RUSTICL_ICD")
+                                              : "/etc/OpenCL/vendors/rusticl.icd";
+  int fd[2];
+  ck_assert_int_eq(pipe(fd), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(fd[1], 1);
+    close(fd[0]);
+    setenv("OCL_ICD_VENDORS", icd, 1);
+    unsetenv("RUSTICL_ENABLE");
+    unsetenv("CLS_DEVICE");
+    execl("/proc/self/exe", "test-device", "--enodev-detail", (char *)NULL);
+    _exit(127);
+  }
+  close(fd[1]);
+  char out[8192];
+  size_t len = 0;
+  ssize_t n;
+  while (len < sizeof out - 1 && (n = read(fd[0], out + len, sizeof out - 1 - len)) > 0)
+    len += (size_t)n;
+  out[len] = '\0';
+  close(fd[0]);
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "--enodev-detail: status %d: %s",
+                status, out);
+  ck_assert_msg(strncmp(out, "CLS_ENODEV\n", 11) == 0 && strstr(out, "RUSTICL_ENABLE"),
+                "OCL_ICD_VENDORS=%s without RUSTICL_ENABLE: %s", icd, out);
+}
+END_TEST
+
+/* This program run again by the test above: a context with the default
+ * selection, its code and detail on stdout. */
+static int print_enodev_detail(void) {
+  cls_context *ctx = NULL;
+  int rc = cls_context_create(&ctx, NULL);
+  printf("%s\n%s\n", cls_err_name(rc), cls_last_error_detail());
+  cls_context_destroy(ctx);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--enodev-detail") == 0)
+    return print_enodev_detail();
   ct_require_device();
   unsetenv("CLS_DEVICE");
   Suite *s = suite_create("device");
@@ -347,5 +403,6 @@ int main(void) {
   CT_ADD(s, context_on_pocl_reports_its_device);
   CT_ADD(s, context_device_option_by_index);
   CT_ADD(s, context_honours_cls_device_env);
+  CT_ADD(s, enodev_detail_says_rusticl_needs_RUSTICL_ENABLE);
   return ct_run(s);
 }

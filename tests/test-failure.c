@@ -360,6 +360,47 @@ START_TEST(F2_skip_chain_across_three_streams) {
 }
 END_TEST
 
+/* A skipped launch's CLS_ESKIPPED detail says what was skipped (kernel,
+ * stream, position) and on which failure (its root, as a read names it):
+ * a program that prints the detail of every failed call learns both. */
+START_TEST(F2_a_skipped_launch_says_what_was_skipped_and_on_which_failure) {
+  open_ctx("enqueue:kernel=root_fa", NULL, NULL);
+  cls_buffer in = input(0, 0);
+  cls_buffer oa = ct_alloc(ctx, 0, NB), ob = ct_alloc(ctx, 1, NB);
+  ENQUEUE_FAILS(launch_unary(0, "root_fa", in, oa), CLS_ELAUNCH);
+  CT_ERR(launch_unary(1, "mid_fb", oa, ob), CLS_ESKIPPED);
+  char d[4096];
+  snprintf(d, sizeof d, "%s", cls_last_error_detail());
+  cls_report *r = tainted(1, ob);
+  struct cls_skip_info s0 = sinfo(r, 0, 0);
+  char what[128];
+  snprintf(what, sizeof what, "launch of 'mid_fb' on stream 1 at position %llu skipped",
+           (unsigned long long)s0.position);
+  ck_assert_msg(strstr(d, what), "the detail does not say '%s': '%s'", what, d);
+  ck_assert_msg(strstr(d, "CLS_ELAUNCH") && strstr(d, "'root_fa' on stream 0") &&
+                    strstr(d, "CL_OUT_OF_RESOURCES"),
+                "the detail does not name the root: '%s'", d);
+  cls_report_free(r);
+  /* The next skips on that root: each names its own kernel and position
+   * (the texts are kept once for a run, F10; what changes is not). */
+  cls_buffer oc = ct_alloc(ctx, 2, NB);
+  CT_ERR(launch_unary(2, "leaf_fc", ob, oc), CLS_ESKIPPED);
+  snprintf(d, sizeof d, "%s", cls_last_error_detail());
+  ck_assert_msg(strstr(d, "launch of 'leaf_fc' on stream 2 at position 1 skipped") &&
+                    strstr(d, "'root_fa' on stream 0"),
+                "the second skip's detail: '%s'", d);
+  CT_ERR(launch_unary(1, "mid_fb", oa, ob), CLS_ESKIPPED);
+  CT_ERR(launch_unary(1, "mid_fb", oa, ob), CLS_ESKIPPED);
+  snprintf(what, sizeof what, "launch of 'mid_fb' on stream 1 at position %llu skipped",
+           (unsigned long long)s0.position + 2);
+  d[0] = '\0';
+  snprintf(d, sizeof d, "%s", cls_last_error_detail());
+  ck_assert_msg(strstr(d, what) && strstr(d, "'root_fa' on stream 0"),
+                "a run's last skip: '%s' does not say '%s'", d, what);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(F2_first_failing_input_in_argument_order_wins) {
   open_ctx("enqueue:kernel=fail_one;enqueue:kernel=fail_two", NULL, NULL);
   cls_buffer in = input(0, 0), clean = input(2, 50);
@@ -1091,6 +1132,7 @@ int main(void) {
   Suite *s = suite_create("failure");
   CT_ADD(s, F1_many_buffers_share_one_failure);
   CT_ADD(s, F2_skip_chain_across_three_streams);
+  CT_ADD(s, F2_a_skipped_launch_says_what_was_skipped_and_on_which_failure);
   CT_ADD(s, F2_first_failing_input_in_argument_order_wins);
   CT_ADD(s, F2_skip_makes_no_opencl_call);
   CT_ADD(s, F3_empty_write_set_mints_nothing);

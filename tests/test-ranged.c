@@ -171,6 +171,61 @@ START_TEST(F8a_a_completion_failure_taints_every_write_of_its_range) {
 }
 END_TEST
 
+/* A ranged record keeps its fix (issue 30 item 8): with kernels named with
+ * 60 characters, "rerun with CLS_PRECISE=1 to pin it" survives in the
+ * record, the read's detail, the report's text and the log line. */
+#define LONG_FILL "fill_every_element_of_the_output_buffer_with_one_value_k_012"
+#define LONG_COPY "copy_every_element_of_the_input_buffer_to_the_output_k_01234"
+#define PIN_TEXT "rerun with CLS_PRECISE=1 to pin it"
+static char last_line[4096];
+static void keep_last(void *user, int level, const char *message) {
+  (void)user;
+  if (level == CLS_LOG_ERRORS)
+    snprintf(last_line, sizeof last_line, "%s", message);
+}
+
+START_TEST(F8a_a_ranged_record_keeps_its_fix_with_long_kernel_names) {
+  ck_assert_uint_eq(strlen(LONG_FILL), 60);
+  ck_assert_uint_eq(strlen(LONG_COPY), 60);
+  static const char *const src =
+      "kernel void " LONG_FILL "(global int *out, int v) { out[get_global_id(0)] = v; }\n"
+      "kernel void " LONG_COPY "(global const int *a, global int *b) {\n"
+      "  b[get_global_id(0)] = a[get_global_id(0)];\n"
+      "}\n";
+  cls_context *ctx = open_ctx("complete:kernel=" LONG_COPY, 0, 0);
+  bool ranged = ranged_or_exact_explained(ctx);
+  CT_OK(cls_set_logger(ctx, CLS_LOG_ERRORS, keep_last, NULL));
+  cls_kernel *fill = ct_kernel(ctx, src, LONG_FILL), *copy = ct_kernel(ctx, src, LONG_COPY);
+  cls_buffer a = ct_written(ctx, 0, N, 5), b[4];
+  for (int i = 0; i < 4; i++)
+    b[i] = ct_alloc(ctx, 0, N * sizeof(int));
+  CT_OK(cls_sync(ctx, NULL));
+  launch_fill(ctx, fill, 0, b[0], 1);
+  launch_fill(ctx, fill, 0, b[1], 2);
+  launch_copy(ctx, copy, 0, a, b[2]);
+  launch_fill(ctx, fill, 0, b[3], 4);
+  cls_sync(ctx, NULL);
+  int got[N];
+  CT_ERR(cls_download(ctx, 0, b[2], 0, got, sizeof got, NULL), CLS_ETAINTED);
+  char d[4096];
+  snprintf(d, sizeof d, "%s", cls_last_error_detail());
+  struct cls_failure_info f;
+  cls_report *r = failure_of(ctx, 0, b[2], &f);
+  if (ranged) {
+    ck_assert_msg(strstr(f.message, PIN_TEXT), "the record (%zu bytes) lost its fix: %s",
+                  strlen(f.message), f.message);
+    ck_assert_msg(strstr(d, PIN_TEXT), "the detail lost its fix: %s", d);
+    ck_assert_msg(strstr(cls_report_text(r), PIN_TEXT), "the report lost its fix: %s",
+                  cls_report_text(r));
+    ck_assert_msg(strstr(last_line, PIN_TEXT), "the log line lost its fix: %s", last_line);
+  } else {
+    ck_assert_str_eq(f.kernel, LONG_COPY);
+  }
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* The same program with precise=1: the failure is pinned on copy_k, the
  * other launches keep their bytes. */
 START_TEST(F8a_exact_on_request_pins_the_command) {
@@ -648,6 +703,7 @@ int main(void) {
   CT_ADD(s, F8a_ranged_is_the_default_where_the_queue_is_poisoned);
   CT_ADD(s, F8a_malformed_settings_are_refused);
   CT_ADD(s, F8a_a_completion_failure_taints_every_write_of_its_range);
+  CT_ADD(s, F8a_a_ranged_record_keeps_its_fix_with_long_kernel_names);
   CT_ADD(s, F8a_exact_on_request_pins_the_command);
   CT_ADD(s, F8a_a_partial_write_keeps_a_ranged_failure_and_a_full_one_clears);
   CT_ADD(s, F8a_readers_on_another_stream_take_the_range_failure);

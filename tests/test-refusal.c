@@ -413,6 +413,78 @@ START_TEST(F11_cls_arg_infers_read_for_const_and_write_otherwise) {
 }
 END_TEST
 
+/* Messages keep their fix: with a kernel and an argument named with 60
+ * characters each, the F11 refusal's whole fix (strict mode) survives in
+ * the detail, in the failure's log line, in the record and in the text of
+ * the report of a read of the buffer; and outside strict mode, the log
+ * line that says the declaration is trusted keeps its fix too. */
+#define LONG_KERNEL "increment_every_element_of_the_buffer_in_place_kernel_k_0123"
+#define LONG_ARG "the_buffer_every_element_of_which_this_kernel_increments_012"
+#define FIX_TEXT "declare it CLS_INOUT or CLS_OUT, or const in the kernel (CLS_ARG infers)"
+#define HINT_FIX_TEXT "make it const in the kernel; if it writes it, declare it CLS_INOUT"
+
+struct log_lines {
+  int n;
+  char last[4096];
+};
+static void keep_log(void *user, int level, const char *message) {
+  struct log_lines *l = user;
+  if (level == CLS_LOG_ERRORS) {
+    l->n++;
+    snprintf(l->last, sizeof l->last, "%s", message);
+  }
+}
+
+#define LONG_SRC                                                                          \
+  "kernel void " LONG_KERNEL "(global int *" LONG_ARG ") {\n"                                \
+  "  " LONG_ARG "[get_global_id(0)] += 1;\n"                                                 \
+  "}\n"
+
+START_TEST(messages_keep_their_fix_with_long_kernel_and_argument_names) {
+  ck_assert_uint_eq(strlen(LONG_KERNEL), 60);
+  ck_assert_uint_eq(strlen(LONG_ARG), 60);
+  size_t g[1] = {16};
+  struct log_lines log = {0};
+  /* Not strict: trusted, and the log line says so with the fix. */
+  cls_kernel *k = ct_kernel(ctx, LONG_SRC, LONG_KERNEL);
+  CT_OK(cls_set_logger(ctx, CLS_LOG_ERRORS, keep_log, &log));
+  cls_buffer x = ct_written(ctx, 0, 16, 1);
+  CT_OK(cls_launch(ctx, 0, k, 1, g, NULL, 1, (cls_arg[]){CLS_IN(x)}));
+  ck_assert_int_eq(log.n, 1);
+  ck_assert_msg(strstr(log.last, HINT_FIX_TEXT) && strstr(log.last, LONG_KERNEL) &&
+                    strstr(log.last, LONG_ARG),
+                "the F11 log line (%zu characters) lost its fix: %s", strlen(log.last), log.last);
+  cls_context_destroy(ctx);
+  /* Strict: refused; every text keeps the fix (teardown destroys ctx). */
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .strict = 1};
+  ctx = ct_context_opts(&o);
+  k = ct_kernel(ctx, LONG_SRC, LONG_KERNEL);
+  log.n = 0;
+  CT_OK(cls_set_logger(ctx, CLS_LOG_ERRORS, keep_log, &log));
+  x = ct_written(ctx, 0, 16, 1);
+  int rc = cls_launch(ctx, 0, k, 1, g, NULL, 1, (cls_arg[]){CLS_IN(x)});
+  ck_assert_msg(rc == CLS_EACCESS, "CLS_IN of a written argument: %s", cls_err_name(rc));
+  const char *d = cls_last_error_detail();
+  ck_assert_msg(strstr(d, FIX_TEXT) && strstr(d, LONG_KERNEL) && strstr(d, LONG_ARG),
+                "the detail (%zu characters) lost its fix: %s", strlen(d), d);
+  ck_assert_int_eq(log.n, 1);
+  ck_assert_msg(strstr(log.last, FIX_TEXT), "the log line (%zu characters) lost its fix: %s",
+                strlen(log.last), log.last);
+  int got[4];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, x, 0, got, sizeof got, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  d = cls_last_error_detail();
+  ck_assert_msg(strstr(d, FIX_TEXT), "the read's detail lost the fix: %s", d);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, FIX_TEXT), "the record lost its fix: %s", fi.message);
+  const char *text = cls_report_text(r);
+  ck_assert_msg(strstr(text, FIX_TEXT), "the report lost its fix: %s", text);
+  cls_report_free(r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Work sizes that cannot be a launch                                  */
 /* ------------------------------------------------------------------ */
@@ -453,6 +525,7 @@ int main(void) {
   ADD(F12_argument_count_past_any_array_reads_no_argument);
   ADD(F11_declaring_more_access_than_the_kernel_uses_is_allowed);
   ADD(F11_cls_arg_infers_read_for_const_and_write_otherwise);
+  ADD(messages_keep_their_fix_with_long_kernel_and_argument_names);
   ADD(work_size_product_overflow_is_eworksize_and_never_a_write);
 #undef ADD
   return ct_run(s);

@@ -13,8 +13,8 @@
  * sends its failure instead of its bytes (the root cause with the rank it
  * happened on, and the skip chain, bounded as locally), and the receiving
  * buffer takes that failure, so a launch there that reads it is skipped
- * (F2) and a read reports the root as "on rank 0: CLS_ELAUNCH in launch of
- * 'blur' on stream 0 at position 2".  A failure found after the send was
+ * (F2) and a read reports the root as "on rank 0: CLS_ELAUNCH in launch
+ * of 'blur' on stream 0 at position 2".  A failure found after the send was
  * called (F8: the producer fails when it completes) is what the message
  * carries.  An MPI error is a failure like any other (#CLS_EMPI, with the
  * MPI error string): the buffer a receive was to write carries it.
@@ -30,6 +30,17 @@
 
 #include <clstream.h>
 #include <clstream/wire.h>
+/* C++ programs get MPI's C interface only: the deprecated C++ bindings
+ * that Open MPI and MPICH pull in otherwise do not compile under
+ * -pedantic -Werror.  (Not API: hidden from Doxygen.) */
+/** \cond CLS_MPI_CXX */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+/** \endcond */
 #include <mpi.h>
 
 #ifdef __cplusplus

@@ -131,8 +131,9 @@ static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
 /* F11, strict (the user's choice): a read-only binding of an argument the
  * kernel may write is refused. */
 static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t i) {
-  char name[64];
+  char name[128];
   cls__kernel_arg_name(k, i, name, sizeof name);
+  /* The fix right after the names, the explanation last. */
   return cls__error(CLS_EACCESS, 0,
                     "kernel '%s' argument %zu%s%s%s: declare it CLS_INOUT or CLS_OUT, or const "
                     "in the kernel (CLS_ARG infers): declared CLS_IN, it is a __global pointer "
@@ -144,7 +145,7 @@ static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t 
  * kernel.  Said once per kernel and argument (then the argument takes the
  * fast path again); guard mode checks each such launch (command.c). */
 static __attribute__((noinline)) void access_trusted(cls_context *ctx, cls_kernel *k, size_t i) {
-  char name[64];
+  char name[128];
   cls__kernel_arg_name(k, i, name, sizeof name);
   cls__log(&ctx->log, CLS_LOG_ERRORS,
            "F11: kernel '%s' argument %zu%s%s%s is declared CLS_IN, but its signature lets the "

@@ -159,7 +159,8 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
   }
   if (cmd->kind == CLS__CMD_COPY)
     return cls__copy_tainted(cmd->op, cmd->stream->id, cmd->bind[0].handle, found);
-  return cls__error_code(CLS_ESKIPPED);
+  return cls__skipped(cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : NULL, cmd->stream->id,
+                      cmd->stream->issued, found);
 }
 
 /* Deadline mode, before a blocking transfer: what it will wait for (its
@@ -396,8 +397,9 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       s->stats.skips++;
       if (ctx->trace)
         cls__trace_skip(ctx->trace, s->id, name, pos, in->message);
-      return cls__error(cmd->kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED, 0,
-                        "%s on stream %d: an input failed", name, s->id);
+      if (cmd->kind == CLS__CMD_COPY)
+        return cls__error(CLS_ETAINTED, 0, "%s on stream %d: an input failed", name, s->id);
+      return cls__skipped(cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : NULL, s->id, pos, in);
     }
     int status = cmd->kind == CLS__CMD_LAUNCH ? CLS_ELAUNCH : CLS_ECL;
     /* A queue found lost, with relocation on: the failure says so, and

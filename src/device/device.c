@@ -1,5 +1,6 @@
 /* Device enumeration and the CLS_DEVICE selection rules. */
 #include "device/device.h"
+#include "device/hints.h"
 #include "util/parse.h"
 
 #include <ctype.h>
@@ -217,6 +218,35 @@ static int describe(void *arg, cl_platform_id p, cl_device_id d,
   return 0;
 }
 
+/* The platforms that offer no device, each with the reason where it can be
+ * known (src/device/hints.h: the hints clstream-info gives), or why there
+ * is no platform at all.  An error path. */
+static void append_empty_platforms(void) {
+  cl_platform_id plats[MAX_PLATFORMS];
+  cl_uint np = 0;
+  char why[512];
+  pthread_mutex_lock(&visit_lock);
+  cl_int rc = clGetPlatformIDs(MAX_PLATFORMS, plats, &np);
+  if (rc != CL_SUCCESS || np == 0) {
+    cls__error_append("; %s", cls__no_platform_hint(why, sizeof why));
+    np = 0;
+  }
+  if (np > MAX_PLATFORMS)
+    np = MAX_PLATFORMS;
+  for (cl_uint p = 0; p < np; p++) {
+    cl_uint nd = 0;
+    cl_int st = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+    if (st == CL_SUCCESS && nd > 0)
+      continue;
+    char name[128] = "";
+    clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof name, name, NULL);
+    name[sizeof name - 1] = '\0';
+    cls__error_append("\n  platform %u (%s): no device: %s", p, name,
+                      cls__no_device_hint(name, st, why, sizeof why));
+  }
+  pthread_mutex_unlock(&visit_lock);
+}
+
 /* "P:D": two indices, unsigned decimals.  Beyond INT_MAX no platform or
  * device can exist: refused as malformed, never wrapped onto another. */
 static int parse_indices(const struct cls__parser *ps, struct select_arg *a) {
@@ -285,10 +315,10 @@ int cls__device_choose(const char *spec, struct cls__device_choice *out) {
   cls__error(CLS_ENODEV, 0, "no OpenCL device matches '%s'; devices:",
              spec && *spec ? spec : "(default)");
   if (seen == 0)
-    cls__error_append(" none (is an ICD installed? OCL_ICD_VENDORS=%s)",
-                      getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS") : "unset");
+    cls__error_append(" none");
   else
     visit(describe, NULL);
+  append_empty_platforms();
   return CLS_ENODEV;
 }
 

@@ -142,6 +142,46 @@ void cls__failure_seen(cls_context *ctx, struct cls__failure *f) {
   cls__failure_ref(f);
 }
 
+/* The texts of the last skip of this thread, for its detail (cls__skipped,
+ * failure.h): copies, since the record may be gone by the time the detail
+ * is asked for. */
+static _Thread_local struct {
+  char name[256];
+  struct cls__failure root; /* the fields cls__error_append_root reads */
+} last_skip;
+
+static void copy_text(char *dst, size_t cap, const char *src) {
+  size_t n = src ? strnlen(src, cap - 1) : 0;
+  memcpy(dst, src ? src : "", n);
+  dst[n] = '\0';
+}
+
+void cls__skip_render(void) {
+  bool named = last_skip.name[0] != '\0';
+  cls__error_append("%s%s%s%s on stream %d at position %llu skipped: an input carries the "
+                    "failure ",
+                    cls__last.op, named ? " of '" : "", last_skip.name, named ? "'" : "",
+                    cls__last.stream, (unsigned long long)cls__last.position);
+  cls__error_append_root(&last_skip.root);
+}
+
+void cls__skip_copy(const char *name, const struct cls__failure *f) {
+  cls__last.name_of = name;
+  cls__last.serial = f->serial;
+  copy_text(last_skip.name, sizeof last_skip.name, name);
+  struct cls__failure *r = &last_skip.root;
+  r->origin = f->origin;
+  r->status = f->status;
+  r->cl_status = f->cl_status;
+  r->async = f->async;
+  r->operation = f->operation;
+  memcpy(r->kernel, f->kernel, sizeof r->kernel);
+  r->stream = f->stream;
+  r->position = f->position;
+  r->skipped = 0; /* the chain grows with every skip: the report counts it */
+  copy_text(r->message, sizeof r->message, f->message);
+}
+
 void cls__failure_adopt(cls_context *ctx, struct cls__failure *f) {
   table(ctx)->minted++;
   struct cls__stream *s = cls__stream_peek(ctx, f->stream);

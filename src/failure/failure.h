@@ -149,6 +149,33 @@ int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buf
  * skipped), with the detail of a read.  A skipped launch formats nothing
  * (F10); a copy is no hot path. */
 int cls__copy_tainted(const char *op, int stream, cls_buffer src, const struct cls__failure *f);
+/* Appends failure f to the thread's detail as a read's detail names its
+ * root ("CLS_ELAUNCH (CL_...) in launch of 'k' on stream 0 at position 2:
+ * message"). */
+void cls__error_append_root(const struct cls__failure *f);
+/* CLS_ESKIPPED for `op` of `name` (a launch's kernel) at `position` on
+ * `stream`, skipped on failure f (F2), with a detail that says so and
+ * names f's root.  F10: the detail is formatted only if
+ * cls_last_error_detail() asks for it, and a run of skips of one kernel on
+ * one record copies their texts once (cls__skip_copy: the name compares by
+ * pointer, as the skip chain's runs do, the record by its serial; a
+ * provisional record, F3, may still be completed, and is copied every
+ * time). */
+void cls__skip_copy(const char *name, const struct cls__failure *f);
+void cls__skip_render(void);
+static inline int cls__skipped(const char *op, const char *name, int stream, uint64_t position,
+                               const struct cls__failure *f) {
+  struct cls__last_error *l = &cls__last; /* one thread-local lookup */
+  if (name != l->name_of || f->serial != l->serial || !f->serial || f->provisional)
+    cls__skip_copy(name, f);
+  l->op = op;
+  l->stream = stream;
+  l->position = position;
+  l->cl_status = 0;
+  l->has_detail = true;
+  l->deferred = cls__skip_render;
+  return CLS_ESKIPPED;
+}
 /* A report naming exactly the given failures (async read failures), with
  * the same detail; `what` names the call ("sync of stream 2"). */
 int cls__report_from(const char *what, struct cls__failure *const *fs, size_t n,

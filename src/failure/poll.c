@@ -82,7 +82,7 @@ static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns
    * running command only once it has finished.  The command blamed is the
    * oldest not known finished. */
   s->hung = true;
-  char detail[192];
+  char detail[CLS__MESSAGE_MAX];
   const struct cls__log_entry *e = cls__inflight_oldest(ctx, s->id, s->completed);
   if (!e) {
     snprintf(detail, sizeof detail, "stream %d has not finished after %.3f s (CLS_SYNC_TIMEOUT)",

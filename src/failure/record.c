@@ -21,6 +21,8 @@ struct cls__failure *cls__failure_new(void) {
     return NULL;
   atomic_init(&f->refs, 1);
   atomic_fetch_add(&alive, 1);
+  static atomic_uint_least64_t serials;
+  f->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
   return f;
 }
 

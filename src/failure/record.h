@@ -19,6 +19,10 @@
  * (F10).  Entries past the bound are counted, not stored. */
 #define CLS__MAX_SKIP_ENTRIES 32
 #define CLS__NAME_MAX 48
+/* A record's message: room for a refusal's whole text with long kernel and
+ * argument names and its fix (a record is made on a failure only; the wire
+ * form, src/mpi/wire.c, holds it within CLS_WIRE_RECORD_MAX). */
+#define CLS__MESSAGE_MAX 1024
 
 struct cls__skip {
   const char *key;              /* the name as given: consecutive skips of one
@@ -49,7 +53,7 @@ struct cls__failure {
   char kernel[CLS__NAME_MAX];
   int stream;
   uint64_t position;
-  char message[192];
+  char message[CLS__MESSAGE_MAX];
   char *build_log;              /* owned, may be NULL */
   bool provisional;             /* F3: a write scope that has not ended */
   /* While provisional: what the scope was running, copied into the fields
@@ -70,6 +74,9 @@ struct cls__failure {
   /* The generation of its stream when it happened: with the rank, the
    * stream and the position, its identity across processes (cls__seen). */
   uint64_t generation;
+  /* Unique in the process (cls__failure_new): a skip's detail copies a
+   * record's text once for a run of skips on it (cls__skipped). */
+  uint64_t serial;
 };
 
 /* A failure with an identity across processes (docs/scale-out.md): the

@@ -110,6 +110,8 @@ static int tainted(const char *op, int stream, const cls_buffer *handles, size_t
   return CLS_ETAINTED;
 }
 
+void cls__error_append_root(const struct cls__failure *f) { append_root(f); }
+
 int cls__copy_tainted(const char *op, int stream, cls_buffer src, const struct cls__failure *f) {
   cls__error(CLS_ETAINTED, 0, "%s on stream %d from buffer %#llx", op, stream,
              (unsigned long long)src.bits);

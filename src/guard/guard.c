@@ -303,7 +303,7 @@ static void check_buffer(cls_context *ctx, const struct check *first, size_t nca
   long n = damaged(ctx, slot, &r, &at);
   if (n <= 0)
     return;
-  char detail[192];
+  char detail[CLS__MESSAGE_MAX];
   /* Where the first changed byte is, as an offset from the buffer's start. */
   long long first_at = r ? (long long)(slot->size + at) : -(long long)(ctx->guard->before - at);
   int len = snprintf(detail, sizeof detail,

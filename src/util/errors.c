@@ -116,10 +116,20 @@ CLS_API const char *cls_version_string(void) { return PACKAGE_VERSION; }
  * entry point does) is two stores inline (util.h), never a write here. */
 _Thread_local struct cls__last_error cls__last;
 static _Thread_local char detail[8192];
+/* Writes a deferred detail now. */
+static void flush(void) {
+  void (*render)(void) = cls__last.deferred;
+  if (!render)
+    return;
+  cls__last.deferred = NULL;
+  detail[0] = '\0';
+  render();
+}
 
 int cls__error(int err, cl_int cl_status, const char *fmt, ...) {
   cls__last.cl_status = cl_status;
   cls__last.has_detail = true;
+  cls__last.deferred = NULL;
   detail[0] = '\0';
   if (fmt) {
     va_list ap;
@@ -133,7 +143,10 @@ int cls__error(int err, cl_int cl_status, const char *fmt, ...) {
 void cls__error_append(const char *fmt, ...) {
   if (!cls__last.has_detail) {
     cls__last.has_detail = true;
+    cls__last.deferred = NULL;
     detail[0] = '\0';
+  } else {
+    flush();
   }
   size_t len = strlen(detail);
   if (len + 1 >= sizeof detail)
@@ -145,4 +158,9 @@ void cls__error_append(const char *fmt, ...) {
 }
 
 CLS_API int cls_last_cl_status(void) { return cls__last.cl_status; }
-CLS_API const char *cls_last_error_detail(void) { return cls__last.has_detail ? detail : ""; }
+CLS_API const char *cls_last_error_detail(void) {
+  if (!cls__last.has_detail)
+    return "";
+  flush();
+  return detail;
+}

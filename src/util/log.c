@@ -26,7 +26,7 @@ void cls__logger_init(struct cls__logger *lg) {
 }
 
 void cls__log_line(const struct cls__logger *lg, int level, const char *fmt, ...) {
-  char line[1024];
+  char line[CLS__LOG_LINE_MAX];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);

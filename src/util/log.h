@@ -4,6 +4,10 @@
 
 #include "util/util.h"
 
+/* A log line: a failure's message (CLS__MESSAGE_MAX, failure/record.h)
+ * with the words around it. */
+#define CLS__LOG_LINE_MAX 2048
+
 struct cls__logger {
   int level;
   cls_log_fn fn; /* NULL: stderr */

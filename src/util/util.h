@@ -29,13 +29,24 @@ void cls__error_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 struct cls__last_error {
   int cl_status;
   bool has_detail; /* else the detail is "" */
+  /* While has_detail: a detail not yet written, that this writes (with
+   * cls__error_append) when cls_last_error_detail() asks for it. */
+  void (*deferred)(void);
+  /* What a deferred detail is about (a skip: cls__skipped, failure.h): the
+   * call's operation, stream and position; and, compared only, the name
+   * and the record whose texts the failure layer keeps. */
+  const char *op;
+  int stream;
+  uint64_t position;
+  const char *name_of;
+  uint64_t serial;
 };
 extern _Thread_local struct cls__last_error cls__last;
 static inline void cls__error_clear(void) {
   cls__last.cl_status = 0;
   cls__last.has_detail = false;
 }
-/* cls__error without detail: for the frequent, expected codes (a skip). */
+/* cls__error without detail: for the frequent, expected codes. */
 static inline int cls__error_code(int err) {
   cls__error_clear();
   return err;

@@ -1,11 +1,15 @@
-/* A C99 user of every public header: built with -std=c99 -pedantic -Wall
- * -Wextra -Werror (Makefile.am), so the headers stay C99 and the argument
- * macros stay compound literals that an array in a function can hold. */
+/* A C99 user of every public header (<clstream/mpi.h> when MPI is built):
+ * built with -std=c99 -pedantic -Wall -Wextra -Werror (Makefile.am), so the
+ * headers stay C99 and the argument macros stay compound literals that an
+ * array in a function can hold. */
 #include <clstream.h>
 #include <clstream/cl.h>
 #include <clstream/stream.h>
 #include <clstream/driver.h>
 #include <clstream/wire.h>
+#ifdef CLS_HEADER_TEST_MPI /* configure found MPI: libclstream-mpi's header too */
+#include <clstream/mpi.h>
+#endif
 
 #include <stdio.h>
 #include <string.h>
@@ -50,5 +54,10 @@ int main(void) {
 
   if (failures == 0)
     printf("PASS: the public headers from C99\n");
+#ifdef CLS_HEADER_TEST_MPI
+  cls_mpi *mpi = NULL;
+  cls_mpi_request *request = NULL;
+  expect(mpi == NULL && request == NULL && sizeof(MPI_Comm) > 0, "<clstream/mpi.h> types");
+#endif
   return failures ? 1 : 0;
 }

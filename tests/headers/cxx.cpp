@@ -1,12 +1,16 @@
-// A C++ user of every public header: built with -std=c++11 and -std=c++17,
-// -pedantic -Wall -Wextra -Werror (Makefile.am), so a header change that
-// is not at home in C++ fails `make check`.  It also runs: each argument
+// A C++ user of every public header (<clstream/mpi.h> when MPI is built):
+// built with -std=c++11 and -std=c++17, -pedantic -Wall -Wextra -Werror
+// (Makefile.am), so a header change that is not at home in C++ fails
+// `make check`.  It also runs: each argument
 // macro must build the cls_arg a C compound literal would.
 #include <clstream.h>
 #include <clstream/cl.h>
 #include <clstream/stream.h>
 #include <clstream/driver.h>
 #include <clstream/wire.h>
+#ifdef CLS_HEADER_TEST_MPI /* configure found MPI: libclstream-mpi's header too */
+#include <clstream/mpi.h>
+#endif
 
 #include <cstdio>
 #include <cstring>
@@ -63,5 +67,10 @@ int main() {
 
   if (failures == 0)
     std::printf("PASS: the public headers from C++ %ld\n", static_cast<long>(__cplusplus));
+#ifdef CLS_HEADER_TEST_MPI
+  cls_mpi *mpi = NULL;
+  cls_mpi_request *request = NULL;
+  expect(mpi == NULL && request == NULL && sizeof(MPI_Comm) > 0, "<clstream/mpi.h> types");
+#endif
   return failures ? 1 : 0;
 }

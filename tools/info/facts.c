@@ -1,6 +1,7 @@
 /* clstream-info's facts, gathered once (facts.h).  The platforms come from
  * OpenCL itself: clstream's device list has only platforms that have
  * devices. */
+#include "device/hints.h"
 #include "facts.h"
 
 #include <clstream/cl.h>
@@ -32,36 +33,10 @@ static void copy_error(struct info_error *to, const struct info_error *from) {
   to->detail = from->detail ? strdup(from->detail) : NULL;
 }
 
-static int contains_nocase(const char *hay, const char *needle) {
-  for (; *hay; hay++) {
-    size_t i = 0;
-    while (needle[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
-      i++;
-    if (!needle[i])
-      return 1;
-  }
-  return 0;
-}
-
-/* Why a platform offers no device, where that can be known. */
+/* Why a platform offers no device, where that can be known: the hints the
+ * library's CLS_ENODEV detail gives too (src/device/hints.h). */
 static const char *no_device_reason(const char *name, cl_int status, char *buf, size_t cap) {
-  const char *enable = getenv("RUSTICL_ENABLE");
-  if (contains_nocase(name, "rusticl")) {
-    if (!enable || !*enable)
-      return "Mesa's rusticl offers no device until RUSTICL_ENABLE names a driver:\n"
-             "      RUSTICL_ENABLE=llvmpipe for the CPU";
-    snprintf(buf, cap,
-             "RUSTICL_ENABLE=%.40s names no driver that found a device\n"
-             "      (RUSTICL_ENABLE=llvmpipe for the CPU)",
-             enable);
-    return buf;
-  }
-  if (contains_nocase(name, "clover"))
-    return "Mesa's Clover drives some GPUs only (radeonsi, r600, nouveau), and found none";
-  if (status == CL_DEVICE_NOT_FOUND || status == CL_SUCCESS)
-    return "the platform reports none (CL_DEVICE_NOT_FOUND)";
-  snprintf(buf, cap, "clGetDeviceIDs failed: %s", cls_cl_status_name(status));
-  return buf;
+  return cls__no_device_hint(name, status, buf, cap);
 }
 
 static void platform_str(cl_platform_id p, cl_platform_info what, char *buf, size_t cap) {

@@ -1,6 +1,7 @@
 /* clstream-info's text output: the facts for a person to read.  It stops
  * at the first fact that keeps the rest from being had (no device, a
  * $CLS_DEVICE that selects nothing, no context). */
+#include "device/hints.h"
 #include "info.h"
 
 #include <string.h>
@@ -52,8 +53,8 @@ static void print_device(FILE *out, const struct cls_device_info *d) {
 /* Every platform, with clstream's devices of it, or why it has none. */
 static void print_platforms(FILE *out, const struct info_facts *f) {
   if (f->nplatforms == 0) {
-    fprintf(out, "No OpenCL platform: the ICD loader found none%s.\n\n",
-            f->icd_vendors ? "" : " (no .icd file in /etc/OpenCL/vendors?)");
+    char why[512];
+    fprintf(out, "No OpenCL platform: %s.\n\n", cls__no_platform_hint(why, sizeof why));
     return;
   }
   fprintf(out, "%u OpenCL platform%s, %zu device%s:\n\n", f->nplatforms,
