@@ -4,7 +4,7 @@
  * The MPI suite (tests/mpi/test-mpi.c) checks the same over MPI. */
 #include "common.h"
 
-#include "mpi/record.h"
+#include "wire/record.h"
 
 #include <clstream/wire.h>
 #include <stdint.h>

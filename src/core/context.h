@@ -111,7 +111,7 @@ struct cls_context {
                                relocation: the one test the hot path makes
                                for all four */
   int origin;               /* this process's rank + 1 (cls_wire_set_rank,
-                               src/mpi/wire.c); 0: not known */
+                               src/wire/wire.c); 0: not known */
 };
 
 /* Every public entry point that returns a status takes the lock here,

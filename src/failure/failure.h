@@ -19,7 +19,7 @@ struct cls__failure *cls__failure_mint(cls_context *ctx, int status,
     __attribute__((format(printf, 9, 10)));
 
 /* A record the caller filled itself (a failure that came from another
- * process, src/mpi/wire.c) becomes the context's: counted and logged (F9)
+ * process, src/wire/wire.c) becomes the context's: counted and logged (F9)
  * as cls__failure_mint does. */
 void cls__failure_adopt(cls_context *ctx, struct cls__failure *f);
 /* Failures with an identity across processes (record.h: cls__seen).
@@ -32,7 +32,7 @@ struct cls__failure *cls__failure_known(cls_context *ctx, const struct cls__fail
                                         bool *seen);
 void cls__failure_seen(cls_context *ctx, struct cls__failure *f);
 /* Failure i of a report, as the report copied it (NULL past the end):
- * what src/mpi/wire.c puts on the wire. */
+ * what src/wire/wire.c puts on the wire. */
 const struct cls__failure *cls__report_record(const cls_report *r, size_t i);
 
 /* A binding as the store sees it: a resolved slot and its access. */

@@ -38,7 +38,7 @@ struct cls__skip {
   char kernel[CLS__NAME_MAX];
   int origin;                   /* rank + 1 of the process the launches ran
                                    in (a chain that came with a record,
-                                   src/mpi/wire.c); 0: this one; -1:
+                                   src/wire/wire.c); 0: this one; -1:
                                    another, of unknown rank */
 };
 
@@ -67,7 +67,7 @@ struct cls__failure {
   uint64_t dropped;             /* launches past the stored entries */
   size_t nskips;
   struct cls__skip skips[CLS__MAX_SKIP_ENTRIES];
-  /* A failure that came from another process (src/mpi/wire.c): the rank
+  /* A failure that came from another process (src/wire/wire.c): the rank
    * + 1 of the process its root happened in; 0: this one; -1: another
    * process whose rank is not known. */
   int origin;

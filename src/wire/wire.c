@@ -2,13 +2,13 @@
  * (<clstream/wire.h>): the record's wire form, the read that gives bytes or
  * a record, and the write that makes a buffer take a record.  In
  * libclstream (it needs the failure store); the MPI binding
- * (libclstream-mpi, the other files of src/mpi/) calls only the public API.
+ * (libclstream-mpi, mpi/ at the top of the tree) calls only the public API.
  * Off every path of a program that does not use it. */
 #include "core/refusal.h"
 #include "failure/failure.h"
 #include "memory/handle.h"
-#include "mpi/record.h"
 #include "stream/pool.h"
+#include "wire/record.h"
 
 #include <clstream/wire.h>
 #include <stdarg.h>

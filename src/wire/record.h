@@ -1,4 +1,4 @@
-/* Internal: the failure record on the wire (src/mpi/wire.c, <clstream/wire.h>):
+/* Internal: the failure record on the wire (wire.c, <clstream/wire.h>):
  * plain data, one byte order, one build.  Here so that tests/test-wire.c
  * can forge records field by field. */
 #ifndef CLS_WIRE_RECORD_H

@@ -1,6 +1,6 @@
 /* libclstream-mpi: the public send and receive calls, blocking and not.
  * A blocking call is its non-blocking one and the wait: one path. */
-#include "mpi/endpoint.h"
+#include "endpoint.h"
 
 #include <sched.h>
 #include <stdio.h>

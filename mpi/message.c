@@ -1,7 +1,7 @@
 /* libclstream-mpi: the message of one send (endpoint.h): the region's
  * bytes, or the failure record that replaces them, behind a header; and
  * what a receive makes of it. */
-#include "mpi/endpoint.h"
+#include "endpoint.h"
 
 #include <stdio.h>
 #include <stdlib.h>

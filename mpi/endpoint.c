@@ -2,7 +2,7 @@
  * a communicator, with its requests and their pinned staging memory
  * (endpoint.h).  Requests are reused: after the first few, a transfer
  * allocates nothing. */
-#include "mpi/endpoint.h"
+#include "endpoint.h"
 
 #include <stdio.h>
 #include <stdlib.h>
