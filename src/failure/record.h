@@ -21,7 +21,7 @@
 #define CLS__NAME_MAX 48
 /* A record's message: room for a refusal's whole text with long kernel and
  * argument names and its fix (a record is made on a failure only; the wire
- * form, src/mpi/wire.c, holds it within CLS_WIRE_RECORD_MAX). */
+ * form, src/wire/wire.c, holds it within CLS_WIRE_RECORD_MAX). */
 #define CLS__MESSAGE_MAX 1024
 
 struct cls__skip {
