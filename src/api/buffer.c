@@ -3,7 +3,7 @@
  * through cls__run like every other command. */
 #include "core/command.h"
 #include "core/refusal.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
 #include "guard/guard.h"
 #include "memory/memory.h"
 #include "stream/pool.h"
@@ -71,10 +71,10 @@ CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size) {
 
 /* F12: a refused write leaves its record on its destination `d`, the slot
  * of handle `dst` (resolved: a bad destination is no refusal to record). */
-static int refused(cls_context *ctx, const char *op, int stream, cls_buffer dst,
+static int refused(cls_context *ctx, const struct cls__cmd *cmd, int stream, cls_buffer dst,
                    struct cls__slot *d, int rc) {
   struct cls__binding b = {dst, d, CLS_WRITE};
-  struct cls__refusal r = {.op = op, .stream = stream};
+  struct cls__refusal r = {.kind = cmd->kind, .op = cmd->op, .stream = stream};
   return cls__refused(ctx, &r, &b, 1, rc);
 }
 
@@ -101,7 +101,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, "upload", stream, dst, d, rc);
+  rc = refused(ctx, &cmd, stream, dst, d, rc);
   goto out;
 }
 
@@ -145,7 +145,7 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
   rc = cls__run(ctx, &cmd, pending, report);
   if (rc < 0) {
     if (pending)
-      cls__inflight_forget_read(ctx, pending);
+      cls__log_forget_read(ctx, pending);
     free(pending);
     goto out;
   }
@@ -229,7 +229,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, "copy", stream, dst, d, rc);
+  rc = refused(ctx, &cmd, stream, dst, d, rc);
   goto out;
 }
 
@@ -271,7 +271,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, "fill", stream, dst, d, rc);
+  rc = refused(ctx, &cmd, stream, dst, d, rc);
   goto out;
 }
 

@@ -6,7 +6,8 @@
 #include "device/quirks.h"
 #include "failure/attribution.h"
 #include "driver/driver.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
+#include "failure/replay.h"
 #include "guard/guard.h"
 #include "stream/deadline.h"
 #include "memory/memory.h"
@@ -89,7 +90,7 @@ static int start_trace(cls_context *ctx, const struct cls_context_options *opts,
   snprintf(driver, sizeof driver, "%s%s%s", ctx->driver_ops->name, params ? ":" : "",
            params ? params : "");
   struct cls__trace_meta meta = {ctx->info.device_name, driver, cls_version_string()};
-  int rc = cls__trace_open(&ctx->trace, path, &meta, &ctx->log);
+  int rc = cls__trace_open(&ctx->trace, path, &meta, &ctx->logger);
   if (rc < 0)
     return rc;
   trace_calibrate(ctx);
@@ -114,7 +115,7 @@ static int start_streams(cls_context *ctx, const struct cls_context_options *opt
   int rc = cls__pool_init(ctx, factory, fdata);
   if (rc < 0)
     return rc;
-  cls__failures_init(&ctx->failures, &ctx->log);
+  cls__failures_init(&ctx->failures, &ctx->logger);
   if ((rc = cls__driver_create(ctx, params, factory, factory == &cls__fault_factory)) < 0) {
     cls__failures_fini(&ctx->failures);
     return rc;
@@ -141,9 +142,9 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
     rc = cls__error(CLS_ENOMEM, 0, "creating the context lock failed");
     goto fail_lock;
   }
-  cls__logger_init(&ctx->log);
+  cls__logger_init(&ctx->logger);
   const char *lvl = getenv("CLS_LOG");
-  if (lvl && *lvl && (rc = cls__log_level_parse(lvl, &ctx->log.level)) < 0)
+  if (lvl && *lvl && (rc = cls__log_level_parse(lvl, &ctx->logger.level)) < 0)
     goto fail_config;
   if ((rc = cls__cache_init(&ctx->cache, opts->version >= 2 ? opts->cache_dir : NULL)) < 0)
     goto fail_config;
@@ -339,7 +340,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
       /* Its queue may still run a command past the deadline: releasing the
        * queue would wait for it, so the queue and the memory it may use
        * are left behind (a thread releases the wait's event later). */
-      cls__log(&ctx->log, CLS_LOG_ERRORS,
+      cls__log(&ctx->logger, CLS_LOG_ERRORS,
                "stream %d: work still running after CLS_SYNC_TIMEOUT; its queue and memory "
                "are left unreleased",
                s->id);
@@ -363,7 +364,8 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   cls__trace_close(ctx->trace); /* after the streams: their last device times */
   cls__guard_destroy(ctx);
   cls__failures_fini(&ctx->failures);
-  cls__inflight_fini(ctx);
+  cls__log_fini(ctx);
+  cls__replay_fini(ctx);
   free_reads(ctx);
   cls__programs_fini(ctx);
   clReleaseContext(ctx->clctx);
@@ -443,9 +445,9 @@ CLS_API int cls_set_logger(cls_context *ctx, int level, cls_log_fn fn, void *use
   if (level < CLS_LOG_OFF || level > CLS_LOG_FULL)
     return cls__error(CLS_EINVAL, 0, "cls_set_logger: level %d", level);
   CLS__LOCK(ctx);
-  ctx->log.level = level;
-  ctx->log.fn = fn;
-  ctx->log.user = user;
+  ctx->logger.level = level;
+  ctx->logger.fn = fn;
+  ctx->logger.user = user;
   cls__unlock(ctx);
   return CLS_OK;
 }

@@ -147,7 +147,7 @@ static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t 
 static __attribute__((noinline)) void access_trusted(cls_context *ctx, cls_kernel *k, size_t i) {
   char name[128];
   cls__kernel_arg_name(k, i, name, sizeof name);
-  cls__log(&ctx->log, CLS_LOG_ERRORS,
+  cls__log(&ctx->logger, CLS_LOG_ERRORS,
            "F11: kernel '%s' argument %zu%s%s%s is declared CLS_IN, but its signature lets the "
            "kernel write it (a __global pointer that is not const); clstream trusts the "
            "declaration and orders it as a read. If the kernel only reads it, make it const "

@@ -1,6 +1,6 @@
 /* The stream-level public calls: sync (which ends non-blocking downloads
  * with what F8 found) and statistics. */
-#include "failure/inflight.h"
+#include "failure/poll.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
 
@@ -60,7 +60,7 @@ static int finish_reads(cls_context *ctx, int stream, cls_report **report) {
       continue;
     }
     *pp = r->next;
-    cls__inflight_forget_read(ctx, r);
+    cls__log_forget_read(ctx, r);
     if (r->failure) {
       if (nfound < 64)
         found[nfound++] = r->failure; /* the reference moves to found */

@@ -19,7 +19,8 @@
 #include "core/program.h"
 #include "driver/driver.h"
 #include "order/order.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
+#include "failure/replay.h"
 #include "guard/guard.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
@@ -56,6 +57,22 @@ static inline __attribute__((always_inline)) void commit(cls_context *ctx, struc
   }
 }
 
+/* Where cmd stands once it took position `pos` and its writes write stamp
+ * `stamp`: what the F8 log and a failure's record are told of it.
+ * `kernel`: the kernel's name for a launch, else "" (the caller has it at
+ * hand: the hot path computes it once, with the command's name). */
+static inline __attribute__((always_inline)) struct cls__cmd_at
+cmd_at(const struct cls__cmd *cmd, const char *kernel, uint64_t pos, uint64_t stamp) {
+  return (struct cls__cmd_at){.stream = cmd->stream->id,
+                              .kind = cmd->kind,
+                              .position = pos,
+                              .stamp = stamp,
+                              .op = cmd->op,
+                              .kernel = kernel,
+                              .bind = cmd->bind,
+                              .nbind = cmd->nbind};
+}
+
 /* F2: the command does not run; its outputs take f, the skip is on f's
  * chain.  No OpenCL call, no allocation (F10). */
 static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct cls__cmd *cmd,
@@ -78,9 +95,9 @@ static inline __attribute__((always_inline)) void skip(cls_context *ctx, struct 
 static __attribute__((noinline)) void skip_in_flight(cls_context *ctx, struct cls__cmd *cmd,
                                                      struct cls__failure *f, const char *name,
                                                      size_t arg, uint64_t pos) {
-  const struct cls__log_entry *last = cls__inflight_newest(ctx);
-  uint64_t since = cls__inflight_oldest_stamp(ctx);
-  bool moves = false, overwrites = false, covered = cls__inflight_writes_only(last);
+  const struct cls__log_entry *last = cls__log_newest(ctx);
+  uint64_t since = cls__log_oldest_stamp(ctx);
+  bool moves = false, overwrites = false, covered = cls__log_writes_only(last);
   for (size_t i = 0; i < cmd->nbind; i++) {
     const struct cls__binding *b = &cmd->bind[i];
     if (arg == CLS__FIRST_FAILED && (b->access & CLS_READ) && b->slot->failure)
@@ -94,17 +111,22 @@ static __attribute__((noinline)) void skip_in_flight(cls_context *ctx, struct cl
       covered &= b->slot->write_stamp == last->stamp;
     }
   }
-  int id = cmd->stream->id;
   if (moves) {
     uint64_t stamp = cls__propagate_writes(ctx, f, cmd->bind, cmd->nbind);
-    cls__inflight_skipped(ctx, f, arg, id, pos, stamp, cmd->op, name, cmd->bind, cmd->nbind);
+    const struct cls__cmd_at at = cmd_at(cmd, cmd->kind == CLS__CMD_LAUNCH ? name : "", pos, stamp);
+    if (cls__replay_skipped(ctx, f, arg, &at)) /* the log is full: learn what finished */
+      cls__poll_all(ctx, false);
     return;
   }
-  uint64_t stamp = cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, id, pos, cmd->bind, cmd->nbind);
-  if (covered && overwrites) /* the newest entry took these buffers out already */
-    cls__inflight_restamp(ctx, stamp);
-  else if (overwrites)
-    cls__inflight_overwritten(ctx, id, pos, stamp, cmd->op, name, cmd->bind, cmd->nbind);
+  uint64_t stamp = cls__propagate(ctx, f, CLS_SKIP_SKIPPED, name, cmd->stream->id, pos, cmd->bind,
+                                  cmd->nbind);
+  if (covered && overwrites) { /* the newest entry took these buffers out already */
+    cls__log_restamp(ctx, stamp);
+  } else if (overwrites) {
+    const struct cls__cmd_at at = cmd_at(cmd, cmd->kind == CLS__CMD_LAUNCH ? name : "", pos, stamp);
+    if (cls__replay_overwritten(ctx, &at))
+      cls__poll_all(ctx, false);
+  }
 }
 
 /* The trace's instant for the skip just made (at s->issued). */
@@ -151,7 +173,7 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
   if (cmd->kind == CLS__CMD_READ)
     return cls__read_report(ctx, cmd->op, cmd->stream->id, &cmd->bind[0].handle, 1, report);
   const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
-  if (__builtin_expect(ctx->inflight_len != 0, 0)) {
+  if (__builtin_expect(ctx->log.len != 0, 0)) {
     skip_in_flight(ctx, cmd, found, name, CLS__FIRST_FAILED, ++cmd->stream->issued);
     cmd->stream->stats.skips++;
   } else {
@@ -330,7 +352,10 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                    cls_report **report) {
   struct cls__stream *s = cmd->stream;
   const struct cls_driver_ops *d = ctx->driver_ops;
-  const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
+  /* Its name (in chains and messages) and its kernel's (in records). */
+  const char *name = cmd->op, *kernel = "";
+  if (cmd->kind == CLS__CMD_LAUNCH)
+    name = kernel = cmd->kcmd.name;
   int rc;
   if (__builtin_expect(ctx->checks != 0, 0) && (rc = checks_before(ctx, cmd)) != CLS_OK) {
     struct cls__failure *found = rc == CLS__RETRY ? cls__read_failure(ctx, s->id, cmd->bind,
@@ -347,7 +372,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
       /* Its program never built: the launch cannot run, and its outputs
        * carry the build failure (with the log) to whoever reads them. */
-      if (ctx->inflight_len) { /* an input failure found later decides: F2 comes first */
+      if (ctx->log.len) { /* an input failure found later decides: F2 comes first */
         skip_in_flight(ctx, cmd, cmd->kernel->prog->build_failure, name, CLS__NO_ARG,
                        ++s->issued);
         s->stats.skips++;
@@ -379,7 +404,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     prov->stream = s->id;
     prov->position = pos;
   }
-  cls__log(&ctx->log, CLS_LOG_FULL, "stream %d: %s%s%s, %zu bindings, %u waits", s->id, cmd->op,
+  cls__log(&ctx->logger, CLS_LOG_FULL, "stream %d: %s%s%s, %zu bindings, %u waits", s->id, cmd->op,
            cmd->kind == CLS__CMD_LAUNCH ? " of " : "", cmd->kind == CLS__CMD_LAUNCH ? name : "",
            cmd->nbind, cmd->nwait);
   cmd->seq = s->submitted + 1;
@@ -390,7 +415,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                                   ? late_input_failure(ctx, cmd, prov, &arg)
                                   : NULL;
     if (in) {
-      if (ctx->inflight_len)
+      if (ctx->log.len)
         skip_in_flight(ctx, cmd, in, name, arg, pos);
       else
         cls__propagate(ctx, in, CLS_SKIP_SKIPPED, name, s->id, pos, cmd->bind, cmd->nbind);
@@ -409,9 +434,10 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (lost)
       snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu: ", s->id,
                (unsigned long long)s->generation);
-    struct cls__failure *f = cls__failure_mint(
-        ctx, status, crc, cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : "", s->id, pos, false,
-        "%senqueue of %s failed: %s", lost_as, name, cls_cl_status_name(crc));
+    struct cls__cmd_at at = cmd_at(cmd, kernel, pos, 0);
+    struct cls__failure *f = cls__failure_mint(ctx, status, crc, &at, false,
+                                               "%senqueue of %s failed: %s", lost_as, name,
+                                               cls_cl_status_name(crc));
     if (f) /* out of memory: the provisional record stays, reads still fail */
       cls__exit_write(prov, cmd->bind, cmd->nbind, f);
     if (ctx->trace)
@@ -419,10 +445,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                          f ? f->message : "enqueue failed");
     cls__failure_unref(f);
     /* An earlier failure found later may turn out to have been its input. */
-    uint64_t stamp = cls__stamp_writes(ctx, cmd->bind, cmd->nbind);
-    if (ctx->inflight_len &&
-        cls__inflight_add(ctx, CLS__ENTRY_FAILED, s->id, 0, pos, stamp, cmd->op, name, cmd->bind,
-                        cmd->nbind, NULL) > 0)
+    at.stamp = cls__stamp_writes(ctx, cmd->bind, cmd->nbind);
+    if (ctx->log.len && cls__log_add(ctx, CLS__ENTRY_FAILED, 0, &at, NULL) > 0)
       cls__poll_all(ctx, false);
     if (lost) {
       ctx->lost_mask |= 1ull << s->id;
@@ -439,15 +463,15 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     commit(ctx, cmd, prov, stamp, NULL); /* finished already: the caller checks what it read */
     return CLS_OK;
   }
+  const struct cls__cmd_at at = cmd_at(cmd, kernel, pos, stamp);
   struct cls__log_entry *e =
-      cls__inflight_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, s->id, cmd->seq, pos,
-                            stamp, cmd->op, name, pending, cmd->nbind);
+      cls__log_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, cmd->seq, &at, pending);
   commit(ctx, cmd, prov, stamp, e);
   if (ctx->guard)
     cls__guard_committed(ctx, cmd, pos);
   if (!e)
     return CLS_ENOMEM; /* the log could not grow; the command runs */
-  if (cls__inflight_commit(ctx))
+  if (cls__log_commit(ctx))
     cls__poll_all(ctx, false);
   return CLS_OK;
 }

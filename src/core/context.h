@@ -67,7 +67,7 @@ struct cls_context {
   unsigned long long page_bytes; /* device memory held in pages */
   struct cls_quirks quirks;      /* the device's, probed once per process
                                     (quirks.c); fixed after creation */
-  struct cls__logger log;
+  struct cls__logger logger; /* diagnostics (CLS_LOG) */
   struct cls__fault_config *faults; /* owned; NULL: none */
   struct cls__fault_data fault_data; /* the fault factory's data */
   /* The timeline trace (src/trace/trace.h); NULL: not tracing, and then
@@ -80,18 +80,23 @@ struct cls_context {
   struct cls__failures failures;
   struct cls_program *programs;
   struct cls__cache cache;       /* the persistent program cache */
-  /* F8: launches and reads still in flight, in submission order. */
-  struct cls__log_entry *inflight;
-  size_t inflight_head, inflight_len, inflight_cap;
-  size_t inflight_causes;  /* entries holding a cause: with none, a log
+  /* F8: the log of the commands in flight, in submission order
+   * (src/failure/log.h). */
+  struct cls__log {
+    struct cls__log_entry *ring; /* the capacity is a power of two */
+    size_t head, len, cap;
+    size_t causes;         /* entries holding a cause: with none, a log
                               whose streams all finished drops at once */
-  /* Bindings of entries with more than fit in one: CLS_MAX_ARGS for each
-   * position of the log, allocated once the first such entry comes. */
-  struct cls__log_binding *inflight_overflow;
+    /* Bindings of entries with more than fit in one: CLS_MAX_ARGS for
+     * each position of the log, allocated once the first such entry
+     * comes. */
+    struct cls__log_binding *overflow;
+  } log;
   /* Non-blocking downloads waiting for a sync. */
   struct cls__pending_read *reads; /* list, newest first */
   uint64_t stamp;          /* last write stamp given out */
-  /* Scratch for F8 replay; reused, never shrunk. */
+  /* Scratch for the F8 replay (src/failure/replay.c); reused, never
+   * shrunk. */
   /* by handle, not slot: a buffer freed during the replay's window still
    * carries the taint to what read it */
   struct cls__taint { cls_buffer handle; uint64_t stamp; } *taint_set;

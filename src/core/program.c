@@ -36,9 +36,9 @@ static char *dupstr(const char *s, size_t n) {
 static void remember_failure(cls_context *ctx, struct cls_program *p, cl_int rc,
                              const char *log) {
   p->build_detail = strdup(cls_last_error_detail());
-  p->build_failure = cls__failure_mint(ctx, CLS_EBUILD, rc, "build", "", -1, 0, false,
-                                       "program build failed (%s) with options '%s'",
-                                       cls_cl_status_name(rc), p->options);
+  p->build_failure = cls__failure_mint(
+      ctx, CLS_EBUILD, rc, &(struct cls__cmd_at){.stream = -1, .op = "build", .kernel = ""},
+      false, "program build failed (%s) with options '%s'", cls_cl_status_name(rc), p->options);
   if (p->build_failure && log && log[0]) {
     size_t n = strlen(log);
     if (n > LOG_EXCERPT)
@@ -70,7 +70,7 @@ static bool from_cache(cls_context *ctx, struct cls_program *p, const struct cls
   unsigned char *bin = NULL;
   size_t len = 0;
   double t0 = now_ms();
-  if (!cls__cache_load(&ctx->cache, &ctx->log, k, &bin, &len))
+  if (!cls__cache_load(&ctx->cache, &ctx->logger, k, &bin, &len))
     return false;
   cl_int rc, status = CL_SUCCESS;
   const unsigned char *b = bin;
@@ -82,7 +82,7 @@ static bool from_cache(cls_context *ctx, struct cls_program *p, const struct cls
   free(bin);
   if (rc == CL_SUCCESS) {
     ctx->cache.hits++;
-    cls__log(&ctx->log, CLS_LOG_STREAMS, "program cache hit: %zu-byte binary in %s (%.1f ms)",
+    cls__log(&ctx->logger, CLS_LOG_STREAMS, "program cache hit: %zu-byte binary in %s (%.1f ms)",
              len, ctx->cache.dir, now_ms() - t0);
     return true;
   }
@@ -92,7 +92,7 @@ static bool from_cache(cls_context *ctx, struct cls_program *p, const struct cls
   cls__cache_drop(&ctx->cache, k);
   ctx->cache.refused = true;
   if (!ctx->cache.said_binary)
-    cls__log(&ctx->log, CLS_LOG_STREAMS,
+    cls__log(&ctx->logger, CLS_LOG_STREAMS,
              "program cache: '%s' does not load a stored binary (%s); building from source "
              "from now on",
              ctx->info.device_name, cls_cl_status_name(rc));
@@ -113,8 +113,8 @@ static void to_cache(cls_context *ctx, struct cls_program *p, const struct cls__
     return; /* the vendor gives no binary: nothing to keep */
   }
   uint64_t stores = ctx->cache.stores;
-  cls__cache_store(&ctx->cache, &ctx->log, k, bin, len);
-  cls__log(&ctx->log, CLS_LOG_STREAMS, "program cache miss: built from source in %.1f ms%s%s",
+  cls__cache_store(&ctx->cache, &ctx->logger, k, bin, len);
+  cls__log(&ctx->logger, CLS_LOG_STREAMS, "program cache miss: built from source in %.1f ms%s%s",
            ms, ctx->cache.stores > stores ? ", stored in " : "",
            ctx->cache.stores > stores ? ctx->cache.dir : "");
   free(bin);
@@ -140,7 +140,7 @@ static int build(cls_context *ctx, struct cls_program *p) {
    * (docs/cache.md, "The key"). */
   if (cache && cls__cache_reads_files(&key)) {
     cache = false;
-    cls__log(&ctx->log, CLS_LOG_STREAMS,
+    cls__log(&ctx->logger, CLS_LOG_STREAMS,
              "program cache: not used: the program can include files (#include, -include); "
              "building from source");
   }
@@ -413,7 +413,7 @@ static uint16_t type_code(const char *t) {
  * (said once per context). */
 static void access_unchecked(cls_context *ctx, const struct cls_kernel *k) {
   if (!ctx->said_no_access_info)
-    cls__log(&ctx->log, CLS_LOG_ERRORS,
+    cls__log(&ctx->logger, CLS_LOG_ERRORS,
              "kernel '%s': the device gives no argument info; declared buffer access is "
              "trusted, not checked (F11), and CLS_ARG means read-write",
              k->name);

@@ -3,7 +3,7 @@
 #include "core/refusal.h"
 #include "core/program.h"
 #include "failure/failure.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
@@ -38,27 +38,31 @@ int cls__refused(cls_context *ctx, const struct cls__refusal *r, const struct cl
   struct cls__stream *s = (unsigned)r->stream < CLS_MAX_STREAMS
                               ? cls__stream_get(ctx, r->stream, &err)
                               : NULL;
-  uint64_t pos = s ? ++s->issued : 0;
-  const char *kernel = r->kernel ? r->kernel : "";
+  struct cls__cmd_at at = {.stream = r->stream,
+                           .kind = r->kind,
+                           .position = s ? ++s->issued : 0,
+                           .op = r->op,
+                           .kernel = r->kernel ? r->kernel : "",
+                           .bind = dst,
+                           .nbind = n};
   struct cls__failure *f = cls__failure_mint(
-      ctx, rc, 0, r->op, kernel, r->stream, pos, false, "%s%s%s%s on stream %d refused: %s: %s",
-      r->op, r->kernel ? " of '" : "", kernel, r->kernel ? "'" : "", r->stream, cls_err_name(rc),
+      ctx, rc, 0, &at, false, "%s%s%s%s on stream %d refused: %s: %s", r->op,
+      r->kernel ? " of '" : "", at.kernel, r->kernel ? "'" : "", r->stream, cls_err_name(rc),
       detail);
   if (ctx->trace)
-    trace_refusal(ctx, r, pos, f ? f->message : detail);
+    trace_refusal(ctx, r, at.position, f ? f->message : detail);
   if (f) {
     for (size_t i = 0; i < n; i++)
       if (dst[i].access & CLS_WRITE)
         cls__slot_set_failure(dst[i].slot, f);
     /* A newer write than anything in flight: an earlier failure found
      * later (F8) leaves this record in place, as it does a skip's. */
-    uint64_t stamp = cls__stamp_writes(ctx, dst, n);
+    at.stamp = cls__stamp_writes(ctx, dst, n);
     /* Logged while commands are in flight, so that a replay sees these
      * writes in order (they take buffers out of its set), and never moved:
      * the entry reads nothing. */
-    if (ctx->inflight_len &&
-        cls__inflight_add(ctx, CLS__ENTRY_FAILED, s ? s->id : 0, 0, pos, stamp, r->op,
-                          r->kernel ? r->kernel : r->op, dst, n, NULL) > 0)
+    at.stream = s ? s->id : 0;
+    if (ctx->log.len && cls__log_add(ctx, CLS__ENTRY_FAILED, 0, &at, NULL) > 0)
       cls__poll_all(ctx, false);
     cls__failure_unref(f);
   }
@@ -76,7 +80,8 @@ static bool may_write(const struct cls_kernel *k, size_t i, const cls_arg *a) {
 
 int cls__refused_launch(cls_context *ctx, const struct cls_kernel *k, int stream, size_t nargs,
                         const cls_arg *args, int rc) {
-  struct cls__refusal r = {.op = "launch", .kernel = k ? k->name : NULL, .stream = stream};
+  struct cls__refusal r = {
+      .kind = CLS__CMD_LAUNCH, .op = "launch", .kernel = k ? k->name : NULL, .stream = stream};
   /* A count no array can have (nargs * sizeof *args would wrap) says
    * nothing of what `args` holds: nothing of it is read.  It also keeps
    * the multiplication below from wrapping (sizeof *dst < sizeof *args). */

@@ -13,10 +13,13 @@
 
 struct cls__binding;
 
-/* What was refused: the operation ("launch", "upload", "copy", "fill"),
- * the kernel's name for a launch (NULL: not known, e.g. an invalid kernel
- * handle), and the stream as the caller gave it (it may be invalid). */
+/* What was refused: the command's kind (enum cls__cmd_kind; 0 for none
+ * of them, e.g. a receive), the operation ("launch", "upload", "copy",
+ * "fill"), the kernel's name for a launch (NULL: not known, e.g. an
+ * invalid kernel handle), and the stream as the caller gave it (it may be
+ * invalid). */
 struct cls__refusal {
+  int kind;
   const char *op;
   const char *kernel;
   int stream;

@@ -4,7 +4,7 @@
  * (src/failure), the stream factory (src/factory). */
 #include "driver/driver.h"
 #include "factory/enqueue.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
 #include "order/order.h"
 #include "util/parse.h"
 
@@ -145,7 +145,7 @@ CLS_API void cls_driver_log_error(struct cls_driver *d, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  cls__log(&d->ctx->log, CLS_LOG_ERRORS, "%s", line);
+  cls__log(&d->ctx->logger, CLS_LOG_ERRORS, "%s", line);
 }
 
 /* The public reader keeps the position and the keys seen; each call

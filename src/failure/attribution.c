@@ -65,7 +65,7 @@ void cls__attribution_choose(cls_context *ctx, int precise, unsigned every, bool
     ctx->attribution_why = "ranged: this device fails the rest of a queue behind a failed "
                            "command (quirk queue_poisoned); CLS_PRECISE=1 pins failures";
   }
-  cls__log(&ctx->log, CLS_LOG_STREAMS, "attribution %s (every %u commands at most)",
+  cls__log(&ctx->logger, CLS_LOG_STREAMS, "attribution %s (every %u commands at most)",
            ctx->attribution_why, ctx->event_every);
 }
 

@@ -4,7 +4,6 @@
  * the failure table through the context, so every driver shares it
  * unchanged. */
 #include "failure/failure.h"
-#include "failure/inflight.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
 
@@ -39,31 +38,31 @@ static void log_failure(cls_context *ctx, struct cls__failure *f) {
     snprintf(origin, sizeof origin, "on rank %d: ", f->origin - 1);
   else if (f->origin < 0)
     snprintf(origin, sizeof origin, "in another process: ");
-  cls__log(&ctx->log, CLS_LOG_ERRORS, "%s%s%s%s in %s%s%s%s%s: %s",
+  cls__log(&ctx->logger, CLS_LOG_ERRORS, "%s%s%s%s in %s%s%s%s%s: %s",
            f->async ? "async failure: " : "failure: ", origin, cls_err_name(f->status), cl,
            f->operation,
            f->kernel[0] ? " of '" : "", f->kernel, f->kernel[0] ? "'" : "", where, f->message);
 }
 
 struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_status,
-                                       const char *op, const char *kernel, int stream,
-                                       uint64_t position, bool async, const char *fmt, ...) {
+                                       const struct cls__cmd_at *at, bool async,
+                                       const char *fmt, ...) {
   struct cls__failure *f = cls__failure_new();
   if (!f)
     return NULL;
   f->status = status;
   f->cl_status = cl_status;
-  f->operation = op;
-  cls__copy_name(f->kernel, kernel);
-  f->stream = stream;
-  f->position = position;
+  f->operation = at->op;
+  cls__copy_name(f->kernel, at->kernel);
+  f->stream = at->stream;
+  f->position = at->position;
   f->async = async;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(f->message, sizeof f->message, fmt, ap);
   va_end(ap);
   table(ctx)->minted++;
-  struct cls__stream *s = cls__stream_peek(ctx, stream);
+  struct cls__stream *s = cls__stream_peek(ctx, at->stream);
   if (s) {
     s->stats.failures++;
     f->generation = s->generation;
@@ -196,7 +195,8 @@ struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, 
   struct cls__failure *f = slot->failure;
   if (f == &cls__never_written) {
     int st = cls__handle_stream(h);
-    f = cls__failure_mint(ctx, CLS_ETAINTED, 0, "alloc", "", st, 0, false,
+    f = cls__failure_mint(ctx, CLS_ETAINTED, 0,
+                          &(struct cls__cmd_at){.op = "alloc", .kernel = "", .stream = st}, false,
                           "buffer of %zu byte%s allocated on stream %d was never written",
                           slot->size, slot->size == 1 ? "" : "s", st);
     if (!f)

@@ -1,22 +1,47 @@
 /* Internal: the failure store -- rules F1-F5, F9 and F10 on the
  * context's buffers: minting roots, the check before a command (F2), the
  * write scope (F3/F4), and the report of a read (F5).  Asynchronous
- * failures (F8) are inflight.h's.  Written once for every driver: a
- * driver never touches a failure record. */
+ * failures (F8) are the log's (log.h, replay.h, poll.h).  Written once for
+ * every driver: a driver never touches a failure record. */
 #ifndef CLS_FAILURE_H
 #define CLS_FAILURE_H
 
 #include "core/context.h"
+#include "factory/call.h"
 #include "failure/record.h"
 
-/* Mints a new root failure with one reference held by the caller, and logs
- * it (F9).  async: found after the enqueue (F8).  NULL only when out of host memory. */
-struct cls__failure *cls__failure_mint(cls_context *ctx, int status,
-                                       cl_int cl_status, const char *op,
-                                       const char *kernel, int stream,
-                                       uint64_t position, bool async,
+/* A binding as the store sees it: a resolved slot and its access. */
+struct cls__binding {
+  cls_buffer handle;
+  struct cls__slot *slot;
+  int access;                   /* enum cls_access */
+};
+
+/* A command where it stands: what the command path hands the F8 log
+ * (log.h, replay.h) and what a failure's record names (cls__failure_mint,
+ * which reads op, kernel, stream and position only).  Built on the
+ * caller's stack for one call; nothing keeps a pointer to it. */
+struct cls__cmd_at {
+  int stream;                   /* its stream's id (-1: none) */
+  int kind;                     /* enum cls__cmd_kind; 0: none of them (a
+                                   refused receive, a build) */
+  uint64_t position;            /* the stream's issued count it took */
+  uint64_t stamp;               /* the write stamp its writes got */
+  const char *op;               /* "launch", "upload", ... */
+  const char *kernel;           /* the kernel's name for a launch, else ""
+                                   (also when not known); lives as long as
+                                   the context */
+  const struct cls__binding *bind; /* argument order */
+  size_t nbind;
+};
+
+/* Mints a new root failure of command `at` with one reference held by the
+ * caller, and logs it (F9).  async: found after the enqueue (F8).  NULL
+ * only when out of host memory. */
+struct cls__failure *cls__failure_mint(cls_context *ctx, int status, cl_int cl_status,
+                                       const struct cls__cmd_at *at, bool async,
                                        const char *fmt, ...)
-    __attribute__((format(printf, 9, 10)));
+    __attribute__((format(printf, 6, 7)));
 
 /* A record the caller filled itself (a failure that came from another
  * process, src/wire/wire.c) becomes the context's: counted and logged (F9)
@@ -34,13 +59,6 @@ void cls__failure_seen(cls_context *ctx, struct cls__failure *f);
 /* Failure i of a report, as the report copied it (NULL past the end):
  * what src/wire/wire.c puts on the wire. */
 const struct cls__failure *cls__report_record(const cls_report *r, size_t i);
-
-/* A binding as the store sees it: a resolved slot and its access. */
-struct cls__binding {
-  cls_buffer handle;
-  struct cls__slot *slot;
-  int access;                   /* enum cls_access */
-};
 
 /* F2: the failure carried by the first read binding (argument order) that
  * carries one, or NULL.  A "never written" slot gets its record minted

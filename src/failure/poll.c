@@ -1,33 +1,106 @@
 /* Learning what finished: where failures found after the enqueue enter
  * the failure store (F8).  The driver polls a stream's backend; each
- * command it reports failed is replayed over the in-flight log
- * (inflight.c), and entries known complete leave the log. */
-#include "failure/inflight.h"
+ * command it reports failed is replayed over the log (replay.c), once the
+ * streams with earlier commands in flight have been polled too, and
+ * entries known complete leave the log (log.c).  A report waits here for
+ * the failures it names to settle. */
+#include "failure/poll.h"
+#include "failure/replay.h"
 #include "driver/driver.h"
+#include "driver/ops.h"
+#include "memory/handle.h"
 #include "stream/pool.h"
 #include "stream/deadline.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* Backends whose poll is running on this thread (a failure reported from
+ * inside a poll has other streams polled first): never polled again until
+ * it returns. */
+static _Thread_local struct {
+  size_t n;
+  void *backend[CLS_MAX_STREAMS + 1];
+} polling;
+
+static bool is_polling(void *backend) {
+  for (size_t i = 0; i < polling.n; i++)
+    if (polling.backend[i] == backend)
+      return true;
+  return false;
+}
+
+/* Failures are applied in log order, not in the order polls find them: the
+ * root of a failure found now may have run on the output of an earlier
+ * command on another stream whose failure its poll has not reported yet
+ * (the root waited for it, so it has finished).  Then that failure comes
+ * first and the root counts as skipped on it.  So before applying a
+ * failure, the other streams with earlier commands in flight are polled. */
+static void poll_earlier(cls_context *ctx, size_t k) {
+  struct cls__stream *rs = cls__stream_peek(ctx, cls__log_at(ctx, k)->stream);
+  if (!rs || polling.n == CLS_MAX_STREAMS + 1)
+    return;
+  size_t mark = polling.n;
+  polling.backend[polling.n++] = rs->backend;
+  for (size_t i = 0; i < k && i < ctx->log.len; i++) {
+    struct cls__log_entry *e = cls__log_at(ctx, i);
+    struct cls__stream *p = cls__stream_peek(ctx, e->stream);
+    if (e->kind == CLS__ENTRY_FAILED || e->kind == CLS__ENTRY_SKIPPED || !p ||
+        p->completed >= e->seq || is_polling(p->backend) ||
+        polling.n == CLS_MAX_STREAMS + 1)
+      continue;
+    polling.backend[polling.n++] = p->backend;
+    uint64_t completed = p->completed;
+    ctx->driver_ops->poll(ctx->driver, &p->pub, false);
+    if (p->completed < completed)
+      p->completed = completed;
+  }
+  polling.n = mark;
+}
+
+/* poll_earlier for the oldest logged command of parts[0..n).  False when
+ * none of them is logged: then there is nothing to replay (a blocking read
+ * checks its own status).  The replay looks for it again: the polls may
+ * have pruned the log's head. */
+static bool poll_before(cls_context *ctx, const struct cls__range_part *parts, size_t n) {
+  size_t k = cls__log_find(ctx, parts, n);
+  if (k == ctx->log.len)
+    return false;
+  poll_earlier(ctx, k);
+  return true;
+}
+
+/* Command `seq` of `stream` failed with `cl_status` after its enqueue. */
+static void failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status, bool deferred) {
+  if (poll_before(ctx, &(struct cls__range_part){stream, seq, seq}, 1))
+    cls__replay_failed(ctx, stream, seq, cl_status, deferred);
+}
+
+struct cls__failure *cls__poll_failed_as(cls_context *ctx, int stream, uint64_t seq,
+                                         int status, const char *detail, cls_buffer wrote) {
+  if (!poll_before(ctx, &(struct cls__range_part){stream, seq, seq}, 1))
+    return NULL;
+  return cls__replay_failed_as(ctx, stream, seq, status, detail, wrote);
+}
+
 /* A failure that says the queue is lost, with relocation on: the command
  * takes the lost failure (F8 carries it), and the stream moves at the next
  * safe point (cls__relocate_lost: no driver call is then in progress). */
 static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream *s, uint64_t seq,
                                            cl_int status, bool deferred) {
-  const struct cls__log_entry *e = cls__inflight_oldest(ctx, s->id, seq - 1);
+  const struct cls__log_entry *e = cls__log_oldest(ctx, s->id, seq - 1);
   if (!e || e->seq != seq) {
-    cls__inflight_failed(ctx, s->id, seq, status, deferred);
+    failed(ctx, s->id, seq, status, deferred);
   } else {
-    bool launch = strcmp(e->op, "launch") == 0;
+    bool launch = cls__log_launch(e);
     char detail[224];
     snprintf(detail, sizeof detail, "lost with stream %d generation %llu: %s of %s %s %s%s", s->id,
              (unsigned long long)s->generation, deferred ? "enqueue" : "command",
              launch ? e->kernel : e->op, deferred ? "failed:" : "failed after its enqueue with",
              cls_cl_status_name(status), deferred ? " (deferred)" : "");
     struct cls__failure *f =
-        cls__inflight_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL, detail,
-                                (cls_buffer){0});
+        cls__poll_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL, detail,
+                            (cls_buffer){0});
     if (f) /* the status the queue gave, as an enqueue failure's record has it */
       f->cl_status = status;
     cls__failure_unref(f);
@@ -44,7 +117,7 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
   if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status))
     lost(ctx, s, seq, status, deferred);
   else
-    cls__inflight_failed(ctx, s->id, seq, status, deferred);
+    failed(ctx, s->id, seq, status, deferred);
 }
 
 void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *streams,
@@ -67,7 +140,8 @@ void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *strea
       ctx->lost_mask |= 1ull << s->id;
     }
   }
-  cls__inflight_failed_parts(ctx, parts, m, status, lost_as);
+  if (poll_before(ctx, parts, m))
+    cls__replay_failed_parts(ctx, parts, m, status, lost_as);
 }
 
 void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t first,
@@ -83,13 +157,13 @@ static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns
    * oldest not known finished. */
   s->hung = true;
   char detail[CLS__MESSAGE_MAX];
-  const struct cls__log_entry *e = cls__inflight_oldest(ctx, s->id, s->completed);
+  const struct cls__log_entry *e = cls__log_oldest(ctx, s->id, s->completed);
   if (!e) {
     snprintf(detail, sizeof detail, "stream %d has not finished after %.3f s (CLS_SYNC_TIMEOUT)",
              s->id, (double)waited_ns / 1e9);
     return cls__error(CLS_ETIMEDOUT, 0, "%s", detail);
   }
-  bool launch = e->kernel[0] && strcmp(e->op, "launch") == 0;
+  bool launch = e->kernel[0] && cls__log_launch(e);
   snprintf(detail, sizeof detail,
            "%s%s%s%s on stream %d at position %llu has not finished after %.3f s "
            "(CLS_SYNC_TIMEOUT)",
@@ -98,7 +172,7 @@ static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns
   if (s->timed_out_seq != e->seq) { /* the same command is not failed twice */
     s->timed_out_seq = e->seq;
     cls__failure_unref(
-        cls__inflight_failed_as(ctx, s->id, e->seq, CLS_ETIMEDOUT, detail, (cls_buffer){0}));
+        cls__poll_failed_as(ctx, s->id, e->seq, CLS_ETIMEDOUT, detail, (cls_buffer){0}));
   }
   return cls__error(CLS_ETIMEDOUT, 0, "%s", detail);
 }
@@ -136,7 +210,7 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
        * block on a queue another stream's running command shares). */
       if (ctx->hooks.polled)
         ctx->hooks.polled(ctx);
-      cls__inflight_prune(ctx);
+      cls__log_prune(ctx);
       return CLS_OK;
     }
     int wrc = wait_for(ctx, s);
@@ -152,7 +226,7 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
     rc = cls__driver_status(ctx, "poll", rc);
   if (ctx->hooks.polled)
     ctx->hooks.polled(ctx); /* guard mode: before the log forgets the launches checked */
-  cls__inflight_prune(ctx);
+  cls__log_prune(ctx);
   return rc;
 }
 
@@ -166,4 +240,41 @@ int cls__poll_all(cls_context *ctx, bool wait) {
         ret = rc;
     }
   return ret;
+}
+
+void cls__poll_settle(cls_context *ctx, const cls_buffer *handles, size_t n) {
+  size_t last = ctx->log.len;
+  for (size_t i = 0; i < ctx->log.len; i++) {
+    const struct cls__log_entry *e = cls__log_at(ctx, i);
+    if (e->kind == CLS__ENTRY_SKIPPED || e->cause)
+      last = i;
+    else if (e->kind == CLS__ENTRY_RUN ||
+             (e->kind == CLS__ENTRY_FAILED && !cls__log_writes_only(e)))
+      /* The root of a failure reported here?  Found after its enqueue, or
+       * its enqueue failed: either way an input's producer logged before
+       * it may have failed too, and would decide. */
+      for (size_t j = 0; j < n; j++) {
+        const struct cls__slot *slot = cls__resolve(ctx, handles[j]);
+        const struct cls__failure *f = slot ? slot->failure : NULL;
+        if (f && f != &cls__never_written && (f->async || e->kind == CLS__ENTRY_FAILED) &&
+            f->stream == e->stream && f->position == e->position) {
+          last = i; /* an input's producer logged before it may have failed too */
+          break;
+        }
+      }
+  }
+  if (last == ctx->log.len)
+    return;
+  uint64_t streams = 0;
+  for (size_t i = 0; i < last; i++) {
+    const struct cls__log_entry *e = cls__log_at(ctx, i);
+    if (e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ)
+      streams |= 1ull << e->stream;
+  }
+  /* Each poll may prune the log: the streams are chosen first. */
+  for (; streams; streams &= streams - 1) {
+    struct cls__stream *p = cls__stream_peek(ctx, __builtin_ctzll(streams));
+    if (p && cls__stream_poll(ctx, p, true) < 0)
+      return; /* a deadline ran out: the report says what is known */
+  }
 }

@@ -34,7 +34,7 @@ struct cls__skip {
   uint64_t stamp;               /* the context's write stamps of its first
                                    launch (chains are kept in that order) */
   uint64_t last;                /* and of its last one an F8 replay put there
-                                   (a launch it may move: inflight.c) */
+                                   (a launch it may move: replay.c) */
   char kernel[CLS__NAME_MAX];
   int origin;                   /* rank + 1 of the process the launches ran
                                    in (a chain that came with a record,

@@ -2,7 +2,7 @@
  * reference to each distinct failure, so it stays valid after the buffers
  * are rewritten, freed, or the context is destroyed. */
 #include "failure/failure.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
 #include "memory/handle.h"
 
 #include <clstream/wire.h>
@@ -165,8 +165,8 @@ int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buf
     return CLS_OK;
   /* The settle waits, and may find a failure on another buffer of this
    * read: the report is sized for what the buffers carry after it. */
-  if (nf && ctx->inflight_len) {
-    cls__inflight_settle(ctx, handles, n);
+  if (nf && ctx->log.len) {
+    cls__poll_settle(ctx, handles, n);
     count_read(ctx, handles, n, &nf, &nbad);
   }
   /* Built even when the caller wants none: the detail is made from it. */

@@ -6,7 +6,7 @@
  * the guards are read. */
 #include "guard/guard.h"
 #include "failure/failure.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
 
@@ -186,8 +186,13 @@ int cls__guard_canary_read(cls_context *ctx, cls_buffer h, struct cls__slot *slo
   if (first == SIZE_MAX)
     return CLS_OK;
   struct cls__failure *f = cls__failure_mint(
-      ctx, CLS_EGUARD, 0, "launch", slot->canary_kernel, slot->canary_stream,
-      slot->canary_position, false,
+      ctx, CLS_EGUARD, 0,
+      &(struct cls__cmd_at){.stream = slot->canary_stream,
+                            .kind = CLS__CMD_LAUNCH,
+                            .position = slot->canary_position,
+                            .op = "launch",
+                            .kernel = slot->canary_kernel},
+      false,
       "guard canary: '%s' declared buffer %#llx CLS_OUT but left %zu of %zu bytes read "
       "unwritten, the first at offset %zu",
       slot->canary_kernel, (unsigned long long)h.bits, unwritten, size, offset + first);
@@ -317,11 +322,15 @@ static void check_buffer(cls_context *ctx, const struct check *first, size_t nca
              " or a later launch up to '%s' on stream %d at position %llu", last->kernel,
              last->stream, (unsigned long long)last->position);
   struct cls__failure *f =
-      cls__inflight_failed_as(ctx, first->stream, first->seq, CLS_EGUARD, detail,
-                              (cls_buffer){0});
+      cls__poll_failed_as(ctx, first->stream, first->seq, CLS_EGUARD, detail, (cls_buffer){0});
   if (!f) /* the launch is no longer logged: the buffer takes it */
-    f = cls__failure_mint(ctx, CLS_EGUARD, 0, "launch", first->kernel, first->stream,
-                          first->position, true, "%s", detail);
+    f = cls__failure_mint(ctx, CLS_EGUARD, 0,
+                          &(struct cls__cmd_at){.stream = first->stream,
+                                                .kind = CLS__CMD_LAUNCH,
+                                                .position = first->position,
+                                                .op = "launch",
+                                                .kernel = first->kernel},
+                          true, "%s", detail);
   if (!f)
     return;
   slot = cls__resolve(ctx, first->h); /* a replay does not free, but be sure */
@@ -429,10 +438,15 @@ static void wrote_input(cls_context *ctx, const struct watch *w, size_t changed,
            w->kernel, w->arg, w->name[0] ? " ('" : "", w->name, w->name[0] ? "')" : "", changed,
            w->size, first, (unsigned long long)w->position, w->stream);
   struct cls__failure *f =
-      cls__inflight_failed_as(ctx, w->stream, w->seq, CLS_EGUARD, detail, w->h);
+      cls__poll_failed_as(ctx, w->stream, w->seq, CLS_EGUARD, detail, w->h);
   if (!f) /* the launch is no longer logged: the buffer takes it */
-    f = cls__failure_mint(ctx, CLS_EGUARD, 0, "launch", w->kernel, w->stream, w->position, true,
-                          "%s", detail);
+    f = cls__failure_mint(ctx, CLS_EGUARD, 0,
+                          &(struct cls__cmd_at){.stream = w->stream,
+                                                .kind = CLS__CMD_LAUNCH,
+                                                .position = w->position,
+                                                .op = "launch",
+                                                .kernel = w->kernel},
+                          true, "%s", detail);
   if (!f)
     return;
   struct cls__slot *slot = cls__resolve(ctx, w->h);

@@ -13,7 +13,7 @@
 #include "memory/memory.h"
 #include "core/program.h"
 #include "driver/ops.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
 #include "guard/guard.h"
 #include "stream/pool.h"
 

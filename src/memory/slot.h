@@ -40,7 +40,7 @@ struct cls__slot {
   int writer;              /* stream of the last write, -1: none */
   uint64_t write_seq;
   uint64_t write_stamp;    /* context-wide order of the last write, skips
-                              included (F8 replay, see inflight.c) */
+                              included (F8 replay, see replay.c) */
   uint64_t read_mask;      /* streams that read since the last write */
   uint64_t read_seq[CLS_MAX_STREAMS];
   int next_free;           /* free-slot list */

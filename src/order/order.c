@@ -2,7 +2,7 @@
  * ordered after, how it waits for them, and what a wait buys. */
 #include "order/order.h"
 #include "driver/ops.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
 
@@ -126,7 +126,7 @@ static int wait_on(cls_context *ctx, struct cls__cmd *cmd, struct cls__stream *p
   if (ctx->trace)
     cls__trace_wait(ctx->trace, p->id, s->id, upto);
   cls__order_synced(s, p, upto);
-  cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d waits for stream %d up to %llu", s->id, p->id,
+  cls__log(&ctx->logger, CLS_LOG_STREAMS, "stream %d waits for stream %d up to %llu", s->id, p->id,
            (unsigned long long)upto);
   return CLS_OK;
 }

@@ -15,7 +15,7 @@
 #include "stream/pool.h"
 #include "device/device.h"
 #include "driver/driver.h"
-#include "failure/inflight.h"
+#include "failure/poll.h"
 #include "util/parse.h"
 
 #include <stdint.h>
@@ -123,12 +123,12 @@ int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, co
   ctx->lost_mask &= ~(1ull << s->id);
   s->flushed = s->submitted;
   if (placing) {
-    cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d placed on device %d before its first command",
-             s->id, device);
+    cls__log(&ctx->logger, CLS_LOG_STREAMS,
+             "stream %d placed on device %d before its first command", s->id, device);
     return CLS_OK;
   }
   s->stats.relocations++;
-  cls__log(&ctx->log, CLS_LOG_ERRORS,
+  cls__log(&ctx->logger, CLS_LOG_ERRORS,
            "stream %d relocated (%s): generation %llu on device %d -> generation %llu on "
            "device %d",
            s->id, why, (unsigned long long)gen, old, (unsigned long long)s->generation, device);

@@ -80,10 +80,10 @@ struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
   if (id >= pool->nstreams)
     pool->nstreams = id + 1;
   if (ctx->ndevices > 1)
-    cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d created (%s) on device %d (%s)", id,
+    cls__log(&ctx->logger, CLS_LOG_STREAMS, "stream %d created (%s) on device %d (%s)", id,
              pool->factory->name, s->device, ctx->dev_info[s->device].device_name);
   else
-    cls__log(&ctx->log, CLS_LOG_STREAMS, "stream %d created (%s)", id, pool->factory->name);
+    cls__log(&ctx->logger, CLS_LOG_STREAMS, "stream %d created (%s)", id, pool->factory->name);
   if (ctx->trace)
     cls__trace_stream(ctx->trace, id);
   return s;

@@ -362,8 +362,11 @@ CLS_API int cls_wire_fail(cls_context *ctx, int stream, cls_buffer dst, int stat
     struct cls__stream *s =
         (unsigned)stream < CLS_MAX_STREAMS ? cls__stream_get(ctx, stream, &rc) : NULL;
     op = intern_op(op);
-    struct cls__failure *f = cls__failure_mint(ctx, status, 0, op, "", stream,
-                                               s ? s->issued + 1 : 0, false, "%s", message);
+    struct cls__failure *f = cls__failure_mint(
+        ctx, status, 0,
+        &(struct cls__cmd_at){
+            .stream = stream, .position = s ? s->issued + 1 : 0, .op = op, .kernel = ""},
+        false, "%s", message);
     if (f) {
       take(ctx, s, dst, slot, f);
       cls__failure_unref(f);

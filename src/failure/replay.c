@@ -1,0 +1,529 @@
+/* F8: what a failure found after the enqueue does to the log.
+ *
+ * Commands still in flight are logged in submission order (log.c), across
+ * streams.  When command k is found failed, the log after k is replayed
+ * over a set of buffers: k's write set is tainted; a later command that
+ * ran reading a tainted buffer "ran on untrusted input" and its writes
+ * join the set; a later write that read nothing tainted (or a skip, whose
+ * writes carry another known failure) takes its buffers out.  What is
+ * left in the set takes the failure: the same state as if the failure had
+ * been known at enqueue time.  A skip is logged only when a replay may
+ * still move it, or when it overwrites what a logged command wrote: every
+ * write carries a context-wide stamp, and a buffer left in the set takes
+ * the failure only if its last write is still the one the replay saw.
+ * Nothing here polls: the callers do first (poll.c: failures are applied
+ * in log order, not in the order polls find them), and poll when an entry
+ * logged here fills the log. */
+#include "failure/replay.h"
+#include "device/quirks.h"
+#include "driver/ops.h"
+#include "memory/handle.h"
+#include "stream/pool.h"
+#include "trace/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The replay's buffer set: handles (a buffer freed since its write still
+ * taints what read it before the free) with the stamp of the logged write
+ * that put each in. */
+static bool set_has(cls_context *ctx, size_t n, cls_buffer h) {
+  for (size_t i = 0; i < n; i++)
+    if (ctx->taint_set[i].handle.bits == h.bits)
+      return true;
+  return false;
+}
+
+static size_t set_add(cls_context *ctx, size_t n, cls_buffer h, uint64_t stamp) {
+  for (size_t i = 0; i < n; i++)
+    if (ctx->taint_set[i].handle.bits == h.bits) {
+      ctx->taint_set[i].stamp = stamp;
+      return n;
+    }
+  if (!cls__grow((void **)&ctx->taint_set, &ctx->taint_cap, n + 1, sizeof *ctx->taint_set, 64))
+    return n; /* out of memory: this buffer keeps its state */
+  ctx->taint_set[n].handle = h;
+  ctx->taint_set[n].stamp = stamp;
+  return n + 1;
+}
+
+static size_t set_remove(cls_context *ctx, size_t n, cls_buffer h) {
+  for (size_t i = 0; i < n; i++)
+    if (ctx->taint_set[i].handle.bits == h.bits) {
+      ctx->taint_set[i] = ctx->taint_set[n - 1];
+      return n - 1;
+    }
+  return n;
+}
+
+/* The first binding of e (argument order) that reads the set, or -1. */
+static int first_read_in_set(cls_context *ctx, size_t n, struct cls__log_entry *e) {
+  const struct cls__log_binding *b = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < e->nbind; i++) {
+    if ((b[i].access & CLS_READ) && set_has(ctx, n, b[i].handle))
+      return (int)i;
+  }
+  return -1;
+}
+
+static size_t writes_join(cls_context *ctx, size_t n, struct cls__log_entry *e, bool join,
+                          const struct cls__failure *f) {
+  const struct cls__log_binding *b = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < e->nbind; i++) {
+    if (!(b[i].access & CLS_WRITE))
+      continue;
+    if (join)
+      n = set_add(ctx, n, b[i].handle, e->stamp);
+    else if (cls__write_keeps(b[i].access, f)) /* F4 under ranges: part of it stays */
+      n = set_has(ctx, n, b[i].handle) ? set_add(ctx, n, b[i].handle, e->stamp) : n;
+    else
+      n = set_remove(ctx, n, b[i].handle);
+  }
+  return n;
+}
+
+/* Skip chains under F8 moves.  A chain is kept in write-stamp order and
+ * run-length encoded as if every failure had been known at the enqueue:
+ * an entry is a run of consecutive launches of one kernel on one stream.
+ * A launch a replay may still move (its log entry counts on the failure:
+ * e->cause) is a member of a run; the members of a run after one still in
+ * the log are in the log too (it is pruned from its head), so a run is cut
+ * or re-anchored from the log, with nothing stored per launch (F10). */
+static int member_kind(const struct cls__log_entry *e) {
+  return e->kind == CLS__ENTRY_RUN ? CLS_SKIP_UNTRUSTED : CLS_SKIP_SKIPPED;
+}
+
+/* Launches of this process (origin 0) only, unless `origin` says another:
+ * entries of different ranks never merge, whatever their streams. */
+static bool same_run_of(const struct cls__skip *s, int origin, int kind, int stream,
+                        const char *name) {
+  return s->origin == origin && s->kind == kind && s->stream == stream &&
+         strncmp(s->kernel, name, CLS__NAME_MAX - 1) == 0;
+}
+static bool same_run(const struct cls__skip *s, int kind, int stream, const char *name) {
+  return same_run_of(s, 0, kind, stream, name);
+}
+
+/* The logged members of f's run s with a stamp in (lo, hi]: how many, the
+ * first's stamp and position, the last's stamp. */
+static uint64_t members(cls_context *ctx, const struct cls__failure *f, const struct cls__skip *s,
+                        uint64_t lo, uint64_t hi, uint64_t *first, uint64_t *pos,
+                        uint64_t *last) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < ctx->log.len; i++) {
+    const struct cls__log_entry *e = cls__log_at(ctx, i);
+    if (e->cause != f || e->kind == CLS__ENTRY_READ || e->stamp <= lo || e->stamp > hi ||
+        !same_run(s, member_kind(e), e->stream, cls__log_name(e)))
+      continue;
+    if (!n++) {
+      *first = e->stamp;
+      *pos = e->position;
+    }
+    *last = e->stamp;
+  }
+  return n;
+}
+
+static void chain_cut(struct cls__failure *f, size_t i) {
+  memmove(&f->skips[i], &f->skips[i + 1], (f->nskips - i - 1) * sizeof f->skips[0]);
+  f->nskips--;
+}
+
+/* Runs i and i+1 are one run once what stood between them left. */
+static void chain_join(struct cls__failure *f, size_t i) {
+  if (i + 1 >= f->nskips)
+    return;
+  struct cls__skip *a = &f->skips[i], *b = &f->skips[i + 1];
+  if (!same_run_of(a, b->origin, b->kind, b->stream, b->kernel))
+    return;
+  a->count += b->count;
+  a->last = b->last;
+  chain_cut(f, i + 1);
+}
+
+static void chain_insert(cls_context *ctx, struct cls__failure *f, int kind, const char *name,
+                         int stream, uint64_t position, uint64_t stamp) {
+  f->skipped++;
+  size_t i = f->nskips;
+  while (i && f->skips[i - 1].stamp > stamp)
+    i--;
+  struct cls__skip *prev = i ? &f->skips[i - 1] : NULL;
+  if (prev && prev->last > stamp && !same_run(prev, kind, stream, name)) {
+    /* Inside another run: cut it in two around the launch. */
+    uint64_t first = 0, pos = 0, last = 0;
+    uint64_t n = members(ctx, f, prev, stamp, prev->last, &first, &pos, &last);
+    if (n && n < prev->count && f->nskips + 2 <= CLS__MAX_SKIP_ENTRIES) {
+      memmove(&f->skips[i + 2], &f->skips[i], (f->nskips - i) * sizeof f->skips[0]);
+      f->nskips += 2;
+      struct cls__skip *tail = &f->skips[i + 1];
+      *tail = *prev;
+      tail->count = n;
+      tail->stamp = first;
+      tail->position = pos;
+      prev->count -= n;
+      prev->last = stamp - 1;
+      struct cls__skip *e = &f->skips[i];
+      *e = (struct cls__skip){.key = name, .kind = kind, .stream = stream,
+                              .position = position, .count = 1, .stamp = stamp, .last = stamp};
+      cls__copy_name(e->kernel, name);
+      return;
+    }
+  }
+  if (prev && same_run(prev, kind, stream, name)) {
+    prev->count++;
+    if (prev->last < stamp)
+      prev->last = stamp;
+    chain_join(f, i - 1);
+    return;
+  }
+  if (i < f->nskips && same_run(&f->skips[i], kind, stream, name)) {
+    f->skips[i].count++; /* its new first launch */
+    f->skips[i].stamp = stamp;
+    f->skips[i].position = position;
+    return;
+  }
+  if (f->nskips == CLS__MAX_SKIP_ENTRIES) {
+    f->dropped++;
+    return;
+  }
+  memmove(&f->skips[i + 1], &f->skips[i], (f->nskips - i) * sizeof f->skips[0]);
+  f->nskips++;
+  struct cls__skip *e = &f->skips[i];
+  *e = (struct cls__skip){.key = name, .kind = kind, .stream = stream, .position = position,
+                          .count = 1, .stamp = stamp, .last = stamp};
+  cls__copy_name(e->kernel, name);
+}
+
+/* Log entry e, counted on its cause, leaves that failure's chain. */
+static void chain_remove(cls_context *ctx, const struct cls__log_entry *e, int kind) {
+  struct cls__failure *f = e->cause;
+  const char *name = cls__log_name(e);
+  for (size_t i = 0; i < f->nskips; i++) {
+    struct cls__skip *s = &f->skips[i];
+    if (e->stamp < s->stamp || e->stamp > s->last || !same_run(s, kind, e->stream, name))
+      continue;
+    f->skipped--;
+    if (s->count <= 1) {
+      chain_cut(f, i);
+      if (i)
+        chain_join(f, i - 1);
+      return;
+    }
+    s->count--;
+    uint64_t first = 0, pos = 0, last = 0;
+    if (e->stamp == s->stamp && members(ctx, f, s, e->stamp, s->last, &first, &pos, &last)) {
+      s->stamp = first;
+      s->position = pos;
+    } else if (e->stamp == s->last) {
+      s->last = members(ctx, f, s, s->stamp - 1, e->stamp - 1, &first, &pos, &last) ? last
+                                                                                   : s->stamp;
+    }
+    return;
+  }
+  if (f->dropped) { /* it was past the stored entries */
+    f->dropped--;
+    f->skipped--;
+  }
+}
+
+
+/* Whether the driver dropped e's command before it reached the backend
+ * (a deferring driver's task list): then it never ran. */
+static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
+                      const struct cls__failure *f) {
+  const struct cls_driver_ops *d = ctx->driver_ops;
+  struct cls__stream *s = cls__stream_peek(ctx, e->stream);
+  if (!d->withdraw || !s || s->completed >= e->seq || !d->withdraw(ctx->driver, &s->pub, e->seq))
+    return false;
+  /* Counted as a skip, as the event driver counts it, not as accepted. */
+  s->stats.skips++;
+  s->stats.enqueues--;
+  s->stats.launches -= cls__log_launch(e);
+  if (ctx->trace)
+    cls__trace_skip(ctx->trace, s->id, cls__log_name(e), e->position, f->message);
+  return true;
+}
+
+/* Failure f of one of the logged commands of parts[0..n) (one command
+ * exactly; ranged, F8a, any of a range, on a queue streams share any of
+ * each stream's part), the oldest at log position k: their write sets and
+ * what ran on them take f, as if f had been known at k's enqueue. */
+static void replay(cls_context *ctx, size_t k, struct cls__failure *f,
+                   const struct cls__range_part *parts, size_t nparts) {
+  struct cls__log_entry *root = cls__log_at(ctx, k);
+  if (ctx->trace)
+    cls__trace_failure(ctx->trace, "failure", root->stream,
+                       cls__log_launch(root) ? root->kernel : root->op, root->position,
+                       f->message);
+  if (root->cause && nparts == 1 && parts[0].last == root->seq) {
+    /* It ran on the output of a failure found before this one: had that
+     * been known at its enqueue it would have been skipped, so its outputs
+     * keep that failure (logged above, this one taints nothing). */
+    return;
+  }
+  /* The log after the root, over the set of buffers that carry f: a
+   * command that read one ran on untrusted input.  Which failure it counts
+   * on is decided by argument order, never by the order failures are
+   * found in: a command already counted on another failure moves to f
+   * only when f reaches it through an earlier input (or the same one, now
+   * carrying f); else it keeps its failure and its writes leave the set. */
+  size_t n = 0;
+  for (size_t i = k; i < ctx->log.len; i++) {
+    struct cls__log_entry *e = cls__log_at(ctx, i);
+    if (cls__log_in(e, parts, nparts) && !e->cause) {
+      /* A root (of a range, any of them may be it).  One that ran on the
+       * output of a failure found before this one is handled as any later
+       * command below: it keeps that failure unless f reaches it first. */
+      if (e->read && !e->read->failure) {
+        e->read->failure = f;
+        cls__failure_ref(f);
+      }
+      n = writes_join(ctx, n, e, true, f);
+      continue;
+    }
+    int first_in = first_read_in_set(ctx, n, e);
+    if (first_in >= 0 && e->cause && first_in > e->cause_arg)
+      first_in = -1; /* an earlier input's failure decides */
+    if (e->kind == CLS__ENTRY_READ) {
+      if (first_in >= 0 && e->read && e->read->failure != f) {
+        cls__failure_unref(e->read->failure);
+        e->read->failure = f;
+        cls__failure_ref(f);
+        ctx->log.causes += !e->cause;
+        cls__failure_unref(e->cause);
+        e->cause = f;
+        cls__failure_ref(f);
+        e->cause_arg = (unsigned char)first_in;
+      }
+      continue;
+    }
+    if (first_in >= 0) {
+      /* Had f been known at its enqueue, it would not have been tried: a
+       * command whose enqueue failed, or that was skipped, counts as
+       * skipped on f, as does one the driver had not handed to its backend
+       * yet and drops; one that ran, as untrusted. */
+      int prior = member_kind(e), kind = CLS_SKIP_SKIPPED;
+      if (e->kind == CLS__ENTRY_RUN && withdrawn(ctx, e, f))
+        e->kind = CLS__ENTRY_SKIPPED; /* never runs: a later replay moves it as a skip */
+      else if (e->kind == CLS__ENTRY_RUN)
+        kind = CLS_SKIP_UNTRUSTED;
+      if (e->cause) {
+        chain_remove(ctx, e, prior);
+        cls__failure_unref(e->cause);
+      } else {
+        ctx->log.causes++;
+      }
+      e->cause = f;
+      cls__failure_ref(f);
+      e->cause_arg = (unsigned char)first_in;
+      chain_insert(ctx, f, kind, cls__log_name(e), e->stream, e->position, e->stamp);
+    }
+    n = writes_join(ctx, n, e, first_in >= 0, f);
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct cls__slot *slot = cls__resolve(ctx, ctx->taint_set[i].handle);
+    if (slot && slot->write_stamp == ctx->taint_set[i].stamp) /* freed: nobody reads it */
+      cls__slot_set_failure(slot, f);
+  }
+}
+
+/* Where logged command e stands, for its record. */
+static struct cls__cmd_at at_of(const struct cls__log_entry *e) {
+  return (struct cls__cmd_at){.stream = e->stream, .kind = e->cmd, .position = e->position,
+                              .stamp = e->stamp, .op = e->op,
+                              .kernel = cls__log_launch(e) ? e->kernel : ""};
+}
+
+void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
+                        bool deferred) {
+  const struct cls__range_part part = {stream, seq, seq};
+  size_t k = cls__log_find(ctx, &part, 1);
+  if (k == ctx->log.len)
+    return; /* not a logged command (a blocking read checks its own status) */
+  struct cls__log_entry *root = cls__log_at(ctx, k);
+  bool launch = cls__log_launch(root);
+  /* A vendor that fails a command queued on a failed event with a status
+   * of its own (PoCL: -1, CL_DEVICE_NOT_FOUND) says nothing true with
+   * that status: the report names the quirk (quirks.c) instead. */
+  bool by_quirk = !deferred && ctx->quirks.dependent_fails != 0 &&
+                  ctx->quirks.dependent_status < 0 &&
+                  ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
+                  cl_status == ctx->quirks.dependent_status;
+  const char *quirk = by_quirk ? " (quirk dependent_fails: what this device reports for a "
+                                 "command queued on or behind a failed one)"
+                               : "";
+  int status = launch ? CLS_ELAUNCH : CLS_ECL;
+  const struct cls__cmd_at at = at_of(root);
+  /* A deferred enqueue says what the event driver says at the call
+   * (command.c), and why it is found later. */
+  struct cls__failure *f =
+      deferred ? cls__failure_mint(ctx, status, cl_status, &at, true,
+                                   "enqueue of %s failed: %s (deferred: the driver hands a "
+                                   "stream's commands to its queue in batches)",
+                                   launch ? root->kernel : root->op, cls_cl_status_name(cl_status))
+               : cls__failure_mint(ctx, status, cl_status, &at, true,
+                                   "%s%s%s failed after its enqueue with %s%s", root->op,
+                                   launch ? " of " : "", at.kernel,
+                                   cls_cl_status_name(cl_status), quirk);
+  if (!f)
+    return;
+  replay(ctx, k, f, &part, 1);
+  cls__failure_unref(f);
+}
+
+struct cls__failure *cls__replay_failed_as(cls_context *ctx, int stream, uint64_t seq,
+                                           int status, const char *detail, cls_buffer wrote) {
+  const struct cls__range_part part = {stream, seq, seq};
+  size_t k = cls__log_find(ctx, &part, 1);
+  if (k == ctx->log.len)
+    return NULL;
+  struct cls__log_entry *root = cls__log_at(ctx, k);
+  /* What it was found to have written, declared a read: what read it
+   * later ran on untrusted input, as for any other write. */
+  struct cls__log_binding *b = cls__log_bindings(ctx, root);
+  for (size_t i = 0; wrote.bits && i < root->nbind; i++)
+    if (b[i].handle.bits == wrote.bits)
+      b[i].access |= CLS_WRITE;
+  const struct cls__cmd_at at = at_of(root);
+  struct cls__failure *f = cls__failure_mint(ctx, status, 0, &at, true, "%s", detail);
+  if (f)
+    replay(ctx, k, f, &part, 1);
+  return f;
+}
+
+/* What a range holds: commands, launches, and its kernels by count. */
+struct range_names {
+  struct { const char *name; unsigned n; } names[3];
+  unsigned ncmd, nlaunch, more;
+};
+
+static void count_name(struct range_names *rn, const struct cls__log_entry *e) {
+  rn->ncmd++;
+  bool launch = cls__log_launch(e);
+  rn->nlaunch += launch;
+  const char *name = launch ? e->kernel : e->op;
+  size_t j = 0;
+  while (j < 3 && rn->names[j].name && strcmp(rn->names[j].name, name) != 0)
+    j++;
+  if (j == 3) {
+    rn->more++;
+  } else {
+    rn->names[j].name = name;
+    rn->names[j].n++;
+  }
+}
+
+/* F8a: one of the commands of parts[0..n) failed (a poisoned queue's event
+ * said so, not which): a stream's range, or on a queue streams share each
+ * stream's part of the queue's range.  One record for the failure, naming
+ * its parts, its kernels and how to pin it, logged once (F9); every write
+ * of every part takes it. */
+void cls__replay_failed_parts(cls_context *ctx, const struct cls__range_part *parts, size_t n,
+                              cl_int cl_status, const char *prefix) {
+  size_t k = cls__log_find(ctx, parts, n);
+  if (k == ctx->log.len)
+    return; /* nothing of it is logged (a blocking read checks its own status) */
+  struct range_names rn = {0};
+  /* Each part's logged positions (parts with none logged are left out). */
+  char span[160] = "";
+  size_t used = 0, nlogged = 0;
+  for (size_t p = 0; p < n; p++) {
+    unsigned cnt = 0;
+    uint64_t p0 = 0, p1 = 0;
+    for (size_t i = k; i < ctx->log.len; i++) {
+      const struct cls__log_entry *e = cls__log_at(ctx, i);
+      if (!cls__log_in(e, &parts[p], 1))
+        continue;
+      if (!cnt++)
+        p0 = e->position;
+      p1 = e->position;
+      count_name(&rn, e);
+    }
+    if (!cnt || used >= sizeof span)
+      continue;
+    /* "positions 2-5 on stream 0, 3 on stream 1" */
+    const char *word = nlogged++ ? ", " : p0 == p1 ? "position " : "positions ";
+    if (p0 == p1)
+      used += (size_t)snprintf(span + used, sizeof span - used, "%s%llu on stream %d", word,
+                               (unsigned long long)p0, parts[p].stream);
+    else
+      used += (size_t)snprintf(span + used, sizeof span - used, "%s%llu-%llu on stream %d", word,
+                               (unsigned long long)p0, (unsigned long long)p1, parts[p].stream);
+  }
+  char list[96] = "";
+  used = 0;
+  for (size_t j = 0; j < 3 && rn.names[j].name && used < sizeof list; j++)
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s x%u", j ? ", " : "",
+                             rn.names[j].name, rn.names[j].n);
+  if (rn.more && used < sizeof list)
+    snprintf(list + used, sizeof list - used, ", %u more", rn.more);
+  const char *kinds = rn.nlaunch == rn.ncmd ? "launches" : "commands";
+  char what[80];
+  if (nlogged > 1)
+    snprintf(what, sizeof what, "one of %u %s on a shared queue failed", rn.ncmd, kinds);
+  else if (rn.ncmd == 1) /* this stream's part of a queue's range: one command */
+    snprintf(what, sizeof what, "one of the commands of a queue streams share failed");
+  else
+    snprintf(what, sizeof what, "one of %u %s failed", rn.ncmd, kinds);
+  const struct cls__log_entry *root = cls__log_at(ctx, k);
+  struct cls__failure *f = cls__failure_mint(
+      ctx, rn.nlaunch ? CLS_ELAUNCH : CLS_ECL, cl_status,
+      &(struct cls__cmd_at){.stream = root->stream,
+                            .position = root->position,
+                            .op = rn.nlaunch == rn.ncmd ? "launch" : "range",
+                            .kernel = rn.ncmd == 1 && rn.nlaunch ? root->kernel : ""},
+      true,
+      "%s%s after its enqueue with %s, %s (%s)%s; rerun with CLS_PRECISE=1 to pin it",
+      prefix ? prefix : "", what, cls_cl_status_name(cl_status), span, list,
+      nlogged == 1 && rn.ncmd == 1 ? " is this stream's part" : "");
+  if (!f)
+    return;
+  f->ranged = true;
+  replay(ctx, k, f, parts, n);
+  cls__failure_unref(f);
+}
+
+/* For the command path: command `at` skipped (F2) on binding `arg`,
+ * carrying `found`, with an earlier read binding while commands are in
+ * flight.  That earlier input may still turn out to have failed, and would
+ * then decide (F8): the skip goes on found's chain as an entry of its own
+ * and is logged, so that the replay of that failure can move it.  Its
+ * writes already carry found, with write stamp at->stamp. */
+bool cls__replay_skipped(cls_context *ctx, struct cls__failure *found, size_t arg,
+                         const struct cls__cmd_at *at) {
+  /* An entry of its own on found's chain, under the name a plain skip's
+   * would have (the kernel's for a launch, else the operation): the replay
+   * may move it. */
+  const char *name = at->kernel[0] ? at->kernel : at->op;
+  chain_insert(ctx, found, CLS_SKIP_SKIPPED, name, at->stream, at->position, at->stamp);
+  struct cls__log_entry *e = cls__log_reserve(ctx, CLS__ENTRY_SKIPPED, 0, at, NULL);
+  if (!e)
+    return false; /* out of memory: the skip keeps the failure it found */
+  struct cls__log_binding *lb = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < at->nbind; i++)
+    lb[i] = cls__log_binding_of(&at->bind[i]);
+  e->cause = found;
+  ctx->log.causes++;
+  cls__failure_ref(found);
+  e->cause_arg = (unsigned char)arg;
+  return cls__log_commit(ctx);
+}
+
+bool cls__replay_overwritten(cls_context *ctx, const struct cls__cmd_at *at) {
+  struct cls__log_entry *e =
+      cls__log_reserve(ctx, CLS__ENTRY_FAILED, CLS__SEQ_WRITES_ONLY, at, NULL);
+  if (!e)
+    return false; /* out of memory: a replay may count a later reader on its failure */
+  struct cls__log_binding *lb = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < at->nbind; i++) {
+    lb[i] = cls__log_binding_of(&at->bind[i]);
+    lb[i].access &= CLS_WRITE; /* reads nothing: never moved */
+  }
+  return cls__log_commit(ctx);
+}
+
+void cls__replay_fini(cls_context *ctx) {
+  free(ctx->taint_set);
+  ctx->taint_set = NULL;
+  ctx->taint_cap = 0;
+}

@@ -1,0 +1,53 @@
+/* Internal: F8, what a failure found after the enqueue does to the
+ * commands logged after it (log.h).  A failure is replayed over the log so
+ * that the final state is the one the enqueue-time rules (F2) would have
+ * given had every failure been known at its command's enqueue, whatever
+ * the order failures are found in; a skip while commands are in flight is
+ * logged so that a later replay can move it.  Nothing here polls: the
+ * callers (poll.c, the command path) learn what finished first, and poll
+ * when an entry added here fills the log. */
+#ifndef CLS_FAILURE_REPLAY_H
+#define CLS_FAILURE_REPLAY_H
+
+#include "failure/log.h"
+
+/* F8: command `seq` of `stream` failed with `cl_status` after its enqueue
+ * (deferred: the failure is the enqueue itself, made later than the call
+ * by a driver that batches).  Nothing happens when it is not logged. */
+void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
+                        bool deferred);
+/* The same for a failure clstream finds itself (guard mode, a deadline, a
+ * lost queue): a record with `status` and `detail`, one reference for the
+ * caller; NULL when the command is no longer logged (or out of memory).
+ * `wrote` (0: none): a buffer the command declared it reads and was found
+ * to have written (F11): the commands that read it after this one take the
+ * failure too (the buffer itself is the caller's to mark). */
+struct cls__failure *cls__replay_failed_as(cls_context *ctx, int stream, uint64_t seq,
+                                           int status, const char *detail, cls_buffer wrote);
+/* F8a: one of the commands of parts[0..n) failed (ranged attribution): a
+ * stream's range, or the parts of one failure on a queue several streams
+ * share.  One record for all; `prefix` (or NULL) opens its message. */
+void cls__replay_failed_parts(cls_context *ctx, const struct cls__range_part *parts, size_t n,
+                              cl_int cl_status, const char *prefix);
+
+/* skip_in_flight's arg: the first read binding carrying a failure. */
+#define CLS__FIRST_FAILED ((size_t)-1)
+/* A CLS__ENTRY_SKIPPED's cause_arg when no input decided (a build failure):
+ * any input found failed later decides instead. */
+#define CLS__NO_ARG 255
+/* F2 with work in flight, for the command path: command `at` skipped on
+ * binding `arg` carrying `found`, with an earlier read binding whose
+ * producer may still turn out to have failed (see replay.c).  Its writes
+ * already carry found, with write stamp at->stamp.  True when the log is
+ * now full: the caller polls (cls__poll_all). */
+bool cls__replay_skipped(cls_context *ctx, struct cls__failure *found, size_t arg,
+                         const struct cls__cmd_at *at);
+/* A skip that cannot move overwrote buffers whose last write is logged:
+ * logged with its writes only, never moved (see command.c).  True when
+ * the log is now full, as cls__replay_skipped. */
+bool cls__replay_overwritten(cls_context *ctx, const struct cls__cmd_at *at);
+
+/* Frees the replay's scratch (the context's taint set). */
+void cls__replay_fini(cls_context *ctx);
+
+#endif /* CLS_FAILURE_REPLAY_H */
