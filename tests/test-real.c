@@ -6,7 +6,7 @@
  * twice in one context (the second time on pooled memory), binds the
  * programs' read-only non-const __global pointers CLS_IN as published code
  * would (F11: accepted, ordered as reads), and must end with no failure
- * on any stream.  Under make check-vendors the same runs on rusticl and
+ * on any stream, also in guard mode.  Under make check-vendors the same runs on rusticl and
  * oclgrind (smaller inputs under CLS_TEST_QUICK). */
 #include "common.h"
 
@@ -20,7 +20,8 @@ static long first_difference(const unsigned char *a, const unsigned char *b, siz
   return -1;
 }
 
-static void run_corpus_program(const struct real_program *p) {
+/* guard: the context's guard option (0: $CLS_GUARD, then off). */
+static void run_corpus_program(const struct real_program *p, int guard) {
   void *host = p->prepare(ct_quick());
   ck_assert_msg(host != NULL, "%s: out of memory for the inputs", p->name);
   size_t size = p->out_size(host);
@@ -43,7 +44,8 @@ static void run_corpus_program(const struct real_program *p) {
   real_raw_unbuild(prog, rk);
   real_raw_close(&r);
 
-  cls_context *ctx = ct_context();
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .guard = guard};
+  cls_context *ctx = ct_context_opts(&o);
   cls_kernel *k[REAL_MAX_KERNELS] = {NULL};
   real_audit = 1;
   real_in_writable = real_in_unknown = real_launches = 0;
@@ -87,7 +89,7 @@ static void run_corpus_program(const struct real_program *p) {
 
 #define REAL_CASE(prog)                                                       \
   START_TEST(real_##prog##_matches_raw_byte_for_byte) {                       \
-    run_corpus_program(&real_##prog);                                         \
+    run_corpus_program(&real_##prog, 0);                                         \
   }                                                                           \
   END_TEST
 
@@ -99,6 +101,15 @@ REAL_CASE(spmv)
 REAL_CASE(bfs)
 REAL_CASE(transpose)
 REAL_CASE(matmul)
+
+/* Guard mode checks what each launch wrote (bounds, the CLS_OUT canary,
+ * and, where it checks them, that F11's CLS_IN bindings stayed unwritten):
+ * the corpus's declarations are true, so it runs clean, with raw's bytes. */
+START_TEST(real_corpus_matches_raw_under_guard_mode) {
+  for (int i = 0; i < REAL_COUNT; i++)
+    run_corpus_program(real_corpus[i], 1);
+}
+END_TEST
 
 /* The list the benchmark times is the list tested here. */
 START_TEST(real_corpus_lists_every_program_once) {
@@ -126,6 +137,7 @@ int main(void) {
   CT_ADD(s, real_bfs_matches_raw_byte_for_byte);
   CT_ADD(s, real_transpose_matches_raw_byte_for_byte);
   CT_ADD(s, real_matmul_matches_raw_byte_for_byte);
+  CT_ADD(s, real_corpus_matches_raw_under_guard_mode);
   CT_ADD(s, real_corpus_lists_every_program_once);
   return ct_run(s);
 }

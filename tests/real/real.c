@@ -126,9 +126,9 @@ int real_cls_build(cls_context *ctx, const struct real_program *p, cls_kernel **
 
 int real_launch(cls_context *ctx, int stream, cls_kernel *k, unsigned dims, const size_t *g,
                 const size_t *l, size_t nargs, const cls_arg *args) {
+  real_launches++;
   if (real_audit) {
     struct cls_kernel_info ki = {.version = CLS_KERNEL_INFO_VERSION};
-    real_launches++;
     if (cls_kernel_info(k, &ki) == 0)
       for (size_t i = 0; i < nargs && i < CLS_MAX_ARGS; i++) {
         if (args[i].kind != CLS_ARG_BUFFER || args[i].access != CLS_READ)

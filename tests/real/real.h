@@ -69,7 +69,8 @@ int real_cls_build(cls_context *ctx, const struct real_program *p, cls_kernel **
 extern const char *real_raw_built_src, *real_cls_built_src;
 extern const char *real_raw_built_opts, *real_cls_built_opts;
 
-/* Audit (tests): when real_audit is set, real_launch counts the buffers
+/* real_launch counts its launches (real_launches).  Audit (tests): when
+ * real_audit is set, it also counts the buffers
  * bound CLS_IN whose kernel argument is a non-const __global pointer
  * (cls_kernel_info says CLS_READ_WRITE), and those whose access the
  * platform does not report. */
