@@ -45,6 +45,7 @@
  *               code tests/test-real runs): each program's raw OpenCL
  *               against its clstream port, inputs, outputs and frees
  *               included; a row for the whole corpus, then one per program
+ *               (--workloads real/bfs: that program's row only)
  * Then a calibration, raw OpenCL only: tiny-chain against itself with one
  * thing a layer adds (an argument set per launch, an event per launch,
  * events kept until polled), to say what those cost on the device, and the
@@ -755,6 +756,18 @@ static bool wanted(const char *w) {
   return false;
 }
 
+/* "real" times the whole corpus and each program; "real/NAME" one
+ * program (the rows' names, set by main).  i < 0: whether any is wanted. */
+static char real_names[REAL_COUNT][32];
+static bool real_wanted(int i) {
+  if (wanted("real"))
+    return true;
+  for (int k = i < 0 ? 0 : i; k < (i < 0 ? REAL_COUNT : i + 1); k++)
+    if (wanted(real_names[k]))
+      return true;
+  return false;
+}
+
 typedef double (*raw_fn)(struct raw *);
 typedef double (*lib_fn)(struct lib *);
 
@@ -1019,7 +1032,9 @@ int main(int argc, char **argv) {
   print_header();
   struct raw r;
   raw_init(&r);
-  if (wanted("real"))
+  for (int i = 0; i < REAL_COUNT; i++) /* the rows' names */
+    snprintf(real_names[i], sizeof real_names[i], "real/%s", real_corpus[i]->name);
+  if (real_wanted(-1))
     real_raw_setup(&r);
   double saxpy_bytes = (double)SAXPY_REPS * 3.0 * sizeof(float) * (double)SAXPY_LEN;
   char *save = NULL;
@@ -1044,20 +1059,19 @@ int main(int argc, char **argv) {
       compare("ping-pong", d, &r, raw_pingpong, ls, 2, lib_pingpong, 0, 2 * PP_N);
     if (wanted("fan"))
       compare("fan", d, &r, raw_fan, ls, 2, lib_fan, 0, 6 * FAN_N);
-    if (wanted("real")) {
+    if (real_wanted(-1)) {
       for (int k = 0; k < 2; k++) {
         real_lib_setup(ls[k]);
         real_verify(&r, ls[k]);
       }
-      static char names[REAL_COUNT][32];
       for (int i = -1; i < REAL_COUNT; i++) {
+        if (i >= 0 ? !real_wanted(i) : !wanted("real"))
+          continue;
         real_only = i;
         unsigned before = real_launches;
         lib_real(ls[0]);
         int launches = (int)(real_launches - before);
-        if (i >= 0)
-          snprintf(names[i], sizeof names[i], "real/%s", real_corpus[i]->name);
-        compare(i < 0 ? "real" : names[i], d, &r, raw_real, ls, 2, lib_real, 0, launches);
+        compare(i < 0 ? "real" : real_names[i], d, &r, raw_real, ls, 2, lib_real, 0, launches);
       }
       real_only = -1;
     }
