@@ -41,6 +41,11 @@
  *               counterpart)
  *   guard       tiny-chain and fan again in guard mode (CLS_GUARD): what
  *               the checker costs, rows without a target
+ *   real        the corpus of real-idiom programs (tests/real/, the same
+ *               code tests/test-real runs): each program's raw OpenCL
+ *               against its clstream port, inputs, outputs and frees
+ *               included; a row for the whole corpus, then one per program
+ *               (--workloads real/bfs: that program's row only)
  * Then a calibration, raw OpenCL only: tiny-chain against itself with one
  * thing a layer adds (an argument set per launch, an event per launch,
  * events kept until polled), to say what those cost on the device, and the
@@ -51,6 +56,7 @@
 #include <clstream/stream.h>
 
 #include "bench.h"
+#include "../tests/real/real.h"
 
 #ifdef HAVE_VALGRIND_CALLGRIND_H
 #include <valgrind/callgrind.h>
@@ -114,6 +120,10 @@ struct raw {
   cl_command_queue q[6];
   cl_kernel tiny, saxpy, step_ab, step_ba, prod, cons[4], red;
   cl_mem tiny_buf, sx, sy, A, B, P, C[4], R;
+  /* The corpus (workload real), on this context and its first queues. */
+  struct real_raw real;
+  cl_program real_prog[REAL_COUNT];
+  cl_kernel real_k[REAL_COUNT][REAL_MAX_KERNELS];
 };
 
 static void raw_init(struct raw *r) {
@@ -508,6 +518,7 @@ struct lib {
   bool shared_queue;       /* scheduler:interleave: every stream on one queue */
   cls_kernel *tiny, *saxpy, *step, *failk, *red;
   cls_buffer tiny_buf, sx, sy, A, B, P, C[4], R;
+  cls_kernel *real_k[REAL_COUNT][REAL_MAX_KERNELS];
 };
 
 static cls_buffer zeros(cls_context *ctx, int stream, size_t bytes) {
@@ -621,6 +632,69 @@ static double lib_fan(struct lib *l) {
 }
 
 /* ------------------------------------------------------------------ */
+/* The corpus (workload real)                                          */
+/* ------------------------------------------------------------------ */
+
+static bool real_quick;               /* --quick: the corpus's small inputs */
+static void *real_host[REAL_COUNT];   /* each program's inputs, made once */
+static unsigned char *real_out[2];    /* raw's and clstream's results */
+static size_t real_out_max;
+static int real_only = -1;            /* the program timed; -1: all of them */
+
+static void real_raw_setup(struct raw *r) {
+  r->real = (struct real_raw){.ctx = r->c, .dev = r->d, .q = {r->q[0], r->q[1]}};
+  for (int i = 0; i < REAL_COUNT; i++) {
+    const struct real_program *p = real_corpus[i];
+    if (!(real_host[i] = p->prepare(real_quick)))
+      die("%s: out of memory", p->name);
+    if (p->out_size(real_host[i]) > real_out_max)
+      real_out_max = p->out_size(real_host[i]);
+    if (real_raw_build(&r->real, p, &r->real_prog[i], r->real_k[i]) != 0)
+      die("%s", real_error);
+  }
+  if (!(real_out[0] = malloc(real_out_max)) || !(real_out[1] = malloc(real_out_max)))
+    die("out of memory");
+}
+
+static void real_lib_setup(struct lib *l) {
+  for (int i = 0; i < REAL_COUNT; i++)
+    if (real_cls_build(l->ctx, real_corpus[i], l->real_k[i]) != 0)
+      die("%s", real_error);
+}
+
+static double raw_real(struct raw *r) {
+  double t = bench_now();
+  for (int i = 0; i < REAL_COUNT; i++)
+    if ((real_only < 0 || real_only == i) &&
+        real_corpus[i]->raw(&r->real, r->real_k[i], real_host[i], real_out[0]) != 0)
+      die("%s", real_error);
+  return bench_now() - t;
+}
+
+static double lib_real(struct lib *l) {
+  double t = bench_now();
+  for (int i = 0; i < REAL_COUNT; i++)
+    if ((real_only < 0 || real_only == i) &&
+        real_corpus[i]->cls(l->ctx, l->real_k[i], real_host[i], real_out[1]) != 0)
+      die("%s", real_error);
+  return bench_now() - t;
+}
+
+/* Both sides once, each program's results compared: a port that differs
+ * is not timed. */
+static void real_verify(struct raw *r, struct lib *l) {
+  for (int i = 0; i < REAL_COUNT; i++) {
+    const struct real_program *p = real_corpus[i];
+    size_t n = p->out_size(real_host[i]);
+    if (p->raw(&r->real, r->real_k[i], real_host[i], real_out[0]) != 0 ||
+        p->cls(l->ctx, l->real_k[i], real_host[i], real_out[1]) != 0)
+      die("%s", real_error);
+    if (memcmp(real_out[0], real_out[1], n) != 0)
+      die("real: %s: clstream's result differs from raw OpenCL's", p->name);
+  }
+}
+
+/* ------------------------------------------------------------------ */
 /* The table                                                           */
 /* ------------------------------------------------------------------ */
 
@@ -651,6 +725,8 @@ static double target_of(const char *workload) {
     return 1 / 0.98;
   if (strcmp(workload, "ping-pong") == 0 || strcmp(workload, "fan") == 0)
     return 1.05;
+  if (strncmp(workload, "real", 4) == 0)
+    return 1.02;
   return 0;
 }
 
@@ -668,13 +744,26 @@ static const char *verdict(const struct row *row) {
 
 static bool callgrind; /* --callgrind */
 
-static char workloads[256] = "tiny-chain,saxpy,ping-pong,fan,allocs,skip-chain,guard,calibration";
+static char workloads[256] =
+    "tiny-chain,saxpy,ping-pong,fan,allocs,skip-chain,guard,real,calibration";
 
 /* Whether --workloads names w (a whole item of the comma list). */
 static bool wanted(const char *w) {
   size_t n = strlen(w);
   for (const char *p = workloads; (p = strstr(p, w)) != NULL; p += n)
     if ((p == workloads || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+      return true;
+  return false;
+}
+
+/* "real" times the whole corpus and each program; "real/NAME" one
+ * program (the rows' names, set by main).  i < 0: whether any is wanted. */
+static char real_names[REAL_COUNT][32];
+static bool real_wanted(int i) {
+  if (wanted("real"))
+    return true;
+  for (int k = i < 0 ? 0 : i; k < (i < 0 ? REAL_COUNT : i + 1); k++)
+    if (wanted(real_names[k]))
       return true;
   return false;
 }
@@ -919,13 +1008,14 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--workloads") == 0 && i + 1 < argc)
       snprintf(workloads, sizeof workloads, "%s", argv[++i]);
     else if (strcmp(argv[i], "--quick") == 0) {
+      real_quick = true;
       TINY_N = 1000, SAXPY_REPS = 4, PP_N = 200, FAN_N = 50, SKIP_N = 1000;
       SAXPY_LEN = (size_t)1 << 20;
     } else {
       fprintf(stderr,
               "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...]\n"
               "                      [--workloads tiny-chain,saxpy,ping-pong,fan,allocs,"
-              "skip-chain,guard,calibration]\n"
+              "skip-chain,guard,real,calibration]\n"
               "                      [--json FILE] [--quick] [--callgrind]\n");
       return 2;
     }
@@ -942,6 +1032,10 @@ int main(int argc, char **argv) {
   print_header();
   struct raw r;
   raw_init(&r);
+  for (int i = 0; i < REAL_COUNT; i++) /* the rows' names */
+    snprintf(real_names[i], sizeof real_names[i], "real/%s", real_corpus[i]->name);
+  if (real_wanted(-1))
+    real_raw_setup(&r);
   double saxpy_bytes = (double)SAXPY_REPS * 3.0 * sizeof(float) * (double)SAXPY_LEN;
   char *save = NULL;
   for (char *d = strtok_r(drivers_buf, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
@@ -965,6 +1059,22 @@ int main(int argc, char **argv) {
       compare("ping-pong", d, &r, raw_pingpong, ls, 2, lib_pingpong, 0, 2 * PP_N);
     if (wanted("fan"))
       compare("fan", d, &r, raw_fan, ls, 2, lib_fan, 0, 6 * FAN_N);
+    if (real_wanted(-1)) {
+      for (int k = 0; k < 2; k++) {
+        real_lib_setup(ls[k]);
+        real_verify(&r, ls[k]);
+      }
+      for (int i = -1; i < REAL_COUNT; i++) {
+        if (i >= 0 ? !real_wanted(i) : !wanted("real"))
+          continue;
+        real_only = i;
+        unsigned before = real_launches;
+        lib_real(ls[0]);
+        int launches = (int)(real_launches - before);
+        compare(i < 0 ? "real" : real_names[i], d, &r, raw_real, ls, 2, lib_real, 0, launches);
+      }
+      real_only = -1;
+    }
     if (wanted("allocs"))
       for (int k = 0; k < 2; k++)
         allocations(d, &r, ls[k]);
