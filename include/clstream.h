@@ -708,7 +708,7 @@ typedef struct cls_kernel cls_kernel;
 /** Builds (or finds in the context's cache, keyed by device, source hash and
  * options, or loads from the persistent cache on disk: docs/cache.md) a
  * program from OpenCL C `source` with build `options` (NULL: none).  A
- * program whose source or options can include files (#include, -include)
+ * program whose source or options can include files (`#include`, `-include`)
  * is never taken from the disk cache: its key would not hold the
  * headers.  The caller holds a reference on *out and drops it with
  * cls_program_release().  On a build failure returns #CLS_EBUILD, the build
@@ -882,7 +882,7 @@ extern "C" {
  * for half, vectors and typedefs the C type does not tell. */
 #define CLS_SCALAR_AS(type, v)                                                              \
   ((cls_arg){.kind = CLS_ARG_SCALAR, .access = (type), .value = &(v), .size = sizeof(v)})
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#if defined(CLS_DOXYGEN) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L)
 /** A typed scalar argument (F11a, C11 and C++): the lvalue `v`, its type
  * taken from its C type (char, short, int, long, their unsigned forms,
  * float, double); other types are untyped (#CLS_SCALAR_AS types them). */
