@@ -217,7 +217,8 @@ int cls__cache_load(struct cls__cache *c, const struct cls__logger *lg,
   unsigned char *body = NULL;
   int dfd = -1, fd = -1, hit = 0;
   bool refused;
-  if (!key || (dfd = cls__cache_open_dir(c, lg, &refused)) < 0 || cls__cache_read_key(c, lg, dfd, false) != 0)
+  if (!key || (dfd = cls__cache_open_dir(c, lg, &refused)) < 0 ||
+      cls__cache_read_key(c, lg, dfd, false) != 0)
     goto cleanup; /* no directory or no key yet: nothing stored */
   entry_name(name, key, keylen, k);
   struct stat st;

@@ -224,7 +224,8 @@ int cls__cache_read_key(struct cls__cache *c, const struct cls__logger *lg, int 
      * key or the whole key, and of two makers the first link wins. */
     unsigned char k[KEY_LEN];
     char tmp[64];
-    snprintf(tmp, sizeof tmp, ".key.%ld.%u.tmp", (long)getpid(), atomic_fetch_add(&cls__cache_tmp_counter, 1));
+    snprintf(tmp, sizeof tmp, ".key.%ld.%u.tmp", (long)getpid(),
+             atomic_fetch_add(&cls__cache_tmp_counter, 1));
     int r = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     bool ok = r >= 0 && cls__cache_read_all(r, k, sizeof k, 0);
     if (r >= 0)

@@ -108,7 +108,8 @@ static int keep(struct cls__span v, char **out) {
   return CLS_OK;
 }
 
-static int parse_key(const struct cls__parser *ps, int key, struct cls__span v, struct cls__fault *f) {
+static int parse_key(const struct cls__parser *ps, int key, struct cls__span v,
+                     struct cls__fault *f) {
   uint64_t u;
   int rc;
   if ((key == K_KERNEL || key == K_OP) && f->when == W_ALLOC)

@@ -132,7 +132,8 @@ cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_
   struct fault_stream *fs = stream;
   const char *op = op_names[kind];
   const char *kernel = kind == CLS__CMD_LAUNCH ? k->name : NULL;
-  if (fs->lost || (fs->lost = cls__fault_fires(fs->cfg, W_LOST, op, kernel, logical, NULL)) != CL_SUCCESS)
+  if (fs->lost ||
+      (fs->lost = cls__fault_fires(fs->cfg, W_LOST, op, kernel, logical, NULL)) != CL_SUCCESS)
     return fs->lost;
   cl_int st = cls__fault_fires(fs->cfg, W_ENQUEUE, op, kernel, logical, NULL);
   if (st != CL_SUCCESS)
