@@ -1,7 +1,7 @@
 /* The one parser of configuration strings (src/util/parse.h) and the rules
  * it gives every grammar alike: CLS_DEVICE, CLS_SCHEDULER, CLS_FAULT, from
  * the context options and from the environment.  The grammars' own cases
- * are in test-device.c, test-scheduler.c and test-fault.c.  Every context
+ * are in test-device-select.c, test-scheduler.c and test-fault.c.  Every context
  * here names its driver, so this program runs once. */
 #include "common.h"
 

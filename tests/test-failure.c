@@ -1,7 +1,7 @@
 /* The failure rules F1-F6, F9 and F10 of DESIGN.md, one test (or more) per
  * rule, named after it.  Faults are injected with the context option
- * `.fault` (grammar in src/fault.c); the white-box parts use the core's
- * internals (failure.h), which the tests link statically.
+ * `.fault` (grammar in src/factory/fault-spec.c); the white-box parts use
+ * the core's internals (failure.h), which the tests link statically.
  *
  * Every test ends by showing the context still works: unrelated buffers
  * read back right and new work on the streams that saw a fault succeeds. */

@@ -1,5 +1,6 @@
-/* Fault injection: the CLS_FAULT grammar (src/fault.c), from the context
- * option and from the environment, and what each kind of fault does.
+/* Fault injection: the CLS_FAULT grammar (src/factory/fault-spec.c), from
+ * the context option and from the environment, and what each kind of
+ * fault does.
  *
  *   spec  := fault { ';' fault }
  *   fault := when ':' key '=' value { ',' key '=' value }

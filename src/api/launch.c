@@ -57,7 +57,7 @@ static int check_range(cls_context *ctx, const cls_kernel *k, unsigned dims,
     group *= local[i];
   }
   /* k->max_wg: the kernel's limit, or the device's where the vendor runs
-   * more than the kernel reports (quirk wg_above_kernel_max, program.c). */
+   * more than the kernel reports (quirk wg_above_kernel_max, kernel.c). */
   bool own = k->max_wg && k->max_wg < ctx->info.max_work_group_size;
   size_t max = own ? k->max_wg : ctx->info.max_work_group_size;
   if (group > max)

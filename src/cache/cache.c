@@ -1,5 +1,6 @@
-/* The persistent program cache (cache.h): configuration, the entry file
- * format, atomic writes, eviction.
+/* The persistent program cache (cache.h): the entry file format, reads
+ * that check an entry whole, atomic writes, eviction.  The directory,
+ * its configuration and trust: dir.c.
  *
  * An entry is one file, DIR/<16 hex digits>.clbin, the digits a hash of
  * the key and source.  Its bytes, integers little-endian:
@@ -21,6 +22,7 @@
  * else can write to it; everything in it is reached through one
  * descriptor of it, opened and checked before each use. */
 #include "cache/cache.h"
+#include "cache/dir.h"
 #include "util/hash.h"
 #include "util/parse.h"
 
@@ -44,89 +46,6 @@
 #define MAX_FILE ((uint64_t)1 << 32)
 /* Temporary files of a writer that died are removed after this long. */
 #define STALE_TMP_S 600
-#define KEY_FILE "key"
-#define KEY_LEN 16
-
-static atomic_uint tmp_counter;
-
-/* ---------------------------------------------------------------- configuration */
-
-static const char *env(const char *name) {
-  const char *e = getenv(name);
-  return e && *e ? e : NULL;
-}
-
-/* CLS_CACHE_MAX := N [ K | M | G ]   bytes, binary units, at least 1 */
-static int parse_max(const char *text, uint64_t *out) {
-  struct cls__parser ps = {"CLS_CACHE_MAX", text, NULL};
-  int rc = cls__parse_text(&ps);
-  if (rc < 0)
-    return rc;
-  struct cls__span s = cls__span_of(text);
-  unsigned shift = 0;
-  if (s.n && (s.p[s.n - 1] == 'K' || s.p[s.n - 1] == 'M' || s.p[s.n - 1] == 'G')) {
-    shift = s.p[s.n - 1] == 'K' ? 10 : s.p[s.n - 1] == 'M' ? 20 : 30;
-    s.n--;
-  }
-  uint64_t n;
-  if ((rc = cls__parse_uint(&ps, "size", s, 1, ((uint64_t)1 << 62) >> shift, &n)) < 0)
-    return rc;
-  *out = n << shift;
-  return CLS_OK;
-}
-
-static char *join(const char *a, const char *b) {
-  size_t na = strlen(a), nb = strlen(b);
-  char *s = malloc(na + nb + 2);
-  if (s) {
-    memcpy(s, a, na);
-    s[na] = '/';
-    memcpy(s + na + 1, b, nb + 1);
-  }
-  return s;
-}
-
-int cls__cache_init(struct cls__cache *c, const char *opt_dir) {
-  memset(c, 0, sizeof *c);
-  c->max = CLS__CACHE_DEFAULT_MAX;
-  const char *onoff = env("CLS_CACHE");
-  if (onoff) {
-    struct cls__parser ps = {"CLS_CACHE", onoff, NULL};
-    int rc = cls__parse_text(&ps);
-    if (rc < 0)
-      return rc;
-    if (strcmp(onoff, "off") == 0)
-      return CLS_OK; /* the rest is not read: off is off */
-    if (strcmp(onoff, "on") != 0)
-      return cls__parse_fail(&ps, "expected on or off");
-  }
-  const char *max = env("CLS_CACHE_MAX");
-  if (max) {
-    int rc = parse_max(max, &c->max);
-    if (rc < 0)
-      return rc;
-  }
-  const char *dir = opt_dir && *opt_dir ? opt_dir : env("CLS_CACHE_DIR");
-  const char *xdg = env("XDG_CACHE_HOME"), *home = env("HOME");
-  if (dir)
-    c->dir = strdup(dir);
-  else if (xdg && xdg[0] == '/') /* the XDG rule: a relative path is ignored */
-    c->dir = join(xdg, "clstream");
-  else if (home)
-    c->dir = join(home, ".cache/clstream");
-  else
-    return CLS_OK; /* nowhere to keep it: off */
-  if (!c->dir)
-    return cls__error(CLS_ENOMEM, 0, "out of host memory");
-  c->enabled = true;
-  return CLS_OK;
-}
-
-void cls__cache_fini(struct cls__cache *c) {
-  free(c->dir);
-  c->dir = NULL;
-  c->enabled = false;
-}
 
 /* ---------------------------------------------------------------- the key */
 
@@ -227,168 +146,6 @@ static uint64_t checksum(const unsigned char key16[KEY_LEN], const void *key, si
   return cls__siphash_final(&h);
 }
 
-/* ---------------------------------------------------------------- the directory */
-
-/* mkdir -p, mode 0700 for what it makes. */
-static int make_dirs(const char *dir) {
-  char *p = strdup(dir);
-  if (!p)
-    return -1;
-  int rc = 0;
-  for (char *s = p + 1;; s++) {
-    if (*s != '/' && *s)
-      continue;
-    char was = *s;
-    *s = '\0';
-    if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-      rc = -1;
-      break;
-    }
-    *s = was;
-    if (!was)
-      break;
-  }
-  int saved = errno;
-  free(p);
-  struct stat st;
-  if (rc == 0 && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-    saved = ENOTDIR;
-    rc = -1;
-  }
-  errno = saved;
-  return rc;
-}
-
-/* The directory, opened, when it is this user's own: owned by the
- * effective user and writable by nobody else (what ssh asks of ~/.ssh and
- * ccache of its directory).  Another user who can write into it can plant
- * entries or read the key.  -1 with errno ENOENT when it does not exist;
- * -1 with *refused set (said once per context) when it is not to be
- * trusted. */
-static int open_dir(struct cls__cache *c, const struct cls__logger *lg, bool *refused) {
-  *refused = false;
-  int fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  struct stat st;
-  const char *why = NULL;
-  char detail[96] = "";
-  if (fstat(fd, &st) != 0) {
-    why = "cannot stat it";
-  } else if (st.st_uid != geteuid()) {
-    why = "it is owned by another user";
-    snprintf(detail, sizeof detail, " (uid %lu, this process runs as uid %lu)",
-             (unsigned long)st.st_uid, (unsigned long)geteuid());
-  } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    why = "others can write to it";
-    snprintf(detail, sizeof detail, " (mode %04o; chmod go-w makes it usable)",
-             (unsigned)(st.st_mode & 07777));
-  }
-  if (!why)
-    return fd;
-  close(fd);
-  *refused = true;
-  if (!c->said_trust)
-    cls__log(lg, CLS_LOG_ERRORS,
-             "program cache: refusing %s: %s%s; programs are built from source", c->dir, why,
-             detail);
-  c->said_trust = true;
-  errno = EPERM;
-  return -1;
-}
-
-/* Opens a file of the directory for reading without blocking (a FIFO) and
- * without following a link; -1 (errno EFTYPE-like EINVAL) unless it is a
- * regular file. */
-static int open_regular(int dfd, const char *name, struct stat *st) {
-  int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-    close(fd);
-    errno = EINVAL;
-    return -1;
-  }
-  return fd;
-}
-
-static bool read_all(int fd, void *p, size_t n, off_t off) {
-  unsigned char *b = p;
-  while (n) {
-    ssize_t r = pread(fd, b, n, off);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return false;
-    b += r;
-    n -= (size_t)r;
-    off += r;
-  }
-  return true;
-}
-
-static bool write_all(int fd, const void *p, size_t n) {
-  const unsigned char *b = p;
-  while (n) {
-    ssize_t w = write(fd, b, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return false;
-    b += w;
-    n -= (size_t)w;
-  }
-  return true;
-}
-
-/* Reads the directory's key file into c->key: 0 on success, -1 when there
- * is none (and `make` is false) or it cannot be made, 1 when the file is
- * there but is not a key this user alone can read (said once). */
-static int read_key(struct cls__cache *c, const struct cls__logger *lg, int dfd, bool make) {
-  if (c->have_key)
-    return 0;
-  struct stat st;
-  int fd = open_regular(dfd, KEY_FILE, &st);
-  if (fd < 0 && errno == ENOENT && make) {
-    /* Made whole under a temporary name, then linked: a reader sees no
-     * key or the whole key, and of two makers the first link wins. */
-    unsigned char k[KEY_LEN];
-    char tmp[64];
-    snprintf(tmp, sizeof tmp, ".key.%ld.%u.tmp", (long)getpid(), atomic_fetch_add(&tmp_counter, 1));
-    int r = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    bool ok = r >= 0 && read_all(r, k, sizeof k, 0);
-    if (r >= 0)
-      close(r);
-    int w = ok ? openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
-    if (w >= 0) {
-      ok = write_all(w, k, sizeof k);
-      ok = close(w) == 0 && ok;
-      if (ok && linkat(dfd, tmp, dfd, KEY_FILE, 0) != 0 && errno != EEXIST)
-        ok = false;
-      unlinkat(dfd, tmp, 0);
-    }
-    if (!ok || w < 0)
-      return -1;
-    fd = open_regular(dfd, KEY_FILE, &st);
-  }
-  if (fd < 0 && errno == ENOENT)
-    return -1;
-  bool good = fd >= 0 && st.st_uid == geteuid() && !(st.st_mode & 077) &&
-              st.st_size == KEY_LEN && read_all(fd, c->key, KEY_LEN, 0);
-  if (fd >= 0)
-    close(fd);
-  if (good) {
-    c->have_key = true;
-    return 0;
-  }
-  if (!c->said_trust)
-    cls__log(lg, CLS_LOG_ERRORS,
-             "program cache: %s/" KEY_FILE " is not a key file of this user's alone (a regular "
-             "file of %d bytes, mode 0600); programs are built from source until it is removed",
-             c->dir, KEY_LEN);
-  c->said_trust = true;
-  return 1;
-}
 
 /* ---------------------------------------------------------------- reading */
 
@@ -411,9 +168,9 @@ static const char *check(const struct cls__cache *c, int fd, uint64_t size, cons
                          size_t *binlen) {
   unsigned char h[HEADER];
   *body = NULL;
-  if (size < 8 || !read_all(fd, h, 8, 0) || memcmp(h, MAGIC, 8) != 0)
+  if (size < 8 || !cls__cache_read_all(fd, h, 8, 0) || memcmp(h, MAGIC, 8) != 0)
     return "not a clstream cache file";
-  if (size < HEADER || !read_all(fd, h, HEADER, 0))
+  if (size < HEADER || !cls__cache_read_all(fd, h, HEADER, 0))
     return "truncated";
   if (get32(h + 8) != CLS__CACHE_FORMAT)
     return "another format version";
@@ -430,7 +187,7 @@ static const char *check(const struct cls__cache *c, int fd, uint64_t size, cons
   unsigned char *b = malloc(n);
   if (!b)
     return "out of host memory";
-  if (!read_all(fd, b, n, HEADER)) {
+  if (!cls__cache_read_all(fd, b, n, HEADER)) {
     free(b);
     return "truncated";
   }
@@ -460,11 +217,12 @@ int cls__cache_load(struct cls__cache *c, const struct cls__logger *lg,
   unsigned char *body = NULL;
   int dfd = -1, fd = -1, hit = 0;
   bool refused;
-  if (!key || (dfd = open_dir(c, lg, &refused)) < 0 || read_key(c, lg, dfd, false) != 0)
+  if (!key || (dfd = cls__cache_open_dir(c, lg, &refused)) < 0 ||
+      cls__cache_read_key(c, lg, dfd, false) != 0)
     goto cleanup; /* no directory or no key yet: nothing stored */
   entry_name(name, key, keylen, k);
   struct stat st;
-  if ((fd = open_regular(dfd, name, &st)) < 0) {
+  if ((fd = cls__cache_open_regular(dfd, name, &st)) < 0) {
     if (errno != ENOENT && errno != ENOTDIR && !c->said_bad) {
       cls__log(lg, CLS_LOG_ERRORS, "program cache: cannot read %s/%s (%s); building from source",
                c->dir, name, errno == EINVAL ? "not a regular file" : strerror(errno));
@@ -618,20 +376,20 @@ void cls__cache_store(struct cls__cache *c, const struct cls__logger *lg,
     goto cleanup;
   }
   what = "cannot create the directory";
-  if (make_dirs(c->dir) != 0)
+  if (cls__cache_make_dirs(c->dir) != 0)
     goto cleanup;
   what = "cannot open the directory";
-  if ((dfd = open_dir(c, lg, &refused)) < 0)
+  if ((dfd = cls__cache_open_dir(c, lg, &refused)) < 0)
     goto cleanup;
   what = "cannot make the key file in";
-  int kr = read_key(c, lg, dfd, true);
+  int kr = cls__cache_read_key(c, lg, dfd, true);
   if (kr != 0) {
     refused = kr > 0;
     goto cleanup;
   }
   evict(c, dfd, name, size);
   snprintf(tmp, sizeof tmp, ".%.16s.%ld.%u.tmp", name, (long)getpid(),
-           atomic_fetch_add(&tmp_counter, 1));
+           atomic_fetch_add(&cls__cache_tmp_counter, 1));
   what = "cannot write";
   if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
     goto cleanup;
@@ -642,8 +400,8 @@ void cls__cache_store(struct cls__cache *c, const struct cls__logger *lg,
   put64(h + 16, k->srclen);
   put64(h + 24, len);
   put64(h + 32, checksum(c->key, key, keylen, k->source, k->srclen, bin, len));
-  bool ok = write_all(fd, h, sizeof h) && write_all(fd, key, keylen) &&
-            write_all(fd, k->source, k->srclen) && write_all(fd, bin, len);
+  bool ok = cls__cache_write_all(fd, h, sizeof h) && cls__cache_write_all(fd, key, keylen) &&
+            cls__cache_write_all(fd, k->source, k->srclen) && cls__cache_write_all(fd, bin, len);
   ok = close(fd) == 0 && ok;
   fd = -1;
   if (!ok || renameat(dfd, tmp, dfd, name) != 0)

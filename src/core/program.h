@@ -1,4 +1,4 @@
-/* Internal: programs and kernels (program.c): the build cache, each
+/* Internal: programs and kernels (program.c, kernel.c): the build cache, each
  * kernel's argument signature as the launch checks take it. */
 #ifndef CLS_PROGRAM_H
 #define CLS_PROGRAM_H
@@ -36,7 +36,7 @@ struct cls_kernel {
    * access a (CLS_READ, CLS_WRITE, CLS_READ_WRITE).  All three where the
    * argument is not a buffer, CLS_READ where F11 finds it writable (strict:
    * refused; else said once, then the bit is cleared), none where
-   * unknown: one test per argument (refusals() in program.c). */
+   * unknown: one test per argument (refusals() in kernel.c). */
   unsigned char refuse[CLS_MAX_ARGS];
   size_t max_wg;           /* the work-group maximum launches are checked
                               against (cls_kernel_info); 0: the device's */
@@ -109,6 +109,11 @@ struct cls_program {
 };
 
 void cls__programs_fini(cls_context *ctx);
+/* Whether prog is one of ctx's programs (a foreign or freed one is not);
+ * under the context's lock. */
+bool cls__program_of(cls_context *ctx, const struct cls_program *prog);
+/* A NUL-terminated copy of s[0..n), NULL when out of memory. */
+char *cls__dupstr(const char *s, size_t n);
 /* The access a binding of argument i takes: `declared`, or for
  * CLS_ACCESS_INFER the signature's (read for a const global pointer, else
  * read-write, the safe choice where the signature is unknown). */

@@ -1,7 +1,8 @@
-/* Internal: deterministic fault injection (fault.c).  A stream factory
- * that wraps another and fails chosen commands at enqueue or at
- * completion, the "alloc" faults cls_alloc consults, and the grammar of
- * CLS_FAULT.  Sees only the public factory contract and util.h. */
+/* Internal: deterministic fault injection (fault.c; its grammar in
+ * fault-spec.c).  A stream factory that wraps another and fails chosen
+ * commands at enqueue or at completion, the "alloc" faults cls_alloc
+ * consults, and the grammar of CLS_FAULT.  Sees only the public factory
+ * contract and util.h. */
 #ifndef CLS_FAULT_H
 #define CLS_FAULT_H
 

@@ -66,7 +66,7 @@ void md_all_known(struct md_state *st) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Faults (src/fault.c, fires())                                       */
+/* Faults (src/factory/fault-spec.c, cls__fault_fires())                */
 /* ------------------------------------------------------------------ */
 
 static int fires_when(struct md_world *w, int when, const char *op, const char *kernel,

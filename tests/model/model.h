@@ -14,7 +14,7 @@
  * the expectation allows both answers; what a read finally reports does
  * not depend on timing.
  *
- * The fault grammar is modelled exactly (src/fault.c: clause order, seen
+ * The fault grammar is modelled exactly (src/factory/fault-spec.c: clause order, seen
  * and fired counters), so a program's faults fire on the same commands in
  * the model and in clstream. */
 #ifndef CLS_TESTS_MODEL_H
@@ -99,7 +99,7 @@ struct md_op {
                       fill's pattern of 3 bytes */
 };
 
-/* A fault clause (src/fault.c). */
+/* A fault clause (src/factory/fault-spec.c). */
 enum md_when { MD_W_ENQUEUE, MD_W_COMPLETE, MD_W_ALLOC, MD_W_LOST };
 struct md_clause {
   int when;

@@ -1,5 +1,5 @@
 /* The corpus of real-idiom programs (issue 29), shared by tests/test-real.c
- * and the benchmark's `real` workload (bench/clstream-bench.c).
+ * and the benchmark's `real` workload (bench/real.c).
  *
  * Each program is written twice, in raw OpenCL and through clstream, in the
  * idiom of published OpenCL code: read-only inputs are non-const __global

@@ -435,7 +435,7 @@ int main(void) {
   unsetenv("CLS_DEVICE");
   unsetenv("CLS_SCHEDULER");
   unsetenv("CLS_FAULT");
-  Suite *s = suite_create("misuse");
+  Suite *s = suite_create("misuse-by-kind");
 #define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(null_context_is_einval);
   ADD(null_out_pointers_are_einval);

@@ -4,7 +4,7 @@
  * malformed CLS_DEVICE / CLS_SCHEDULER / CLS_FAULT / CLS_LOG strings (from
  * the options and from the environment).  Each call returns its documented
  * code, nothing crashes, and a correct operation on the same context
- * succeeds afterwards.  (tests/test-misuse.c covers every buffer operation
+ * succeeds afterwards.  (tests/test-misuse-by-kind.c covers every buffer operation
  * with each kind of bad handle.) */
 #include "common.h"
 
@@ -618,7 +618,7 @@ int main(void) {
   unsetenv("CLS_FAULT");
   unsetenv("CLS_PLACEMENT");
   unsetenv("CLS_RELOCATE");
-  Suite *s = suite_create("misuse-api");
+  Suite *s = suite_create("misuse-by-function");
 #define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
   ADD(error_strings_exist_for_every_int);
   ADD(device_calls_reject_bad_arguments);

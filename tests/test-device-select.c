@@ -358,7 +358,7 @@ START_TEST(enodev_detail_says_rusticl_needs_RUSTICL_ENABLE) {
     char opts[1024];
     snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "", asan && *asan ? ":" : "");
     setenv("ASAN_OPTIONS", opts, 1);
-    execl("/proc/self/exe", "test-device", "--enodev-detail", (char *)NULL);
+    execl("/proc/self/exe", "test-device-select", "--enodev-detail", (char *)NULL);
     _exit(127);
   }
   close(fd[1]);
@@ -393,7 +393,7 @@ int main(int argc, char **argv) {
     return print_enodev_detail();
   ct_require_device();
   unsetenv("CLS_DEVICE");
-  Suite *s = suite_create("device");
+  Suite *s = suite_create("device-select");
   CT_ADD(s, device_list_counts_and_describes_devices);
   CT_ADD(s, device_list_with_small_cap_reports_total);
   CT_ADD(s, select_null_and_empty_pick_a_listed_device);

@@ -565,7 +565,7 @@ int main(void) {
   /* Two PoCL devices of one platform; the other vendors ignore it. */
   setenv("POCL_DEVICES", "pthread pthread", 0);
   ct_require_device();
-  Suite *s = suite_create("devices");
+  Suite *s = suite_create("multi-device");
   CT_ADD(s, all_makes_one_context_over_every_device_of_the_platform);
   CT_ADD(s, device_list_names_devices_of_one_platform);
   CT_ADD(s, malformed_device_lists_are_refused_and_leave_nothing);

@@ -1,0 +1,128 @@
+/* Shared by clstream-bench's files: the workloads' parameters (set by the
+ * options), the two sides' state, the rows.  Each declaration's comment
+ * is at its definition. */
+#ifndef CLS_CLSTREAM_BENCH_H
+#define CLS_CLSTREAM_BENCH_H
+
+#include <clstream.h>
+#include <clstream/stream.h>
+
+#include "bench.h"
+#include "../tests/real/real.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* clstream-bench.c: the kernels, the sizes (--quick lowers them), errors. */
+extern const char *SRC;
+extern int TINY_N, SAXPY_REPS, PP_N, FAN_N, SKIP_N;
+extern size_t SAXPY_LEN;
+#define SMALL 64
+
+void die(const char *fmt, ...);
+
+#define CL(call)                                                              \
+  do {                                                                        \
+    cl_int rc_ = (call);                                                      \
+    if (rc_ != CL_SUCCESS)                                                    \
+      die("%s failed: %s", #call, cls_cl_status_name(rc_));                    \
+  } while (0)
+#define CLS(call)                                                             \
+  do {                                                                        \
+    int rc_ = (call);                                                         \
+    if (rc_ < 0)                                                              \
+      die("%s failed: %s: %s", #call, cls_err_name(rc_), cls_last_error_detail()); \
+  } while (0)
+
+/* raw.c */
+struct raw {
+  cl_context c;
+  cl_device_id d;
+  cl_program p;
+  cl_command_queue q[6];
+  cl_kernel tiny, saxpy, step_ab, step_ba, prod, cons[4], red;
+  cl_mem tiny_buf, sx, sy, A, B, P, C[4], R;
+  /* The corpus (workload real), on this context and its first queues. */
+  struct real_raw real;
+  cl_program real_prog[REAL_COUNT];
+  cl_kernel real_k[REAL_COUNT][REAL_MAX_KERNELS];
+};
+
+extern const size_t small_g;
+void raw_init(struct raw *r);
+double raw_tiny(struct raw *r);
+double raw_tiny_setarg(struct raw *r);
+double raw_tiny_event(struct raw *r);
+double raw_tiny_ring(struct raw *r);
+double raw_saxpy(struct raw *r);
+double raw_pingpong(struct raw *r);
+double raw_fan(struct raw *r);
+double raw_fan_status(struct raw *r);
+double raw_fan_poll(struct raw *r);
+double raw_fan_one_queue(struct raw *r);
+
+/* counting.c */
+extern unsigned long factory_calls;
+extern const struct cls_stream_factory *inner;
+extern const struct cls_stream_factory counting;
+
+/* workloads.c */
+/* Streams lib_init gives a buffer to: every workload's streams. */
+#define LIB_STREAMS 6
+
+struct lib {
+  cls_context *ctx;
+  const char *attribution; /* in force: "ranged" or "exact" */
+  bool shared_queue;       /* scheduler:interleave: every stream on one queue */
+  cls_kernel *tiny, *saxpy, *step, *failk, *red;
+  cls_buffer tiny_buf, sx, sy, A, B, P, C[4], R;
+  cls_kernel *real_k[REAL_COUNT][REAL_MAX_KERNELS];
+};
+
+extern int lib_guard;
+void lib_init(struct lib *l, const char *driver, const char *fault, int precise);
+uint64_t lib_events(struct lib *l);
+double lib_tiny(struct lib *l);
+double lib_saxpy(struct lib *l);
+double lib_pingpong(struct lib *l);
+double lib_fan(struct lib *l);
+
+/* real.c */
+extern bool real_quick;
+extern int real_only;
+void real_raw_setup(struct raw *r);
+void real_lib_setup(struct lib *l);
+double raw_real(struct raw *r);
+double lib_real(struct lib *l);
+void real_verify(struct raw *r, struct lib *l);
+
+/* stats.c */
+struct row {
+  const char *workload, *driver;
+  const char *attribution; /* clstream rows: "ranged" or "exact"; else NULL */
+  double events;           /* OpenCL events per launch (clstream); < 0: none */
+  const char *kind; /* "workload", "calibration" (the clstream column holds
+                       the raw variant), "skip", "allocs" */
+  double raw, lib, ratio;
+  /* Workload rows: the median of the pairs' ratios, its 95 % interval,
+   * and the issue's target for the ratio (0: none). */
+  double paired, lo, hi, target;
+  char note[160];
+};
+
+#define MAX_REPS 201
+extern struct row rows[64];
+extern int nrows;
+extern int reps;
+double target_of(const char *workload);
+struct row *new_row(const char *name, const char *driver, const char *kind);
+struct row *add_row(const char *name, const char *driver, const char *kind, double *tr,
+                    double *tl);
+void print_header(void);
+const char *attrib_col(const struct row *row);
+const char *events_col(const struct row *row, char *buf, size_t n);
+void print_row(const struct row *row);
+void write_json(const char *path, const struct cls_device_info *dev);
+
+#endif /* CLS_CLSTREAM_BENCH_H */

@@ -1,0 +1,116 @@
+/* clstream-bench's clstream side: a context per driver setting and
+ * attribution mode, with the workloads' kernels and buffers, and each
+ * workload through clstream as the raw side runs it (raw.c). */
+#include "clstream-bench.h"
+
+#include <string.h>
+
+static cls_buffer zeros(cls_context *ctx, int stream, size_t bytes) {
+  cls_buffer b;
+  int zero = 0;
+  CLS(cls_alloc(ctx, stream, bytes, &b));
+  CLS(cls_fill(ctx, stream, b, 0, bytes, &zero, sizeof zero));
+  return b;
+}
+
+/* fault: a fault plan, and the counting factory around the OpenCL one
+ * (skip-chain); NULL: the OpenCL factory itself, as a user gets it. */
+int lib_guard = -1; /* the guard option of the next lib_init */
+
+/* precise: the context option, -1 ranged where the device allows it, 1
+ * exact; set either way so that $CLS_PRECISE does not merge the modes. */
+void lib_init(struct lib *l, const char *driver, const char *fault, int precise) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .scheduler = driver,
+                                  .fault = fault,
+                                  .factory = fault ? &counting : NULL,
+                                  .guard = lib_guard,
+                                  .precise = precise};
+  CLS(cls_context_create(&l->ctx, &o));
+  int mode;
+  CLS(cls_context_attribution(l->ctx, &mode, NULL, NULL));
+  l->attribution = mode == CLS_ATTRIBUTION_RANGED ? "ranged" : "exact";
+  l->shared_queue = strstr(driver, "interleave") != NULL;
+  cls_program *p;
+  CLS(cls_program_build(l->ctx, SRC, NULL, &p));
+  CLS(cls_kernel_get(l->ctx, p, "tiny", &l->tiny));
+  CLS(cls_kernel_get(l->ctx, p, "saxpy", &l->saxpy));
+  CLS(cls_kernel_get(l->ctx, p, "stepk", &l->step));
+  CLS(cls_kernel_get(l->ctx, p, "failk", &l->failk));
+  CLS(cls_kernel_get(l->ctx, p, "reduce4", &l->red));
+  l->tiny_buf = zeros(l->ctx, 0, SMALL * sizeof(int));
+  l->A = zeros(l->ctx, 0, SMALL * sizeof(int));
+  l->B = zeros(l->ctx, 1, SMALL * sizeof(int));
+  l->P = zeros(l->ctx, 0, SMALL * sizeof(int));
+  for (int i = 0; i < 4; i++)
+    l->C[i] = zeros(l->ctx, 1 + i, SMALL * sizeof(int));
+  l->R = zeros(l->ctx, 5, SMALL * sizeof(int));
+  float one = 1.0f;
+  CLS(cls_alloc(l->ctx, 0, SAXPY_LEN * sizeof(float), &l->sx));
+  CLS(cls_alloc(l->ctx, 0, SAXPY_LEN * sizeof(float), &l->sy));
+  CLS(cls_fill(l->ctx, 0, l->sx, 0, SAXPY_LEN * sizeof(float), &one, sizeof one));
+  CLS(cls_fill(l->ctx, 0, l->sy, 0, SAXPY_LEN * sizeof(float), &one, sizeof one));
+  CLS(cls_sync(l->ctx, NULL));
+}
+
+/* OpenCL events l's streams asked for so far: the sum over streams, or
+ * the largest where every stream gives the one shared queue's count. */
+uint64_t lib_events(struct lib *l) {
+  uint64_t total = 0;
+  for (int s = 0; s < LIB_STREAMS; s++) {
+    uint64_t n;
+    CLS(cls_stream_events(l->ctx, s, &n));
+    if (!l->shared_queue)
+      total += n;
+    else if (n > total)
+      total = n;
+  }
+  return total;
+}
+
+double lib_tiny(struct lib *l) {
+  cls_arg a[] = {CLS_INOUT(l->tiny_buf)};
+  double t = bench_now();
+  for (int i = 0; i < TINY_N; i++)
+    CLS(cls_launch(l->ctx, 0, l->tiny, 1, &small_g, NULL, 1, a));
+  CLS(cls_stream_sync(l->ctx, 0, NULL));
+  return bench_now() - t;
+}
+
+double lib_saxpy(struct lib *l) {
+  float alpha = 0.5f;
+  cls_arg a[] = {CLS_IN(l->sx), CLS_INOUT(l->sy), CLS_SCALAR(alpha)};
+  double t = bench_now();
+  for (int i = 0; i < SAXPY_REPS; i++)
+    CLS(cls_launch(l->ctx, 0, l->saxpy, 1, &SAXPY_LEN, NULL, 3, a));
+  CLS(cls_stream_sync(l->ctx, 0, NULL));
+  return bench_now() - t;
+}
+
+double lib_pingpong(struct lib *l) {
+  cls_arg ab[] = {CLS_IN(l->A), CLS_OUT(l->B)}, ba[] = {CLS_IN(l->B), CLS_OUT(l->A)};
+  double t = bench_now();
+  for (int i = 0; i < PP_N; i++) {
+    CLS(cls_launch(l->ctx, 0, l->step, 1, &small_g, NULL, 2, ab));
+    CLS(cls_launch(l->ctx, 1, l->step, 1, &small_g, NULL, 2, ba));
+  }
+  CLS(cls_sync(l->ctx, NULL));
+  return bench_now() - t;
+}
+
+double lib_fan(struct lib *l) {
+  cls_arg prod[] = {CLS_IN(l->A), CLS_OUT(l->P)};
+  cls_arg red[] = {CLS_IN(l->C[0]), CLS_IN(l->C[1]), CLS_IN(l->C[2]), CLS_IN(l->C[3]),
+                   CLS_OUT(l->R)};
+  double t = bench_now();
+  for (int it = 0; it < FAN_N; it++) {
+    CLS(cls_launch(l->ctx, 0, l->step, 1, &small_g, NULL, 2, prod));
+    for (int c = 0; c < 4; c++) {
+      cls_arg cons[] = {CLS_IN(l->P), CLS_OUT(l->C[c])};
+      CLS(cls_launch(l->ctx, 1 + c, l->step, 1, &small_g, NULL, 2, cons));
+    }
+    CLS(cls_launch(l->ctx, 5, l->red, 1, &small_g, NULL, 5, red));
+  }
+  CLS(cls_sync(l->ctx, NULL));
+  return bench_now() - t;
+}

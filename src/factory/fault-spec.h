@@ -1,0 +1,38 @@
+/* Private to fault injection: a parsed CLS_FAULT spec, as fault-spec.c
+ * parses it and matches events against it, and as the wrapping stream
+ * factory (fault.c) consults it. */
+#ifndef CLS_FAULT_SPEC_H
+#define CLS_FAULT_SPEC_H
+
+#include "factory/fault.h"
+
+enum cls__fault_when { W_ENQUEUE, W_COMPLETE, W_ALLOC, W_LOST };
+
+struct cls__fault {
+  int when;
+  char *kernel;  /* NULL: any */
+  char *op;      /* NULL: any */
+  int stream;    /* -1: any */
+  uint64_t nth;  /* 0: every match */
+  uint64_t times;/* 0: unlimited */
+  cl_int status;
+  int rank;      /* -1: any */
+  uint64_t seen, fired;
+  uint64_t hold; /* 0: found when it finishes */
+};
+
+struct cls__fault_config {
+  size_t n;
+  struct cls__fault *faults;
+  uint64_t draws; /* hold=N's sequence: deterministic, so a run repeats */
+  uint64_t waits; /* waits so far on any stream (a poll that waits, a
+                     blocking download): each releases every hold */
+  int rank;      /* this process's MPI rank; -1: not known */
+};
+
+/* Does a fault fire for this event?  Counts the event either way.  *hold:
+ * how many polls that do not wait its discovery is held for. */
+cl_int cls__fault_fires(struct cls__fault_config *cfg, int when, const char *op,
+                        const char *kernel, int stream, uint64_t *hold);
+
+#endif /* CLS_FAULT_SPEC_H */
