@@ -112,7 +112,9 @@ struct row {
 };
 
 #define MAX_REPS 201
-extern struct row rows[64];
+/* Every workload x driver x attribution mode, with room to spare. */
+#define CLS_BENCH_MAX_ROWS 256
+extern struct row rows[CLS_BENCH_MAX_ROWS];
 extern int nrows;
 extern int reps;
 double target_of(const char *workload);

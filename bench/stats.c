@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-struct row rows[64];
+struct row rows[CLS_BENCH_MAX_ROWS];
 int nrows;
 int reps = 21;
 
