@@ -13,7 +13,7 @@
 #ifndef CLS_DRIVER_H
 #define CLS_DRIVER_H
 
-#include "driver/ops.h"
+#include "base/cmd.h"
 #include "stream/pool.h"
 
 /* The registry: built-in and registered drivers, and selection by name

@@ -7,7 +7,7 @@
 #include "failure/poll.h"
 #include "failure/replay.h"
 #include "driver/driver.h"
-#include "driver/ops.h"
+#include "base/cmd.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
 #include "stream/deadline.h"

@@ -16,7 +16,7 @@
  * logged here fills the log. */
 #include "failure/replay.h"
 #include "device/quirks.h"
-#include "driver/ops.h"
+#include "base/cmd.h"
 #include "memory/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"

@@ -12,7 +12,7 @@
  *     it waits for that point first (see the event driver's order()). */
 #include "memory/memory.h"
 #include "core/program.h"
-#include "driver/ops.h"
+#include "base/cmd.h"
 #include "failure/poll.h"
 #include "guard/guard.h"
 #include "stream/pool.h"

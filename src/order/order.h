@@ -8,7 +8,7 @@
 #ifndef CLS_ORDER_H
 #define CLS_ORDER_H
 
-#include "driver/cmd.h"
+#include "base/cmd.h"
 
 struct cls_driver;
 

@@ -4,7 +4,7 @@
 #ifndef CLS_POOL_H
 #define CLS_POOL_H
 
-#include "core/context.h"
+#include "base/context.h"
 
 int cls__pool_init(cls_context *ctx, const struct cls_stream_factory *f, void *fdata);
 

@@ -10,10 +10,10 @@
 #ifndef CLS_CONTEXT_H
 #define CLS_CONTEXT_H
 
+#include "base/record.h"
+#include "base/stream.h"
 #include "cache/cache.h"
 #include "factory/fault.h"
-#include "failure/record.h"
-#include "stream/stream.h"
 #include "util/lock.h"
 #include "util/log.h"
 

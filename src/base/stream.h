@@ -4,7 +4,7 @@
 #ifndef CLS_STREAM_H
 #define CLS_STREAM_H
 
-#include "memory/slot.h"
+#include "base/slot.h"
 
 #include <clstream/driver.h>
 #include <stddef.h>
