@@ -214,6 +214,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   ctx->quirks.max_work_group_size = ctx->info.max_work_group_size;
   ctx->quirks.page_size = ctx->page_size;
   ctx->tag = new_tag();
+  ctx->hooks.released = cls__kernels_forget_args;
 
   if ((rc = start_trace(ctx, opts, params)) < 0)
     goto fail_trace;

@@ -102,13 +102,28 @@ struct cls_context {
   struct cls__taint { cls_buffer handle; uint64_t stamp; } *taint_set;
   size_t taint_cap;
   struct cls__guard *guard; /* guard mode's state (guard.h); NULL: off */
-  /* Calls from the failure layer into a layer above it (guard mode sets
-   * them), so the layers' includes only go down.  NULL: none. */
+  /* Calls from a lower layer (memory/, failure/) into a layer above it,
+   * set by that layer, so the includes and the direct calls only go down.
+   * NULL: none. */
   struct cls__hooks {
-    /* after each poll of a stream, before the F8 log is pruned */
+    /* after each poll of a stream, before the F8 log is pruned (guard) */
     void (*polled)(cls_context *ctx);
-    /* true while log entry e must stay in the log */
+    /* true while log entry e must stay in the log (guard) */
     bool (*holds)(const cls_context *ctx, const struct cls__log_entry *e);
+    /* a buffer's cl_mem was released: the kernels forget the arguments
+     * they last set, since the driver may reuse the address (programs,
+     * set at creation).  Called by cls_free, never by a launch. */
+    void (*released)(cls_context *ctx);
+    /* Guard mode's side of carving a buffer (memory.c), set with
+     * ctx->guard by guard's create: the guard bytes before the data, the
+     * span of a buffer with both guards, writing a new buffer's guards,
+     * and forgetting a freed buffer's pending checks. */
+    struct cls__guard_hooks {
+      size_t (*before)(const cls_context *ctx);
+      size_t (*span)(const cls_context *ctx, size_t size, size_t align);
+      int (*arm)(cls_context *ctx, struct cls__slot *slot);
+      void (*forget)(cls_context *ctx, cls_buffer h);
+    } guard;
   } hooks;
   uint64_t sync_timeout_ns; /* CLS_SYNC_TIMEOUT; 0: wait as long as it takes */
   unsigned checks;          /* nonzero: guard mode, a deadline, several
