@@ -5,7 +5,7 @@
 #include "core/command.h"
 #include "core/program.h"
 #include "core/refusal.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 
 /* The work-items of one launch must be countable in the device's size_t:

@@ -8,7 +8,7 @@
 #include "failure/replay.h"
 #include "driver/driver.h"
 #include "base/cmd.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 #include "stream/deadline.h"
 

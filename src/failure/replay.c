@@ -17,7 +17,7 @@
 #include "failure/replay.h"
 #include "device/quirks.h"
 #include "base/cmd.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
 

@@ -7,7 +7,7 @@
 #include "guard/guard.h"
 #include "failure/failure.h"
 #include "failure/poll.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 
 #include <stdio.h>
