@@ -189,7 +189,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
                              given, &ctx->driver_ops, &params)) < 0)
     goto fail_driver_name;
 
-  /* Devices: one, or several of one platform (src/stream/place.c). */
+  /* Devices: one, or several of one platform (src/stream/relocate.c). */
   const char *place = pick(opts->version >= 4 ? opts->placement : NULL, "CLS_PLACEMENT");
   if (place && *place && (rc = cls__placement_parse(place, &ctx->placement)) < 0)
     goto fail_device;

@@ -45,7 +45,7 @@ struct cls_context {
   cl_platform_id platform;
   cl_device_id device;     /* devices[0] */
   cl_context clctx;        /* over every device of devices[] */
-  /* The context's devices (src/stream/place.c): at least one; info is
+  /* The context's devices (src/stream/relocate.c): at least one; info is
    * dev_info[0].  Streams are placed on them by `placement` unless
    * cls_stream_place chose (placed[id]: device + 1, 0: the policy). */
   int ndevices;
