@@ -27,7 +27,7 @@ struct cls__trace;
 struct cls_program;
 
 /* cls_context.live while the context lives; cleared by
- * cls_context_destroy (its memory then kept a while: context.c). */
+ * cls_context_destroy (its memory then kept a while: src/api/context.c). */
 #define CLS__CONTEXT_LIVE 0x636c7378u
 
 struct cls_context {
