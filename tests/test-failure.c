@@ -12,7 +12,7 @@
 #include "heap.h"
 
 #include "failure/failure.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 
 #include <stdbool.h>
 #include <time.h>

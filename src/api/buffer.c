@@ -1,6 +1,7 @@
 /* The public buffer operations: allocate, free, upload, download, copy,
  * fill, check.  Each validates everything before OpenCL sees it, then runs
  * through cls__run like every other command. */
+#include "api/enter.h"
 #include "core/command.h"
 #include "core/refusal.h"
 #include "failure/poll.h"
@@ -10,13 +11,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define ENTER(ctx)                                                \
-  do {                                                            \
-    if (!(ctx))                                                   \
-      return cls__error(CLS_EINVAL, 0, "%s: NULL context", __func__); \
-    CLS__LOCK(ctx);                                               \
-  } while (0)
 
 /* Offset and size within a buffer of `have` bytes, overflow-safe. */
 static int check_range(const char *fn, size_t have, size_t offset, size_t size) {
@@ -41,7 +35,7 @@ CLS_API int cls_alloc(cls_context *ctx, int stream, size_t size, cls_buffer *out
   if (!out)
     return cls__error(CLS_EINVAL, 0, "cls_alloc: NULL out");
   *out = CLS_BUFFER_NULL;
-  ENTER(ctx);
+  CLS__ENTER(ctx);
   int rc;
   struct cls__stream *s = cls__stream_get(ctx, stream, &rc);
   if (s)
@@ -51,7 +45,7 @@ CLS_API int cls_alloc(cls_context *ctx, int stream, size_t size, cls_buffer *out
 }
 
 CLS_API int cls_free(cls_context *ctx, cls_buffer buf) {
-  ENTER(ctx);
+  CLS__ENTER(ctx);
   int rc = cls__memory_free(ctx, buf);
   cls__unlock(ctx);
   return rc;
@@ -60,7 +54,7 @@ CLS_API int cls_free(cls_context *ctx, cls_buffer buf) {
 CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size) {
   if (!size)
     return cls__error(CLS_EINVAL, 0, "cls_buffer_size: NULL out");
-  ENTER(ctx);
+  CLS__ENTER(ctx);
   int rc = CLS_OK;
   struct cls__slot *s = resolve(ctx, __func__, buf, &rc);
   if (s)
@@ -80,7 +74,7 @@ static int refused(cls_context *ctx, const struct cls__cmd *cmd, int stream, cls
 
 static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
                   const void *src, size_t size, int blocking) {
-  ENTER(ctx);
+  CLS__ENTER(ctx);
   int rc;
   struct cls__cmd cmd = {.kind = CLS__CMD_WRITE, .op = "upload", .nbind = 1};
   struct cls__slot *d = resolve(ctx, "cls_upload", dst, &rc);
@@ -121,7 +115,7 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
     *report = NULL;
   if (!dst)
     return cls__error(CLS_EINVAL, 0, "cls_download: NULL destination");
-  ENTER(ctx);
+  CLS__ENTER(ctx);
   int rc;
   struct cls__pending_read *pending = NULL;
   struct cls__cmd cmd = {.kind = CLS__CMD_READ, .op = "download", .nbind = 1};
@@ -201,7 +195,7 @@ CLS_API int cls_download_async(cls_context *ctx, int stream, cls_buffer src, siz
 
 CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_offset,
                      cls_buffer dst, size_t dst_offset, size_t size) {
-  ENTER(ctx);
+  CLS__ENTER(ctx);
   int rc;
   struct cls__cmd cmd = {.kind = CLS__CMD_COPY, .op = "copy", .nbind = 2};
   struct cls__slot *s, *d;
@@ -235,7 +229,7 @@ refused:
 
 CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst, size_t offset, size_t size,
                      const void *pattern, size_t pattern_size) {
-  ENTER(ctx);
+  CLS__ENTER(ctx);
   int rc;
   struct cls__cmd cmd = {.kind = CLS__CMD_FILL, .op = "fill", .nbind = 1};
   struct cls__slot *d = resolve(ctx, "cls_fill", dst, &rc);
@@ -280,7 +274,7 @@ CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs, cls_re
     *report = NULL;
   if (n && !bufs)
     return cls__error(CLS_EINVAL, 0, "cls_check: NULL buffers");
-  ENTER(ctx);
+  CLS__ENTER(ctx);
   int rc = cls__poll_all(ctx, false);
   if (rc == CLS_OK)
     rc = cls__read_report(ctx, "check", -1, bufs, n, report);

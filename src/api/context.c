@@ -189,7 +189,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
                              given, &ctx->driver_ops, &params)) < 0)
     goto fail_driver_name;
 
-  /* Devices: one, or several of one platform (src/stream/place.c). */
+  /* Devices: one, or several of one platform (src/stream/relocate.c). */
   const char *place = pick(opts->version >= 4 ? opts->placement : NULL, "CLS_PLACEMENT");
   if (place && *place && (rc = cls__placement_parse(place, &ctx->placement)) < 0)
     goto fail_device;
@@ -214,6 +214,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   ctx->quirks.max_work_group_size = ctx->info.max_work_group_size;
   ctx->quirks.page_size = ctx->page_size;
   ctx->tag = new_tag();
+  ctx->hooks.released = cls__kernels_forget_args;
 
   if ((rc = start_trace(ctx, opts, params)) < 0)
     goto fail_trace;
@@ -273,27 +274,6 @@ static void abandon(cls_context *ctx) {
   if (cls__grow((void **)&abandoned.v, &abandoned.cap, abandoned.n + 1, sizeof *abandoned.v, 4))
     abandoned.v[abandoned.n++] = ctx;
   pthread_mutex_unlock(&abandoned.m);
-}
-
-int cls__context_gone(cls_context *ctx, const char *call) {
-  return cls__error(CLS_ESTALE, 0, "%s: context %p was destroyed (cls_context_destroy)", call,
-                    (void *)ctx);
-}
-
-int cls__lock_slow(cls_context *ctx, const char *call) {
-  /* A destroyed context's lock stays held: every later call comes here. */
-  if (atomic_load_explicit(&ctx->live, memory_order_relaxed) != CLS__CONTEXT_LIVE)
-    return cls__context_gone(ctx, call);
-  if (cls__lock_wait(&ctx->lock, &cls__last) < 0)
-    return cls__error(CLS_EDRIVER, 0,
-                      "%s: a call on context %p from inside one of its own callbacks (its driver "
-                      "'%s', its stream factory '%s' or its logger), on the thread that holds "
-                      "the context's lock: a callback may not call the public API on its own "
-                      "context (<clstream/driver.h>)",
-                      call, (void *)ctx, ctx->driver_ops ? ctx->driver_ops->name : "?",
-                      ctx->pool.factory && ctx->pool.factory->name ? ctx->pool.factory->name
-                                                                   : "?");
-  return CLS_OK;
 }
 
 /* The last contexts destroyed.  Their memory is kept, live cleared and the

@@ -2,10 +2,11 @@
  * OpenCL, so a mistake gets the same clstream code on every vendor (PoCL
  * and the others disagree on the OpenCL code for a too-large local size),
  * then runs it through cls__run. */
+#include "api/enter.h"
 #include "core/command.h"
 #include "core/program.h"
 #include "core/refusal.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 
 /* The work-items of one launch must be countable in the device's size_t:
@@ -231,9 +232,7 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
 CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigned dims,
                        const size_t *global, const size_t *local, size_t nargs,
                        const cls_arg *args) {
-  if (!ctx)
-    return cls__error(CLS_EINVAL, 0, "cls_launch: NULL context");
-  CLS__LOCK(ctx);
+  CLS__ENTER(ctx);
   int rc;
   struct cls__cmd cmd;
   cmd.kind = CLS__CMD_LAUNCH;

@@ -1,6 +1,6 @@
 /* The public calls of devices, placement and relocation
- * (src/stream/place.c does the work; docs/devices.md). */
-#include "stream/pool.h"
+ * (src/stream/relocate.c does the work; docs/devices.md). */
+#include "api/enter.h"
 
 #include <string.h>
 
@@ -25,11 +25,7 @@ static int check_device(const cls_context *ctx, const char *call, int device) {
 }
 
 CLS_API int cls_stream_place(cls_context *ctx, int stream, int device) {
-  if (!ctx)
-    return cls__error(CLS_EINVAL, 0, "cls_stream_place: NULL context");
-  if (cls__stream_check_id(stream) < 0)
-    return CLS_ESTREAM;
-  CLS__LOCK(ctx);
+  CLS__ENTER_STREAM(ctx, stream);
   int rc = check_device(ctx, "cls_stream_place", device);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   if (rc == CLS_OK && s && (s->issued || s->submitted || s->generation))
@@ -49,11 +45,7 @@ CLS_API int cls_stream_place(cls_context *ctx, int stream, int device) {
 }
 
 CLS_API int cls_stream_device(cls_context *ctx, int stream, int *device) {
-  if (!ctx || !device)
-    return cls__error(CLS_EINVAL, 0, "cls_stream_device: NULL argument");
-  if (cls__stream_check_id(stream) < 0)
-    return CLS_ESTREAM;
-  CLS__LOCK(ctx);
+  CLS__ENTER_OUT(ctx, device, stream);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   *device = s ? s->device : cls__place_of(ctx, stream);
   cls__unlock(ctx);
@@ -61,11 +53,7 @@ CLS_API int cls_stream_device(cls_context *ctx, int stream, int *device) {
 }
 
 CLS_API int cls_stream_generation(cls_context *ctx, int stream, uint64_t *generation) {
-  if (!ctx || !generation)
-    return cls__error(CLS_EINVAL, 0, "cls_stream_generation: NULL argument");
-  if (cls__stream_check_id(stream) < 0)
-    return CLS_ESTREAM;
-  CLS__LOCK(ctx);
+  CLS__ENTER_OUT(ctx, generation, stream);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   *generation = s ? s->generation : 0;
   cls__unlock(ctx);
@@ -73,11 +61,7 @@ CLS_API int cls_stream_generation(cls_context *ctx, int stream, uint64_t *genera
 }
 
 CLS_API int cls_stream_relocate(cls_context *ctx, int stream, int device, uint64_t generation) {
-  if (!ctx)
-    return cls__error(CLS_EINVAL, 0, "cls_stream_relocate: NULL context");
-  if (cls__stream_check_id(stream) < 0)
-    return CLS_ESTREAM;
-  CLS__LOCK(ctx);
+  CLS__ENTER_STREAM(ctx, stream);
   int rc = check_device(ctx, "cls_stream_relocate", device);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   uint64_t now = s ? s->generation : 0;

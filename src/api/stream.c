@@ -1,7 +1,7 @@
 /* The stream-level public calls: sync (which ends non-blocking downloads
  * with what F8 found) and statistics. */
 #include "failure/poll.h"
-#include "stream/pool.h"
+#include "api/enter.h"
 #include "trace/trace.h"
 
 #include <stdio.h>
@@ -9,11 +9,7 @@
 #include <string.h>
 
 CLS_API int cls_stream_stats(cls_context *ctx, int stream, struct cls_stream_stats *out) {
-  if (!ctx || !out)
-    return cls__error(CLS_EINVAL, 0, "cls_stream_stats: NULL argument");
-  if (cls__stream_check_id(stream) < 0)
-    return CLS_ESTREAM;
-  CLS__LOCK(ctx);
+  CLS__ENTER_OUT(ctx, out, stream);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   if (s)
     *out = s->stats;
@@ -24,11 +20,7 @@ CLS_API int cls_stream_stats(cls_context *ctx, int stream, struct cls_stream_sta
 }
 
 CLS_API int cls_stream_events(cls_context *ctx, int stream, uint64_t *out) {
-  if (!ctx || !out)
-    return cls__error(CLS_EINVAL, 0, "cls_stream_events: NULL argument");
-  if (cls__stream_check_id(stream) < 0)
-    return CLS_ESTREAM;
-  CLS__LOCK(ctx);
+  CLS__ENTER_OUT(ctx, out, stream);
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   uint64_t (*events)(void *) = cls__factory_events(ctx->pool.factory);
   *out = events && s && s->backend ? events(s->backend) : 0;
@@ -37,9 +29,7 @@ CLS_API int cls_stream_events(cls_context *ctx, int stream, uint64_t *out) {
 }
 
 CLS_API int cls_stats_reset(cls_context *ctx) {
-  if (!ctx)
-    return cls__error(CLS_EINVAL, 0, "cls_stats_reset: NULL context");
-  CLS__LOCK(ctx);
+  CLS__ENTER(ctx);
   struct cls__stream_pool *pool = &ctx->pool;
   for (int i = 0; i < pool->nstreams; i++)
     memset(&pool->streams[i].stats, 0, sizeof pool->streams[i].stats);
@@ -85,11 +75,7 @@ static int finish_reads(cls_context *ctx, int stream, cls_report **report) {
 CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
   if (report)
     *report = NULL;
-  if (!ctx)
-    return cls__error(CLS_EINVAL, 0, "cls_stream_sync: NULL context");
-  if (cls__stream_check_id(stream) < 0)
-    return CLS_ESTREAM;
-  CLS__LOCK(ctx);
+  CLS__ENTER_STREAM(ctx, stream);
   int rc = CLS_OK;
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   if (s) {
@@ -110,9 +96,7 @@ CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
 CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
   if (report)
     *report = NULL;
-  if (!ctx)
-    return cls__error(CLS_EINVAL, 0, "cls_sync: NULL context");
-  CLS__LOCK(ctx);
+  CLS__ENTER(ctx);
   int rc = cls__poll_all(ctx, true);
   if (rc == CLS_OK)
     rc = finish_reads(ctx, -1, report);

@@ -22,7 +22,7 @@
 #include "failure/poll.h"
 #include "failure/replay.h"
 #include "guard/guard.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
 

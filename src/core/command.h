@@ -5,7 +5,8 @@
 #ifndef CLS_COMMAND_H
 #define CLS_COMMAND_H
 
-#include "driver/cmd.h"
+#include "base/cmd.h"
+#include "failure/failure.h"
 
 /* Runs a command through the failure rules and the driver.  `pending` is
  * the record of a non-blocking download; `report` receives the report of a

@@ -4,7 +4,7 @@
 #include "core/program.h"
 #include "failure/failure.h"
 #include "failure/poll.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
 

@@ -9,7 +9,7 @@
 #ifndef CLS_REFUSAL_H
 #define CLS_REFUSAL_H
 
-#include "core/context.h"
+#include "base/context.h"
 
 struct cls__binding;
 

@@ -3,7 +3,7 @@
  * A driver decides when, and onto which backend queue, the commands of the
  * context's streams go.  Its ops struct, the views of streams and
  * commands it is handed and every core function it may call are public
- * (include/clstream/driver.h, implemented in api.c); a driver includes
+ * (include/clstream/driver.h, implemented in entry.c); a driver includes
  * nothing else.  The context owns the stream pool, the failure table and
  * the F8 log, and applies the failure rules (F1-F12) before and after a
  * command reaches the driver.
@@ -13,7 +13,7 @@
 #ifndef CLS_DRIVER_H
 #define CLS_DRIVER_H
 
-#include "driver/ops.h"
+#include "base/cmd.h"
 #include "stream/pool.h"
 
 /* The registry: built-in and registered drivers, and selection by name

@@ -5,7 +5,7 @@
 #ifndef CLS_ATTRIBUTION_H
 #define CLS_ATTRIBUTION_H
 
-#include "core/context.h"
+#include "base/context.h"
 
 /* The option and $CLS_PRECISE / $CLS_EVENT_EVERY: *precise 1 exact, -1
  * ranged where allowed, 0 not said; *every 0 not said.  CLS_ECONFIG

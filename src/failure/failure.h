@@ -6,16 +6,10 @@
 #ifndef CLS_FAILURE_H
 #define CLS_FAILURE_H
 
-#include "core/context.h"
+#include "base/cmd.h"
+#include "base/context.h"
+#include "base/record.h"
 #include "factory/call.h"
-#include "failure/record.h"
-
-/* A binding as the store sees it: a resolved slot and its access. */
-struct cls__binding {
-  cls_buffer handle;
-  struct cls__slot *slot;
-  int access;                   /* enum cls_access */
-};
 
 /* A command where it stands: what the command path hands the F8 log
  * (log.h, replay.h) and what a failure's record names (cls__failure_mint,

@@ -7,8 +7,8 @@
 #include "failure/poll.h"
 #include "failure/replay.h"
 #include "driver/driver.h"
-#include "driver/ops.h"
-#include "memory/handle.h"
+#include "base/cmd.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 #include "stream/deadline.h"
 

@@ -16,8 +16,8 @@
  * logged here fills the log. */
 #include "failure/replay.h"
 #include "device/quirks.h"
-#include "driver/ops.h"
-#include "memory/handle.h"
+#include "base/cmd.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
 

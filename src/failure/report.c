@@ -3,7 +3,7 @@
  * are rewritten, freed, or the context is destroyed. */
 #include "failure/failure.h"
 #include "failure/poll.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 
 #include <clstream/wire.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
 #include "guard/guard.h"
 #include "failure/failure.h"
 #include "failure/poll.h"
-#include "memory/handle.h"
+#include "base/handle.h"
 #include "stream/pool.h"
 
 #include <stdio.h>
@@ -92,6 +92,10 @@ int cls__guard_create(cls_context *ctx) {
   ctx->guard = g;
   ctx->hooks.polled = cls__guard_check;
   ctx->hooks.holds = cls__guard_holds;
+  ctx->hooks.guard = (struct cls__guard_hooks){.before = cls__guard_before,
+                                               .span = cls__guard_span,
+                                               .arm = cls__guard_arm,
+                                               .forget = cls__guard_forget};
   return CLS_OK;
 }
 
@@ -119,6 +123,7 @@ void cls__guard_destroy(cls_context *ctx) {
   ctx->guard = NULL;
   ctx->hooks.polled = NULL;
   ctx->hooks.holds = NULL;
+  ctx->hooks.guard = (struct cls__guard_hooks){0};
 }
 
 size_t cls__guard_before(const cls_context *ctx) { return ctx->guard->before; }

@@ -17,8 +17,8 @@
 #ifndef CLS_GUARD_H
 #define CLS_GUARD_H
 
-#include "driver/cmd.h"
-#include "memory/slot.h"
+#include "base/cmd.h"
+#include "base/slot.h"
 
 struct cls__log_entry;
 

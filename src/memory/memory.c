@@ -11,10 +11,8 @@
  *     stream at the page's release point, so any other stream that touches
  *     it waits for that point first (see the event driver's order()). */
 #include "memory/memory.h"
-#include "core/program.h"
-#include "driver/ops.h"
+#include "base/cmd.h"
 #include "failure/poll.h"
-#include "guard/guard.h"
 #include "stream/pool.h"
 
 #include <stdlib.h>
@@ -68,8 +66,15 @@ static int page_new(cls_context *ctx, struct cls__stream *s, size_t size, bool d
   return CLS_OK;
 }
 
+/* The memos of the arguments last set name cl_mems: one released may come
+ * back at the same address (ctx->hooks.released). */
+static void released(cls_context *ctx) {
+  if (ctx->hooks.released)
+    ctx->hooks.released(ctx);
+}
+
 static void page_drop(cls_context *ctx, struct cls__memory *m, struct cls__page *p) {
-  cls__kernels_forget_args(ctx);
+  released(ctx);
   for (size_t i = 0; i < m->npages; i++)
     if (m->pages[i] == p) {
       m->pages[i] = m->pages[--m->npages];
@@ -137,7 +142,7 @@ static void block_release(cls_context *ctx, struct cls__memory *m, struct cls__p
     page_drop(ctx, m, page); /* forgets the argument memos */
     return;
   }
-  cls__kernels_forget_args(ctx);
+  released(ctx);
   clReleaseMemObject(mem);
   release_extent(page, offset, span, own_seq);
 }
@@ -227,7 +232,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
     return cls__error(CLS_ETOOBIG, 0,
                       "cls_alloc: %zu bytes exceeds the device's maximum allocation of %llu",
                       size, ctx->info.max_alloc_size);
-  size_t span = ctx->guard ? cls__guard_span(ctx, size, align) : (size + align - 1) / align * align;
+  size_t span = ctx->guard ? ctx->hooks.guard.span(ctx, size, align) : (size + align - 1) / align * align;
   if (span < size)
     return cls__error(CLS_ETOOBIG, 0, "cls_alloc: %zu bytes and their guards overflow", size);
   if (ctx->faults) {
@@ -254,7 +259,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
     goto fail_place;
   cl_mem mem = page->mem;
   /* Guard mode: the data starts after its guard, in every page. */
-  size_t data = ctx->guard ? offset + cls__guard_before(ctx) : offset;
+  size_t data = ctx->guard ? offset + ctx->hooks.guard.before(ctx) : offset;
   if (!page->dedicated || ctx->guard) {
     cl_buffer_region region = {.origin = data, .size = size};
     cl_int crc;
@@ -284,7 +289,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
      * this region on the owning stream must be over first. */
     if (page->release_seq > s->completed)
       cls__stream_poll(ctx, s, true);
-    if ((rc = cls__guard_arm(ctx, slot)) < 0)
+    if ((rc = ctx->hooks.guard.arm(ctx, slot)) < 0)
       goto fail_guard;
   }
   *out = cls__handle_make(ctx, s->id, index, slot->gen);
@@ -311,7 +316,7 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
     return cls__error(err, 0, "cls_free: %s", cls_strerror(err));
   }
   if (ctx->guard)
-    cls__guard_forget(ctx, h);
+    ctx->hooks.guard.forget(ctx, h);
   int owner = cls__handle_stream(h);
   struct cls__stream *s = cls__stream_peek(ctx, owner);
   struct cls__memory *m = &s->mem;

@@ -4,7 +4,7 @@
 #ifndef CLS_MEMORY_H
 #define CLS_MEMORY_H
 
-#include "memory/handle.h"
+#include "base/handle.h"
 
 int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size,
                       cls_buffer *out);

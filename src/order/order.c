@@ -1,7 +1,7 @@
 /* Ordering shared by every driver: which streams a command must be
  * ordered after, how it waits for them, and what a wait buys. */
 #include "order/order.h"
-#include "driver/ops.h"
+#include "base/cmd.h"
 #include "failure/poll.h"
 #include "stream/pool.h"
 #include "trace/trace.h"

@@ -4,11 +4,11 @@
  * streams it depends on are polled first (F8 finds their failures) unless
  * what it needs is still running, and it waits only on events that have
  * not failed.  Drivers reach it through <clstream/driver.h>
- * (cls_driver_order_after, cls_driver_live_waits: src/driver/api.c). */
+ * (cls_driver_order_after, cls_driver_live_waits: src/driver/entry.c). */
 #ifndef CLS_ORDER_H
 #define CLS_ORDER_H
 
-#include "driver/cmd.h"
+#include "base/cmd.h"
 
 struct cls_driver;
 

@@ -4,7 +4,7 @@
 #ifndef CLS_POOL_H
 #define CLS_POOL_H
 
-#include "core/context.h"
+#include "base/context.h"
 
 int cls__pool_init(cls_context *ctx, const struct cls_stream_factory *f, void *fdata);
 
@@ -30,7 +30,7 @@ int cls__factory_create(cls_context *ctx, int id, void **out);
 /* Creates factory stream `id` on device `device` of the context (0 ..
  * ndevices-1): a stream's backend goes on the device it is placed on. */
 int cls__factory_create_on(cls_context *ctx, int id, int device, void **out);
-/* Placement policies (CLS_PLACEMENT, src/stream/place.c). */
+/* Placement policies (CLS_PLACEMENT, src/stream/relocate.c). */
 enum { CLS__PLACE_FIRST, CLS__PLACE_SPREAD };
 /* The device stream `id` is created on: cls_stream_place's choice, else
  * the policy's (spread: id mod ndevices; first: 0). */

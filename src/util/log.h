@@ -4,7 +4,7 @@
 
 #include "util/util.h"
 
-/* A log line: a failure's message (CLS__MESSAGE_MAX, failure/record.h)
+/* A log line: a failure's message (CLS__MESSAGE_MAX, base/record.h)
  * with the words around it. */
 #define CLS__LOG_LINE_MAX 2048
 

@@ -4,7 +4,7 @@
 #ifndef CLS_WIRE_RECORD_H
 #define CLS_WIRE_RECORD_H
 
-#include "failure/record.h"
+#include "base/record.h"
 
 #include <clstream/wire.h>
 #include <stddef.h>

@@ -17,7 +17,7 @@
 #include <clstream.h>
 #include <clstream/stream.h>
 
-#include "failure/record.h" /* cls__failures_alive() */
+#include "base/record.h" /* cls__failures_alive() */
 
 #include <stdint.h>
 #include <stdio.h>

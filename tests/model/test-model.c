@@ -35,7 +35,7 @@
  * entry — and, for a download of such data, whether it took a position on
  * its stream. */
 #include "../common.h"
-#include "failure/record.h" /* cls__failures_alive() */
+#include "base/record.h" /* cls__failures_alive() */
 #include "model.h"
 #include "../../examples/drivers/priority.h"
 

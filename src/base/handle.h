@@ -4,7 +4,7 @@
 #ifndef CLS_HANDLE_H
 #define CLS_HANDLE_H
 
-#include "core/context.h"
+#include "base/context.h"
 
 /* Resolves a handle to its live slot; NULL with *err set to CLS_ENULL,
  * CLS_EFOREIGN or CLS_ESTALE otherwise.  Never touches memory a bad handle

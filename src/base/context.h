@@ -10,10 +10,10 @@
 #ifndef CLS_CONTEXT_H
 #define CLS_CONTEXT_H
 
+#include "base/record.h"
+#include "base/stream.h"
 #include "cache/cache.h"
 #include "factory/fault.h"
-#include "failure/record.h"
-#include "stream/stream.h"
 #include "util/lock.h"
 #include "util/log.h"
 
@@ -27,7 +27,7 @@ struct cls__trace;
 struct cls_program;
 
 /* cls_context.live while the context lives; cleared by
- * cls_context_destroy (its memory then kept a while: context.c). */
+ * cls_context_destroy (its memory then kept a while: src/api/context.c). */
 #define CLS__CONTEXT_LIVE 0x636c7378u
 
 struct cls_context {
@@ -45,7 +45,7 @@ struct cls_context {
   cl_platform_id platform;
   cl_device_id device;     /* devices[0] */
   cl_context clctx;        /* over every device of devices[] */
-  /* The context's devices (src/stream/place.c): at least one; info is
+  /* The context's devices (src/stream/relocate.c): at least one; info is
    * dev_info[0].  Streams are placed on them by `placement` unless
    * cls_stream_place chose (placed[id]: device + 1, 0: the policy). */
   int ndevices;
@@ -102,13 +102,28 @@ struct cls_context {
   struct cls__taint { cls_buffer handle; uint64_t stamp; } *taint_set;
   size_t taint_cap;
   struct cls__guard *guard; /* guard mode's state (guard.h); NULL: off */
-  /* Calls from the failure layer into a layer above it (guard mode sets
-   * them), so the layers' includes only go down.  NULL: none. */
+  /* Calls from a lower layer (memory/, failure/) into a layer above it,
+   * set by that layer, so the includes and the direct calls only go down.
+   * NULL: none. */
   struct cls__hooks {
-    /* after each poll of a stream, before the F8 log is pruned */
+    /* after each poll of a stream, before the F8 log is pruned (guard) */
     void (*polled)(cls_context *ctx);
-    /* true while log entry e must stay in the log */
+    /* true while log entry e must stay in the log (guard) */
     bool (*holds)(const cls_context *ctx, const struct cls__log_entry *e);
+    /* a buffer's cl_mem was released: the kernels forget the arguments
+     * they last set, since the driver may reuse the address (programs,
+     * set at creation).  Called by cls_free, never by a launch. */
+    void (*released)(cls_context *ctx);
+    /* Guard mode's side of carving a buffer (memory.c), set with
+     * ctx->guard by guard's create: the guard bytes before the data, the
+     * span of a buffer with both guards, writing a new buffer's guards,
+     * and forgetting a freed buffer's pending checks. */
+    struct cls__guard_hooks {
+      size_t (*before)(const cls_context *ctx);
+      size_t (*span)(const cls_context *ctx, size_t size, size_t align);
+      int (*arm)(cls_context *ctx, struct cls__slot *slot);
+      void (*forget)(cls_context *ctx, cls_buffer h);
+    } guard;
   } hooks;
   uint64_t sync_timeout_ns; /* CLS_SYNC_TIMEOUT; 0: wait as long as it takes */
   unsigned checks;          /* nonzero: guard mode, a deadline, several

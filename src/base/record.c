@@ -1,6 +1,6 @@
 /* Failure records (F1): allocation, reference counts reaching zero, the
  * skip chain's slow path, and the context's failure table. */
-#include "failure/record.h"
+#include "base/record.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -4,12 +4,19 @@
 #ifndef CLS_CMD_H
 #define CLS_CMD_H
 
+#include "base/slot.h"
+#include "base/stream.h"
 #include "factory/enqueue.h"
-#include "failure/failure.h"
-#include "stream/stream.h"
 
 #include <clstream/driver.h>
 #include <stddef.h>
+
+/* A binding as the store sees it: a resolved slot and its access. */
+struct cls__binding {
+  cls_buffer handle;
+  struct cls__slot *slot;
+  int access;                   /* enum cls_access */
+};
 
 /* One command, described once by the core and handed to the driver.  Lives
  * on the caller's stack for one call: nothing here is kept. */

@@ -7,7 +7,7 @@
 #ifndef CLS_RECORD_H
 #define CLS_RECORD_H
 
-#include "memory/slot.h"
+#include "base/slot.h"
 #include "util/log.h"
 
 #include <stdatomic.h>
