@@ -3,7 +3,7 @@
  * growth, and the poll that walks it to report failures and completions
  * to the logical streams, in queue order.  Recording a run is inline in
  * sched.h (per submitted task); the rest is here. */
-#include "sched.h"
+#include "qmap.h"
 
 /* Doubles the map (a ring; capacity a power of two), unwrapped to start at
  * its head. */

@@ -24,7 +24,7 @@
  * driver's files share; params.c the parameters; list.c the task lists;
  * strategy.c submission; qmap.c each backend queue's completion map and
  * its poll. */
-#include "sched.h"
+#include "qmap.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
  * an enqueue that fails here is an F8 failure, found after cls_launch
  * returned.  The enqueue of one task is inline (once per task); what only
  * some tasks need (waits, transfers, failures) is out of line. */
-#include "sched.h"
+#include "qmap.h"
 
 /* A transfer task (launches call the factory directly: enqueue_task,
  * submit_sequential). */

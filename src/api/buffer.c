@@ -4,6 +4,7 @@
 #include "api/enter.h"
 #include "core/command.h"
 #include "core/refusal.h"
+#include "failure/report.h"
 #include "failure/poll.h"
 #include "guard/guard.h"
 #include "memory/memory.h"

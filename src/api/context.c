@@ -1,7 +1,9 @@
 /* Contexts: creation (one device, its stream pool and failure table, the
  * driver) and destruction in the reverse order, and the context-level
  * public calls: device, quirks, driver, logger. */
+#include "core/kernel.h"
 #include "core/program.h"
+#include "core/relocate.h"
 #include "device/device.h"
 #include "device/quirks.h"
 #include "failure/attribution.h"
@@ -189,7 +191,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
                              given, &ctx->driver_ops, &params)) < 0)
     goto fail_driver_name;
 
-  /* Devices: one, or several of one platform (src/stream/relocate.c). */
+  /* Devices: one, or several of one platform (src/core/relocate.c). */
   const char *place = pick(opts->version >= 4 ? opts->placement : NULL, "CLS_PLACEMENT");
   if (place && *place && (rc = cls__placement_parse(place, &ctx->placement)) < 0)
     goto fail_device;
@@ -347,6 +349,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   cls__log_fini(ctx);
   cls__replay_fini(ctx);
   free_reads(ctx);
+  cls__kernels_fini(ctx);
   cls__programs_fini(ctx);
   clReleaseContext(ctx->clctx);
   cls__fault_config_free(ctx->faults);

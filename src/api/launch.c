@@ -4,7 +4,7 @@
  * then runs it through cls__run. */
 #include "api/enter.h"
 #include "core/command.h"
-#include "core/program.h"
+#include "core/kernel.h"
 #include "core/refusal.h"
 #include "base/handle.h"
 #include "stream/pool.h"

@@ -1,6 +1,7 @@
 /* The public calls of devices, placement and relocation
- * (src/stream/relocate.c does the work; docs/devices.md). */
+ * (src/core/relocate.c does the work; docs/devices.md). */
 #include "api/enter.h"
+#include "core/relocate.h"
 
 #include <string.h>
 

@@ -2,6 +2,8 @@
  * with what F8 found) and statistics. */
 #include "failure/poll.h"
 #include "api/enter.h"
+#include "core/relocate.h"
+#include "failure/report.h"
 #include "trace/trace.h"
 
 #include <stdio.h>

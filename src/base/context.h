@@ -45,7 +45,7 @@ struct cls_context {
   cl_platform_id platform;
   cl_device_id device;     /* devices[0] */
   cl_context clctx;        /* over every device of devices[] */
-  /* The context's devices (src/stream/relocate.c): at least one; info is
+  /* The context's devices (src/core/relocate.c): at least one; info is
    * dev_info[0].  Streams are placed on them by `placement` unless
    * cls_stream_place chose (placed[id]: device + 1, 0: the policy). */
   int ndevices;
@@ -133,6 +133,24 @@ struct cls_context {
   int origin;               /* this process's rank + 1 (cls_wire_set_rank,
                                src/wire/wire.c); 0: not known */
 };
+
+/* The stream if it exists, else NULL; no creation. */
+static inline struct cls__stream *cls__stream_peek(cls_context *ctx, int id) {
+  if (id < 0 || id >= CLS_MAX_STREAMS)
+    return NULL;
+  struct cls__stream *s = &ctx->pool.streams[id];
+  return s->created ? s : NULL;
+}
+/* Whether an OpenCL status, returned for a command, means its queue is
+ * lost rather than the command failed (docs/devices.md, "Lease expiry"). */
+static inline bool cls__lost_status(cl_int status) { return status == CL_DEVICE_NOT_AVAILABLE; }
+/* Number of failures minted so far: a driver that submits deferred work
+ * while ordering compares it before and after (a failure was found). */
+static inline uint64_t cls__failures_minted(const cls_context *ctx) {
+  return ctx->failures.minted;
+}
+/* CLS_RELOCATE (docs/devices.md): ctx->relocate. */
+enum { CLS__RELOCATE_OFF, CLS__RELOCATE_SAME, CLS__RELOCATE_OTHER };
 
 /* Every public entry point that returns a status takes the lock here,
  * once: the thread's error detail is cleared on the way in, so a call that

@@ -86,3 +86,27 @@ void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *ke
   e->origin = 0; /* here */
   cls__copy_name(e->kernel, kernel);
 }
+
+/* One failure in a line of the detail, worded as a report's first line
+ * of it and its log line. */
+void cls__error_append_root(const struct cls__failure *f) {
+  if (f->origin > 0)
+    cls__error_append("on rank %d: ", f->origin - 1);
+  else if (f->origin < 0)
+    cls__error_append("in another process: ");
+  cls__error_append("%s", cls_err_name(f->status));
+  if (f->cl_status)
+    cls__error_append(" (%s)", cls_cl_status_name(f->cl_status));
+  cls__error_append("%s in %s", f->async ? ", found after the call returned," : "",
+                    f->operation ? f->operation : "?");
+  if (f->kernel[0])
+    cls__error_append(" of '%s'", f->kernel);
+  if (f->stream >= 0)
+    cls__error_append(" on stream %d", f->stream);
+  if (f->position)
+    cls__error_append(" at position %llu", (unsigned long long)f->position);
+  cls__error_append(": %s", f->message);
+  if (f->skipped)
+    cls__error_append("; skip chain: %llu launch%s", (unsigned long long)f->skipped,
+                      f->skipped == 1 ? "" : "es");
+}

@@ -165,4 +165,9 @@ static inline void cls__failure_add_skip(struct cls__failure *f, int kind, const
   else
     cls__failure_add_skip_slow(f, kind, kernel, stream, position, stamp);
 }
+/* Appends failure f to the thread's detail as a read's detail names its
+ * root ("CLS_ELAUNCH (CL_...) in launch of 'k' on stream 0 at position 2:
+ * message"). */
+void cls__error_append_root(const struct cls__failure *f);
+
 #endif /* CLS_RECORD_H */

@@ -21,7 +21,7 @@ struct cls__stream {
       uint64_t completed;  /* all commands <= this have finished */
       uint64_t flushed;    /* submitted, as of the last flush of its queue */
       struct cls_stream_stats stats;
-      /* Placement and relocation (src/stream/relocate.c): the device its
+      /* Placement and relocation (src/core/relocate.c): the device its
        * backend is on, and the generation of that backend (0 at creation,
        * +1 per relocation; nothing of an older one is used). */
       int device;

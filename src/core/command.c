@@ -16,7 +16,9 @@
  * clock (cls__run_traced), and skips and failures are recorded where they
  * happen; otherwise the trace costs one branch per command. */
 #include "core/command.h"
-#include "core/program.h"
+#include "core/kernel.h"
+#include "core/relocate.h"
+#include "failure/report.h"
 #include "driver/driver.h"
 #include "order/order.h"
 #include "failure/poll.h"

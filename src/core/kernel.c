@@ -2,7 +2,7 @@
  * count, work-group limits and (where the platform gives argument info)
  * argument signatures: kinds, access and the F11/F11a type codes that a
  * launch's arguments are checked against; per-stream kernel copies. */
-#include "core/program.h"
+#include "core/kernel.h"
 #include "device/quirks.h"
 #include "failure/failure.h"
 
@@ -400,4 +400,26 @@ CLS_API int cls_kernel_info(const cls_kernel *k, struct cls_kernel_info *out) {
   }
   cls__unlock(k->ctx);
   return CLS_OK;
+}
+
+void cls__kernels_fini(cls_context *ctx) {
+  for (struct cls_program *p = ctx->programs; p; p = p->next) {
+    struct cls_kernel *k = p->kernels;
+    while (k) {
+      struct cls_kernel *next = k->next;
+      for (int i = 0; i < CLS_MAX_STREAMS; i++)
+        if (cls__lane_made(k->lanes[i])) {
+          clReleaseKernel(k->lanes[i]->kernel);
+          free(k->lanes[i]);
+        }
+      if (k->kernel)
+        clReleaseKernel(k->kernel);
+      free(k->argsize);
+      free(k->name);
+      k->magic = 0;
+      free(k);
+      k = next;
+    }
+    p->kernels = NULL;
+  }
 }

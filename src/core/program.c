@@ -184,22 +184,6 @@ static int build(cls_context *ctx, struct cls_program *p) {
 }
 
 static void program_free(struct cls_program *p) {
-  struct cls_kernel *k = p->kernels;
-  while (k) {
-    struct cls_kernel *next = k->next;
-    for (int i = 0; i < CLS_MAX_STREAMS; i++)
-      if (cls__lane_made(k->lanes[i])) {
-        clReleaseKernel(k->lanes[i]->kernel);
-        free(k->lanes[i]);
-      }
-    if (k->kernel)
-      clReleaseKernel(k->kernel);
-    free(k->argsize);
-    free(k->name);
-    k->magic = 0;
-    free(k);
-    k = next;
-  }
   if (p->program)
     clReleaseProgram(p->program);
   cls__failure_unref(p->build_failure);
@@ -208,7 +192,6 @@ static void program_free(struct cls_program *p) {
   free(p->options);
   free(p);
 }
-
 
 void cls__programs_fini(cls_context *ctx) {
   struct cls_program *p = ctx->programs;

@@ -1,7 +1,7 @@
 /* F12: a refused call leaves a record on what it would have written.  Off
  * every hot path: a refusal is a mistake in the calling program. */
 #include "core/refusal.h"
-#include "core/program.h"
+#include "core/kernel.h"
 #include "failure/failure.h"
 #include "failure/poll.h"
 #include "base/handle.h"

@@ -14,6 +14,7 @@
 #define CLS_DRIVER_H
 
 #include "base/cmd.h"
+#include "stream/contract.h"
 #include "stream/pool.h"
 
 /* The registry: built-in and registered drivers, and selection by name
@@ -25,26 +26,6 @@ int cls__driver_find(const char *spec, const struct cls_driver_ops *given,
 /* CLS_EINVAL / CLS_EVERSION, recorded, unless d is a driver this library
  * can run: a known version, a name, every required member. */
 int cls__driver_check(const struct cls_driver_ops *d);
-/* The contract checks (contract.c): what a driver returns is validated,
- * and a breach gets CLS_EDRIVER naming the driver, recorded.
- * cls__driver_status: a member's non-success return `rc` as the core
- * returns it (a CLS_E* code as is, anything else CLS_EDRIVER).
- * cls__driver_create: the context's driver, created and filled in.
- * cls__driver_open: opens s, which then has a backend, or none and an
- * error. */
-int cls__driver_status(cls_context *ctx, const char *member, int rc);
-int cls__driver_create(cls_context *ctx, const char *params,
-                       const struct cls_stream_factory *factory, bool wrapped);
-int cls__driver_open(cls_context *ctx, struct cls__stream *s);
-/* One more CLS_DRIVER_RETRY from order() without a failure found on the
- * command's inputs: CLS_EDRIVER once the driver asked for longer than the
- * sync deadline, or, without one, too often in a row without any new
- * failure found.  r->n is 0 before a command's first retry. */
-struct cls__retry {
-  unsigned n, idle;
-  uint64_t minted, start_ns;
-};
-int cls__driver_order_retry(cls_context *ctx, struct cls__retry *r);
 extern const struct cls_driver_ops cls__event_driver;
 extern const struct cls_driver_ops cls__scheduler_driver;
 

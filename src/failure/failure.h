@@ -50,9 +50,6 @@ void cls__failure_adopt(cls_context *ctx, struct cls__failure *f);
 struct cls__failure *cls__failure_known(cls_context *ctx, const struct cls__failure *f,
                                         bool *seen);
 void cls__failure_seen(cls_context *ctx, struct cls__failure *f);
-/* Failure i of a report, as the report copied it (NULL past the end):
- * what src/wire/wire.c puts on the wire. */
-const struct cls__failure *cls__report_record(const cls_report *r, size_t i);
 
 /* F2: the failure carried by the first read binding (argument order) that
  * carries one, or NULL.  A "never written" slot gets its record minted
@@ -150,21 +147,6 @@ static inline void cls__exit_write(struct cls__failure *provisional, const struc
       cls__exit_write_one(b[i].slot, provisional, error);
 }
 
-/* F5: builds the report of a read over `handles`: every distinct failure
- * once, every bad handle.  Returns CLS_OK when there is nothing to report
- * (and *out is NULL), CLS_ETAINTED with *out (if out != NULL) otherwise, or
- * CLS_ENOMEM.  CLS_ETAINTED sets the thread's detail: the read (`op`, on
- * `stream`, -1 for none), the number of failures and the first root. */
-int cls__read_report(cls_context *ctx, const char *op, int stream, const cls_buffer *handles,
-                     size_t n, cls_report **out);
-/* CLS_ETAINTED for a copy whose source `src` carries `f` (F2: the copy is
- * skipped), with the detail of a read.  A skipped launch formats nothing
- * (F10); a copy is no hot path. */
-int cls__copy_tainted(const char *op, int stream, cls_buffer src, const struct cls__failure *f);
-/* Appends failure f to the thread's detail as a read's detail names its
- * root ("CLS_ELAUNCH (CL_...) in launch of 'k' on stream 0 at position 2:
- * message"). */
-void cls__error_append_root(const struct cls__failure *f);
 /* CLS_ESKIPPED for `op` of `name` (a launch's kernel) at `position` on
  * `stream`, skipped on failure f (F2), with a detail that says so and
  * names f's root.  F10: the detail is formatted only if
@@ -187,16 +169,6 @@ static inline int cls__skipped(const char *op, const char *name, int stream, uin
   l->has_detail = true;
   l->deferred = cls__skip_render;
   return CLS_ESKIPPED;
-}
-/* A report naming exactly the given failures (async read failures), with
- * the same detail; `what` names the call ("sync of stream 2"). */
-int cls__report_from(const char *what, struct cls__failure *const *fs, size_t n,
-                     cls_report **out);
-
-/* Number of failures minted so far: a driver that submits deferred work
- * while ordering compares it before and after (a failure was found). */
-static inline uint64_t cls__failures_minted(const cls_context *ctx) {
-  return ctx->failures.minted;
 }
 
 #endif /* CLS_FAILURE_H */

@@ -6,7 +6,7 @@
  * the failures it names to settle. */
 #include "failure/poll.h"
 #include "failure/replay.h"
-#include "driver/driver.h"
+#include "stream/contract.h"
 #include "base/cmd.h"
 #include "base/handle.h"
 #include "stream/pool.h"

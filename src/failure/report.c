@@ -1,6 +1,7 @@
 /* Reports (F5): the answer to a read of tainted data.  A report holds a
  * reference to each distinct failure, so it stays valid after the buffers
  * are rewritten, freed, or the context is destroyed. */
+#include "failure/report.h"
 #include "failure/failure.h"
 #include "failure/poll.h"
 #include "base/handle.h"
@@ -57,30 +58,6 @@ static void report_add(cls_report *r, struct cls__failure *f) {
   r->failures[r->nfailures++] = f;
 }
 
-/* One failure in a line of the detail, worded as the report's first line
- * of it (render_failure) and its log line. */
-static void append_root(const struct cls__failure *f) {
-  if (f->origin > 0)
-    cls__error_append("on rank %d: ", f->origin - 1);
-  else if (f->origin < 0)
-    cls__error_append("in another process: ");
-  cls__error_append("%s", cls_err_name(f->status));
-  if (f->cl_status)
-    cls__error_append(" (%s)", cls_cl_status_name(f->cl_status));
-  cls__error_append("%s in %s", f->async ? ", found after the call returned," : "",
-                    f->operation ? f->operation : "?");
-  if (f->kernel[0])
-    cls__error_append(" of '%s'", f->kernel);
-  if (f->stream >= 0)
-    cls__error_append(" on stream %d", f->stream);
-  if (f->position)
-    cls__error_append(" at position %llu", (unsigned long long)f->position);
-  cls__error_append(": %s", f->message);
-  if (f->skipped)
-    cls__error_append("; skip chain: %llu launch%s", (unsigned long long)f->skipped,
-                      f->skipped == 1 ? "" : "es");
-}
-
 /* The counts and the first root: the tail of every CLS_ETAINTED detail. */
 static void append_summary(size_t nf, size_t nbad, const struct cls__failure *first) {
   cls__error_append(": %zu failure%s", nf, nf == 1 ? "" : "s");
@@ -88,7 +65,7 @@ static void append_summary(size_t nf, size_t nbad, const struct cls__failure *fi
     cls__error_append(", %zu bad handle%s", nbad, nbad == 1 ? "" : "s");
   if (first) {
     cls__error_append("; %s: ", nf > 1 ? "first root" : "root");
-    append_root(first);
+    cls__error_append_root(first);
   }
 }
 
@@ -109,8 +86,6 @@ static int tainted(const char *op, int stream, const cls_buffer *handles, size_t
                       cls_strerror(r->bad[0].why));
   return CLS_ETAINTED;
 }
-
-void cls__error_append_root(const struct cls__failure *f) { append_root(f); }
 
 int cls__copy_tainted(const char *op, int stream, cls_buffer src, const struct cls__failure *f) {
   cls__error(CLS_ETAINTED, 0, "%s on stream %d from buffer %#llx", op, stream,

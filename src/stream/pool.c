@@ -1,7 +1,7 @@
 /* The stream pool: the context's streams, created lazily through the
  * driver on first use. */
 #include "stream/pool.h"
-#include "driver/driver.h"
+#include "stream/contract.h"
 #include "trace/trace.h"
 
 #include <string.h>
@@ -58,7 +58,7 @@ struct cls__stream *cls__stream_open(cls_context *ctx, int id, int *err) {
   struct cls__stream *s = &pool->streams[id];
   if (s->created && !s->backend) {
     /* A relocation whose fresh queue and old place both failed: no queue
-     * to enqueue on (src/stream/relocate.c). */
+     * to enqueue on (src/core/relocate.c). */
     *err = cls__error(CLS_ECL, CL_DEVICE_NOT_AVAILABLE,
                       "stream %d has no queue: relocating it failed, and so did a fresh "
                       "queue where it was",

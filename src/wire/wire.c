@@ -6,6 +6,7 @@
  * Off every path of a program that does not use it. */
 #include "core/refusal.h"
 #include "failure/failure.h"
+#include "failure/report.h"
 #include "base/handle.h"
 #include "stream/pool.h"
 #include "wire/record.h"

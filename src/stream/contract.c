@@ -3,8 +3,7 @@
  * it, never a crash or a hang of the core.  None of this is on the hot
  * path: each check runs only once a member returned something other than
  * success. */
-#include "driver/driver.h"
-#include "failure/failure.h"
+#include "stream/contract.h"
 #include "stream/deadline.h"
 
 #include <string.h>

@@ -12,9 +12,10 @@
  * command is ever ordered after an event of a retired generation: each
  * of its commands is at or below s->completed, which is what the ordering
  * code checks before it takes an event (src/order). */
+#include "core/relocate.h"
 #include "stream/pool.h"
 #include "device/device.h"
-#include "driver/driver.h"
+#include "stream/contract.h"
 #include "failure/poll.h"
 #include "util/parse.h"
 
