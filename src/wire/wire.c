@@ -382,7 +382,10 @@ CLS_API int cls_wire_error(int code, const char *fmt, ...) {
   char text[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt ? fmt : "", ap);
+  if (fmt)
+    vsnprintf(text, sizeof text, fmt, ap);
+  else
+    text[0] = '\0';
   va_end(ap);
   return cls__error(code, 0, "%s", text);
 }
