@@ -463,6 +463,41 @@ static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const 
                                          nwait ? wait : NULL, ev_));
 }
 
+/* A foreign command: the user's callback enqueues on this queue
+ * (cls_foreign_run), and the event it gives back is the command's, kept in
+ * the ring like any command's, so a failure of it is found by poll() (F8).
+ * An event of another queue of the context (a user event, a library's own
+ * queue) does not order this in-order queue: a barrier waiting for it
+ * does.  Without an event a marker stands for the work (the queue is in
+ * order).  Always an event: a foreign command is never ranged away. */
+static cl_int ocl_foreign(void *stream, const struct cls_foreign_cmd *c, uint64_t seq,
+                          cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  cl_event ev = NULL;
+  cl_int rc = cls_foreign_run(c, s->q, nwait, wait, &ev);
+  if (rc != CL_SUCCESS)
+    return rc;
+  if (!ev) {
+    rc = clEnqueueMarkerWithWaitList(s->q, 0, NULL, &ev);
+  } else {
+    cl_command_queue q = NULL;
+    rc = clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL);
+    if (rc == CL_SUCCESS && q != s->q)
+      rc = clEnqueueBarrierWithWaitList(s->q, 1, &ev, NULL);
+  }
+  cl_event *slot = rc == CL_SUCCESS ? slot_for(s) : NULL;
+  if (!slot) {
+    if (ev)
+      clReleaseEvent(ev);
+    return rc != CL_SUCCESS ? rc : CL_OUT_OF_HOST_MEMORY;
+  }
+  *slot = ev;
+  push(s, seq, c->label);
+  return CL_SUCCESS;
+}
+
+static cl_command_queue ocl_queue(void *stream) { return ((struct ocl_stream *)stream)->q; }
+
 /* Lent: the ring keeps its reference until a drain, which only a later
  * call into this stream does.  Ranged: a marker stands for a newest
  * command that went without an event; NULL when that marker cannot be
@@ -544,6 +579,8 @@ static const struct cls_stream_factory opencl_factory = {
     .last_event = ocl_last_event,
     .poll_range = ocl_poll_range,
     .events = ocl_events,
+    .foreign = ocl_foreign,
+    .queue = ocl_queue,
 };
 
 CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void) {
