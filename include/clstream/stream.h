@@ -146,13 +146,17 @@ struct cls_foreign_cmd {
 
 /** Runs foreign command `cmd` on queue `q` for a factory's foreign():
  * enqueues a barrier on `q` waiting for the `nwait` events of `wait` (when
- * there are any), calls the callback, and checks what it returned: a
- * status that is not an OpenCL status is #CLS_FOREIGN_BAD_STATUS, an event
- * that is not one of q's context #CLS_FOREIGN_BAD_EVENT, an event that
- * failed already its status.  On CL_SUCCESS *out is the event of its last
- * command (the caller owns the reference) or NULL when it gave none. */
+ * there are any; its event into *barrier, else NULL: the caller keeps it
+ * until it has completed, since PoCL aborts when an event a command waits
+ * for fails after that command's own event was released), calls the
+ * callback, and checks what it returned: a status that is not an OpenCL
+ * status is #CLS_FOREIGN_BAD_STATUS, an event that is not one of q's
+ * context #CLS_FOREIGN_BAD_EVENT, an event that failed already its
+ * status.  On CL_SUCCESS *out is the event of its last command (the
+ * caller owns the reference) or NULL when it gave none. */
 CLS_API cl_int cls_foreign_run(const struct cls_foreign_cmd *cmd, cl_command_queue q,
-                               cl_uint nwait, const cl_event *wait, cl_event *out);
+                               cl_uint nwait, const cl_event *wait, cl_event *barrier,
+                               cl_event *out);
 
 /** A stream factory: what a stream is made of.  Passed in
  * #cls_context_options.factory; the struct and its data must outlive every

@@ -121,10 +121,12 @@ refused: /* F12: what it would have written says why it was not */
 /* A status is an OpenCL one when it is CL_SUCCESS or negative; anything
  * else is garbage the callback returned. */
 CLS_API cl_int cls_foreign_run(const struct cls_foreign_cmd *cmd, cl_command_queue q,
-                               cl_uint nwait, const cl_event *wait, cl_event *out) {
+                               cl_uint nwait, const cl_event *wait, cl_event *barrier,
+                               cl_event *out) {
   *out = NULL;
+  *barrier = NULL;
   /* The wait list as a barrier: a library that takes none is ordered. */
-  cl_int rc = nwait ? clEnqueueBarrierWithWaitList(q, nwait, wait, NULL) : CL_SUCCESS;
+  cl_int rc = nwait ? clEnqueueBarrierWithWaitList(q, nwait, wait, barrier) : CL_SUCCESS;
   if (rc != CL_SUCCESS)
     return rc;
   struct cls_foreign_call call = {.queue = q,
