@@ -16,7 +16,8 @@
 #define N 64
 
 /* What a callback saw and what it is to do. */
-enum { DO_COPY, DO_FAIL, DO_GARBAGE, DO_OTHER_CONTEXT, DO_USER_EVENT, DO_NO_EVENT };
+enum { DO_COPY, DO_FAIL, DO_GARBAGE, DO_OTHER_CONTEXT, DO_USER_EVENT, DO_NO_EVENT,
+       DO_WRITE_INPUT };
 struct seen {
   int mode;
   int calls;
@@ -55,6 +56,11 @@ static cl_int copy_cb(const struct cls_foreign_call *c, cl_event *last) {
   case DO_OTHER_CONTEXT:
     *last = clCreateUserEvent(s->other, &rc);
     return rc;
+  case DO_WRITE_INPUT: { /* writes buffer 0, declared CLS_IN */
+    int v = 9;
+    return clEnqueueFillBuffer(c->queue, c->buffers[0].mem, &v, sizeof v, c->buffers[0].offset,
+                               c->buffers[0].size, 0, NULL, last);
+  }
   case DO_USER_EVENT:
     clGetCommandQueueInfo(c->queue, CL_QUEUE_CONTEXT, sizeof mine, &mine, NULL);
     pthread_mutex_lock(&s->mu);
@@ -538,6 +544,32 @@ START_TEST(foreign_without_an_event_is_ordered_by_a_marker) {
 }
 END_TEST
 
+/* F11: a foreign command's declaration is trusted (there is no signature
+ * to check it against); guard mode checks it as a launch's: a write
+ * through CLS_IN is a CLS_EGUARD failure of the command, named by its
+ * label, on what it wrote and what read that; a callback that only reads
+ * is not flagged. */
+START_TEST(F11_guard_catches_a_foreign_write_through_CLS_IN) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .guard = 1};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_buffer in = ramp(ctx, 0), out = ct_alloc(ctx, 0, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_COPY);
+  CT_OK(cls_foreign(ctx, 0, "honest", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_check(ctx, 1, &in, NULL));
+  CT_OK(cls_check(ctx, 1, &out, NULL));
+  s.mode = DO_WRITE_INPUT;
+  CT_OK(cls_foreign(ctx, 0, "sneaky", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
+  cls_sync(ctx, NULL);
+  cls_report *r;
+  struct cls_failure_info fi = tainted_by(ctx, 0, in, "sneaky", "declared CLS_IN", &r);
+  ck_assert_int_eq(fi.status, CLS_EGUARD);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("foreign");
@@ -555,5 +587,6 @@ int main(void) {
   CT_ADD(s, fault_injection_fails_a_foreign_command_like_a_launch);
   CT_ADD(s, escape_hatches_give_the_queue_and_the_buffer_memory);
   CT_ADD(s, foreign_without_an_event_is_ordered_by_a_marker);
+  CT_ADD(s, F11_guard_catches_a_foreign_write_through_CLS_IN);
   return ct_run(s);
 }

@@ -110,6 +110,8 @@ CLS_API int cls_foreign(cls_context *ctx, int stream, const char *label, cls_for
                                 .nbuffers = (cl_uint)nargs, .buffers = bufs};
   cmd.foreign = &fc;
   rc = cls__run(ctx, &cmd, NULL, NULL);
+  if (__builtin_expect(ctx->guard != NULL, 0))
+    cls__guard_launched(ctx, &cmd, rc);
 out:
   cls__unlock(ctx);
   return rc;
