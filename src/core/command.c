@@ -259,10 +259,13 @@ static int shadow_copy(cls_context *ctx, struct cls__stream *s, const struct cls
 
 /* Guard mode, before a launch (F11): each CLS_IN binding of an argument
  * the kernel may write is copied first, to compare with a copy made
- * behind the launch (cls__guard_launched). */
+ * behind the launch (cls__guard_launched).  A foreign command has no
+ * signature: each of its CLS_IN bindings is copied (argument i is its
+ * binding i). */
 static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
+  bool foreign = launch->kind == CLS__CMD_FOREIGN;
   const cls_kernel *k = launch->kernel;
-  if (!k->writable)
+  if (!foreign && !k->writable)
     return CLS_OK;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
@@ -270,15 +273,19 @@ static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
       continue;
     /* Its argument: the one whose value is this slot's cl_mem. */
     unsigned arg = 0;
-    while (arg < launch->kcmd.nargs && launch->kargs[arg].value != &b->slot->mem)
-      arg++;
-    if (arg == launch->kcmd.nargs || !(k->writable >> arg & 1))
+    if (foreign)
+      arg = (unsigned)i;
+    else
+      while (arg < launch->kcmd.nargs && launch->kargs[arg].value != &b->slot->mem)
+        arg++;
+    if (!foreign && (arg == launch->kcmd.nargs || !(k->writable >> arg & 1)))
       continue;
     cl_mem before = cls__guard_shadow(ctx, b->slot->size);
     if (!before)
       return cls__error_code(CLS_ECL);
-    char name[64];
-    cls__kernel_arg_name(k, arg, name, sizeof name);
+    char name[64] = "";
+    if (!foreign)
+      cls__kernel_arg_name(k, arg, name, sizeof name);
     int rc = cls__guard_pending(ctx, b->handle, arg, name, before, b->slot->size);
     uint64_t seq;
     if (rc == CLS_OK)
@@ -344,6 +351,8 @@ static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls_
   if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure &&
       (rc = canary_fill(ctx, cmd)) == CLS_OK)
     rc = snapshot_inputs(ctx, cmd);
+  else if (ctx->guard && cmd->kind == CLS__CMD_FOREIGN)
+    rc = snapshot_inputs(ctx, cmd); /* F11: its declarations are checked as a launch's */
   return rc;
 }
 
