@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 
+#include <clstream/cl.h>
 #include <clstream/stream.h>
 
 static cls_context *devctx(const char *placement, const char *fault) {
@@ -263,6 +264,42 @@ END_TEST
 
 /* F6 and F2 across devices: a failure on device 0 skips its consumer on
  * device 1, and the read names the root and the chain. */
+/* A foreign command gets the queue of its own stream's device, and is
+ * ordered after a producer on the other device (its bytes move there). */
+static cl_int foreign_copy_on(const struct cls_foreign_call *c, cl_event *last) {
+  cl_device_id *d = c->data;
+  cl_int rc = clGetCommandQueueInfo(c->queue, CL_QUEUE_DEVICE, sizeof *d, d, NULL);
+  if (rc != CL_SUCCESS)
+    return rc;
+  return clEnqueueCopyBuffer(c->queue, c->buffers[0].mem, c->buffers[1].mem, c->buffers[0].offset,
+                             c->buffers[1].offset, c->buffers[0].size, 0, NULL, last);
+}
+
+START_TEST(foreign_command_gets_the_queue_of_its_stream_s_device) {
+  cls_context *ctx = devctx("spread", NULL);
+  cls_kernel *fill = ct_kernel(ctx, CT_FILL_SRC, "fill_k");
+  cl_device_id on[2] = {NULL, NULL};
+  for (int st = 0; st < 2; st++) {
+    cls_buffer a = ct_alloc(ctx, 1 - st, 16 * sizeof(int)), b = ct_alloc(ctx, st, 16 * sizeof(int));
+    int v = 40 + st;
+    ct_launch1(ctx, 1 - st, fill, 16, 2, (cls_arg[]){CLS_OUT(a), CLS_SCALAR(v)});
+    CT_OK(cls_foreign(ctx, st, "copy", foreign_copy_on, &on[st], 2,
+                      (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
+    ct_expect_ints(ctx, st, b, 16, v);
+    cl_command_queue q;
+    cl_device_id qd;
+    CT_OK(cls_stream_queue(ctx, st, &q));
+    ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof qd, &qd, NULL), CL_SUCCESS);
+    ck_assert_ptr_eq(on[st], qd);
+  }
+  if (ndev(ctx) == 2) {
+    ck_assert_int_ne(device_of(ctx, 0), device_of(ctx, 1));
+    ck_assert_ptr_ne(on[0], on[1]);
+  }
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(F6_failure_on_one_device_skips_consumer_on_the_other) {
   cls_context *ctx = devctx(NULL, "enqueue:kernel=fill_k,stream=0");
   cls_kernel *fill = ct_kernel(ctx, CT_FILL_SRC, "fill_k");
@@ -576,6 +613,7 @@ int main(void) {
   CT_ADD(s, place_after_the_first_command_is_refused);
   CT_ADD(s, cross_device_chain_keeps_order_and_counts_migrations);
   CT_ADD(s, F6_failure_on_one_device_skips_consumer_on_the_other);
+  CT_ADD(s, foreign_command_gets_the_queue_of_its_stream_s_device);
   CT_ADD(s, relocate_moves_the_stream_and_raises_its_generation);
   CT_ADD(s, relocate_naming_a_retired_generation_is_refused_estalegen);
   CT_ADD(s, work_in_flight_at_relocation_completes_and_keeps_its_bytes);

@@ -77,7 +77,16 @@ enum cls_cmd_kind {
   CLS_CMD_WRITE,      /**< an upload: cls_driver_cmd.x */
   CLS_CMD_READ,       /**< a download */
   CLS_CMD_COPY,       /**< a device copy */
-  CLS_CMD_FILL        /**< a fill */
+  CLS_CMD_FILL,       /**< a fill */
+  /** A foreign command (cls_foreign()): cls_driver_cmd.foreign.  It is a
+   * command like the others -- ordered, numbered, enqueued once, polled --
+   * whose enqueue calls the user's callback (inside the factory's
+   * foreign()).  A driver that enqueues at submit() passes it to
+   * cls_driver_enqueue_cmd() as any command; one that defers copies
+   * *foreign and its buffers and enqueues it with
+   * cls_driver_enqueue_foreign() (cls_driver_enqueue() cannot carry it and
+   * fails it with CL_INVALID_OPERATION). */
+  CLS_CMD_FOREIGN
 };
 
 /** A transfer, by memory object (a cl_mem does not move).  `host_src`,
@@ -142,6 +151,9 @@ struct cls_driver_cmd {
   /** Its number on its stream, set by the core before submit():
    * stream->submitted + 1.  Read only. */
   uint64_t seq;
+  /** #CLS_CMD_FOREIGN only (else not set): the command, for this call only
+   * (a driver that defers copies it and its buffers).  Read only. */
+  const struct cls_foreign_cmd *foreign;
 };
 
 struct cls_driver_ops;
@@ -335,6 +347,13 @@ CLS_API cl_int cls_driver_enqueue(struct cls_driver *d, void *q, int logical, in
  * wait list: released when enqueued, dropped when not. */
 CLS_API cl_int cls_driver_enqueue_any(struct cls_driver *d, void *q, struct cls_driver_cmd *cmd,
                                       uint64_t bseq);
+/** cls_driver_enqueue() for a foreign command (#CLS_CMD_FOREIGN) a driver
+ * copied: enqueues `f` onto factory stream `q` as its command `bseq`
+ * (the factory's foreign(), with fault injection).  The waits are the
+ * caller's. */
+CLS_API cl_int cls_driver_enqueue_foreign(struct cls_driver *d, void *q,
+                                          const struct cls_foreign_cmd *f, uint64_t bseq,
+                                          cl_uint nwait, const cl_event *wait);
 /** cls_driver_enqueue_any() with the common launch inline. */
 static inline cl_int cls_driver_enqueue_cmd(struct cls_driver *d, void *q,
                                             struct cls_driver_cmd *cmd, uint64_t bseq) {

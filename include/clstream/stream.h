@@ -35,8 +35,9 @@ extern "C" {
 
 /** The version of struct cls_stream_factory this header describes (2:
  * last_event; 3: struct cls_backend's flags, on_times, times_arg; 4:
- * #CLS_BACKEND_RANGED, cls_backend.event_every, poll_range, events). */
-#define CLS_STREAM_FACTORY_VERSION 4
+ * #CLS_BACKEND_RANGED, cls_backend.event_every, poll_range, events; 5:
+ * foreign, queue). */
+#define CLS_STREAM_FACTORY_VERSION 5
 
 /** cls_backend.flags: the context is tracing (docs/trace.md).  A factory
  * that can time its commands on the device creates its queues with
@@ -131,6 +132,32 @@ typedef void (*cls_failed_fn)(void *arg, uint64_t seq, cl_int status);
  * which one is not known (`first` == `last`: that command). */
 typedef void (*cls_failed_range_fn)(void *arg, uint64_t first, uint64_t last, cl_int status);
 
+/** A foreign command as a factory receives it (version 5): the user's
+ * callback, its label and data, the logical stream, and the declared
+ * buffers.  Valid during the call only. */
+struct cls_foreign_cmd {
+  cls_foreign_fn fn;  /**< the callback */
+  void *data;         /**< its user data */
+  const char *label;  /**< its label (the context's copy) */
+  int stream;         /**< the logical stream it belongs to */
+  cl_uint nbuffers;   /**< entries in buffers */
+  const struct cls_foreign_buffer *buffers; /**< declared buffers, in order */
+};
+
+/** Runs foreign command `cmd` on queue `q` for a factory's foreign():
+ * enqueues a barrier on `q` waiting for the `nwait` events of `wait` (when
+ * there are any; its event into *barrier, else NULL: the caller keeps it
+ * until it has completed, since PoCL aborts when an event a command waits
+ * for fails after that command's own event was released), calls the
+ * callback, and checks what it returned: a status that is not an OpenCL
+ * status is #CLS_FOREIGN_BAD_STATUS, an event that is not one of q's
+ * context #CLS_FOREIGN_BAD_EVENT, an event that failed already its
+ * status.  On CL_SUCCESS *out is the event of its last command (the
+ * caller owns the reference) or NULL when it gave none. */
+CLS_API cl_int cls_foreign_run(const struct cls_foreign_cmd *cmd, cl_command_queue q,
+                               cl_uint nwait, const cl_event *wait, cl_event *barrier,
+                               cl_event *out);
+
 /** A stream factory: what a stream is made of.  Passed in
  * #cls_context_options.factory; the struct and its data must outlive every
  * context that uses it.  Members run under the context's lock, on the
@@ -214,13 +241,28 @@ struct cls_stream_factory {
   /** Version 4.  How many OpenCL events the stream asked the runtime for
    * so far (cls_stream_stats.events).  Optional: NULL counts 0. */
   uint64_t (*events)(void *stream);
+
+  /** Version 5.  Enqueues foreign command `cmd` (cls_foreign()) after the
+   * `nwait` events of `wait`, as command `seq`: a factory with an OpenCL
+   * queue calls cls_foreign_run() on it and keeps the event it gives (or a
+   * marker behind the work when it gives none) as the command's event, so
+   * that poll() reports its failure like any command's.  A status other
+   * than CL_SUCCESS is the command's failure at its enqueue.  Optional:
+   * NULL (or a factory before version 5) means cls_foreign() is refused
+   * with #CLS_ENOSYS. */
+  cl_int (*foreign)(void *stream, const struct cls_foreign_cmd *cmd, uint64_t seq,
+                    cl_uint nwait, const cl_event *wait);
+  /** Version 5.  The stream's OpenCL queue (cls_stream_queue()), not
+   * retained; NULL when it has none.  Optional: NULL means none. */
+  cl_command_queue (*queue)(void *stream);
 };
 
 /** The default factory: one OpenCL in-order command queue per stream.  A
  * static struct, never NULL; thread-safe. */
 CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void);
 /** A factory whose streams do no work: every command completes at once and
- * nothing is enqueued (downloads leave their destination untouched), so
+ * nothing is enqueued (downloads leave their destination untouched; a
+ * foreign command's callback is not called; the streams have no queue), so
  * only clstream's own cost remains.  For benchmarks, fuzzing and tests of
  * the core; memory pages are still real cl_mem objects.  A static struct,
  * never NULL; thread-safe. */

@@ -129,6 +129,20 @@ bool cls__sched_capture_args(struct list *l, size_t a0, const struct cls_kernel_
 }
 
 bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls_driver_cmd *cmd) {
+  if (cmd->kind == CLS_CMD_FOREIGN) {
+    /* The command and its buffers, copied into the byte arena (the
+     * buffers' pointer is set at the enqueue: the arena may move). */
+    const struct cls_foreign_cmd *f = cmd->foreign;
+    size_t size = sizeof *f + f->nbuffers * sizeof *f->buffers;
+    size_t span = (size + 7) & ~(size_t)7;
+    if (l->nbytes + span > l->capbytes && !bytes_grow(l, l->nbytes + span, l->nargs))
+      return false;
+    t->u.t.pattern_off = l->nbytes;
+    memcpy(l->bytes + l->nbytes, f, sizeof *f);
+    if (f->nbuffers)
+      memcpy(l->bytes + l->nbytes + sizeof *f, f->buffers, f->nbuffers * sizeof *f->buffers);
+    l->nbytes += span;
+  }
   if (cmd->kind == CLS_CMD_FILL) {
     if (l->nbytes + 128 > l->capbytes && !bytes_grow(l, l->nbytes + 128, l->nargs))
       return false;

@@ -53,7 +53,9 @@ struct task {
       size_t global[3], local[3];
     } k;
     /* Transfers, never blocking here; a fill's pattern is copied into the
-     * byte arena (x.pattern is set at the enqueue: the arena may move). */
+     * byte arena (x.pattern is set at the enqueue: the arena may move).
+     * A foreign command is a transfer here too: its struct
+     * cls_foreign_cmd and buffers are in the arena at pattern_off. */
     struct {
       struct cls_transfer x;
       size_t pattern_off;

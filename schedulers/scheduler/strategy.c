@@ -19,6 +19,12 @@ static __attribute__((noinline)) cl_int enqueue_xfer(struct cls_driver *drv,
                                                      cl_uint nw, const cl_event *w) {
   if (!t->kind)
     return WITHDRAWN;
+  if (t->kind == CLS_CMD_FOREIGN) { /* captured into the byte arena */
+    struct cls_foreign_cmd f;
+    memcpy(&f, l->bytes + t->u.t.pattern_off, sizeof f);
+    f.buffers = (const struct cls_foreign_buffer *)(l->bytes + t->u.t.pattern_off + sizeof f);
+    return cls_driver_enqueue_foreign(drv, stream, &f, bseq, nw, w);
+  }
   struct cls_transfer x = t->u.t.x;
   if (t->kind == CLS_CMD_FILL)
     x.pattern = l->bytes + t->u.t.pattern_off;

@@ -351,6 +351,9 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   free_reads(ctx);
   cls__kernels_fini(ctx);
   cls__programs_fini(ctx);
+  for (size_t i = 0; i < ctx->nlabels; i++)
+    free(ctx->labels[i]);
+  free(ctx->labels);
   clReleaseContext(ctx->clctx);
   cls__fault_config_free(ctx->faults);
   cls__cache_fini(&ctx->cache);

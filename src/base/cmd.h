@@ -36,6 +36,7 @@ struct cls__cmd {
       uint64_t lent;                /* bit i: wait[i] is lent (not released) */
       uint64_t seq;                 /* its number on its stream: set by the core
                                        before submit(), s->submitted + 1 */
+      const struct cls_foreign_cmd *foreign; /* foreign commands */
     };
   };
   const char *op;               /* "launch", "upload", ... */
@@ -59,6 +60,7 @@ CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, nwait);
 CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, wait);
 CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, lent);
 CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, seq);
+CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, foreign);
 
 /* The core's command behind a driver's view of it. */
 static inline struct cls__cmd *cls__cmd_of(struct cls_driver_cmd *c) {

@@ -132,6 +132,11 @@ struct cls_context {
                                for all four */
   int origin;               /* this process's rank + 1 (cls_wire_set_rank,
                                src/wire/wire.c); 0: not known */
+  /* Foreign commands' labels (src/api/foreign.c), copied once each: the
+   * F8 log and the scheduler's task lists keep a command's name as a
+   * pointer that must live as long as the context. */
+  char **labels;
+  size_t nlabels, caplabels;
 };
 
 /* The stream if it exists, else NULL; no creation. */

@@ -115,7 +115,7 @@ static __attribute__((noinline)) void skip_in_flight(cls_context *ctx, struct cl
   }
   if (moves) {
     uint64_t stamp = cls__propagate_writes(ctx, f, cmd->bind, cmd->nbind);
-    const struct cls__cmd_at at = cmd_at(cmd, cmd->kind == CLS__CMD_LAUNCH ? name : "", pos, stamp);
+    const struct cls__cmd_at at = cmd_at(cmd, cls__cmd_named(cmd->kind) ? name : "", pos, stamp);
     if (cls__replay_skipped(ctx, f, arg, &at)) /* the log is full: learn what finished */
       cls__poll_all(ctx, false);
     return;
@@ -125,7 +125,7 @@ static __attribute__((noinline)) void skip_in_flight(cls_context *ctx, struct cl
   if (covered && overwrites) { /* the newest entry took these buffers out already */
     cls__log_restamp(ctx, stamp);
   } else if (overwrites) {
-    const struct cls__cmd_at at = cmd_at(cmd, cmd->kind == CLS__CMD_LAUNCH ? name : "", pos, stamp);
+    const struct cls__cmd_at at = cmd_at(cmd, cls__cmd_named(cmd->kind) ? name : "", pos, stamp);
     if (cls__replay_overwritten(ctx, &at))
       cls__poll_all(ctx, false);
   }
@@ -135,7 +135,7 @@ static __attribute__((noinline)) void skip_in_flight(cls_context *ctx, struct cl
 static __attribute__((noinline)) void trace_skip(cls_context *ctx, const struct cls__cmd *cmd,
                                                  const struct cls__failure *f) {
   cls__trace_skip(ctx->trace, cmd->stream->id,
-                  cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op, cmd->stream->issued,
+                  cls__cmd_named(cmd->kind) ? cmd->kcmd.name : cmd->op, cmd->stream->issued,
                   f->message);
 }
 
@@ -174,7 +174,7 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
                 cls_report **report) {
   if (cmd->kind == CLS__CMD_READ)
     return cls__read_report(ctx, cmd->op, cmd->stream->id, &cmd->bind[0].handle, 1, report);
-  const char *name = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op;
+  const char *name = cls__cmd_named(cmd->kind) ? cmd->kcmd.name : cmd->op;
   if (__builtin_expect(ctx->log.len != 0, 0)) {
     skip_in_flight(ctx, cmd, found, name, CLS__FIRST_FAILED, ++cmd->stream->issued);
     cmd->stream->stats.skips++;
@@ -183,7 +183,7 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
   }
   if (cmd->kind == CLS__CMD_COPY)
     return cls__copy_tainted(cmd->op, cmd->stream->id, cmd->bind[0].handle, found);
-  return cls__skipped(cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : NULL, cmd->stream->id,
+  return cls__skipped(cmd->op, cls__cmd_named(cmd->kind) ? name : NULL, cmd->stream->id,
                       cmd->stream->issued, found);
 }
 
@@ -261,10 +261,13 @@ static int shadow_copy(cls_context *ctx, struct cls__stream *s, const struct cls
 
 /* Guard mode, before a launch (F11): each CLS_IN binding of an argument
  * the kernel may write is copied first, to compare with a copy made
- * behind the launch (cls__guard_launched). */
+ * behind the launch (cls__guard_launched).  A foreign command has no
+ * signature: each of its CLS_IN bindings is copied (argument i is its
+ * binding i). */
 static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
+  bool foreign = launch->kind == CLS__CMD_FOREIGN;
   const cls_kernel *k = launch->kernel;
-  if (!k->writable)
+  if (!foreign && !k->writable)
     return CLS_OK;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
@@ -272,15 +275,19 @@ static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
       continue;
     /* Its argument: the one whose value is this slot's cl_mem. */
     unsigned arg = 0;
-    while (arg < launch->kcmd.nargs && launch->kargs[arg].value != &b->slot->mem)
-      arg++;
-    if (arg == launch->kcmd.nargs || !(k->writable >> arg & 1))
+    if (foreign)
+      arg = (unsigned)i;
+    else
+      while (arg < launch->kcmd.nargs && launch->kargs[arg].value != &b->slot->mem)
+        arg++;
+    if (!foreign && (arg == launch->kcmd.nargs || !(k->writable >> arg & 1)))
       continue;
     cl_mem before = cls__guard_shadow(ctx, b->slot->size);
     if (!before)
       return cls__error_code(CLS_ECL);
-    char name[64];
-    cls__kernel_arg_name(k, arg, name, sizeof name);
+    char name[64] = "";
+    if (!foreign)
+      cls__kernel_arg_name(k, arg, name, sizeof name);
     int rc = cls__guard_pending(ctx, b->handle, arg, name, before, b->slot->size);
     uint64_t seq;
     if (rc == CLS_OK)
@@ -346,6 +353,8 @@ static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls_
   if (ctx->guard && cmd->kind == CLS__CMD_LAUNCH && !cmd->kernel->prog->build_failure &&
       (rc = canary_fill(ctx, cmd)) == CLS_OK)
     rc = snapshot_inputs(ctx, cmd);
+  else if (ctx->guard && cmd->kind == CLS__CMD_FOREIGN)
+    rc = snapshot_inputs(ctx, cmd); /* F11: its declarations are checked as a launch's */
   return rc;
 }
 
@@ -356,7 +365,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   const struct cls_driver_ops *d = ctx->driver_ops;
   /* Its name (in chains and messages) and its kernel's (in records). */
   const char *name = cmd->op, *kernel = "";
-  if (cmd->kind == CLS__CMD_LAUNCH)
+  if (cls__cmd_named(cmd->kind))
     name = kernel = cmd->kcmd.name;
   int rc;
   if (__builtin_expect(ctx->checks != 0, 0) && (rc = checks_before(ctx, cmd)) != CLS_OK) {
@@ -407,13 +416,13 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     prov->position = pos;
   }
   cls__log(&ctx->logger, CLS_LOG_FULL, "stream %d: %s%s%s, %zu bindings, %u waits", s->id, cmd->op,
-           cmd->kind == CLS__CMD_LAUNCH ? " of " : "", cmd->kind == CLS__CMD_LAUNCH ? name : "",
+           cls__cmd_named(cmd->kind) ? " of " : "", cls__cmd_named(cmd->kind) ? name : "",
            cmd->nbind, cmd->nwait);
   cmd->seq = s->submitted + 1;
   cl_int crc = d->submit(ctx->driver, &cmd->pub);
   if (crc != CL_SUCCESS) {
     size_t arg = 0;
-    struct cls__failure *in = cmd->kind == CLS__CMD_LAUNCH || cmd->kind == CLS__CMD_COPY
+    struct cls__failure *in = cls__cmd_named(cmd->kind) || cmd->kind == CLS__CMD_COPY
                                   ? late_input_failure(ctx, cmd, prov, &arg)
                                   : NULL;
     if (in) {
@@ -426,9 +435,9 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
         cls__trace_skip(ctx->trace, s->id, name, pos, in->message);
       if (cmd->kind == CLS__CMD_COPY)
         return cls__error(CLS_ETAINTED, 0, "%s on stream %d: an input failed", name, s->id);
-      return cls__skipped(cmd->op, cmd->kind == CLS__CMD_LAUNCH ? name : NULL, s->id, pos, in);
+      return cls__skipped(cmd->op, cls__cmd_named(cmd->kind) ? name : NULL, s->id, pos, in);
     }
-    int status = cmd->kind == CLS__CMD_LAUNCH ? CLS_ELAUNCH : CLS_ECL;
+    int status = cls__cmd_named(cmd->kind) ? CLS_ELAUNCH : CLS_ECL;
     /* A queue found lost, with relocation on: the failure says so, and
      * the stream moves before the call returns (docs/devices.md). */
     bool lost = ctx->relocate && cls__lost_status(crc);
@@ -438,8 +447,10 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                (unsigned long long)s->generation);
     struct cls__cmd_at at = cmd_at(cmd, kernel, pos, 0);
     struct cls__failure *f = cls__failure_mint(ctx, status, crc, &at, false,
-                                               "%senqueue of %s failed: %s", lost_as, name,
-                                               cls_cl_status_name(crc));
+                                               "%s%s %s failed: %s", lost_as,
+                                               cmd->kind == CLS__CMD_FOREIGN ? cmd->op
+                                                                             : "enqueue of",
+                                               name, cls_cl_status_name(crc));
     if (f) /* out of memory: the provisional record stays, reads still fail */
       cls__exit_write(prov, cmd->bind, cmd->nbind, f);
     if (ctx->trace)
@@ -488,7 +499,7 @@ int cls__run_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_
   int rc = cls__run_clean(ctx, cmd, pending, report);
   if (s->stats.enqueues != accepted)
     cls__trace_cmd(ctx->trace, s->id, cmd->op,
-                   cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op, cmd->seq, t0,
+                   cls__cmd_named(cmd->kind) ? cmd->kcmd.name : cmd->op, cmd->seq, t0,
                    cls__trace_now());
   return rc;
 }

@@ -78,10 +78,10 @@ static bool may_write(const struct cls_kernel *k, size_t i, const cls_arg *a) {
   return true; /* a declared write, or no valid access: no knowing */
 }
 
-int cls__refused_launch(cls_context *ctx, const struct cls_kernel *k, int stream, size_t nargs,
-                        const cls_arg *args, int rc) {
-  struct cls__refusal r = {
-      .kind = CLS__CMD_LAUNCH, .op = "launch", .kernel = k ? k->name : NULL, .stream = stream};
+/* The destinations of a refused call of arguments `args` (a launch of k,
+ * or with k NULL a foreign command, which has no signature). */
+static int refused_args(cls_context *ctx, const struct cls__refusal *r,
+                        const struct cls_kernel *k, size_t nargs, const cls_arg *args, int rc) {
   /* A count no array can have (nargs * sizeof *args would wrap) says
    * nothing of what `args` holds: nothing of it is read.  It also keeps
    * the multiplication below from wrapping (sizeof *dst < sizeof *args). */
@@ -102,8 +102,22 @@ int cls__refused_launch(cls_context *ctx, const struct cls_kernel *k, int stream
       continue;
     dst[n++] = (struct cls__binding){a->buffer, slot, CLS_WRITE};
   }
-  rc = cls__refused(ctx, &r, dst, n, rc);
+  rc = cls__refused(ctx, r, dst, n, rc);
   if (dst != stack)
     free(dst);
   return rc;
+}
+
+int cls__refused_launch(cls_context *ctx, const struct cls_kernel *k, int stream, size_t nargs,
+                        const cls_arg *args, int rc) {
+  struct cls__refusal r = {
+      .kind = CLS__CMD_LAUNCH, .op = "launch", .kernel = k ? k->name : NULL, .stream = stream};
+  return refused_args(ctx, &r, k, nargs, args, rc);
+}
+
+int cls__refused_foreign(cls_context *ctx, const char *label, int stream, size_t nargs,
+                         const cls_arg *args, int rc) {
+  struct cls__refusal r = {
+      .kind = CLS__CMD_FOREIGN, .op = "foreign call", .kernel = label, .stream = stream};
+  return refused_args(ctx, &r, NULL, nargs, args, rc);
 }

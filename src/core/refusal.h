@@ -43,4 +43,10 @@ int cls__refused(cls_context *ctx, const struct cls__refusal *r, const struct cl
 int cls__refused_launch(cls_context *ctx, const struct cls_kernel *k, int stream, size_t nargs,
                         const cls_arg *args, int rc);
 
+/* For a foreign command (cls_foreign): its declared writes, and arguments
+ * whose access is not a valid one (no signature tells more).  `label`
+ * may be NULL (refused for its label). */
+int cls__refused_foreign(cls_context *ctx, const char *label, int stream, size_t nargs,
+                         const cls_arg *args, int rc);
+
 #endif /* CLS_REFUSAL_H */

@@ -51,11 +51,20 @@ CLS_API cl_int cls_driver_enqueue(struct cls_driver *d, void *q, int logical, in
   return cls__enqueue(d->factory, q, logical, kind, k, x, bseq, nwait, nwait ? wait : NULL);
 }
 
+CLS_API cl_int cls_driver_enqueue_foreign(struct cls_driver *d, void *q,
+                                          const struct cls_foreign_cmd *f, uint64_t bseq,
+                                          cl_uint nwait, const cl_event *wait) {
+  return cls__enqueue_foreign(d->factory, q, f, bseq, nwait, nwait ? wait : NULL);
+}
+
 CLS_API cl_int cls_driver_enqueue_any(struct cls_driver *d, void *q, struct cls_driver_cmd *pub,
                                       uint64_t bseq) {
   struct cls__cmd *cmd = cls__cmd_of(pub);
-  cl_int rc = cls__enqueue(d->factory, q, cmd->stream->id, cmd->kind, &cmd->kcmd, &cmd->x, bseq,
-                           cmd->nwait, cmd->nwait ? cmd->wait : NULL);
+  cl_int rc = cmd->kind == CLS__CMD_FOREIGN
+                  ? cls__enqueue_foreign(d->factory, q, cmd->foreign, bseq, cmd->nwait,
+                                         cmd->nwait ? cmd->wait : NULL)
+                  : cls__enqueue(d->factory, q, cmd->stream->id, cmd->kind, &cmd->kcmd, &cmd->x,
+                                 bseq, cmd->nwait, cmd->nwait ? cmd->wait : NULL);
   if (rc != CL_SUCCESS)
     cls__order_drop(cmd);
   else

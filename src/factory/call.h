@@ -16,8 +16,15 @@ enum cls__cmd_kind {
   CLS__CMD_WRITE = CLS_CMD_WRITE,
   CLS__CMD_READ = CLS_CMD_READ,
   CLS__CMD_COPY = CLS_CMD_COPY,
-  CLS__CMD_FILL = CLS_CMD_FILL
+  CLS__CMD_FILL = CLS_CMD_FILL,
+  CLS__CMD_FOREIGN = CLS_CMD_FOREIGN
 };
+
+/* Whether a command of this kind is named by its own name (a launch's
+ * kernel, a foreign command's label) rather than by its operation. */
+static inline bool cls__cmd_named(int kind) {
+  return kind == CLS__CMD_LAUNCH || kind == CLS__CMD_FOREIGN;
+}
 
 /* The factory's own member for the command, without fault injection. */
 static inline cl_int cls__enqueue_plain(const struct cls_stream_factory *f, void *stream,
@@ -40,7 +47,21 @@ static inline cl_int cls__enqueue_plain(const struct cls_stream_factory *f, void
     return f->fill(stream, x->dst, x->dst_offset, x->size, x->pattern, x->pattern_size, seq,
                    nwait, wait);
   }
+  /* A foreign command travels apart (cls__enqueue_foreign): without it
+   * there is nothing to run. */
   return CL_INVALID_OPERATION;
+}
+
+/* A foreign command on the factory's own member (version 5), without
+ * fault injection; a factory without one cannot run it. */
+static inline cl_int cls__enqueue_foreign_plain(const struct cls_stream_factory *f, void *stream,
+                                                const struct cls_foreign_cmd *fc, uint64_t seq,
+                                                cl_uint nwait, const cl_event *wait) {
+  cl_int (*run)(void *, const struct cls_foreign_cmd *, uint64_t, cl_uint, const cl_event *) =
+      cls__factory_foreign(f);
+  if (!run || !fc)
+    return CL_INVALID_OPERATION;
+  return run(stream, fc, seq, nwait, wait);
 }
 
 /* Polling in ranges whatever the factory (F8a): its poll_range where it

@@ -18,6 +18,15 @@ static inline cl_int cls__enqueue(const struct cls_stream_factory *f, void *stre
   return cls__enqueue_plain(f, stream, kind, k, x, seq, nwait, wait);
 }
 
+/* A foreign command (its descriptor travels apart from the kinds above). */
+static inline cl_int cls__enqueue_foreign(const struct cls_stream_factory *f, void *stream,
+                                          const struct cls_foreign_cmd *fc, uint64_t seq,
+                                          cl_uint nwait, const cl_event *wait) {
+  if (f == &cls__fault_factory)
+    return cls__fault_foreign(stream, fc, seq, nwait, wait);
+  return cls__enqueue_foreign_plain(f, stream, fc, seq, nwait, wait);
+}
+
 /* The same for a launch: the per-launch path of a driver that defers. */
 static inline cl_int cls__enqueue_launch(const struct cls_stream_factory *f, void *stream,
                                          int logical, const struct cls_kernel_cmd *k,

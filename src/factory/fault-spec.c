@@ -7,8 +7,10 @@
  *   spec  := fault { ';' fault }
  *   fault := when ':' key '=' value { ',' key '=' value }
  *   when  := enqueue | complete | alloc | lost
- *   key   := kernel=NAME      launches of that kernel only
- *          | op=OP            launch, upload, download, copy or fill
+ *   key   := kernel=NAME      launches of that kernel (foreign commands of
+ *                             that label) only
+ *          | op=OP            launch, upload, download, copy, fill or
+ *                             foreign
  *          | stream=N         commands (allocations) on stream N only
  *          | nth=N            the N-th matching event (from 1) fires
  *          | times=N          fire N times in all (default: once with nth,
@@ -93,7 +95,7 @@ static int parse_status(const struct cls__parser *ps, struct cls__span v, cl_int
   return CLS_ECONFIG;
 }
 
-static const char *const ops[] = {"launch", "upload", "download", "copy", "fill"};
+static const char *const ops[] = {"launch", "upload", "download", "copy", "fill", "foreign"};
 
 enum { K_KERNEL, K_OP, K_STREAM, K_NTH, K_TIMES, K_STATUS, K_HOLD, K_RANK };
 static const char *const key_names[] = {"kernel", "op",     "stream", "nth",
@@ -128,7 +130,7 @@ static int parse_key(const struct cls__parser *ps, int key, struct cls__span v,
         return keep(v, &f->op);
     cls__parse_fail(ps, "op ");
     cls__parse_append_quoted(v);
-    cls__error_append(" is not one of launch, upload, download, copy, fill");
+    cls__error_append(" is not one of launch, upload, download, copy, fill, foreign");
     return CLS_ECONFIG;
   case K_STREAM:
     if ((rc = cls__parse_uint(ps, "stream", v, 0, CLS_MAX_STREAMS - 1, &u)) == CLS_OK)

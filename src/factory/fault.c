@@ -122,16 +122,17 @@ static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
 }
 
 /* The enqueue fault, then the real command, then the completion fault;
- * faults name the logical stream the command belongs to. */
-cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_kernel_cmd *k,
-                          const struct cls_transfer *x, uint64_t seq, cl_uint nwait,
-                          const cl_event *wait) {
+ * faults name the logical stream the command belongs to.  A foreign
+ * command (fc) is matched by op=foreign and its label as kernel=. */
+static cl_int inject(struct fault_stream *fs, int logical, int kind,
+                     const struct cls_kernel_cmd *k, const struct cls_transfer *x,
+                     const struct cls_foreign_cmd *fc, uint64_t seq, cl_uint nwait,
+                     const cl_event *wait) {
   static const char *const op_names[] = {[CLS__CMD_LAUNCH] = "launch", [CLS__CMD_WRITE] = "upload",
                                     [CLS__CMD_READ] = "download", [CLS__CMD_COPY] = "copy",
-                                    [CLS__CMD_FILL] = "fill"};
-  struct fault_stream *fs = stream;
+                                    [CLS__CMD_FILL] = "fill", [CLS__CMD_FOREIGN] = "foreign"};
   const char *op = op_names[kind];
-  const char *kernel = kind == CLS__CMD_LAUNCH ? k->name : NULL;
+  const char *kernel = kind == CLS__CMD_LAUNCH ? k->name : fc ? fc->label : NULL;
   if (fs->lost ||
       (fs->lost = cls__fault_fires(fs->cfg, W_LOST, op, kernel, logical, NULL)) != CL_SUCCESS)
     return fs->lost;
@@ -140,7 +141,8 @@ cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_
     return st;
   /* Ranged: what is proven finished before this command (F8a). */
   uint64_t proven = fs->evented > fs->completed ? fs->evented : fs->completed;
-  cl_int rc = cls__enqueue_plain(fs->inner, fs->s, kind, k, x, seq, nwait, wait);
+  cl_int rc = fc ? cls__enqueue_foreign_plain(fs->inner, fs->s, fc, seq, nwait, wait)
+                 : cls__enqueue_plain(fs->inner, fs->s, kind, k, x, seq, nwait, wait);
   if (rc != CL_SUCCESS)
     return rc;
   fs->newest = seq;
@@ -162,7 +164,35 @@ cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_
   return CL_SUCCESS;
 }
 
-/* The factory's members: the command belongs to the stream's own id. */
+cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_kernel_cmd *k,
+                          const struct cls_transfer *x, uint64_t seq, cl_uint nwait,
+                          const cl_event *wait) {
+  if (kind == CLS__CMD_FOREIGN)
+    return CL_INVALID_OPERATION; /* its descriptor travels apart: cls__fault_foreign */
+  return inject(stream, logical, kind, k, x, NULL, seq, nwait, wait);
+}
+
+cl_int cls__fault_foreign(void *stream, const struct cls_foreign_cmd *fc, uint64_t seq,
+                          cl_uint nwait, const cl_event *wait) {
+  if (!fc)
+    return CL_INVALID_OPERATION;
+  return inject(stream, fc->stream, CLS__CMD_FOREIGN, NULL, NULL, fc, seq, nwait, wait);
+}
+
+/* The factory's members: the command belongs to the stream's own id (a
+ * foreign command names its logical stream itself). */
+static cl_int fs_foreign(void *stream, const struct cls_foreign_cmd *fc, uint64_t seq,
+                         cl_uint nwait, const cl_event *wait) {
+  return cls__fault_foreign(stream, fc, seq, nwait, wait);
+}
+
+/* The inner stream's queue, where it has one. */
+static cl_command_queue fs_queue(void *stream) {
+  struct fault_stream *fs = stream;
+  cl_command_queue (*q)(void *) = cls__factory_queue(fs->inner);
+  return q ? q(fs->s) : NULL;
+}
+
 static cl_int fs_launch(void *stream, const struct cls_kernel_cmd *cmd, uint64_t seq,
                         cl_uint nwait, const cl_event *wait) {
   struct fault_stream *fs = stream;
@@ -335,4 +365,6 @@ const struct cls_stream_factory cls__fault_factory = {
     .last_event = fs_last_event,
     .poll_range = fs_poll_range,
     .events = fs_events,
+    .foreign = fs_foreign,
+    .queue = fs_queue,
 };

@@ -10,6 +10,7 @@
 
 struct cls__fault_config;
 struct cls_transfer;
+struct cls_foreign_cmd;
 
 /* Parses a CLS_FAULT spec into *out (owned by the caller); CLS_ECONFIG
  * with the offending text in the detail. */
@@ -35,6 +36,10 @@ extern const struct cls_stream_factory cls__fault_factory;
 cl_int cls__fault_enqueue(void *stream, int logical, int kind, const struct cls_kernel_cmd *k,
                           const struct cls_transfer *x, uint64_t seq, cl_uint nwait,
                           const cl_event *wait);
+
+/* The same for a foreign command (its logical stream is fc->stream). */
+cl_int cls__fault_foreign(void *stream, const struct cls_foreign_cmd *fc, uint64_t seq,
+                          cl_uint nwait, const cl_event *wait);
 
 /* Consulted by cls_alloc: a non-zero OpenCL status when an "alloc" fault
  * fires for this allocation. */

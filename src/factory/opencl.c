@@ -60,6 +60,11 @@ struct ocl_stream {
   unsigned eager;    /* ranged: commands still to get an event, since a
                         marker had to stand for one (below) */
   uint64_t events;
+  /* Events of commands clstream made around foreign commands (the barrier
+   * of a wait list), released once complete: PoCL aborts when an event
+   * such a command waits for fails after its event was released. */
+  cl_event *held;
+  size_t nheld, capheld;
 };
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
@@ -231,6 +236,14 @@ static void drain(struct ocl_stream *s, bool all) {
     s->head = (s->head + 1) & (s->cap - 1);
     s->len--;
   }
+  size_t keep = 0;
+  for (size_t i = 0; i < s->nheld; i++) {
+    if (!all && status_of(s->held[i]) > CL_COMPLETE)
+      s->held[keep++] = s->held[i];
+    else
+      clReleaseEvent(s->held[i]);
+  }
+  s->nheld = keep;
 }
 
 /* Waits until every command enqueued on the queue has finished.  clFinish
@@ -259,6 +272,7 @@ static void ocl_destroy(void *stream) {
   finish(s);
   drain(s, true);
   clReleaseCommandQueue(s->q);
+  free(s->held);
   free(s->failed);
   free(s->ring);
   free(s);
@@ -463,6 +477,50 @@ static cl_int ocl_fill(void *stream, cl_mem dst, size_t off, size_t size, const 
                                          nwait ? wait : NULL, ev_));
 }
 
+/* A foreign command: the user's callback enqueues on this queue
+ * (cls_foreign_run), and the event it gives back is the command's, kept in
+ * the ring like any command's, so a failure of it is found by poll() (F8).
+ * An event of another queue of the context (a user event, a library's own
+ * queue) does not order this in-order queue: a marker waiting for it
+ * stands for it.  Without an event a marker stands for the work (the queue is in
+ * order).  Always an event: a foreign command is never ranged away. */
+static cl_int ocl_foreign(void *stream, const struct cls_foreign_cmd *c, uint64_t seq,
+                          cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  cl_event ev = NULL, barrier = NULL;
+  if (!cls__grow((void **)&s->held, &s->capheld, s->nheld + 1, sizeof *s->held, 4))
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int rc = cls_foreign_run(c, s->q, nwait, wait, &barrier, &ev);
+  if (barrier)
+    s->held[s->nheld++] = barrier;
+  if (rc != CL_SUCCESS)
+    return rc;
+  cl_command_queue q = NULL;
+  if (ev && clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS &&
+      q != s->q) {
+    /* Not this queue's: a marker waiting for it is the command's event
+     * (it orders what follows; PoCL fails it when ev fails). */
+    cl_event other = ev;
+    rc = clEnqueueMarkerWithWaitList(s->q, 1, &other, &ev);
+    clReleaseEvent(other);
+    if (rc != CL_SUCCESS)
+      ev = NULL;
+  } else if (!ev) {
+    rc = clEnqueueMarkerWithWaitList(s->q, 0, NULL, &ev);
+  }
+  cl_event *slot = rc == CL_SUCCESS ? slot_for(s) : NULL;
+  if (!slot) {
+    if (ev)
+      clReleaseEvent(ev);
+    return rc != CL_SUCCESS ? rc : CL_OUT_OF_HOST_MEMORY;
+  }
+  *slot = ev;
+  push(s, seq, c->label);
+  return CL_SUCCESS;
+}
+
+static cl_command_queue ocl_queue(void *stream) { return ((struct ocl_stream *)stream)->q; }
+
 /* Lent: the ring keeps its reference until a drain, which only a later
  * call into this stream does.  Ranged: a marker stands for a newest
  * command that went without an event; NULL when that marker cannot be
@@ -544,6 +602,8 @@ static const struct cls_stream_factory opencl_factory = {
     .last_event = ocl_last_event,
     .poll_range = ocl_poll_range,
     .events = ocl_events,
+    .foreign = ocl_foreign,
+    .queue = ocl_queue,
 };
 
 CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void) {

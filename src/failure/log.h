@@ -71,9 +71,10 @@ static inline struct cls__log_entry *cls__log_at(cls_context *ctx, size_t i) {
 static inline const char *cls__log_name(const struct cls__log_entry *e) {
   return e->kernel[0] ? e->kernel : e->op;
 }
-/* Whether e is a launch. */
+/* Whether e is named by its kernel (a launch) or label (a foreign
+ * command) rather than by its operation. */
 static inline bool cls__log_launch(const struct cls__log_entry *e) {
-  return e->cmd == CLS__CMD_LAUNCH;
+  return cls__cmd_named(e->cmd);
 }
 
 /* What the log keeps of a binding. */

@@ -238,7 +238,7 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
   /* Counted as a skip, as the event driver counts it, not as accepted. */
   s->stats.skips++;
   s->stats.enqueues--;
-  s->stats.launches -= cls__log_launch(e);
+  s->stats.launches -= e->cmd == CLS__CMD_LAUNCH;
   if (ctx->trace)
     cls__trace_skip(ctx->trace, s->id, cls__log_name(e), e->position, f->message);
   return true;

@@ -214,7 +214,9 @@ int cls__guard_canary_read(cls_context *ctx, cls_buffer h, struct cls__slot *slo
 
 void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position) {
   struct cls__guard *g = ctx->guard;
-  bool launch = cmd->kind == CLS__CMD_LAUNCH;
+  /* A foreign command's writes are checked as a launch's (the library may
+   * write past a buffer); only a launch had its CLS_OUT canary filled. */
+  bool launch = cmd->kind == CLS__CMD_LAUNCH, named = cls__cmd_named(cmd->kind);
   for (size_t i = 0; i < cmd->nbind; i++) {
     const struct cls__binding *b = &cmd->bind[i];
     if (!(b->access & CLS_WRITE))
@@ -223,7 +225,7 @@ void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t
     slot->canary_kernel = launch && b->access == CLS_WRITE ? cmd->kcmd.name : NULL;
     slot->canary_stream = cmd->stream->id;
     slot->canary_position = position;
-    if (!launch)
+    if (!named)
       continue; /* clstream checks a transfer's range itself */
     if (!cls__grow((void **)&g->checks, &g->capchecks, g->nchecks + 1, sizeof *g->checks, 16))
       continue; /* out of memory: this launch goes unchecked */

@@ -45,6 +45,8 @@ CLS_API const char *cls_cl_status_name(int s) {
   case x:    \
     return #x;
     N(CL_SUCCESS)
+    N(CLS_FOREIGN_BAD_STATUS)
+    N(CLS_FOREIGN_BAD_EVENT)
     N(CL_DEVICE_NOT_FOUND)
     N(CL_DEVICE_NOT_AVAILABLE)
     N(CL_COMPILER_NOT_AVAILABLE)

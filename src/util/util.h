@@ -111,6 +111,14 @@ static inline cl_int (*cls__factory_poll_range(const struct cls_stream_factory *
 static inline uint64_t (*cls__factory_events(const struct cls_stream_factory *f))(void *) {
   return f->version >= 4 ? f->events : NULL;
 }
+/* The same for the version 5 members (NULL below 5). */
+static inline cl_int (*cls__factory_foreign(const struct cls_stream_factory *f))(
+    void *, const struct cls_foreign_cmd *, uint64_t, cl_uint, const cl_event *) {
+  return f->version >= 5 ? f->foreign : NULL;
+}
+static inline cl_command_queue (*cls__factory_queue(const struct cls_stream_factory *f))(void *) {
+  return f->version >= 5 ? f->queue : NULL;
+}
 
 /* Whether `needle` occurs in `hay`, ignoring ASCII case (an empty needle
  * does).  Device and platform names are matched this way. */

@@ -1,0 +1,594 @@
+/* Foreign commands (cls_foreign, <clstream/cl.h>): a user callback that
+ * enqueues raw OpenCL on a stream's queue, run through the one command
+ * path as a launch is, under every driver setting (the harness runs this
+ * program once per setting).  Each test is named after the rule it checks
+ * (docs/design.md, "Foreign commands"). */
+#include "common.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <clstream/cl.h>
+#include <clstream/stream.h>
+
+#define N 64
+
+/* What a callback saw and what it is to do. */
+enum { DO_COPY, DO_FAIL, DO_GARBAGE, DO_OTHER_CONTEXT, DO_USER_EVENT, DO_NO_EVENT,
+       DO_WRITE_INPUT };
+struct seen {
+  int mode;
+  int calls;
+  cl_command_queue queue;
+  struct cls_foreign_buffer bufs[4];
+  cl_uint nbuf, nwait;
+  char label[32];
+  int stream;
+  cl_context other;     /* DO_OTHER_CONTEXT: a second OpenCL context */
+  cl_event user;        /* DO_USER_EVENT: the event handed back (a reference kept) */
+  pthread_mutex_t mu;
+};
+
+/* Copies buffer 0 into buffer 1 (their sizes are equal), without a wait
+ * list of its own, as CLBlast does: the barrier clstream enqueued orders
+ * it. */
+static cl_int copy_cb(const struct cls_foreign_call *c, cl_event *last) {
+  struct seen *s = c->data;
+  pthread_mutex_lock(&s->mu);
+  s->calls++;
+  s->queue = c->queue;
+  s->nbuf = c->nbuffers;
+  for (cl_uint i = 0; i < c->nbuffers && i < 4; i++)
+    s->bufs[i] = c->buffers[i];
+  s->nwait = c->nwait;
+  snprintf(s->label, sizeof s->label, "%s", c->label);
+  s->stream = c->stream;
+  pthread_mutex_unlock(&s->mu);
+  cl_context mine;
+  cl_int rc;
+  switch (s->mode) {
+  case DO_FAIL:
+    return CL_OUT_OF_RESOURCES;
+  case DO_GARBAGE:
+    return 42;
+  case DO_OTHER_CONTEXT:
+    *last = clCreateUserEvent(s->other, &rc);
+    return rc;
+  case DO_WRITE_INPUT: { /* writes buffer 0, declared CLS_IN */
+    int v = 9;
+    return clEnqueueFillBuffer(c->queue, c->buffers[0].mem, &v, sizeof v, c->buffers[0].offset,
+                               c->buffers[0].size, 0, NULL, last);
+  }
+  case DO_USER_EVENT:
+    clGetCommandQueueInfo(c->queue, CL_QUEUE_CONTEXT, sizeof mine, &mine, NULL);
+    pthread_mutex_lock(&s->mu);
+    s->user = clCreateUserEvent(mine, &rc);
+    if (rc == CL_SUCCESS)
+      clRetainEvent(s->user);
+    *last = s->user;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+  default:
+    break;
+  }
+  if (c->nbuffers < 2)
+    return CL_SUCCESS;
+  return clEnqueueCopyBuffer(c->queue, c->buffers[0].mem, c->buffers[1].mem,
+                             c->buffers[0].offset, c->buffers[1].offset, c->buffers[0].size, 0,
+                             NULL, s->mode == DO_NO_EVENT ? NULL : last);
+}
+
+static void seen_init(struct seen *s, int mode) {
+  memset(s, 0, sizeof *s);
+  s->mode = mode;
+  pthread_mutex_init(&s->mu, NULL);
+}
+
+static int calls_of(struct seen *s) {
+  pthread_mutex_lock(&s->mu);
+  int n = s->calls;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
+/* A download of b on `stream` fails with one failure whose kernel is
+ * `name`, whose message holds `text`; its report into *out (the caller
+ * frees it), the failure's index into *at. */
+static struct cls_failure_info tainted_by(cls_context *ctx, int stream, cls_buffer b,
+                                          const char *name, const char *text, cls_report **out) {
+  int got[N];
+  cls_report *r = NULL;
+  int rc = cls_download(ctx, stream, b, 0, got, sizeof got, &r);
+  ck_assert_msg(rc == CLS_ETAINTED, "download returned %s, expected CLS_ETAINTED",
+                cls_err_name(rc));
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strcmp(fi.kernel, name) == 0, "the failure names '%s', expected '%s': %s",
+                fi.kernel, name, fi.message);
+  ck_assert_msg(strstr(fi.message, text), "the failure's message lacks '%s': %s", text,
+                fi.message);
+  *out = r;
+  return fi;
+}
+
+/* Whether failure 0 of r has `name` on its skip chain. */
+static int chain_names(const cls_report *r, const char *name) {
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  for (size_t i = 0; i < fi.nskips; i++) {
+    struct cls_skip_info sk;
+    CT_OK(cls_report_skip(r, 0, i, &sk));
+    if (strcmp(sk.kernel, name) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+static const int ramp_base = 100;
+static cls_buffer ramp(cls_context *ctx, int stream) {
+  int v[N];
+  for (int i = 0; i < N; i++)
+    v[i] = ramp_base + i;
+  cls_buffer b = ct_alloc(ctx, stream, sizeof v);
+  CT_OK(cls_upload(ctx, stream, b, 0, v, sizeof v));
+  return b;
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(foreign_callback_gets_the_queue_buffers_label_and_data) {
+  cls_context *ctx = ct_context();
+  cls_buffer in = ramp(ctx, 1), out = ct_alloc(ctx, 1, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_COPY);
+  cls_arg args[] = {CLS_IN(in), CLS_OUT(out)};
+  CT_OK(cls_foreign(ctx, 1, "my-copy", copy_cb, &s, 2, args));
+  CT_OK(cls_stream_sync(ctx, 1, NULL));
+  ck_assert_int_eq(calls_of(&s), 1);
+  cl_command_queue q;
+  CT_OK(cls_stream_queue(ctx, 1, &q));
+  ck_assert_ptr_eq(s.queue, q);
+  ck_assert_str_eq(s.label, "my-copy");
+  ck_assert_int_eq(s.stream, 1);
+  ck_assert_uint_eq(s.nbuf, 2);
+  cl_mem m;
+  size_t off, size;
+  CT_OK(cls_buffer_mem(ctx, out, &m, &off, &size));
+  ck_assert_ptr_eq(s.bufs[1].mem, m);
+  ck_assert_uint_eq(s.bufs[1].offset, off);
+  ck_assert_uint_eq(s.bufs[1].size, N * sizeof(int));
+  ck_assert_int_eq(s.bufs[0].access, CLS_READ);
+  ck_assert_int_eq(s.bufs[1].access, CLS_WRITE);
+  int got[N];
+  CT_OK(cls_download(ctx, 0, out, 0, got, sizeof got, NULL));
+  CT_EXPECT_INTS(got, N, i, ramp_base + (int)i);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* F7: a producer kernel on stream 0, the foreign copy on stream 1 (whose
+ * callback passes no wait list), a consumer kernel on stream 2: the copy
+ * sees the producer's bytes, the consumer the copy's. */
+START_TEST(F7_foreign_ordered_after_producer_on_other_stream) {
+  cls_context *ctx = ct_context();
+  cls_kernel *slow = ct_kernel(ctx, CT_SLOW_SRC, "slow_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  /* Below 65,536: rusticl on llvmpipe ends a loop there, silently
+   * (docs/portability.md). */
+  int iters = ct_scale(60000, 20000);
+  cls_buffer in = ramp(ctx, 0), a = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_buffer b = ct_alloc(ctx, 1, N * sizeof(int)), c = ct_alloc(ctx, 2, N * sizeof(int));
+  CT_OK(cls_fill(ctx, 1, b, 0, N * sizeof(int), &(int){-1}, sizeof(int)));
+  CT_OK(cls_stream_sync(ctx, 1, NULL));
+  ct_launch1(ctx, 0, slow, N, 3, (cls_arg[]){CLS_IN(in), CLS_OUT(a), CLS_SCALAR(iters)});
+  struct seen s;
+  seen_init(&s, DO_COPY);
+  CT_OK(cls_foreign(ctx, 1, "copy-ab", copy_cb, &s, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
+  ct_launch1(ctx, 2, copy, N, 2, (cls_arg[]){CLS_IN(b), CLS_OUT(c)});
+  int got[N];
+  CT_OK(cls_download(ctx, 2, c, 0, got, sizeof got, NULL));
+  CT_EXPECT_INTS(got, N, i, ct_slow_expect((uint32_t)i, iters, ramp_base + (int)i));
+  ck_assert_int_eq(calls_of(&s), 1);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* F2: an input carries a failure: the callback is not called, the output
+ * takes the failure, and the skip chain names the foreign command by its
+ * label, as the consumer after it. */
+START_TEST(F2_foreign_command_skipped_on_tainted_input_callback_not_called) {
+  cls_context *ctx = ct_context_with("enqueue:kernel=fill_k", NULL, NULL);
+  cls_kernel *fill = ct_kernel(ctx, CT_FILL_SRC, "fill_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = ct_alloc(ctx, 0, N * sizeof(int)), b = ct_alloc(ctx, 1, N * sizeof(int));
+  cls_buffer c = ct_alloc(ctx, 2, N * sizeof(int));
+  size_t g[1] = {N};
+  int seven = 7;
+  int rc = cls_launch(ctx, 0, fill, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(a), CLS_SCALAR(seven)});
+  ck_assert_int_le(rc, 0);
+  cls_sync(ctx, NULL); /* the failure is known, whatever the driver */
+  struct seen s;
+  seen_init(&s, DO_COPY);
+  rc = cls_foreign(ctx, 1, "gemm-like", copy_cb, &s, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
+  ck_assert_msg(rc == CLS_ESKIPPED, "cls_foreign on a tainted input: %s", cls_err_name(rc));
+  ck_assert_msg(strstr(cls_last_error_detail(), "gemm-like"), "detail: %s",
+                cls_last_error_detail());
+  CT_ERR(cls_launch(ctx, 2, copy, 1, g, NULL, 2, (cls_arg[]){CLS_IN(b), CLS_OUT(c)}),
+         CLS_ESKIPPED);
+  cls_sync(ctx, NULL);
+  ck_assert_int_eq(calls_of(&s), 0);
+  cls_report *r;
+  tainted_by(ctx, 2, c, "fill_k", "fill_k", &r);
+  ck_assert_msg(chain_names(r, "gemm-like"), "skip chain lacks the label: %s",
+                cls_report_text(r));
+  ck_assert(chain_names(r, "copy_k"));
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* F3: the callback returns an error: the write set carries a record named
+ * by the label; the read set does not. */
+START_TEST(F3_foreign_error_taints_write_set_named_by_label) {
+  cls_context *ctx = ct_context();
+  cls_buffer in = ramp(ctx, 0), out = ct_alloc(ctx, 0, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_FAIL);
+  int rc = cls_foreign(ctx, 0, "failing", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)});
+  ck_assert_msg(rc == CLS_ELAUNCH || rc == CLS_OK, "%s", cls_err_name(rc)); /* OK: deferred */
+  cls_sync(ctx, NULL);
+  ck_assert_int_eq(calls_of(&s), 1);
+  cls_report *r;
+  struct cls_failure_info fi = tainted_by(ctx, 0, out, "failing", "CL_OUT_OF_RESOURCES", &r);
+  ck_assert_int_eq(fi.cl_status, CL_OUT_OF_RESOURCES);
+  ck_assert_str_eq(fi.operation, "foreign call");
+  cls_report_free(r);
+  CT_OK(cls_check(ctx, 1, &in, NULL));
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(F3_foreign_garbage_status_taints_write_set) {
+  cls_context *ctx = ct_context();
+  cls_buffer in = ramp(ctx, 0), out = ct_alloc(ctx, 0, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_GARBAGE);
+  int rc = cls_foreign(ctx, 0, "garbage", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)});
+  ck_assert_msg(rc == CLS_ELAUNCH || rc == CLS_OK, "%s", cls_err_name(rc));
+  cls_sync(ctx, NULL);
+  cls_report *r;
+  struct cls_failure_info fi = tainted_by(ctx, 0, out, "garbage", "CLS_FOREIGN_BAD_STATUS", &r);
+  ck_assert_int_eq(fi.cl_status, CLS_FOREIGN_BAD_STATUS);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The event handed back belongs to another OpenCL context, or is not an
+ * event: refused (never waited on), the write set tainted. */
+START_TEST(F3_foreign_event_of_another_context_taints_write_set) {
+  cls_context *ctx = ct_context();
+  cls_buffer in = ramp(ctx, 0), out = ct_alloc(ctx, 0, N * sizeof(int));
+  cl_command_queue q;
+  CT_OK(cls_stream_queue(ctx, 0, &q));
+  cl_device_id dev;
+  ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL), CL_SUCCESS);
+  cl_int err;
+  struct seen s;
+  seen_init(&s, DO_OTHER_CONTEXT);
+  s.other = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  int rc = cls_foreign(ctx, 0, "elsewhere", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)});
+  ck_assert_msg(rc == CLS_ELAUNCH || rc == CLS_OK, "%s", cls_err_name(rc));
+  cls_sync(ctx, NULL);
+  ck_assert_int_eq(calls_of(&s), 1);
+  cls_report *r;
+  struct cls_failure_info fi = tainted_by(ctx, 0, out, "elsewhere", "CLS_FOREIGN_BAD_EVENT", &r);
+  ck_assert_int_eq(fi.cl_status, CLS_FOREIGN_BAD_EVENT);
+  cls_report_free(r);
+  /* A context works on after it. */
+  cls_buffer out2 = ct_alloc(ctx, 0, N * sizeof(int));
+  s.mode = DO_COPY;
+  CT_OK(cls_foreign(ctx, 0, "elsewhere", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out2)}));
+  int got[N];
+  CT_OK(cls_download(ctx, 0, out2, 0, got, sizeof got, NULL));
+  CT_EXPECT_INTS(got, N, i, ramp_base + (int)i);
+  cls_context_destroy(ctx);
+  clReleaseContext(s.other);
+}
+END_TEST
+
+/* Sets the user event the callback handed back to a failure, once the
+ * callback ran (under the scheduler, at the sync's submission). */
+struct failer {
+  struct seen *s;
+  cl_int status;
+};
+static void *fail_later(void *arg) {
+  struct failer *f = arg;
+  for (;;) {
+    pthread_mutex_lock(&f->s->mu);
+    cl_event ev = f->s->user;
+    pthread_mutex_unlock(&f->s->mu);
+    if (ev) {
+      nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+      clSetUserEventStatus(ev, f->status);
+      return NULL;
+    }
+    nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+  }
+}
+
+/* F8: the event handed back fails after the call: found like a launch's
+ * failure after its enqueue, the write set (and what read it) tainted,
+ * the record async and named by the label. */
+START_TEST(F8_foreign_event_failing_later_taints_write_set) {
+  /* Exact attribution pins it on the foreign command (ranged, F8a, names
+   * the range: "late x1, copy_k x1"). */
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .precise = 1};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer in = ramp(ctx, 0), out = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_USER_EVENT);
+  CT_OK(cls_foreign(ctx, 0, "late", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 0, copy, 1, g, NULL, 2, (cls_arg[]){CLS_IN(out), CLS_OUT(c)});
+  ck_assert_int_le(rc, 0);
+  struct failer f = {&s, -5};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, fail_later, &f), 0);
+  cls_sync(ctx, NULL); /* returns once the event failed */
+  pthread_join(t, NULL);
+  cls_report *r;
+  struct cls_failure_info fi = tainted_by(ctx, 0, out, "late", "late", &r);
+  ck_assert_int_eq(fi.async, 1);
+  cls_report_free(r);
+  tainted_by(ctx, 0, c, "late", "late", &r);
+  cls_report_free(r);
+  clReleaseEvent(s.user);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A foreign command that never finishes (its event never completes) is
+ * reported by the sync deadline, named by its label, and its write set
+ * takes the timeout. */
+START_TEST(timeout_sync_names_a_foreign_command_that_never_finishes) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .sync_timeout = 0.3};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_buffer in = ramp(ctx, 0);
+  CT_OK(cls_stream_sync(ctx, 0, NULL));
+  cls_buffer out = ct_alloc(ctx, 0, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_USER_EVENT);
+  CT_OK(cls_foreign(ctx, 0, "forever", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
+  int rc = cls_stream_sync(ctx, 0, NULL);
+  ck_assert_msg(rc == CLS_ETIMEDOUT, "sync: %s", cls_err_name(rc));
+  ck_assert_msg(strstr(cls_last_error_detail(), "'forever'"), "detail: %s",
+                cls_last_error_detail());
+  cls_report *r;
+  tainted_by(ctx, 0, out, "forever", "CLS_SYNC_TIMEOUT", &r);
+  cls_report_free(r);
+  clSetUserEventStatus(s.user, CL_COMPLETE);
+  clReleaseEvent(s.user);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* F12: each bad input is refused with its code, the callback is never
+ * called, and the declared writes carry the refusal's record. */
+START_TEST(F12_foreign_refusals_leave_a_record) {
+  cls_context *ctx = ct_context();
+  cls_buffer in = ramp(ctx, 0);
+  struct seen s;
+  seen_init(&s, DO_COPY);
+  cls_buffer out;
+#define REFUSED(call, code, kernel)                                         \
+  do {                                                                      \
+    out = ct_alloc(ctx, 0, N * sizeof(int));                                \
+    CT_ERR(call, code);                                                     \
+    ct_expect_refused(ctx, 0, out, code, "foreign call", kernel);           \
+  } while (0)
+  REFUSED(cls_foreign(ctx, 0, "f", NULL, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}),
+          CLS_EINVAL, "f");
+  REFUSED(cls_foreign(ctx, 0, NULL, copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}),
+          CLS_EINVAL, "");
+  REFUSED(cls_foreign(ctx, 0, "", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}),
+          CLS_EINVAL, "");
+  REFUSED(cls_foreign(ctx, 64, "f", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}),
+          CLS_ESTREAM, "f");
+  REFUSED(cls_foreign(ctx, -1, "f", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}),
+          CLS_ESTREAM, "f");
+  REFUSED(cls_foreign(ctx, 0, "f", copy_cb, &s, 3,
+                      (cls_arg[]){CLS_IN(in), CLS_OUT(out), CLS_SCALAR(s.calls)}),
+          CLS_EARGKIND, "f");
+  REFUSED(cls_foreign(ctx, 0, "f", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_ARG(out)}),
+          CLS_EINVAL, "f");
+  cls_buffer gone = ct_alloc(ctx, 0, 16);
+  CT_OK(cls_free(ctx, gone));
+  REFUSED(cls_foreign(ctx, 0, "f", copy_cb, &s, 3,
+                      (cls_arg[]){CLS_IN(gone), CLS_IN(in), CLS_OUT(out)}),
+          CLS_ESTALE, "f");
+  cls_arg many[CLS_MAX_ARGS + 1];
+  for (int i = 0; i < CLS_MAX_ARGS + 1; i++)
+    many[i] = CLS_IN(in);
+  REFUSED((many[0] = CLS_OUT(out), cls_foreign(ctx, 0, "f", copy_cb, &s, CLS_MAX_ARGS + 1, many)),
+          CLS_EINVAL, "f");
+#undef REFUSED
+  /* Nothing to mark: no record, and the read-only input keeps its bytes. */
+  CT_ERR(cls_foreign(ctx, 0, "f", copy_cb, &s, 2, NULL), CLS_EINVAL);
+  CT_ERR(cls_foreign(NULL, 0, "f", copy_cb, &s, 0, NULL), CLS_EINVAL);
+  CT_OK(cls_check(ctx, 1, &in, NULL));
+  cls_sync(ctx, NULL);
+  ck_assert_int_eq(calls_of(&s), 0);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A factory from before version 5 has no foreign commands: refused, with
+ * a record. */
+START_TEST(F12_foreign_on_a_factory_without_it_is_enosys) {
+  struct cls_stream_factory old = *cls_opencl_stream_factory();
+  old.version = 4;
+  cls_context *ctx = ct_context_with(NULL, &old, NULL);
+  cls_buffer out = ct_alloc(ctx, 0, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_COPY);
+  CT_ERR(cls_foreign(ctx, 0, "f", copy_cb, &s, 1, (cls_arg[]){CLS_OUT(out)}), CLS_ENOSYS);
+  ct_expect_refused(ctx, 0, out, CLS_ENOSYS, "foreign call", "f");
+  cl_command_queue q;
+  CT_ERR(cls_stream_queue(ctx, 0, &q), CLS_ENOSYS);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Under the null factory nothing runs: the command completes at once,
+ * the callback is never called, and the stream has no queue. */
+START_TEST(null_factory_completes_a_foreign_command_without_calling_it) {
+  cls_context *ctx = ct_context_with(NULL, cls_null_stream_factory(), NULL);
+  cls_buffer in = ct_alloc(ctx, 0, N * sizeof(int)), out = ct_alloc(ctx, 1, N * sizeof(int));
+  CT_OK(cls_fill(ctx, 0, in, 0, N * sizeof(int), &(int){1}, sizeof(int)));
+  struct seen s;
+  seen_init(&s, DO_COPY);
+  CT_OK(cls_foreign(ctx, 1, "nothing", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
+  CT_OK(cls_sync(ctx, NULL));
+  ck_assert_int_eq(calls_of(&s), 0);
+  CT_OK(cls_check(ctx, 1, &out, NULL));
+  cl_command_queue q;
+  CT_ERR(cls_stream_queue(ctx, 1, &q), CLS_ENOSYS);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_FAULT fails a foreign command like a launch: op=foreign and its
+ * label as kernel=, at the enqueue (the callback is not called) or at
+ * completion (it is, and the failure is found after). */
+START_TEST(fault_injection_fails_a_foreign_command_like_a_launch) {
+  static const struct {
+    const char *spec;
+    int called, async;
+  } cases[] = {{"enqueue:op=foreign,kernel=gemm,status=CL_OUT_OF_RESOURCES", 0, -1},
+               {"complete:op=foreign,status=CL_OUT_OF_RESOURCES", 1, 1}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    cls_context *ctx = ct_context_with(cases[k].spec, NULL, NULL);
+    cls_buffer in = ramp(ctx, 0), out = ct_alloc(ctx, 0, N * sizeof(int));
+    struct seen s;
+    seen_init(&s, DO_COPY);
+    int rc = cls_foreign(ctx, 0, "gemm", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)});
+    ck_assert_msg(rc == CLS_ELAUNCH || rc == CLS_OK, "%s: %s", cases[k].spec, cls_err_name(rc));
+    cls_sync(ctx, NULL);
+    ck_assert_int_eq(calls_of(&s), cases[k].called);
+    cls_report *r;
+    struct cls_failure_info fi = tainted_by(ctx, 0, out, "gemm", "CL_OUT_OF_RESOURCES", &r);
+    if (cases[k].async >= 0)
+      ck_assert_int_eq(fi.async, cases[k].async);
+    cls_report_free(r);
+    CT_OK(cls_check(ctx, 1, &in, NULL));
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
+/* The escape hatches: a stream's queue (of the context's OpenCL context)
+ * and a buffer's memory object; bad input refused. */
+START_TEST(escape_hatches_give_the_queue_and_the_buffer_memory) {
+  cls_context *ctx = ct_context();
+  cls_buffer b = ct_alloc(ctx, 3, 100);
+  cl_command_queue q;
+  CT_OK(cls_stream_queue(ctx, 3, &q));
+  ck_assert_ptr_nonnull(q);
+  cl_mem m;
+  size_t off = 99, size = 0;
+  CT_OK(cls_buffer_mem(ctx, b, &m, &off, &size));
+  ck_assert_uint_eq(size, 100);
+  ck_assert_uint_eq(off, 0);
+  cl_context qc, mc;
+  size_t msize = 0;
+  ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof qc, &qc, NULL), CL_SUCCESS);
+  ck_assert_int_eq(clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof mc, &mc, NULL), CL_SUCCESS);
+  ck_assert_int_eq(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof msize, &msize, NULL), CL_SUCCESS);
+  ck_assert_ptr_eq(qc, mc);
+  ck_assert_uint_ge(msize, off + size);
+  CT_OK(cls_buffer_mem(ctx, b, &m, NULL, NULL));
+  CT_ERR(cls_stream_queue(ctx, 64, &q), CLS_ESTREAM);
+  CT_ERR(cls_stream_queue(ctx, 0, NULL), CLS_EINVAL);
+  CT_ERR(cls_stream_queue(NULL, 0, &q), CLS_EINVAL);
+  CT_ERR(cls_buffer_mem(ctx, b, NULL, NULL, NULL), CLS_EINVAL);
+  CT_ERR(cls_buffer_mem(NULL, b, &m, NULL, NULL), CLS_EINVAL);
+  CT_ERR(cls_buffer_mem(ctx, CLS_BUFFER_NULL, &m, NULL, NULL), CLS_ENULL);
+  CT_OK(cls_free(ctx, b));
+  CT_ERR(cls_buffer_mem(ctx, b, &m, NULL, NULL), CLS_ESTALE);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Without an event of its own the command still completes in order: a
+ * marker stands for it. */
+START_TEST(foreign_without_an_event_is_ordered_by_a_marker) {
+  cls_context *ctx = ct_context();
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer in = ramp(ctx, 0), mid = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_buffer out = ct_alloc(ctx, 1, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_NO_EVENT);
+  CT_OK(cls_foreign(ctx, 0, "quiet", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(mid)}));
+  ct_launch1(ctx, 1, copy, N, 2, (cls_arg[]){CLS_IN(mid), CLS_OUT(out)});
+  int got[N];
+  CT_OK(cls_download(ctx, 1, out, 0, got, sizeof got, NULL));
+  CT_EXPECT_INTS(got, N, i, ramp_base + (int)i);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* F11: a foreign command's declaration is trusted (there is no signature
+ * to check it against); guard mode checks it as a launch's: a write
+ * through CLS_IN is a CLS_EGUARD failure of the command, named by its
+ * label, on what it wrote and what read that; a callback that only reads
+ * is not flagged. */
+START_TEST(F11_guard_catches_a_foreign_write_through_CLS_IN) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .guard = 1};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_buffer in = ramp(ctx, 0), out = ct_alloc(ctx, 0, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_COPY);
+  CT_OK(cls_foreign(ctx, 0, "honest", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_check(ctx, 1, &in, NULL));
+  CT_OK(cls_check(ctx, 1, &out, NULL));
+  s.mode = DO_WRITE_INPUT;
+  CT_OK(cls_foreign(ctx, 0, "sneaky", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
+  cls_sync(ctx, NULL);
+  cls_report *r;
+  struct cls_failure_info fi = tainted_by(ctx, 0, in, "sneaky", "declared CLS_IN", &r);
+  ck_assert_int_eq(fi.status, CLS_EGUARD);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  Suite *s = suite_create("foreign");
+  CT_ADD(s, foreign_callback_gets_the_queue_buffers_label_and_data);
+  CT_ADD(s, F7_foreign_ordered_after_producer_on_other_stream);
+  CT_ADD(s, F2_foreign_command_skipped_on_tainted_input_callback_not_called);
+  CT_ADD(s, F3_foreign_error_taints_write_set_named_by_label);
+  CT_ADD(s, F3_foreign_garbage_status_taints_write_set);
+  CT_ADD(s, F3_foreign_event_of_another_context_taints_write_set);
+  CT_ADD(s, F8_foreign_event_failing_later_taints_write_set);
+  CT_ADD(s, timeout_sync_names_a_foreign_command_that_never_finishes);
+  CT_ADD(s, F12_foreign_refusals_leave_a_record);
+  CT_ADD(s, F12_foreign_on_a_factory_without_it_is_enosys);
+  CT_ADD(s, null_factory_completes_a_foreign_command_without_calling_it);
+  CT_ADD(s, fault_injection_fails_a_foreign_command_like_a_launch);
+  CT_ADD(s, escape_hatches_give_the_queue_and_the_buffer_memory);
+  CT_ADD(s, foreign_without_an_event_is_ordered_by_a_marker);
+  CT_ADD(s, F11_guard_catches_a_foreign_write_through_CLS_IN);
+  return ct_run(s);
+}
