@@ -65,6 +65,16 @@ struct ocl_stream {
    * such a command waits for fails after its event was released. */
   cl_event *held;
   size_t nheld, capheld;
+  /* Set once a foreign command handed back an event of another queue (a
+   * user event): from then on a failed event is kept until the stream is
+   * destroyed instead of released when seen.  PoCL 3.1 fails such an
+   * event's dependents on the thread that set the status, and aborts
+   * ("pocl_update_event_failed") when one of them was released meanwhile
+   * by a poll that had already seen it fail.  Failures are rare, so the
+   * kept list stays short. */
+  bool outside;
+  cl_event *kept;
+  size_t nkept, capkept;
 };
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
@@ -232,7 +242,11 @@ static void drain(struct ocl_stream *s, bool all) {
       report_times(s, e);
     }
     s->completed = e->seq;
-    clReleaseEvent(e->ev);
+    if (st < 0 && s->outside &&
+        cls__grow((void **)&s->kept, &s->capkept, s->nkept + 1, sizeof *s->kept, 4))
+      s->kept[s->nkept++] = e->ev;
+    else
+      clReleaseEvent(e->ev);
     s->head = (s->head + 1) & (s->cap - 1);
     s->len--;
   }
@@ -272,6 +286,9 @@ static void ocl_destroy(void *stream) {
   finish(s);
   drain(s, true);
   clReleaseCommandQueue(s->q);
+  for (size_t i = 0; i < s->nkept; i++)
+    clReleaseEvent(s->kept[i]);
+  free(s->kept);
   free(s->held);
   free(s->failed);
   free(s->ring);
@@ -501,6 +518,7 @@ static cl_int ocl_foreign(void *stream, const struct cls_foreign_cmd *c, uint64_
     /* Not this queue's: a marker waiting for it is the command's event
      * (it orders what follows; PoCL fails it when ev fails). */
     cl_event other = ev;
+    s->outside = true;
     rc = clEnqueueMarkerWithWaitList(s->q, 1, &other, &ev);
     clReleaseEvent(other);
     if (rc != CL_SUCCESS)
