@@ -417,7 +417,7 @@ int main(int argc, char **argv) {
 #endif
   for (int k = 0; k < npeers; k++)
     snprintf(peer_labels[k], sizeof peer_labels[k], "peer %s", peers[k].name);
-  struct side tiny_sides[MAX_PEERS], pp_sides[MAX_PEERS], fan_sides[MAX_PEERS];
+  static struct side tiny_sides[MAX_PEERS], pp_sides[MAX_PEERS], fan_sides[MAX_PEERS];
   int ntiny_sides = peer_sides(TINY_ARGS, tiny_sides), npp_sides = peer_sides(PP_ARGS, pp_sides),
       nfan_sides = peer_sides(FAN_ARGS, fan_sides);
   print_header();
