@@ -233,6 +233,7 @@ static void compare_with(const char *name, const char *driver, struct raw *r, ra
   for (int k = 0; k < np; k++) {
     /* The driver column names the peer; the note, the rounds it shared. */
     struct row *row = new_row(name, ps[k].label, "peer");
+    row->rounds = driver;
     row->raw = peer_rows[k].raw, row->lib = peer_rows[k].lib, row->ratio = peer_rows[k].ratio;
     row->paired = peer_rows[k].paired, row->lo = peer_rows[k].lo, row->hi = peer_rows[k].hi;
     snprintf(row->note, sizeof row->note, "%s, in the %s rounds", ps[k].version, driver);

@@ -127,6 +127,7 @@ struct row {
    * NULL: no peer row for this workload. */
   const char *peer;
   double vs_peer, vs_lo, vs_hi;
+  const char *rounds; /* peer rows: the driver whose rounds they shared */
   char note[160];
 };
 

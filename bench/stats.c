@@ -163,13 +163,17 @@ void write_json(const char *path, const struct cls_device_info *dev) {
       snprintf(attrib, sizeof attrib, "\"%s\"", rows[i].attribution);
     if (rows[i].events >= 0)
       snprintf(events, sizeof events, "%.6g", rows[i].events);
-    char peer[160] = ""; /* clstream rows with a peer: the comparison with it */
+    /* clstream rows with a peer: the comparison with it; peer rows: the
+     * driver whose rounds they shared. */
+    char peer[160] = "";
     if (rows[i].peer)
       snprintf(peer, sizeof peer,
                "\"best_peer\": \"%s\", \"vs_best_peer\": %.6g, \"vs_best_peer_ci95\": [%.6g, "
                "%.6g], \"vs_best_peer_verdict\": \"%s\", ",
                rows[i].peer, rows[i].vs_peer, rows[i].vs_lo, rows[i].vs_hi,
                verdict_of(rows[i].vs_lo, rows[i].vs_hi, 1.0));
+    else if (rows[i].rounds)
+      snprintf(peer, sizeof peer, "\"rounds\": \"%s\", ", rows[i].rounds);
     fprintf(f,
             "    {\"workload\": \"%s\", \"kind\": \"%s\", \"driver\": \"%s\", \"attribution\": %s, "
             "\"raw_s\": %.9g, \"clstream_s\": %.9g, \"ratio\": %.6g, \"paired_ratio\": %.6g, "
