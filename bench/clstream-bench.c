@@ -36,6 +36,15 @@
  *               each reading the other's last output
  *   fan         one producer, four consumer streams, one reducer reading
  *               all four; 500 times
+ *   tiny-chain-args, ping-pong-args, fan-args
+ *               the same three with kernels taking what real kernels take:
+ *               two buffers (the reducer five), an int size and a float
+ *               time step that changes every launch.  Raw OpenCL sets the
+ *               time step before every launch (buffers and size once);
+ *               clstream gives every argument at every launch.  Each peer
+ *               built in (peer.h: Boost.Compute, peer-boost.cpp) runs them
+ *               too in the same rounds, a row each ("peer boost"), and each
+ *               clstream row notes its ratio to the best peer.
  *   skip-chain  a failed launch, then 10,000 launches depending on it: cost
  *               per skipped launch and OpenCL calls made for them (no raw
  *               counterpart)
@@ -51,9 +60,13 @@
  * events kept until polled), to say what those cost on the device, and the
  * fan against itself on one queue (what the interleave strategy does).
  *
+ * At the end, the launch-bound targets: each clstream row of tiny-chain,
+ * ping-pong, fan and the *-args workloads against its target, and the
+ * *-args rows against the best peer too.
+ *
  * This file: the options and the run loop.  The raw side is raw.c, the
  * clstream side workloads.c, the corpus real.c, the counting factory
- * counting.c, the rows and their statistics stats.c. */
+ * counting.c, the rows and their statistics stats.c, the peers peer-*.cpp. */
 #include "config.h"
 
 #include "clstream-bench.h"
