@@ -36,6 +36,15 @@
  *               each reading the other's last output
  *   fan         one producer, four consumer streams, one reducer reading
  *               all four; 500 times
+ *   tiny-chain-args, ping-pong-args, fan-args
+ *               the same three with kernels taking what real kernels take:
+ *               two buffers (the reducer five), an int size and a float
+ *               time step that changes every launch.  Raw OpenCL sets the
+ *               time step before every launch (buffers and size once);
+ *               clstream gives every argument at every launch.  Each peer
+ *               built in (peer.h: Boost.Compute, peer-boost.cpp) runs them
+ *               too in the same rounds, a row each ("peer boost"), and each
+ *               clstream row notes its ratio to the best peer.
  *   skip-chain  a failed launch, then 10,000 launches depending on it: cost
  *               per skipped launch and OpenCL calls made for them (no raw
  *               counterpart)
@@ -51,9 +60,13 @@
  * events kept until polled), to say what those cost on the device, and the
  * fan against itself on one queue (what the interleave strategy does).
  *
+ * At the end, the launch-bound targets: each clstream row of tiny-chain,
+ * ping-pong, fan and the *-args workloads against its target, and the
+ * *-args rows against the best peer too.
+ *
  * This file: the options and the run loop.  The raw side is raw.c, the
  * clstream side workloads.c, the corpus real.c, the counting factory
- * counting.c, the rows and their statistics stats.c. */
+ * counting.c, the rows and their statistics stats.c, the peers peer-*.cpp. */
 #include "config.h"
 
 #include "clstream-bench.h"
@@ -81,7 +94,16 @@ const char *SRC =
     "  size_t i = get_global_id(0); b[i] = a[i]; }\n"
     "kernel void reduce4(global const int *a, global const int *b, global const int *c,\n"
     "                    global const int *d, global int *r) {\n"
-    "  size_t i = get_global_id(0); r[i] = a[i] + b[i] + c[i] + d[i]; }\n";
+    "  size_t i = get_global_id(0); r[i] = a[i] + b[i] + c[i] + d[i]; }\n"
+    /* The *-args workloads' kernels take what real kernels take: buffers,
+     * a size and a coefficient (a time step). */
+    "kernel void tick(global const float *x, global float *y, int n, float dt) {\n"
+    "  int i = (int)get_global_id(0); if (i < n) y[i] += dt * x[i]; }\n"
+    "kernel void fstep(global const float *a, global float *b, int n, float dt) {\n"
+    "  int i = (int)get_global_id(0); if (i < n) b[i] = a[i] + dt; }\n"
+    "kernel void fred(global const float *a, global const float *b, global const float *c,\n"
+    "                 global const float *d, global float *r, int n, float dt) {\n"
+    "  int i = (int)get_global_id(0); if (i < n) r[i] = dt * (a[i] + b[i] + c[i] + d[i]); }\n";
 
 int TINY_N = 10000, SAXPY_REPS = 20, PP_N = 2000, FAN_N = 500, SKIP_N = 10000;
 size_t SAXPY_LEN = (size_t)1 << 24;
@@ -99,7 +121,8 @@ void die(const char *fmt, ...) {
 static bool callgrind; /* --callgrind */
 
 static char workloads[256] =
-    "tiny-chain,saxpy,ping-pong,fan,allocs,skip-chain,guard,real,calibration";
+    "tiny-chain,saxpy,ping-pong,fan,tiny-chain-args,ping-pong-args,fan-args,allocs,skip-chain,"
+    "guard,real,calibration";
 
 /* Whether --workloads names w (a whole item of the comma list). */
 static bool wanted(const char *w) {
@@ -135,50 +158,127 @@ typedef double (*lib_fn)(struct lib *);
     CALLGRIND_DUMP_STATS_AT(label_);                                                \
   } while (0)
 
+/* A peer's side of one workload (peer.h): its run function and state. */
+struct side {
+  const char *name, *label, *version; /* "boost", "peer boost", ... */
+  double (*fn)(void *);
+  void *state;
+};
+
+#define MAX_SIDES 4 /* two clstream contexts, two peers */
+
 /* The raw side against each of ls[0..nl) (one context per attribution
- * mode), a row each, every round timing every side once. */
-static void compare(const char *name, const char *driver, struct raw *r, raw_fn rf,
-                    struct lib *const *ls, int nl, lib_fn lf, double bytes, int launches) {
-  double tr[MAX_REPS], tl[2][MAX_REPS];
+ * mode) and each peer ps[0..np), a row each, every round timing every
+ * side once.  Each clstream row also gets the rounds' clstream / peer
+ * ratios against the best peer (the lowest paired ratio to raw). */
+static void compare_with(const char *name, const char *driver, struct raw *r, raw_fn rf,
+                         struct lib *const *ls, int nl, lib_fn lf, const struct side *ps, int np,
+                         double bytes, int launches) {
+  double tr[MAX_REPS], tl[MAX_SIDES][MAX_REPS];
   uint64_t ev0[2];
+  if (nl + np > MAX_SIDES)
+    die("compare: %d sides", nl + np);
   rf(r); /* warm-up, every side */
   for (int k = 0; k < nl; k++)
     lf(ls[k]);
+  for (int k = 0; k < np; k++)
+    ps[k].fn(ps[k].state);
   if (callgrind) {
     DUMPED("raw", rf(r));
     for (int k = 0; k < nl; k++)
       DUMPED(ls[k]->attribution, lf(ls[k]));
-    printf("%-11s %-22s dumped for callgrind (%d launches a run)\n", name, driver, launches);
+    for (int k = 0; k < np; k++)
+      DUMPED(ps[k].name, ps[k].fn(ps[k].state));
+    printf("%-15s %-22s dumped for callgrind (%d launches a run)\n", name, driver, launches);
     return;
   }
   for (int k = 0; k < nl; k++)
     ev0[k] = lib_events(ls[k]);
   for (int i = 0; i < reps; i++) {
-    /* Raw first in even rounds, last in odd ones; the clstream sides swap
-     * every other round too, so that neither is always next to raw. */
+    /* Raw first in even rounds, last in odd ones; the other sides
+     * (clstream's, then the peers) reverse their order every other round
+     * too, so that none is always next to raw. */
     bool forward = i % 4 == 0 || i % 4 == 3;
     if (i % 2 == 0)
       tr[i] = rf(r);
-    for (int j = 0; j < nl; j++) {
-      int k = forward ? j : nl - 1 - j;
-      tl[k][i] = lf(ls[k]);
+    for (int j = 0; j < nl + np; j++) {
+      int k = forward ? j : nl + np - 1 - j;
+      tl[k][i] = k < nl ? lf(ls[k]) : ps[k - nl].fn(ps[k - nl].state);
     }
     if (i % 2 == 1)
       tr[i] = rf(r);
   }
+  /* The peers' figures first (their rows are printed after clstream's):
+   * the clstream rows compare with the best. */
+  struct row peer_rows[MAX_SIDES];
+  int best = -1;
+  for (int k = 0; k < np; k++) {
+    double trk[MAX_REPS], tp[MAX_REPS]; /* pair_stats sorts what it is given */
+    memcpy(trk, tr, sizeof trk);
+    memcpy(tp, tl[nl + k], sizeof tp);
+    pair_stats(&peer_rows[k], trk, tp);
+    if (best < 0 || peer_rows[k].paired < peer_rows[best].paired)
+      best = k;
+  }
   for (int k = 0; k < nl; k++) {
     double trk[MAX_REPS]; /* add_row sorts what it is given */
     memcpy(trk, tr, sizeof trk);
+    double vs[MAX_REPS];
+    if (best >= 0)
+      for (int i = 0; i < reps; i++)
+        vs[i] = tl[k][i] / tl[nl + best][i];
     struct row *row = add_row(name, driver, "workload", trk, tl[k]);
     row->target = target_of(name);
     row->attribution = ls[k]->attribution;
     row->events = (double)(lib_events(ls[k]) - ev0[k]) / ((double)reps * launches);
+    if (best >= 0) {
+      row->peer = ps[best].name;
+      row->vs_peer = bench_median_ci(vs, reps, &row->vs_lo, &row->vs_hi);
+      snprintf(row->note, sizeof row->note, "vs %s %.3f [%.3f,%.3f]", row->peer, row->vs_peer,
+               row->vs_lo, row->vs_hi);
+    }
     if (bytes > 0)
       snprintf(row->note, sizeof row->note,
                "raw %.1f GB/s, clstream %.1f GB/s (throughput %.3fx)", bytes / row->raw / 1e9,
                bytes / row->lib / 1e9, row->raw / row->lib);
     print_row(row);
   }
+  for (int k = 0; k < np; k++) {
+    /* The driver column names the peer; the note, the rounds it shared. */
+    struct row *row = new_row(name, ps[k].label, "peer");
+    row->rounds = driver;
+    row->raw = peer_rows[k].raw, row->lib = peer_rows[k].lib, row->ratio = peer_rows[k].ratio;
+    row->paired = peer_rows[k].paired, row->lo = peer_rows[k].lo, row->hi = peer_rows[k].hi;
+    snprintf(row->note, sizeof row->note, "%s, in the %s rounds", ps[k].version, driver);
+    print_row(row);
+  }
+}
+
+/* The peers built in (peer.h), and their rows' driver column. */
+#define MAX_PEERS 2
+static struct peer peers[MAX_PEERS];
+static int npeers;
+static char peer_labels[MAX_PEERS][32];
+
+enum args_workload { TINY_ARGS, PP_ARGS, FAN_ARGS };
+
+/* The peers' sides of one *-args workload: those peers that have it. */
+static int peer_sides(enum args_workload w, struct side *out) {
+  int n = 0;
+  for (int k = 0; k < npeers; k++) {
+    const struct peer *p = &peers[k];
+    double (*fn)(void *) = w == TINY_ARGS ? p->tiny_args
+                           : w == PP_ARGS ? p->pingpong_args
+                                          : p->fan_args;
+    if (fn)
+      out[n++] = (struct side){p->name, peer_labels[k], p->version, fn, p->state};
+  }
+  return n;
+}
+
+static void compare(const char *name, const char *driver, struct raw *r, raw_fn rf,
+                    struct lib *const *ls, int nl, lib_fn lf, double bytes, int launches) {
+  compare_with(name, driver, r, rf, ls, nl, lf, NULL, 0, bytes, launches);
 }
 
 /* A raw workload against a raw variant of it, in pairs as compare() does
@@ -242,7 +342,7 @@ static void skip_chain(const char *driver) {
            "%.3f us per skipped launch, %lu OpenCL calls, %lu allocations for %d skips",
            row->lib / SKIP_N * 1e6, calls, allocs, reps * SKIP_N);
   char ev[32];
-  printf("%-11s %-22s %-6s %9s %9.2f %6s %6s %-13s %-13s %9s %s\n", "skip-chain", driver,
+  printf("%-15s %-22s %-6s %9s %9.2f %6s %6s %-13s %-13s %9s %s\n", "skip-chain", driver,
          attrib_col(row), "-", row->lib * 1e3, "-", "-", "-", "-", events_col(row, ev, sizeof ev),
          row->note);
   cls_context_destroy(l.ctx);
@@ -264,7 +364,7 @@ static void allocations(const char *driver, struct raw *r, struct lib *l) {
            "heap allocations per tiny launch: raw %.2f, clstream %.2f (the OpenCL runtime's "
            "included)",
            row->raw, row->lib);
-  printf("%-11s %-22s %-6s %9.2f %9.2f %6s %6s %-13s %-13s %9s %s\n", "allocs", driver,
+  printf("%-15s %-22s %-6s %9.2f %9.2f %6s %6s %-13s %-13s %9s %s\n", "allocs", driver,
          attrib_col(row), row->raw, row->lib, "-", "-", "-", "-", "-",
          "per launch, all heap allocations in the process");
 }
@@ -290,8 +390,10 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...]\n"
-              "                      [--workloads tiny-chain,saxpy,ping-pong,fan,allocs,"
-              "skip-chain,guard,real,calibration]\n"
+              "                      [--workloads tiny-chain,saxpy,ping-pong,fan,"
+              "tiny-chain-args,\n"
+              "                       ping-pong-args,fan-args,allocs,skip-chain,guard,real,"
+              "calibration]\n"
               "                      [--json FILE] [--quick] [--callgrind]\n");
       return 2;
     }
@@ -305,13 +407,34 @@ int main(int argc, char **argv) {
          "ratio: median clstream / median raw; paired: median of the pairs' ratios, with its 95%% "
          "interval;\ntarget: met when the interval is under it, missed when above, else unclear\n\n",
          cls_version_string(), dev.device_name, dev.platform_name, reps);
-  print_header();
   struct raw r;
   raw_init(&r);
   for (int i = 0; i < REAL_COUNT; i++) /* the rows' names */
     snprintf(real_names[i], sizeof real_names[i], "real/%s", real_corpus[i]->name);
   if (real_wanted(-1))
     real_raw_setup(&r);
+  /* The peers, on raw's device and context (peer.h). */
+  bool args = wanted("tiny-chain-args") || wanted("ping-pong-args") || wanted("fan-args");
+  struct peer_setup setup = {.context = r.c, .device = r.d, .source = SRC, .global = small_g,
+                             .tiny_n = TINY_N, .pp_n = PP_N, .fan_n = FAN_N};
+#ifdef HAVE_BOOST_COMPUTE
+  if (args) {
+    peer_boost_init(&setup, &peers[npeers]);
+    printf("# peer boost: %s, on the raw side's device and context\n", peers[npeers].version);
+    npeers++;
+  }
+#else
+  (void)setup;
+  if (args)
+    printf("# peer boost: not built (configure found no C++ compiler or no boost/compute/core.hpp;"
+           " Debian: libboost-dev)\n");
+#endif
+  for (int k = 0; k < npeers; k++)
+    snprintf(peer_labels[k], sizeof peer_labels[k], "peer %s", peers[k].name);
+  static struct side tiny_sides[MAX_PEERS], pp_sides[MAX_PEERS], fan_sides[MAX_PEERS];
+  int ntiny_sides = peer_sides(TINY_ARGS, tiny_sides), npp_sides = peer_sides(PP_ARGS, pp_sides),
+      nfan_sides = peer_sides(FAN_ARGS, fan_sides);
+  print_header();
   double saxpy_bytes = (double)SAXPY_REPS * 3.0 * sizeof(float) * (double)SAXPY_LEN;
   char *save = NULL;
   for (char *d = strtok_r(drivers_buf, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
@@ -335,6 +458,15 @@ int main(int argc, char **argv) {
       compare("ping-pong", d, &r, raw_pingpong, ls, 2, lib_pingpong, 0, 2 * PP_N);
     if (wanted("fan"))
       compare("fan", d, &r, raw_fan, ls, 2, lib_fan, 0, 6 * FAN_N);
+    if (wanted("tiny-chain-args"))
+      compare_with("tiny-chain-args", d, &r, raw_tiny_args, ls, 2, lib_tiny_args, tiny_sides,
+                   ntiny_sides, 0, TINY_N);
+    if (wanted("ping-pong-args"))
+      compare_with("ping-pong-args", d, &r, raw_pingpong_args, ls, 2, lib_pingpong_args,
+                   pp_sides, npp_sides, 0, 2 * PP_N);
+    if (wanted("fan-args"))
+      compare_with("fan-args", d, &r, raw_fan_args, ls, 2, lib_fan_args, fan_sides,
+                   nfan_sides, 0, 6 * FAN_N);
     if (real_wanted(-1)) {
       for (int k = 0; k < 2; k++) {
         real_lib_setup(ls[k]);
@@ -383,6 +515,8 @@ int main(int argc, char **argv) {
     calibrate("fan+poll", &r, raw_fan, raw_fan_poll,
               "each queue read from its oldest unfinished event before a wait on it");
   }
+  if (!callgrind)
+    print_targets();
   if (json)
     write_json(json, &dev);
   return 0;

@@ -8,6 +8,7 @@
 #include <clstream/stream.h>
 
 #include "bench.h"
+#include "peer.h"
 #include "../tests/real/real.h"
 
 #include <stdbool.h>
@@ -43,6 +44,10 @@ struct raw {
   cl_command_queue q[6];
   cl_kernel tiny, saxpy, step_ab, step_ba, prod, cons[4], red;
   cl_mem tiny_buf, sx, sy, A, B, P, C[4], R;
+  /* The *-args workloads: kernels taking two buffers (the reducer five),
+   * an int size and a float time step; their own float buffers. */
+  cl_kernel tick, fstep_ab, fstep_ba, fprod, fcons[4], fred;
+  cl_mem fx, fy, FA, FB, FP, FC[4], FR;
   /* The corpus (workload real), on this context and its first queues. */
   struct real_raw real;
   cl_program real_prog[REAL_COUNT];
@@ -61,6 +66,9 @@ double raw_fan(struct raw *r);
 double raw_fan_status(struct raw *r);
 double raw_fan_poll(struct raw *r);
 double raw_fan_one_queue(struct raw *r);
+double raw_tiny_args(struct raw *r);
+double raw_pingpong_args(struct raw *r);
+double raw_fan_args(struct raw *r);
 
 /* counting.c */
 extern unsigned long factory_calls;
@@ -77,6 +85,8 @@ struct lib {
   bool shared_queue;       /* scheduler:interleave: every stream on one queue */
   cls_kernel *tiny, *saxpy, *step, *failk, *red;
   cls_buffer tiny_buf, sx, sy, A, B, P, C[4], R;
+  cls_kernel *tick, *fstep, *fred; /* the *-args workloads */
+  cls_buffer fx, fy, FA, FB, FP, FC[4], FR;
   cls_kernel *real_k[REAL_COUNT][REAL_MAX_KERNELS];
 };
 
@@ -87,6 +97,9 @@ double lib_tiny(struct lib *l);
 double lib_saxpy(struct lib *l);
 double lib_pingpong(struct lib *l);
 double lib_fan(struct lib *l);
+double lib_tiny_args(struct lib *l);
+double lib_pingpong_args(struct lib *l);
+double lib_fan_args(struct lib *l);
 
 /* real.c */
 extern bool real_quick;
@@ -108,6 +121,13 @@ struct row {
   /* Workload rows: the median of the pairs' ratios, its 95 % interval,
    * and the issue's target for the ratio (0: none). */
   double paired, lo, hi, target;
+  /* clstream rows of a workload with peers: the best peer (the lowest
+   * paired ratio against raw in the same rounds), and the median of the
+   * rounds' clstream / that peer's time, with its 95 % interval; peer
+   * NULL: no peer row for this workload. */
+  const char *peer;
+  double vs_peer, vs_lo, vs_hi;
+  const char *rounds; /* peer rows: the driver whose rounds they shared */
   char note[160];
 };
 
@@ -118,9 +138,12 @@ extern struct row rows[CLS_BENCH_MAX_ROWS];
 extern int nrows;
 extern int reps;
 double target_of(const char *workload);
+bool launch_bound(const char *workload);
+void print_targets(void);
 struct row *new_row(const char *name, const char *driver, const char *kind);
 struct row *add_row(const char *name, const char *driver, const char *kind, double *tr,
                     double *tl);
+void pair_stats(struct row *row, double *tr, double *tl);
 void print_header(void);
 const char *attrib_col(const struct row *row);
 const char *events_col(const struct row *row, char *buf, size_t n);

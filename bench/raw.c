@@ -40,6 +40,14 @@ void raw_init(struct raw *r) {
     K(cons[i], "stepk");
   }
   K(red, "reduce4");
+  K(tick, "tick");
+  K(fstep_ab, "fstep");
+  K(fstep_ba, "fstep");
+  K(fprod, "fstep");
+  for (int i = 0; i < 4; i++) {
+    K(fcons[i], "fstep");
+  }
+  K(fred, "fred");
 #undef K
 #define M(field, bytes)                                                   \
   r->field = clCreateBuffer(r->c, CL_MEM_READ_WRITE, bytes, NULL, &rc);   \
@@ -53,11 +61,20 @@ void raw_init(struct raw *r) {
   M(R, SMALL * sizeof(int));
   for (int i = 0; i < 4; i++) {
     M(C[i], SMALL * sizeof(int));
+    M(FC[i], SMALL * sizeof(float));
   }
+  M(fx, SMALL * sizeof(float));
+  M(fy, SMALL * sizeof(float));
+  M(FA, SMALL * sizeof(float));
+  M(FB, SMALL * sizeof(float));
+  M(FP, SMALL * sizeof(float));
+  M(FR, SMALL * sizeof(float));
 #undef M
   int zero = 0;
   float one = 1.0f;
-  cl_mem smalls[] = {r->tiny_buf, r->A, r->B, r->P, r->R, r->C[0], r->C[1], r->C[2], r->C[3]};
+  cl_mem smalls[] = {r->tiny_buf, r->A,     r->B,     r->P,     r->R,    r->C[0], r->C[1],
+                     r->C[2],     r->C[3],  r->fx,    r->fy,    r->FA,   r->FB,   r->FP,
+                     r->FR,       r->FC[0], r->FC[1], r->FC[2], r->FC[3]};
   for (size_t i = 0; i < sizeof smalls / sizeof *smalls; i++)
     CL(clEnqueueFillBuffer(r->q[0], smalls[i], &zero, sizeof zero, 0, SMALL * sizeof(int), 0,
                            NULL, NULL));
@@ -84,6 +101,28 @@ void raw_init(struct raw *r) {
     CL(clSetKernelArg(r->red, (cl_uint)i, sizeof(cl_mem), &r->C[i]));
   }
   CL(clSetKernelArg(r->red, 4, sizeof(cl_mem), &r->R));
+  /* The *-args kernels: buffers and the size once too; the time step
+   * changes, so the raw loops set it before every launch. */
+  int n = SMALL;
+  CL(clSetKernelArg(r->tick, 0, sizeof(cl_mem), &r->fx));
+  CL(clSetKernelArg(r->tick, 1, sizeof(cl_mem), &r->fy));
+  CL(clSetKernelArg(r->fstep_ab, 0, sizeof(cl_mem), &r->FA));
+  CL(clSetKernelArg(r->fstep_ab, 1, sizeof(cl_mem), &r->FB));
+  CL(clSetKernelArg(r->fstep_ba, 0, sizeof(cl_mem), &r->FB));
+  CL(clSetKernelArg(r->fstep_ba, 1, sizeof(cl_mem), &r->FA));
+  CL(clSetKernelArg(r->fprod, 0, sizeof(cl_mem), &r->FA));
+  CL(clSetKernelArg(r->fprod, 1, sizeof(cl_mem), &r->FP));
+  cl_kernel two[] = {r->tick, r->fstep_ab, r->fstep_ba, r->fprod,
+                     r->fcons[0], r->fcons[1], r->fcons[2], r->fcons[3]};
+  for (int i = 0; i < 4; i++) {
+    CL(clSetKernelArg(r->fcons[i], 0, sizeof(cl_mem), &r->FP));
+    CL(clSetKernelArg(r->fcons[i], 1, sizeof(cl_mem), &r->FC[i]));
+    CL(clSetKernelArg(r->fred, (cl_uint)i, sizeof(cl_mem), &r->FC[i]));
+  }
+  for (size_t i = 0; i < sizeof two / sizeof *two; i++)
+    CL(clSetKernelArg(two[i], 2, sizeof n, &n));
+  CL(clSetKernelArg(r->fred, 4, sizeof(cl_mem), &r->FR));
+  CL(clSetKernelArg(r->fred, 5, sizeof n, &n));
 }
 
 const size_t small_g = SMALL;
@@ -312,5 +351,86 @@ double raw_fan_one_queue(struct raw *r) {
     CL(clFlush(r->q[0]));
   }
   CL(clFinish(r->q[0]));
+  return bench_now() - t;
+}
+
+/* The *-args workloads, as a user writes them in OpenCL: buffers and the
+ * size set once (raw_init), the time step set before every launch. */
+double raw_tiny_args(struct raw *r) {
+  double t = bench_now();
+  for (int i = 0; i < TINY_N; i++) {
+    float dt = STEP_DT(i);
+    CL(clSetKernelArg(r->tick, 3, sizeof dt, &dt));
+    CL(clEnqueueNDRangeKernel(r->q[0], r->tick, 1, NULL, &small_g, NULL, 0, NULL, NULL));
+  }
+  CL(clFinish(r->q[0]));
+  return bench_now() - t;
+}
+
+/* ping-pong's waits and flushes (raw_pingpong), the time step set per launch. */
+double raw_pingpong_args(struct raw *r) {
+  double t = bench_now();
+  cl_event prev = NULL, e0;
+  for (int i = 0; i < PP_N; i++) {
+    float dt = STEP_DT(2 * i);
+    CL(clSetKernelArg(r->fstep_ab, 3, sizeof dt, &dt));
+    CL(clEnqueueNDRangeKernel(r->q[0], r->fstep_ab, 1, NULL, &small_g, NULL, prev ? 1 : 0,
+                              prev ? &prev : NULL, &e0));
+    if (prev)
+      clReleaseEvent(prev);
+    CL(clFlush(r->q[0]));
+    dt = STEP_DT(2 * i + 1);
+    CL(clSetKernelArg(r->fstep_ba, 3, sizeof dt, &dt));
+    CL(clEnqueueNDRangeKernel(r->q[1], r->fstep_ba, 1, NULL, &small_g, NULL, 1, &e0, &prev));
+    clReleaseEvent(e0);
+    CL(clFlush(r->q[1]));
+  }
+  CL(clFinish(r->q[1]));
+  CL(clFinish(r->q[0]));
+  clReleaseEvent(prev);
+  return bench_now() - t;
+}
+
+/* The fan's waits and flushes (fan_run, FAN_PLAIN), the time step set per
+ * launch. */
+double raw_fan_args(struct raw *r) {
+  double t = bench_now();
+  cl_event ep = NULL, ec[4] = {NULL, NULL, NULL, NULL}, er = NULL;
+  for (int it = 0; it < FAN_N; it++) {
+    float dt = STEP_DT(it);
+    cl_uint n = ec[0] ? 4 : 0;
+    cl_event prod_ev;
+    CL(clSetKernelArg(r->fprod, 3, sizeof dt, &dt));
+    CL(clEnqueueNDRangeKernel(r->q[0], r->fprod, 1, NULL, &small_g, NULL, n, n ? ec : NULL,
+                              &prod_ev));
+    CL(clFlush(r->q[0]));
+    if (ep)
+      clReleaseEvent(ep);
+    ep = prod_ev;
+    for (int c = 0; c < 4; c++) {
+      cl_event w[2] = {ep, er};
+      cl_event ev;
+      CL(clSetKernelArg(r->fcons[c], 3, sizeof dt, &dt));
+      CL(clEnqueueNDRangeKernel(r->q[1 + c], r->fcons[c], 1, NULL, &small_g, NULL, er ? 2 : 1, w,
+                                &ev));
+      CL(clFlush(r->q[1 + c]));
+      if (ec[c])
+        clReleaseEvent(ec[c]);
+      ec[c] = ev;
+    }
+    cl_event ev;
+    CL(clSetKernelArg(r->fred, 6, sizeof dt, &dt));
+    CL(clEnqueueNDRangeKernel(r->q[5], r->fred, 1, NULL, &small_g, NULL, 4, ec, &ev));
+    CL(clFlush(r->q[5]));
+    if (er)
+      clReleaseEvent(er);
+    er = ev;
+  }
+  for (int i = 0; i < 6; i++)
+    CL(clFinish(r->q[i]));
+  clReleaseEvent(ep);
+  clReleaseEvent(er);
+  for (int c = 0; c < 4; c++)
+    clReleaseEvent(ec[c]);
   return bench_now() - t;
 }

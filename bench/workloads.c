@@ -38,6 +38,9 @@ void lib_init(struct lib *l, const char *driver, const char *fault, int precise)
   CLS(cls_kernel_get(l->ctx, p, "stepk", &l->step));
   CLS(cls_kernel_get(l->ctx, p, "failk", &l->failk));
   CLS(cls_kernel_get(l->ctx, p, "reduce4", &l->red));
+  CLS(cls_kernel_get(l->ctx, p, "tick", &l->tick));
+  CLS(cls_kernel_get(l->ctx, p, "fstep", &l->fstep));
+  CLS(cls_kernel_get(l->ctx, p, "fred", &l->fred));
   l->tiny_buf = zeros(l->ctx, 0, SMALL * sizeof(int));
   l->A = zeros(l->ctx, 0, SMALL * sizeof(int));
   l->B = zeros(l->ctx, 1, SMALL * sizeof(int));
@@ -45,6 +48,15 @@ void lib_init(struct lib *l, const char *driver, const char *fault, int precise)
   for (int i = 0; i < 4; i++)
     l->C[i] = zeros(l->ctx, 1 + i, SMALL * sizeof(int));
   l->R = zeros(l->ctx, 5, SMALL * sizeof(int));
+  /* The *-args workloads' buffers, on the streams that write them. */
+  l->fx = zeros(l->ctx, 0, SMALL * sizeof(float));
+  l->fy = zeros(l->ctx, 0, SMALL * sizeof(float));
+  l->FA = zeros(l->ctx, 0, SMALL * sizeof(float));
+  l->FB = zeros(l->ctx, 1, SMALL * sizeof(float));
+  l->FP = zeros(l->ctx, 0, SMALL * sizeof(float));
+  for (int i = 0; i < 4; i++)
+    l->FC[i] = zeros(l->ctx, 1 + i, SMALL * sizeof(float));
+  l->FR = zeros(l->ctx, 5, SMALL * sizeof(float));
   float one = 1.0f;
   CLS(cls_alloc(l->ctx, 0, SAXPY_LEN * sizeof(float), &l->sx));
   CLS(cls_alloc(l->ctx, 0, SAXPY_LEN * sizeof(float), &l->sy));
@@ -110,6 +122,55 @@ double lib_fan(struct lib *l) {
       CLS(cls_launch(l->ctx, 1 + c, l->step, 1, &small_g, NULL, 2, cons));
     }
     CLS(cls_launch(l->ctx, 5, l->red, 1, &small_g, NULL, 5, red));
+  }
+  CLS(cls_sync(l->ctx, NULL));
+  return bench_now() - t;
+}
+
+/* The *-args workloads, as a user writes them with clstream: every
+ * argument given at every launch (buffers with their access, the size and
+ * the time step as scalars, as the examples do). */
+double lib_tiny_args(struct lib *l) {
+  int n = SMALL;
+  double t = bench_now();
+  for (int i = 0; i < TINY_N; i++) {
+    float dt = STEP_DT(i);
+    cls_arg a[] = {CLS_IN(l->fx), CLS_INOUT(l->fy), CLS_SCALAR(n), CLS_SCALAR(dt)};
+    CLS(cls_launch(l->ctx, 0, l->tick, 1, &small_g, NULL, 4, a));
+  }
+  CLS(cls_stream_sync(l->ctx, 0, NULL));
+  return bench_now() - t;
+}
+
+double lib_pingpong_args(struct lib *l) {
+  int n = SMALL;
+  double t = bench_now();
+  for (int i = 0; i < PP_N; i++) {
+    float dt = STEP_DT(2 * i);
+    cls_arg ab[] = {CLS_IN(l->FA), CLS_OUT(l->FB), CLS_SCALAR(n), CLS_SCALAR(dt)};
+    CLS(cls_launch(l->ctx, 0, l->fstep, 1, &small_g, NULL, 4, ab));
+    dt = STEP_DT(2 * i + 1);
+    cls_arg ba[] = {CLS_IN(l->FB), CLS_OUT(l->FA), CLS_SCALAR(n), CLS_SCALAR(dt)};
+    CLS(cls_launch(l->ctx, 1, l->fstep, 1, &small_g, NULL, 4, ba));
+  }
+  CLS(cls_sync(l->ctx, NULL));
+  return bench_now() - t;
+}
+
+double lib_fan_args(struct lib *l) {
+  int n = SMALL;
+  double t = bench_now();
+  for (int it = 0; it < FAN_N; it++) {
+    float dt = STEP_DT(it);
+    cls_arg prod[] = {CLS_IN(l->FA), CLS_OUT(l->FP), CLS_SCALAR(n), CLS_SCALAR(dt)};
+    CLS(cls_launch(l->ctx, 0, l->fstep, 1, &small_g, NULL, 4, prod));
+    for (int c = 0; c < 4; c++) {
+      cls_arg cons[] = {CLS_IN(l->FP), CLS_OUT(l->FC[c]), CLS_SCALAR(n), CLS_SCALAR(dt)};
+      CLS(cls_launch(l->ctx, 1 + c, l->fstep, 1, &small_g, NULL, 4, cons));
+    }
+    cls_arg red[] = {CLS_IN(l->FC[0]), CLS_IN(l->FC[1]), CLS_IN(l->FC[2]), CLS_IN(l->FC[3]),
+                     CLS_OUT(l->FR),   CLS_SCALAR(n),    CLS_SCALAR(dt)};
+    CLS(cls_launch(l->ctx, 5, l->fred, 1, &small_g, NULL, 7, red));
   }
   CLS(cls_sync(l->ctx, NULL));
   return bench_now() - t;
