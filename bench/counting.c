@@ -1,7 +1,7 @@
 /* clstream-bench's counting factory: the OpenCL stream factory wrapped so
  * that every call the core makes into it is counted (skip-chain: the
  * OpenCL work done for launches that are skipped). */
-#include "clstream-bench.h"
+#include "common.h"
 
 /* Counts every call the core makes into the OpenCL stream factory: the
  * OpenCL work done on a stream's behalf. */

@@ -2,7 +2,7 @@
  * the commands clstream would issue and nothing else, and the raw-only
  * calibration variants (an argument set, an event, events kept per launch;
  * the fan's extras and the fan on one queue). */
-#include "clstream-bench.h"
+#include "common.h"
 
 #include <stdlib.h>
 #include <string.h>

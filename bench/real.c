@@ -1,7 +1,7 @@
 /* clstream-bench's workload real: the corpus of real-idiom programs
  * (tests/real/) on both sides, inputs made once, each program's results
  * compared before it is timed. */
-#include "clstream-bench.h"
+#include "common.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * attribution mode, from the paired timings (each pair's ratio, their
  * median and its 95 % interval, bench.h), the targets and their verdict;
  * printed as the run goes, and as JSON at the end (--json). */
-#include "clstream-bench.h"
+#include "common.h"
 
 #include <stdio.h>
 #include <string.h>

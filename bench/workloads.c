@@ -1,7 +1,7 @@
 /* clstream-bench's clstream side: a context per driver setting and
  * attribution mode, with the workloads' kernels and buffers, and each
  * workload through clstream as the raw side runs it (raw.c). */
-#include "clstream-bench.h"
+#include "common.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* Shared by clstream-bench's files: the workloads' parameters (set by the
  * options), the two sides' state, the rows.  Each declaration's comment
  * is at its definition. */
-#ifndef CLS_CLSTREAM_BENCH_H
-#define CLS_CLSTREAM_BENCH_H
+#ifndef CLS_BENCH_COMMON_H
+#define CLS_BENCH_COMMON_H
 
 #include <clstream.h>
 #include <clstream/stream.h>
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* clstream-bench.c: the kernels, the sizes (--quick lowers them), errors. */
+/* common.c: the kernels, the sizes (--quick lowers them), errors. */
 extern const char *SRC;
 extern int TINY_N, SAXPY_REPS, PP_N, FAN_N, SKIP_N;
 extern size_t SAXPY_LEN;
@@ -150,4 +150,4 @@ const char *events_col(const struct row *row, char *buf, size_t n);
 void print_row(const struct row *row);
 void write_json(const char *path, const struct cls_device_info *dev);
 
-#endif /* CLS_CLSTREAM_BENCH_H */
+#endif /* CLS_BENCH_COMMON_H */
