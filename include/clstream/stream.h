@@ -35,8 +35,9 @@ extern "C" {
 
 /** The version of struct cls_stream_factory this header describes (2:
  * last_event; 3: struct cls_backend's flags, on_times, times_arg; 4:
- * #CLS_BACKEND_RANGED, cls_backend.event_every, poll_range, events). */
-#define CLS_STREAM_FACTORY_VERSION 4
+ * #CLS_BACKEND_RANGED, cls_backend.event_every, poll_range, events; 5:
+ * image). */
+#define CLS_STREAM_FACTORY_VERSION 5
 
 /** cls_backend.flags: the context is tracing (docs/trace.md).  A factory
  * that can time its commands on the device creates its queues with
@@ -131,6 +132,8 @@ typedef void (*cls_failed_fn)(void *arg, uint64_t seq, cl_int status);
  * which one is not known (`first` == `last`: that command). */
 typedef void (*cls_failed_range_fn)(void *arg, uint64_t first, uint64_t last, cl_int status);
 
+struct cls_transfer; /* <clstream/driver.h> (version 5's image member) */
+
 /** A stream factory: what a stream is made of.  Passed in
  * #cls_context_options.factory; the struct and its data must outlive every
  * context that uses it.  Members run under the context's lock, on the
@@ -214,6 +217,18 @@ struct cls_stream_factory {
   /** Version 4.  How many OpenCL events the stream asked the runtime for
    * so far (cls_stream_stats.events).  Optional: NULL counts 0. */
   uint64_t (*events)(void *stream);
+
+  /** Version 5.  Enqueues a transfer that has an image at one end or both
+   * (x->image says which; see struct cls_transfer): `kind` is
+   * CLS_CMD_WRITE (host to image: clEnqueueWriteImage), CLS_CMD_READ
+   * (image to host: clEnqueueReadImage, blocking as x->blocking says),
+   * CLS_CMD_COPY (image to image, image to buffer, buffer to image) or
+   * CLS_CMD_FILL (clEnqueueFillImage with the colour x->pattern), after
+   * `wait`, as command `seq`.  The core checked the region against the
+   * images.  Optional: NULL (or an earlier version) makes every image
+   * transfer on the stream fail its enqueue (CL_INVALID_OPERATION). */
+  cl_int (*image)(void *stream, int kind, const struct cls_transfer *x, uint64_t seq,
+                  cl_uint nwait, const cl_event *wait);
 };
 
 /** The default factory: one OpenCL in-order command queue per stream.  A

@@ -132,6 +132,9 @@ struct cls_context {
                                for all four */
   int origin;               /* this process's rank + 1 (cls_wire_set_rank,
                                src/wire/wire.c); 0: not known */
+  /* Images (src/memory/image.c): each device's limits and formats, asked
+   * at the first image call that needs them; NULL: not yet. */
+  struct cls__image_caps *image_caps[CLS_MAX_DEVICES];
 };
 
 /* Every public entry point that returns a status takes the lock here,

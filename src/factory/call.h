@@ -24,6 +24,11 @@ static inline cl_int cls__enqueue_plain(const struct cls_stream_factory *f, void
                                         int kind, const struct cls_kernel_cmd *k,
                                         const struct cls_transfer *x, uint64_t seq, cl_uint nwait,
                                         const cl_event *wait) {
+  if (kind != CLS__CMD_LAUNCH && x->image) {
+    cl_int (*image)(void *, int, const struct cls_transfer *, uint64_t, cl_uint,
+                    const cl_event *) = cls__factory_image(f);
+    return image ? image(stream, kind, x, seq, nwait, wait) : CL_INVALID_OPERATION;
+  }
   switch (kind) {
   case CLS__CMD_LAUNCH:
     return f->launch(stream, k, seq, nwait, wait);

@@ -111,6 +111,11 @@ static inline cl_int (*cls__factory_poll_range(const struct cls_stream_factory *
 static inline uint64_t (*cls__factory_events(const struct cls_stream_factory *f))(void *) {
   return f->version >= 4 ? f->events : NULL;
 }
+/* The version 5 member (NULL below 5). */
+static inline cl_int (*cls__factory_image(const struct cls_stream_factory *f))(
+    void *, int, const struct cls_transfer *, uint64_t, cl_uint, const cl_event *) {
+  return f->version >= 5 ? f->image : NULL;
+}
 
 /* Whether `needle` occurs in `hay`, ignoring ASCII case (an empty needle
  * does).  Device and platform names are matched this way. */
