@@ -794,11 +794,9 @@ CLS_API int cls_image_info(cls_context *ctx, cls_image img,
 
 /** Host to image: the pixels of region of `dst`, read from `src`, whose
  * rows are `row_pitch` bytes apart (0: width * pixel size) and slices
- * `slice_pitch` bytes apart (0: row pitch * height).  Writing the whole
- * image clears its failure (F4); writing part of it counts as a read of
- * the rest, as for buffers, so an image never written cannot be written
- * piecewise into a clean one: fill it first.  `src` may be reused when
- * the call returns.  A refused upload (every code but a bad `dst`)
+ * `slice_pitch` bytes apart (0: row pitch * height).  As for buffers,
+ * any accepted write clears the image's failure (F4: per image, not per
+ * pixel).  `src` may be reused when the call returns.  A refused upload (every code but a bad `dst`)
  * leaves its failure on `dst` (F12).  Takes the context lock.
  * \return #CLS_OK;
  * #CLS_EINVAL for a NULL context or src, a handle that is not an image,
@@ -806,8 +804,6 @@ CLS_API int cls_image_info(cls_context *ctx, cls_image img,
  * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad dst;
  * #CLS_ERANGE when the region passes the image's edge (named);
  * #CLS_ESTREAM for a stream id out of range;
- * #CLS_ESKIPPED (a partial write) when the rest of the image carries a
- * failure;
  * #CLS_ECL when the enqueue fails: dst carries the failure;
  * #CLS_ENOSYS when the stream's factory has no image member;
  * #CLS_ENOMEM when host memory runs out. */
@@ -842,6 +838,45 @@ CLS_API int cls_image_download_async(cls_context *ctx, int stream,
                                      cls_image src, const size_t *origin,
                                      const size_t *region, void *dst,
                                      size_t row_pitch, size_t slice_pitch);
+/** Image to image on the device: region of `src` at `src_origin` into
+ * `dst` at `dst_origin` (NULL origins: 0; NULL region: the rest of `src`
+ * from src_origin).  The two must have the same format (channel order
+ * and type); regions of one image must not overlap.  As cls_copy(): a
+ * tainted source is not copied, the destination takes its failure and
+ * the call returns #CLS_ETAINTED (F2); a refusal (every code but a bad
+ * `dst`) leaves its record on `dst` (F12).  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context, a handle that is not
+ * an image, formats that differ, a zero extent or overlapping regions;
+ * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad handle; #CLS_ERANGE
+ * when a region passes an image's edge; #CLS_ESTREAM; #CLS_ETAINTED as
+ * above; #CLS_ECL when the enqueue fails: dst carries the failure. */
+CLS_API int cls_image_copy(cls_context *ctx, int stream, cls_image src,
+                           const size_t *src_origin, cls_image dst,
+                           const size_t *dst_origin, const size_t *region);
+/** Image to buffer: region of `src` into `dst` at byte `offset`, pixels
+ * tightly packed (row after row, slice after slice).  Rules and codes as
+ * cls_image_copy(), with #CLS_ERANGE when the bytes pass the end of
+ * `dst`, and #CLS_EINVAL when `dst` is an image. */
+CLS_API int cls_image_to_buffer(cls_context *ctx, int stream, cls_image src,
+                                const size_t *origin, const size_t *region,
+                                cls_buffer dst, size_t offset);
+/** Buffer to image: tightly packed pixels of `src` from byte `offset`
+ * into region of `dst`.  Rules and codes as cls_image_to_buffer(). */
+CLS_API int cls_buffer_to_image(cls_context *ctx, int stream, cls_buffer src,
+                                size_t offset, cls_image dst,
+                                const size_t *origin, const size_t *region);
+/** Fills region of `dst` with one colour: four floats for normalized and
+ * float formats, four int32 for signed integer ones, four uint32 for
+ * unsigned ones (16 bytes, copied at the call; channels the format lacks
+ * are ignored).  A refusal leaves its record on `dst` (F12).  Takes the
+ * context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context or colour, a handle that
+ * is not an image or a zero extent; #CLS_ESTALE, #CLS_EFOREIGN or
+ * #CLS_ENULL for a bad dst; #CLS_ERANGE when the region passes the edge;
+ * #CLS_ESTREAM; #CLS_ECL when the enqueue fails: dst carries the failure. */
+CLS_API int cls_image_fill(cls_context *ctx, int stream, cls_image dst,
+                           const void *colour, const size_t *origin,
+                           const size_t *region);
 
 /* ------------------------------------------------------------------ */
 /* Programs, kernels and launches                                      */

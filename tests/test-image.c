@@ -200,6 +200,10 @@ START_TEST(regions_with_a_row_pitch_move_only_their_pixels) {
                              .height = H};
   cls_image img = image(0, &d);
   uint32_t zero[W * H] = {0}, host[W * H];
+  /* A partial write clears a never-written image, as for buffers (F4). */
+  size_t one[3] = {1, 1, 1};
+  CT_OK(cls_image_upload(ctx, 0, img, NULL, one, zero, 0, 0));
+  CT_OK(cls_check(ctx, 1, &img, NULL));
   CT_OK(cls_image_upload(ctx, 0, img, NULL, NULL, zero, 0, 0));
   /* A 3 x 2 block at (5, 4) from a host array whose rows hold 10 values. */
   uint32_t block[2][10];
@@ -598,6 +602,125 @@ START_TEST(read_write_images_run_where_the_device_has_them_else_are_refused) {
 }
 END_TEST
 
+
+/* Copies image to image, image to buffer and back, and fills, by region. */
+START_TEST(copies_and_fills_move_regions) {
+  open_ctx(NULL);
+  if (!images_or_say(__func__)) {
+    close_ctx();
+    return;
+  }
+  cls_image a = image(0, &RGBA_F), b = image(1, &RGBA_F);
+  const float red[4] = {1.0f, 0.0f, 0.0f, 1.0f}, blue[4] = {0.0f, 0.0f, 1.0f, 1.0f};
+  CT_OK(cls_image_fill(ctx, 0, a, red, NULL, NULL));
+  size_t o[3] = {4, 2, 0}, r[3] = {3, 3, 1};
+  CT_OK(cls_image_fill(ctx, 0, a, blue, o, r)); /* a blue block in red */
+  CT_OK(cls_image_copy(ctx, 1, a, NULL, b, NULL, NULL));
+  size_t o2[3] = {10, 4, 0};
+  CT_OK(cls_image_copy(ctx, 1, a, o, b, o2, r)); /* the block again, elsewhere */
+  cls_buffer buf = ct_alloc(ctx, 0, W * H * 16);
+  CT_OK(cls_image_to_buffer(ctx, 0, b, NULL, NULL, buf, 0));
+  cls_image c = image(1, &RGBA_F);
+  CT_OK(cls_buffer_to_image(ctx, 1, buf, 0, c, NULL, NULL));
+  float px[W * H * 4];
+  CT_OK(cls_image_download(ctx, 0, c, NULL, NULL, px, 0, 0, NULL));
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      bool blk = (x >= 4 && x < 7 && y >= 2 && y < 5) || (x >= 10 && x < 13 && y >= 4 && y < 7);
+      const float *p = px + 4 * (y * W + x), *want = blk ? blue : red;
+      ck_assert_msg(memcmp(p, want, 16) == 0, "(%d, %d) = (%g, %g, %g, %g)", x, y, p[0], p[1],
+                    p[2], p[3]);
+    }
+  /* Bad regions and formats are refused, naming them. */
+  struct cls_image_desc r8 = {.order = CL_R, .data_type = CL_FLOAT, .width = W, .height = H};
+  cls_image other = image(0, &r8);
+  CT_ERR(cls_image_copy(ctx, 0, a, NULL, other, NULL, NULL), CLS_EINVAL);
+  ck_assert_msg(strstr(cls_last_error_detail(), "formats differ"), "%s", cls_last_error_detail());
+  size_t big[3] = {W, H, 1};
+  CT_ERR(cls_image_copy(ctx, 0, a, o, b, NULL, big), CLS_ERANGE);
+  CT_ERR(cls_image_to_buffer(ctx, 0, a, NULL, NULL, buf, 16), CLS_ERANGE);
+  CT_OK(cls_image_copy(ctx, 0, a, NULL, a, o, r)); /* beside it */
+  size_t near[3] = {1, 1, 0};
+  CT_ERR(cls_image_copy(ctx, 0, a, NULL, a, near, r), CLS_EINVAL); /* overlap: F12 on a */
+  cls_report *rep = tainted(0, a);
+  ck_assert_int_eq(finfo(rep).status, CLS_EINVAL);
+  cls_report_free(rep);
+  CT_ERR(cls_image_fill(ctx, 0, a, NULL, NULL, NULL), CLS_EINVAL);
+  close_ctx();
+}
+END_TEST
+
+/* F2 for copies: a tainted source is not copied, its failure goes on to
+ * the destination, image or buffer. */
+START_TEST(F2_copy_of_tainted_image_passes_its_failure_on) {
+  open_ctx(NULL);
+  if (!images_or_say(__func__)) {
+    close_ctx();
+    return;
+  }
+  cls_image never = image(0, &RGBA_F), dst = image(0, &RGBA_F);
+  CT_OK(produce(0, dst, 1.0f));
+  CT_ERR(cls_image_copy(ctx, 0, never, NULL, dst, NULL, NULL), CLS_ETAINTED);
+  cls_report *r = tainted(0, dst);
+  ck_assert_str_eq(finfo(r).operation, "alloc");
+  cls_report_free(r);
+  cls_buffer buf = ct_alloc(ctx, 1, W * H * 16);
+  float zero[W * H * 4] = {0};
+  CT_OK(cls_upload(ctx, 1, buf, 0, zero, sizeof zero));
+  CT_ERR(cls_image_to_buffer(ctx, 1, never, NULL, NULL, buf, 0), CLS_ETAINTED);
+  CT_ERR(cls_check(ctx, 1, &buf, NULL), CLS_ETAINTED);
+  close_ctx();
+}
+END_TEST
+
+/* 3D images and 2D arrays: regions by slice or layer, with pitches. */
+START_TEST(images_3d_and_2d_arrays_move_slices_and_layers) {
+  open_ctx(NULL);
+  if (!images_or_say(__func__)) {
+    close_ctx();
+    return;
+  }
+  for (int type = CLS_IMAGE_3D; type <= CLS_IMAGE_2D_ARRAY; type++) {
+    struct cls_image_desc d = {.type = type, .order = CL_R, .data_type = CL_UNSIGNED_INT32,
+                               .width = 8, .height = 4};
+    if (type == CLS_IMAGE_3D)
+      d.depth = 3;
+    else
+      d.array_size = 3;
+    cls_image img = image(0, &d);
+    struct cls_image_desc got;
+    CT_OK(cls_image_info(ctx, img, &got, NULL));
+    ck_assert_uint_eq(type == CLS_IMAGE_3D ? got.depth : got.array_size, 3);
+    uint32_t all[3][4][8];
+    for (int z = 0; z < 3; z++)
+      for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 8; x++)
+          all[z][y][x] = (uint32_t)(1000 * z + 10 * y + x + type);
+    CT_OK(cls_image_upload(ctx, 0, img, NULL, NULL, all, 0, 0));
+    /* Slice (layer) 2, rows 1-2, columns 3-6, into a host box whose rows
+     * hold 5 values and slices 3 rows. */
+    uint32_t box[3][5];
+    size_t o[3] = {3, 1, 2}, r[3] = {4, 2, 1};
+    CT_OK(cls_image_download(ctx, 1, img, o, r, box, sizeof box[0], sizeof box, NULL));
+    for (int y = 0; y < 2; y++)
+      for (int x = 0; x < 4; x++)
+        ck_assert_uint_eq(box[y][x], all[2][1 + y][3 + x]);
+    /* Past the last slice: refused. */
+    size_t o4[3] = {0, 0, 3};
+    CT_ERR(cls_image_download(ctx, 1, img, o4, NULL, box, 0, 0, NULL), CLS_EINVAL); /* zero */
+    size_t r4[3] = {1, 1, 4};
+    CT_ERR(cls_image_download(ctx, 1, img, NULL, r4, box, 0, 0, NULL), CLS_ERANGE);
+    CT_OK(cls_free(ctx, img));
+  }
+  /* A 2D image has one slice; depth on a 2D image is refused. */
+  struct cls_image_desc bad = RGBA_F;
+  bad.depth = 2;
+  cls_image img;
+  CT_ERR(cls_image_alloc(ctx, 0, &bad, &img), CLS_EINVAL);
+  close_ctx();
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("image");
@@ -614,5 +737,8 @@ int main(void) {
   CT_ADD(s, free_waits_for_readers_and_spares_are_reused_fresh);
   CT_ADD(s, a_sampler_argument_is_a_scalar_cl_sampler);
   CT_ADD(s, read_write_images_run_where_the_device_has_them_else_are_refused);
+  CT_ADD(s, copies_and_fills_move_regions);
+  CT_ADD(s, F2_copy_of_tainted_image_passes_its_failure_on);
+  CT_ADD(s, images_3d_and_2d_arrays_move_slices_and_layers);
   return ct_run(s);
 }

@@ -144,12 +144,13 @@ static int check_region(const char *fn, const struct cls__image *im, const size_
   return CLS_OK;
 }
 
-/* A region of the whole image writes all of it; any less reads the rest
- * (as a partial write of a buffer, cls__dst_access). */
-static int dst_access(const struct cls__image *im, const size_t r[3]) {
+/* A write of a region, as a buffer's of a range (cls__dst_access): F4
+ * clears the whole image; a partial one leaves a ranged failure (F8a). */
+static int dst_access(const struct cls__image *im, const size_t o[3], const size_t r[3]) {
   size_t dim[3];
   extent(im, dim);
-  return r[0] == dim[0] && r[1] == dim[1] && r[2] == dim[2] ? CLS_WRITE : CLS_READ_WRITE;
+  bool whole = !o[0] && !o[1] && !o[2] && r[0] == dim[0] && r[1] == dim[1] && r[2] == dim[2];
+  return CLS_WRITE | (whole ? 0 : CLS__PARTIAL);
 }
 
 static int check_pitch(const char *fn, const struct cls__image *im, const size_t r[3],
@@ -194,7 +195,7 @@ static int upload(cls_context *ctx, int stream, cls_image dst, const size_t *ori
       (rc = check_pitch(fn, d->image, r, row_pitch, slice_pitch)) < 0 ||
       !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto refused;
-  cmd.bind[0] = (struct cls__binding){dst, d, dst_access(d->image, r)};
+  cmd.bind[0] = (struct cls__binding){dst, d, dst_access(d->image, o, r)};
   cmd.x = (struct cls_transfer){.dst = d->mem,
                                 .size = r[0] * r[1] * r[2] * d->image->pixel,
                                 .host_src = src,
@@ -269,4 +270,147 @@ CLS_API int cls_image_download_async(cls_context *ctx, int stream, cls_image src
                                      const size_t *origin, const size_t *region, void *dst,
                                      size_t row_pitch, size_t slice_pitch) {
   return download(ctx, stream, src, origin, region, dst, row_pitch, slice_pitch, NULL, 0);
+}
+
+/* Where a buffer's bytes start in its page (after its guard in guard
+ * mode, memory.c). */
+static size_t page_offset(cls_context *ctx, const struct cls__slot *b) {
+  return b->offset + (ctx->guard ? ctx->hooks.guard.before(ctx) : 0);
+}
+
+/* Two regions of one image overlap (a copy within an image). */
+static bool overlap(const size_t a[3], const size_t b[3], const size_t r[3]) {
+  for (int i = 0; i < 3; i++)
+    if (a[i] >= b[i] + r[i] || b[i] >= a[i] + r[i])
+      return false;
+  return true;
+}
+
+/* The copies, each end an image or a buffer: F2 on the source (a tainted
+ * one passes its failure on, CLS_ETAINTED), F12 on the destination. */
+static int copy(cls_context *ctx, const char *fn, int stream, cls_buffer src, bool src_image,
+                const size_t *src_origin, size_t src_offset, cls_buffer dst, bool dst_image,
+                const size_t *dst_origin, size_t dst_offset, const size_t *region) {
+  CLS__ENTER(ctx);
+  int rc;
+  struct cls__cmd cmd = {.kind = CLS__CMD_COPY, .op = "image copy", .nbind = 2};
+  struct cls__slot *s, *d;
+  if (!(d = dst_image ? resolve_image(ctx, fn, dst, &rc) : resolve_bytes(ctx, fn, dst, &rc)))
+    goto out;
+  if (!(s = src_image ? resolve_image(ctx, fn, src, &rc) : resolve_bytes(ctx, fn, src, &rc)))
+    goto refused;
+  const struct cls__image *im = src_image ? s->image : d->image; /* the one region's */
+  size_t so[3] = {0, 0, 0}, dor[3] = {0, 0, 0}, r[3];
+  size_t dummy[3];
+  if ((rc = check_region(fn, im, src_image ? src_origin : dst_origin, region,
+                         src_image ? so : dor, r)) < 0)
+    goto refused;
+  size_t bytes = r[0] * r[1] * r[2] * im->pixel;
+  if (src_image && dst_image) {
+    if (s->image->desc.order != d->image->desc.order ||
+        s->image->desc.data_type != d->image->desc.data_type) {
+      rc = cls__error(CLS_EINVAL, 0, "%s: the images' formats differ", fn);
+      goto refused;
+    }
+    if ((rc = check_region(fn, d->image, dst_origin, r, dor, dummy)) < 0)
+      goto refused;
+    if (s == d && overlap(so, dor, r)) {
+      rc = cls__error(CLS_EINVAL, 0, "%s: source and destination regions overlap", fn);
+      goto refused;
+    }
+  } else {
+    size_t off = src_image ? dst_offset : src_offset;
+    const struct cls__slot *b = src_image ? d : s;
+    if (off > b->size || bytes > b->size - off) {
+      rc = cls__error(CLS_ERANGE, 0, "%s: %zu bytes at offset %zu exceed the buffer's %zu", fn,
+                      bytes, off, b->size);
+      goto refused;
+    }
+  }
+  if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto refused;
+  cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
+
+  cmd.bind[1] = (struct cls__binding){
+      dst, d, dst_image ? dst_access(d->image, dor, r) : cls__dst_access(dst_offset, bytes, d->size)};
+  /* The buffer end by its page and the offset in it: PoCL 3.1 crashes
+   * copying between an image and a sub-buffer (the page is the same
+   * memory; ordering goes by the slot, not the cl_mem). */
+  cl_mem smem = s->mem, dmem = d->mem;
+  if (!src_image) {
+    smem = s->page->mem;
+    src_offset += page_offset(ctx, s);
+  }
+  if (!dst_image) {
+    dmem = d->page->mem;
+    dst_offset += page_offset(ctx, d);
+  }
+  cmd.x = (struct cls_transfer){.src = smem,
+                                .dst = dmem,
+                                .src_offset = src_offset,
+                                .dst_offset = dst_offset,
+                                .size = bytes,
+                                .image = (src_image ? CLS_TRANSFER_SRC_IMAGE : 0u) |
+                                         (dst_image ? CLS_TRANSFER_DST_IMAGE : 0u)};
+  memcpy(cmd.x.src_origin, so, sizeof so);
+  memcpy(cmd.x.dst_origin, dor, sizeof dor);
+  memcpy(cmd.x.region, r, sizeof r);
+  rc = cls__run(ctx, &cmd, NULL, NULL);
+out:
+  cls__unlock(ctx);
+  return rc;
+refused:
+  rc = refused(ctx, &cmd, stream, dst, d, rc);
+  goto out;
+}
+
+CLS_API int cls_image_copy(cls_context *ctx, int stream, cls_image src, const size_t *src_origin,
+                           cls_image dst, const size_t *dst_origin, const size_t *region) {
+  return copy(ctx, "cls_image_copy", stream, src, true, src_origin, 0, dst, true, dst_origin, 0,
+              region);
+}
+
+CLS_API int cls_image_to_buffer(cls_context *ctx, int stream, cls_image src, const size_t *origin,
+                                const size_t *region, cls_buffer dst, size_t offset) {
+  return copy(ctx, "cls_image_to_buffer", stream, src, true, origin, 0, dst, false, NULL, offset,
+              region);
+}
+
+CLS_API int cls_buffer_to_image(cls_context *ctx, int stream, cls_buffer src, size_t offset,
+                                cls_image dst, const size_t *origin, const size_t *region) {
+  return copy(ctx, "cls_buffer_to_image", stream, src, false, NULL, offset, dst, true, origin, 0,
+              region);
+}
+
+CLS_API int cls_image_fill(cls_context *ctx, int stream, cls_image dst, const void *colour,
+                           const size_t *origin, const size_t *region) {
+  CLS__ENTER(ctx);
+  int rc;
+  struct cls__cmd cmd = {.kind = CLS__CMD_FILL, .op = "image fill", .nbind = 1};
+  struct cls__slot *d = resolve_image(ctx, "cls_image_fill", dst, &rc);
+  if (!d)
+    goto out;
+  size_t o[3], r[3];
+  if (!colour) {
+    rc = cls__error(CLS_EINVAL, 0, "cls_image_fill: NULL colour");
+    goto refused;
+  }
+  if ((rc = check_region("cls_image_fill", d->image, origin, region, o, r)) < 0 ||
+      !(cmd.stream = cls__stream_get(ctx, stream, &rc)))
+    goto refused;
+  cmd.bind[0] = (struct cls__binding){dst, d, dst_access(d->image, o, r)};
+  cmd.x = (struct cls_transfer){.dst = d->mem,
+                                .size = r[0] * r[1] * r[2] * d->image->pixel,
+                                .pattern = colour,
+                                .pattern_size = 16,
+                                .image = CLS_TRANSFER_DST_IMAGE};
+  memcpy(cmd.x.dst_origin, o, sizeof o);
+  memcpy(cmd.x.region, r, sizeof r);
+  rc = cls__run(ctx, &cmd, NULL, NULL);
+out:
+  cls__unlock(ctx);
+  return rc;
+refused:
+  rc = refused(ctx, &cmd, stream, dst, d, rc);
+  goto out;
 }
