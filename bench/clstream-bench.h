@@ -47,6 +47,9 @@ struct raw {
   struct real_raw real;
   cl_program real_prog[REAL_COUNT];
   cl_kernel real_k[REAL_COUNT][REAL_MAX_KERNELS];
+  /* The image workload (image.c). */
+  cl_kernel blur_ab, blur_ba;
+  cl_mem ia, ib;
 };
 
 extern const size_t small_g;
@@ -78,6 +81,8 @@ struct lib {
   cls_kernel *tiny, *saxpy, *step, *failk, *red;
   cls_buffer tiny_buf, sx, sy, A, B, P, C[4], R;
   cls_kernel *real_k[REAL_COUNT][REAL_MAX_KERNELS];
+  cls_kernel *blur_img; /* the image workload (image.c) */
+  cls_image ia, ib;
 };
 
 extern int lib_guard;
@@ -96,6 +101,15 @@ void real_lib_setup(struct lib *l);
 double raw_real(struct raw *r);
 double lib_real(struct lib *l);
 void real_verify(struct raw *r, struct lib *l);
+
+/* image.c */
+extern int IMAGE_REPS;
+extern size_t IMAGE_SIDE;
+bool image_ok(struct raw *r);
+void raw_image_setup(struct raw *r);
+void lib_image_setup(struct lib *l);
+double raw_image_blur(struct raw *r);
+double lib_image_blur(struct lib *l);
 
 /* stats.c */
 struct row {
