@@ -942,12 +942,15 @@ enum cls_access {
   CLS_WRITE = 2,      /**< written only: in the write set */
   CLS_READ_WRITE = 3, /**< both */
   /** access inferred from the kernel signature (const global pointer: read,
-   * else read-write); see docs/design.md F11 */
+   * else read-write; an image: its access qualifier, __read_only a read,
+   * __write_only a write, __read_write both); see docs/design.md F11 */
   CLS_ACCESS_INFER = 4
 };
 /** What a kernel argument is (#cls_arg.kind). */
 enum cls_arg_kind {
-  CLS_ARG_BUFFER = 1, /**< a buffer handle (a __global or __constant pointer) */
+  CLS_ARG_BUFFER = 1, /**< a buffer handle (a __global or __constant pointer),
+                           or an image's (an image2d_t, image3d_t,
+                           image2d_array_t argument) */
   CLS_ARG_SCALAR = 2, /**< a value copied at the call */
   CLS_ARG_LOCAL = 3   /**< a size of __local memory */
 };
@@ -1095,6 +1098,8 @@ struct cls_kernel_arg_info {
   int access;        /**< buffers: #CLS_READ for a const global or __constant
                           pointer, #CLS_READ_WRITE for a non-const one (what
                           #CLS_ARG infers, and what F11 checks #CLS_IN against);
+                          images: #CLS_READ, #CLS_WRITE or #CLS_READ_WRITE
+                          for __read_only, __write_only, __read_write;
                           0 where the platform gives no type qualifier, and
                           for scalars and local memory */
 };

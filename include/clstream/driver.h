@@ -68,8 +68,12 @@ extern "C" {
 #endif
 
 /** The version of struct cls_driver_ops this header describes (3: the
- * first public one; 1 and 2 were internal and are refused). */
-#define CLS_DRIVER_OPS_VERSION 3
+ * first public one; 1 and 2 were internal and are refused; 4: struct
+ * cls_transfer grew its image members, which moves the members of struct
+ * cls_driver_cmd after it, so a driver built for 3 is refused too: rebuilt
+ * against this header, a driver that copies cls_driver_cmd.x whole
+ * carries image transfers unchanged). */
+#define CLS_DRIVER_OPS_VERSION 4
 
 /** The kind of a command (cls_driver_cmd.kind). */
 enum cls_cmd_kind {
