@@ -28,6 +28,14 @@ static const char SRC[] =
     "  int2 p = (int2)(get_global_id(0), get_global_id(1));\n"
     "  out[p.y * w + p.x] = read_imagef(in, smp, p).x;\n"
     "}\n"
+    "kernel void slow_add1(__read_only image2d_t in, __write_only image2d_t out, int iters) {\n"
+    "  int2 p = (int2)(get_global_id(0), get_global_id(1));\n"
+    "  uint acc = (uint)p.x;\n"
+    "  for (int k = 0; k < iters; k++)\n"
+    "    acc = acc * 1664525u + 1013904223u;\n"
+    "  float4 v = read_imagef(in, smp, p) + (float4)(1.0f);\n"
+    "  write_imagef(out, p, acc == 7u ? (float4)(0.0f) : v);\n"
+    "}\n"
     "kernel void fail_produce(__write_only image2d_t out) {\n"
     "  write_imagef(out, (int2)(get_global_id(0), get_global_id(1)), (float4)(0.0f));\n"
     "}\n";
@@ -721,6 +729,35 @@ START_TEST(images_3d_and_2d_arrays_move_slices_and_layers) {
 }
 END_TEST
 
+/* A freed image is kept until a slow reader on another stream is done
+ * with it: the next image of its description (its spare) is written at
+ * once on the owning stream, and the reader still sees the old pixels. */
+START_TEST(free_waits_for_a_slow_reader_before_the_image_is_reused) {
+  open_ctx(NULL);
+  if (!images_or_say(__func__)) {
+    close_ctx();
+    return;
+  }
+  float px[W * H * 4];
+  int iters = ct_scale(200000, 50000);
+  for (int round = 0; round < 3; round++) {
+    cls_image a = image(0, &RGBA_F), out = image(1, &RGBA_F);
+    CT_OK(produce(0, a, 10.0f));
+    CT_OK(cls_sync(ctx, NULL));
+    cls_arg s1[] = {CLS_IN(a), CLS_OUT(out), CLS_SCALAR(iters)};
+    CT_OK(launch2d(1, "slow_add1", 3, s1));
+    CT_OK(cls_free(ctx, a));
+    cls_image again = image(0, &RGBA_F); /* the spare, once the reader is done */
+    CT_OK(produce(0, again, 50.0f));
+    CT_OK(cls_image_download(ctx, 1, out, NULL, NULL, px, 0, 0, NULL));
+    expect_rgba(px, 10.0f, 1.0f);
+    CT_OK(cls_free(ctx, again));
+    CT_OK(cls_free(ctx, out));
+  }
+  close_ctx();
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("image");
@@ -735,6 +772,7 @@ int main(void) {
   CT_ADD(s, F11_image_access_is_the_access_qualifier);
   CT_ADD(s, images_and_buffers_are_not_interchangeable);
   CT_ADD(s, free_waits_for_readers_and_spares_are_reused_fresh);
+  CT_ADD(s, free_waits_for_a_slow_reader_before_the_image_is_reused);
   CT_ADD(s, a_sampler_argument_is_a_scalar_cl_sampler);
   CT_ADD(s, read_write_images_run_where_the_device_has_them_else_are_refused);
   CT_ADD(s, copies_and_fills_move_regions);

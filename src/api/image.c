@@ -330,7 +330,6 @@ static int copy(cls_context *ctx, const char *fn, int stream, cls_buffer src, bo
   if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto refused;
   cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
-
   cmd.bind[1] = (struct cls__binding){
       dst, d, dst_image ? dst_access(d->image, dor, r) : cls__dst_access(dst_offset, bytes, d->size)};
   /* The buffer end by its page and the offset in it: PoCL 3.1 crashes
