@@ -41,7 +41,7 @@
  *               counterpart)
  *   guard       tiny-chain and fan again in guard mode (CLS_GUARD): what
  *               the checker costs, rows without a target
- *   image-blur  200 launches of a 3x3 blur on two 1024 x 1024 image2d_t
+ *   image-blur  50 launches of a 3x3 blur on two 512 x 512 image2d_t
  *               objects (CL_R, CL_FLOAT), ping-ponging on one stream
  *   real        the corpus of real-idiom programs (tests/real/, the same
  *               code tests/test-real runs): each program's raw OpenCL
@@ -289,7 +289,7 @@ int main(int argc, char **argv) {
       real_quick = true;
       TINY_N = 1000, SAXPY_REPS = 4, PP_N = 200, FAN_N = 50, SKIP_N = 1000;
       SAXPY_LEN = (size_t)1 << 20;
-      IMAGE_REPS = 40, IMAGE_SIDE = 256;
+      IMAGE_REPS = 20, IMAGE_SIDE = 256;
     } else {
       fprintf(stderr,
               "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...]\n"
