@@ -50,6 +50,8 @@
  *               counterpart)
  *   guard       tiny-chain and fan again in guard mode (CLS_GUARD): what
  *               the checker costs, rows without a target
+ *   image-blur  50 launches of a 3x3 blur on two 512 x 512 image2d_t
+ *               objects (CL_R, CL_FLOAT), ping-ponging on one stream
  *   real        the corpus of real-idiom programs (tests/real/, the same
  *               code tests/test-real runs): each program's raw OpenCL
  *               against its clstream port, inputs, outputs and frees
@@ -88,8 +90,8 @@
 static bool callgrind; /* --callgrind */
 
 static char workloads[256] =
-    "tiny-chain,saxpy,ping-pong,fan,tiny-chain-args,ping-pong-args,fan-args,allocs,skip-chain,"
-    "guard,real,calibration";
+    "tiny-chain,saxpy,ping-pong,fan,tiny-chain-args,ping-pong-args,fan-args,image-blur,allocs,"
+    "skip-chain,guard,real,calibration";
 
 /* Whether --workloads names w (a whole item of the comma list). */
 static bool wanted(const char *w) {
@@ -354,13 +356,14 @@ int main(int argc, char **argv) {
       real_quick = true;
       TINY_N = 1000, SAXPY_REPS = 4, PP_N = 200, FAN_N = 50, SKIP_N = 1000;
       SAXPY_LEN = (size_t)1 << 20;
+      IMAGE_REPS = 20, IMAGE_SIDE = 256;
     } else {
       fprintf(stderr,
               "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...]\n"
               "                      [--workloads tiny-chain,saxpy,ping-pong,fan,"
               "tiny-chain-args,\n"
-              "                       ping-pong-args,fan-args,allocs,skip-chain,guard,real,"
-              "calibration]\n"
+              "                       ping-pong-args,fan-args,image-blur,allocs,skip-chain,guard,"
+              "real,calibration]\n"
               "                      [--json FILE] [--quick] [--callgrind]\n");
       return 2;
     }
@@ -402,6 +405,9 @@ int main(int argc, char **argv) {
   int ntiny_sides = peer_sides(TINY_ARGS, tiny_sides), npp_sides = peer_sides(PP_ARGS, pp_sides),
       nfan_sides = peer_sides(FAN_ARGS, fan_sides);
   print_header();
+  bool images = wanted("image-blur") && image_ok(&r);
+  if (images)
+    raw_image_setup(&r);
   double saxpy_bytes = (double)SAXPY_REPS * 3.0 * sizeof(float) * (double)SAXPY_LEN;
   char *save = NULL;
   for (char *d = strtok_r(drivers_buf, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
@@ -434,6 +440,11 @@ int main(int argc, char **argv) {
     if (wanted("fan-args"))
       compare_with("fan-args", d, &r, raw_fan_args, ls, 2, lib_fan_args, fan_sides,
                    nfan_sides, 0, 6 * FAN_N);
+    if (images) {
+      lib_image_setup(&lr);
+      lib_image_setup(&le);
+      compare("image-blur", d, &r, raw_image_blur, ls, 2, lib_image_blur, 0, IMAGE_REPS);
+    }
     if (real_wanted(-1)) {
       for (int k = 0; k < 2; k++) {
         real_lib_setup(ls[k]);

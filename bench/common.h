@@ -52,6 +52,9 @@ struct raw {
   struct real_raw real;
   cl_program real_prog[REAL_COUNT];
   cl_kernel real_k[REAL_COUNT][REAL_MAX_KERNELS];
+  /* The image workload (image.c). */
+  cl_kernel blur_ab, blur_ba;
+  cl_mem ia, ib;
 };
 
 extern const size_t small_g;
@@ -88,6 +91,8 @@ struct lib {
   cls_kernel *tick, *fstep, *fred; /* the *-args workloads */
   cls_buffer fx, fy, FA, FB, FP, FC[4], FR;
   cls_kernel *real_k[REAL_COUNT][REAL_MAX_KERNELS];
+  cls_kernel *blur_img; /* the image workload (image.c) */
+  cls_image ia, ib;
 };
 
 extern int lib_guard;
@@ -109,6 +114,15 @@ void real_lib_setup(struct lib *l);
 double raw_real(struct raw *r);
 double lib_real(struct lib *l);
 void real_verify(struct raw *r, struct lib *l);
+
+/* image.c */
+extern int IMAGE_REPS;
+extern size_t IMAGE_SIDE;
+bool image_ok(struct raw *r);
+void raw_image_setup(struct raw *r);
+void lib_image_setup(struct lib *l);
+double raw_image_blur(struct raw *r);
+double lib_image_blur(struct lib *l);
 
 /* stats.c */
 struct row {

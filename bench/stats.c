@@ -23,7 +23,7 @@ double target_of(const char *workload) {
     return 1 / 0.98;
   if (strcmp(workload, "ping-pong") == 0 || strcmp(workload, "fan") == 0)
     return 1.05;
-  if (strncmp(workload, "real", 4) == 0)
+  if (strncmp(workload, "real", 4) == 0 || strcmp(workload, "image-blur") == 0)
     return 1.02;
   return 0;
 }

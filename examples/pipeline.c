@@ -28,6 +28,12 @@
  * again there, and all three stages verify.  With CLS_RELOCATE=off the
  * loss is reported like any failure (exit 1).
  *
+ * --images runs the same pipeline on image objects (image2d_t, CL_R of
+ * CL_FLOAT): blur and sobel read through a clamp-to-edge sampler and
+ * write images, the histogram reads the edge image; the kernels keep
+ * their names, so the CLS_FAULT lines above work the same, and the
+ * results are checked against the same host computation.
+ *
  * --trace FILE writes a timeline of the run (docs/trace.md) to open in
  * Perfetto (ui.perfetto.dev) or chrome://tracing: a track per stream, the
  * cross-stream waits as arrows, skips and failures as marks.
@@ -100,6 +106,44 @@ static const char *source =
     "  size_t i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
     "  int b = (int)(v[i] * scale);\n"
+    "  atomic_inc(&bins[clamp(b, 0, 255)]);\n"
+    "}\n";
+
+/* The same kernels on images: the sampler's clamp-to-edge is the border
+ * px() repeats, and every value is computed in the same order. */
+static const char *image_source =
+    "__constant sampler_t edge = CLK_NORMALIZED_COORDS_FALSE |\n"
+    "                            CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;\n"
+    "float ipx(__read_only image2d_t im, int x, int y) {\n"
+    "  return read_imagef(im, edge, (int2)(x, y)).x;\n"
+    "}\n"
+    "\n"
+    "__kernel void blur(__read_only image2d_t src, __write_only image2d_t dst,\n"
+    "                   int w, int h) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  if (x >= w || y >= h) return;\n"
+    "  float top = ipx(src, x - 1, y - 1) + 2.0f * ipx(src, x, y - 1) + ipx(src, x + 1, y - 1);\n"
+    "  float mid = 2.0f * ipx(src, x - 1, y) + 4.0f * ipx(src, x, y) + 2.0f * ipx(src, x + 1, y);\n"
+    "  float bot = ipx(src, x - 1, y + 1) + 2.0f * ipx(src, x, y + 1) + ipx(src, x + 1, y + 1);\n"
+    "  write_imagef(dst, (int2)(x, y), (float4)((top + mid + bot) * 0.0625f, 0.0f, 0.0f, 1.0f));\n"
+    "}\n"
+    "\n"
+    "__kernel void sobel(__read_only image2d_t src, __write_only image2d_t dst,\n"
+    "                    int w, int h) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  if (x >= w || y >= h) return;\n"
+    "  float gx = (ipx(src, x + 1, y - 1) + 2.0f * ipx(src, x + 1, y) + ipx(src, x + 1, y + 1))\n"
+    "           - (ipx(src, x - 1, y - 1) + 2.0f * ipx(src, x - 1, y) + ipx(src, x - 1, y + 1));\n"
+    "  float gy = (ipx(src, x - 1, y + 1) + 2.0f * ipx(src, x, y + 1) + ipx(src, x + 1, y + 1))\n"
+    "           - (ipx(src, x - 1, y - 1) + 2.0f * ipx(src, x, y - 1) + ipx(src, x + 1, y - 1));\n"
+    "  write_imagef(dst, (int2)(x, y), (float4)(sqrt(gx * gx + gy * gy), 0.0f, 0.0f, 1.0f));\n"
+    "}\n"
+    "\n"
+    "__kernel void histogram(__read_only image2d_t v, __global uint *bins,\n"
+    "                        uint n, float scale) {\n"
+    "  int i = (int)get_global_id(0), w = get_image_width(v);\n"
+    "  if (i >= (int)n) return;\n"
+    "  int b = (int)(ipx(v, i % w, i / w) * scale);\n"
     "  atomic_inc(&bins[clamp(b, 0, 255)]);\n"
     "}\n";
 
@@ -190,6 +234,7 @@ static double now(void) {
 /* ------------------------------------------------------------------ */
 
 static int quiet;
+static int images; /* --images: the stages' data are image objects */
 
 static void say(const char *fmt, ...) {
   if (quiet)
@@ -335,7 +380,9 @@ static int launch(cls_context *ctx, struct stage *st, cls_kernel *k, unsigned di
 static int download(cls_context *ctx, struct stage *st, cls_buffer buf, void *dst,
                     size_t size) {
   cls_report *report = NULL;
-  int rc = cls_download(ctx, st->stream, buf, 0, dst, size, &report);
+  int rc = images && size > BINS * sizeof(uint32_t)
+               ? cls_image_download(ctx, st->stream, buf, NULL, NULL, dst, 0, 0, &report)
+               : cls_download(ctx, st->stream, buf, 0, dst, size, &report);
   if (rc == CLS_ETAINTED) {
     stage_failed(st, report);
     return CLS_OK;
@@ -367,8 +414,9 @@ static int download(cls_context *ctx, struct stage *st, cls_buffer buf, void *ds
 /* ------------------------------------------------------------------ */
 
 static void usage(FILE *to) {
-  fprintf(to, "Usage: pipeline [--size N] [--devices N] [--quiet] [--trace FILE]\n"
+  fprintf(to, "Usage: pipeline [--size N] [--devices N] [--images] [--quiet] [--trace FILE]\n"
               "  --size N       image of N x N pixels (default 2048)\n"
+              "  --images       the stages on image objects (image2d_t), not buffers\n"
               "  --devices N    the streams spread over N devices of one platform\n"
               "  --quiet        print only the verdict lines and the summary\n"
               "  --trace FILE   write a timeline (Chrome trace-event JSON) to FILE\n");
@@ -398,6 +446,8 @@ int main(int argc, char **argv) {
       opts.trace = argv[++i];
     } else if (strcmp(argv[i], "--quiet") == 0) {
       quiet = 1;
+    } else if (strcmp(argv[i], "--images") == 0) {
+      images = 1;
     } else if (strcmp(argv[i], "--help") == 0) {
       usage(stdout);
       return 0;
@@ -444,8 +494,8 @@ int main(int argc, char **argv) {
   TRY("creating the context", cls_context_create(&ctx, &opts));
   struct cls_device_info dev;
   TRY("querying the device", cls_context_device(ctx, &dev));
-  say("pipeline: %dx%d image on %s (%s driver)\n", n, n, dev.device_name,
-      cls_context_driver(ctx));
+  say("pipeline: %dx%d image on %s (%s driver)%s\n", n, n, dev.device_name,
+      cls_context_driver(ctx), images ? ", on image objects" : "");
   if (ndevices) {
     size_t have = 0;
     TRY("listing the context's devices", cls_context_devices(ctx, NULL, 0, &have));
@@ -463,16 +513,26 @@ int main(int argc, char **argv) {
   }
 
   double t = now();
-  TRY("building the kernels", cls_program_build(ctx, source, NULL, &prog));
+  TRY("building the kernels",
+      cls_program_build(ctx, images ? image_source : source, NULL, &prog));
   TRY("looking up 'blur'", cls_kernel_get(ctx, prog, "blur", &k_blur));
   TRY("looking up 'sobel'", cls_kernel_get(ctx, prog, "sobel", &k_sobel));
   TRY("looking up 'histogram'", cls_kernel_get(ctx, prog, "histogram", &k_hist));
   TRY("releasing the program", cls_program_release(ctx, prog)); /* kernels stay */
   say("build:     %8.1f ms\n", (now() - t) * 1e3);
 
-  TRY("allocating the image", cls_alloc(ctx, 0, bytes, &d_image));
-  TRY("allocating the blurred image", cls_alloc(ctx, 0, bytes, &d_blurred));
-  TRY("allocating the edges", cls_alloc(ctx, 1, bytes, &d_edges));
+  if (images) { /* one float channel, n x n: the buffers' layout */
+    const struct cls_image_desc desc = {.type = CLS_IMAGE_2D, .order = CL_R,
+                                        .data_type = CL_FLOAT, .width = (size_t)n,
+                                        .height = (size_t)n};
+    TRY("allocating the image", cls_image_alloc(ctx, 0, &desc, &d_image));
+    TRY("allocating the blurred image", cls_image_alloc(ctx, 0, &desc, &d_blurred));
+    TRY("allocating the edges", cls_image_alloc(ctx, 1, &desc, &d_edges));
+  } else {
+    TRY("allocating the image", cls_alloc(ctx, 0, bytes, &d_image));
+    TRY("allocating the blurred image", cls_alloc(ctx, 0, bytes, &d_blurred));
+    TRY("allocating the edges", cls_alloc(ctx, 1, bytes, &d_edges));
+  }
   TRY("allocating the bins", cls_alloc(ctx, 2, sizeof out_bins, &d_bins));
 
   /* The pipeline.  Each stage names what it reads (CLS_IN) and writes
@@ -523,7 +583,9 @@ int main(int argc, char **argv) {
       ncauses = 0;
     }
     if (redo[0]) {
-      TRY("uploading the image", cls_upload(ctx, 0, d_image, 0, image, bytes));
+      TRY("uploading the image",
+          images ? cls_image_upload(ctx, 0, d_image, NULL, NULL, image, 0, 0)
+                 : cls_upload(ctx, 0, d_image, 0, image, bytes));
       TRY("launching 'blur'", launch(ctx, &blur, k_blur, 2, grid, 4, blur_args));
     }
     if (redo[1])

@@ -695,6 +695,190 @@ CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs,
                       cls_report **report);
 
 /* ------------------------------------------------------------------ */
+/* Images                                                              */
+/* ------------------------------------------------------------------ */
+
+/** An image: a memory object the device reads and writes by pixel, with
+ * a format (channel order and type) and a shape; what a kernel takes as
+ * `image2d_t`, `image3d_t` or `image2d_array_t`.  An image is named by a
+ * buffer handle: the same generation, stream, failure record and rules
+ * F1-F12 as a buffer.  It binds to a launch as a buffer does (#CLS_IN,
+ * #CLS_OUT, #CLS_INOUT, #CLS_ARG), cls_free() frees it (reused only once
+ * its uses on every stream have completed), cls_check() checks it; the
+ * byte calls (cls_upload(), cls_download(), cls_copy(), cls_fill(),
+ * cls_buffer_size()) refuse it with #CLS_EINVAL, the region calls below
+ * move its pixels.  An image owns its memory object (images are not
+ * carved from pages); a freed one is kept for the next image of the same
+ * shape and format on its stream. */
+typedef cls_buffer cls_image;
+
+/** The shape of an image (#cls_image_desc.type). */
+enum cls_image_type {
+  CLS_IMAGE_2D = 1,       /**< width x height: `image2d_t` */
+  CLS_IMAGE_3D = 2,       /**< width x height x depth: `image3d_t` */
+  CLS_IMAGE_2D_ARRAY = 3  /**< array_size layers of width x height:
+                               `image2d_array_t` */
+};
+
+/** An image's format and shape.  `order` and `data_type` are OpenCL's
+ * values (<CL/cl.h>): CL_R, CL_RG, CL_RGBA ... and CL_UNORM_INT8,
+ * CL_FLOAT, CL_UNSIGNED_INT32 ...; which pairs a device takes is
+ * cls_image_formats()'s answer. */
+struct cls_image_desc {
+  int type;              /**< enum cls_image_type; 0 means #CLS_IMAGE_2D */
+  unsigned order;        /**< cl_channel_order */
+  unsigned data_type;    /**< cl_channel_type */
+  size_t width;          /**< pixels, >= 1 */
+  size_t height;         /**< rows, >= 1 */
+  size_t depth;          /**< 3D: slices, >= 1; else 0 or 1 */
+  size_t array_size;     /**< 2D arrays: layers, >= 1; else 0 or 1 */
+};
+
+/** One image format a device supports (cls_image_formats()). */
+struct cls_image_format {
+  unsigned order;        /**< cl_channel_order */
+  unsigned data_type;    /**< cl_channel_type */
+  const char *order_name; /**< "CL_RGBA" (static) */
+  const char *type_name;  /**< "CL_FLOAT" (static) */
+  size_t pixel_size;      /**< bytes per pixel, 0 where clstream does not
+                               know the pair */
+};
+
+/** The image formats the device of `stream` supports for images of
+ * `type` read and written by kernels (CL_MEM_READ_WRITE; asked of the
+ * device once, then cached): up to `cap` into `out` (NULL with cap 0),
+ * the total into *count.  Takes the context lock.
+ * \return #CLS_OK (*count 0 where the device has no image support);
+ * #CLS_EINVAL for a NULL context or count, out NULL with cap > 0, or a
+ * type that is not an enum cls_image_type; #CLS_ESTREAM for a stream id
+ * out of range; #CLS_ECL when the device cannot be asked. */
+CLS_API int cls_image_formats(cls_context *ctx, int stream, int type,
+                              struct cls_image_format *out, size_t cap,
+                              size_t *count);
+
+/** Allocates an image on `stream` (created on first use), read and
+ * written by kernels.  As a fresh buffer, it carries the "never written"
+ * failure until something writes it (F1).  Checked before OpenCL sees
+ * it: the device's image support, the format against the device's list,
+ * and the shape against CL_DEVICE_IMAGE2D_MAX_WIDTH / _HEIGHT,
+ * CL_DEVICE_IMAGE3D_MAX_WIDTH / _HEIGHT / _DEPTH and
+ * CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, each refusal naming the format or the
+ * limit.  Takes the context lock.
+ * \return #CLS_OK, *out the handle; on error *out is #CLS_BUFFER_NULL and:
+ * #CLS_EINVAL for a NULL context, desc or out, a type that is not an
+ * enum cls_image_type, or a zero width, height, depth or array size;
+ * #CLS_ESTREAM for a stream id out of range;
+ * #CLS_ENOSYS when the device has no image support
+ * (CL_DEVICE_IMAGE_SUPPORT) or lacks the format (the detail names it and
+ * what the device has);
+ * #CLS_ETOOBIG when a dimension exceeds the device's limit (named), or
+ * the bytes exceed its maximum allocation;
+ * #CLS_EALLOC when the device allocation fails;
+ * #CLS_ENOMEM when host memory runs out. */
+CLS_API int cls_image_alloc(cls_context *ctx, int stream,
+                            const struct cls_image_desc *desc, cls_image *out);
+/** The description `img` was allocated with, into *desc (type, depth and
+ * array_size as normalized: 2D images have depth and array_size 1), and
+ * its pixel size in bytes into *pixel_size when not NULL.  Takes the
+ * context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context or desc, or a buffer
+ * that is not an image; #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad
+ * handle. */
+CLS_API int cls_image_info(cls_context *ctx, cls_image img,
+                           struct cls_image_desc *desc, size_t *pixel_size);
+
+/** A region of an image: pixels from `origin` (x, y, z) of `region`
+ * (width, height, depth) pixels; z counts slices of a 3D image or layers
+ * of a 2D array, 0 with depth 1 for a 2D image.  NULL origin: (0,0,0);
+ * NULL region: the whole image from origin. */
+
+/** Host to image: the pixels of region of `dst`, read from `src`, whose
+ * rows are `row_pitch` bytes apart (0: width * pixel size) and slices
+ * `slice_pitch` bytes apart (0: row pitch * height).  As for buffers,
+ * any accepted write clears the image's failure (F4: per image, not per
+ * pixel).  `src` may be reused when the call returns.  A refused upload (every code but a bad `dst`)
+ * leaves its failure on `dst` (F12).  Takes the context lock.
+ * \return #CLS_OK;
+ * #CLS_EINVAL for a NULL context or src, a handle that is not an image,
+ * a zero extent, or a pitch smaller than the row (slice) it holds;
+ * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad dst;
+ * #CLS_ERANGE when the region passes the image's edge (named);
+ * #CLS_ESTREAM for a stream id out of range;
+ * #CLS_ECL when the enqueue fails: dst carries the failure;
+ * #CLS_ENOSYS when the stream's factory has no image member;
+ * #CLS_ENOMEM when host memory runs out. */
+CLS_API int cls_image_upload(cls_context *ctx, int stream, cls_image dst,
+                             const size_t *origin, const size_t *region,
+                             const void *src, size_t row_pitch,
+                             size_t slice_pitch);
+/** cls_image_upload() that does not wait: `src` must stay valid and
+ * unchanged until `stream` is synced.  \return as cls_image_upload(). */
+CLS_API int cls_image_upload_async(cls_context *ctx, int stream,
+                                   cls_image dst, const size_t *origin,
+                                   const size_t *region, const void *src,
+                                   size_t row_pitch, size_t slice_pitch);
+/** Image to host, blocking: the pixels of region of `src` into `dst`
+ * (pitches as for cls_image_upload()).  An image that carries a failure
+ * (never written, a failed or skipped writer, now or found when the read
+ * completes) returns #CLS_ETAINTED and, when `report` is not NULL, the
+ * report (F5); the bytes of `dst` are then unspecified.  Takes the
+ * context lock.
+ * \return #CLS_OK; #CLS_ETAINTED as above; the codes of
+ * cls_image_upload() for bad arguments (without the F12 record: a read
+ * leaves none); #CLS_ECL when the read fails. */
+CLS_API int cls_image_download(cls_context *ctx, int stream, cls_image src,
+                               const size_t *origin, const size_t *region,
+                               void *dst, size_t row_pitch,
+                               size_t slice_pitch, cls_report **report);
+/** Image to host, completed by cls_stream_sync() / cls_sync() on
+ * `stream`, which report a failure found then; `dst` must stay valid
+ * until then.  \return as cls_image_download() (no report: the sync gives
+ * it). */
+CLS_API int cls_image_download_async(cls_context *ctx, int stream,
+                                     cls_image src, const size_t *origin,
+                                     const size_t *region, void *dst,
+                                     size_t row_pitch, size_t slice_pitch);
+/** Image to image on the device: region of `src` at `src_origin` into
+ * `dst` at `dst_origin` (NULL origins: 0; NULL region: the rest of `src`
+ * from src_origin).  The two must have the same format (channel order
+ * and type); regions of one image must not overlap.  As cls_copy(): a
+ * tainted source is not copied, the destination takes its failure and
+ * the call returns #CLS_ETAINTED (F2); a refusal (every code but a bad
+ * `dst`) leaves its record on `dst` (F12).  Takes the context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context, a handle that is not
+ * an image, formats that differ, a zero extent or overlapping regions;
+ * #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for a bad handle; #CLS_ERANGE
+ * when a region passes an image's edge; #CLS_ESTREAM; #CLS_ETAINTED as
+ * above; #CLS_ECL when the enqueue fails: dst carries the failure. */
+CLS_API int cls_image_copy(cls_context *ctx, int stream, cls_image src,
+                           const size_t *src_origin, cls_image dst,
+                           const size_t *dst_origin, const size_t *region);
+/** Image to buffer: region of `src` into `dst` at byte `offset`, pixels
+ * tightly packed (row after row, slice after slice).  Rules and codes as
+ * cls_image_copy(), with #CLS_ERANGE when the bytes pass the end of
+ * `dst`, and #CLS_EINVAL when `dst` is an image. */
+CLS_API int cls_image_to_buffer(cls_context *ctx, int stream, cls_image src,
+                                const size_t *origin, const size_t *region,
+                                cls_buffer dst, size_t offset);
+/** Buffer to image: tightly packed pixels of `src` from byte `offset`
+ * into region of `dst`.  Rules and codes as cls_image_to_buffer(). */
+CLS_API int cls_buffer_to_image(cls_context *ctx, int stream, cls_buffer src,
+                                size_t offset, cls_image dst,
+                                const size_t *origin, const size_t *region);
+/** Fills region of `dst` with one colour: four floats for normalized and
+ * float formats, four int32 for signed integer ones, four uint32 for
+ * unsigned ones (16 bytes, copied at the call; channels the format lacks
+ * are ignored).  A refusal leaves its record on `dst` (F12).  Takes the
+ * context lock.
+ * \return #CLS_OK; #CLS_EINVAL for a NULL context or colour, a handle that
+ * is not an image or a zero extent; #CLS_ESTALE, #CLS_EFOREIGN or
+ * #CLS_ENULL for a bad dst; #CLS_ERANGE when the region passes the edge;
+ * #CLS_ESTREAM; #CLS_ECL when the enqueue fails: dst carries the failure. */
+CLS_API int cls_image_fill(cls_context *ctx, int stream, cls_image dst,
+                           const void *colour, const size_t *origin,
+                           const size_t *region);
+
+/* ------------------------------------------------------------------ */
 /* Programs, kernels and launches                                      */
 /* ------------------------------------------------------------------ */
 
@@ -758,12 +942,15 @@ enum cls_access {
   CLS_WRITE = 2,      /**< written only: in the write set */
   CLS_READ_WRITE = 3, /**< both */
   /** access inferred from the kernel signature (const global pointer: read,
-   * else read-write); see docs/design.md F11 */
+   * else read-write; an image: its access qualifier, __read_only a read,
+   * __write_only a write, __read_write both); see docs/design.md F11 */
   CLS_ACCESS_INFER = 4
 };
 /** What a kernel argument is (#cls_arg.kind). */
 enum cls_arg_kind {
-  CLS_ARG_BUFFER = 1, /**< a buffer handle (a __global or __constant pointer) */
+  CLS_ARG_BUFFER = 1, /**< a buffer handle (a __global or __constant pointer),
+                           or an image's (an image2d_t, image3d_t,
+                           image2d_array_t argument) */
   CLS_ARG_SCALAR = 2, /**< a value copied at the call */
   CLS_ARG_LOCAL = 3   /**< a size of __local memory */
 };
@@ -911,6 +1098,8 @@ struct cls_kernel_arg_info {
   int access;        /**< buffers: #CLS_READ for a const global or __constant
                           pointer, #CLS_READ_WRITE for a non-const one (what
                           #CLS_ARG infers, and what F11 checks #CLS_IN against);
+                          images: #CLS_READ, #CLS_WRITE or #CLS_READ_WRITE
+                          for __read_only, __write_only, __read_write;
                           0 where the platform gives no type qualifier, and
                           for scalars and local memory */
 };

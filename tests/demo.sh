@@ -104,6 +104,31 @@ unset CLS_GUARD
 test $rc -eq 0 || fail "guard mode: exit status $rc, expected 0"
 expect "guard mode" '^pipeline: all 3 stages verified$'
 
+# 4b. The image variant (--images, issue 33): blur and sobel on image2d_t
+#     objects verify against the same host computation; a failed blur
+#     fails every stage downstream with the same root cause; guard mode
+#     has nothing to say.
+run "images" "$pipeline" --size 256 --images --quiet
+test $rc -eq 0 || fail "images: exit status $rc, expected 0"
+expect "images" '^blur: OK$'
+expect "images" '^sobel: OK$'
+expect "images" '^histogram: OK$'
+expect "images" '^pipeline: all 3 stages verified$'
+CLS_FAULT=enqueue:kernel=blur
+export CLS_FAULT
+run "images, blur fails" "$pipeline" --size 256 --images
+unset CLS_FAULT
+test $rc -eq 1 || fail "images, blur fails: exit status $rc, expected 1"
+expect "images, blur fails" "^blur: FAILED \\($own; $cause 'blur' on stream 0\\)$"
+expect "images, blur fails" "^sobel: FAILED \\(skipped; $cause 'blur' on stream 0\\)$"
+expect "images, blur fails" "^histogram: FAILED \\(skipped; $cause 'blur' on stream 0\\)$"
+CLS_GUARD=1
+export CLS_GUARD
+run "images, guard mode" "$pipeline" --size 256 --images --quiet
+unset CLS_GUARD
+test $rc -eq 0 || fail "images, guard mode: exit status $rc, expected 0"
+expect "images, guard mode" '^pipeline: all 3 stages verified$'
+
 # 5. --trace writes a timeline (docs/trace.md; tests/test-trace.c checks
 #    its contents): the file names the three kernels and ends closed.
 trace=${TMPDIR:-/tmp}/clstream-demo-trace.$$.json

@@ -44,6 +44,10 @@ fi
 check "--json" 0 "d['clstream'] and d['platforms'] and d['context']['driver'] and d['context']['device']['name'] and 'quirks' in d and d['drivers']['default'] and d['context']['attribution']['mode'] in ('ranged', 'exact') and d['context']['attribution']['why'] and d['context']['attribution']['event_every'] >= 1"
 cat "$out"
 
+# The context device's image formats (issue 33): three lists, each entry
+# "ORDER/TYPE", CL_RGBA/CL_FLOAT among them where the device has images.
+check "image formats" 0 "all(t in d['image_formats'] for t in ('2d', '3d', '2d_array')) and all('/' in x for x in d['image_formats']['2d']) and (not d['image_formats']['2d'] or 'CL_RGBA/CL_FLOAT' in d['image_formats']['2d'])"
+
 # F8a: exact on request, and said so.
 CLS_PRECISE=1 "$info" --json >"$out"
 rc=$?

@@ -104,6 +104,8 @@ START_TEST(a_driver_of_another_version_or_malformed_is_refused) {
   ck_assert_int_eq(create_fails(NULL, &d), CLS_EVERSION); /* the options' driver too */
   d.version = 2; /* internal before the interface was public */
   CT_ERR(cls_driver_register(&d), CLS_EVERSION);
+  d.version = 3; /* struct cls_driver_cmd of another layout (images) */
+  CT_ERR(cls_driver_register(&d), CLS_EVERSION);
   d.version = CLS_DRIVER_OPS_VERSION;
   d.submit = NULL;
   CT_ERR(cls_driver_register(&d), CLS_EINVAL);

@@ -68,8 +68,13 @@ extern "C" {
 #endif
 
 /** The version of struct cls_driver_ops this header describes (3: the
- * first public one; 1 and 2 were internal and are refused). */
-#define CLS_DRIVER_OPS_VERSION 3
+ * first public one; 1 and 2 were internal and are refused; 4: struct
+ * cls_transfer grew its image members, which moves the members of struct
+ * cls_driver_cmd after it, so a driver built for 3 is refused too: rebuilt
+ * against this header, a driver that copies cls_driver_cmd.x whole
+ * carries image transfers unchanged; and foreign commands:
+ * #CLS_CMD_FOREIGN, cls_driver_cmd.foreign, cls_driver_enqueue_foreign()). */
+#define CLS_DRIVER_OPS_VERSION 4
 
 /** The kind of a command (cls_driver_cmd.kind). */
 enum cls_cmd_kind {
@@ -105,7 +110,23 @@ struct cls_transfer {
   size_t pattern_size; /**< fills */
   int blocking;        /**< uploads and downloads: the caller waits for it
                             (0 for every other command) */
+  /** Images: which ends of the transfer are images (#CLS_TRANSFER_SRC_IMAGE,
+   * #CLS_TRANSFER_DST_IMAGE); 0 for a transfer of bytes, and then the
+   * members below are unused.  An image end is addressed by pixel origin
+   * and the region; a buffer end of an image copy by its byte offset
+   * above; a host end by the pitches; a fill's `pattern` is the colour
+   * (16 bytes: float4, int4 or uint4 as the format's type asks). */
+  unsigned image;
+  size_t src_origin[3]; /**< pixels (x, y, slice or layer) */
+  size_t dst_origin[3]; /**< pixels */
+  size_t region[3];     /**< pixels: width, height, depth (1 for 2D) */
+  size_t row_pitch;     /**< host rows, bytes (0: tight) */
+  size_t slice_pitch;   /**< host slices, bytes (0: tight) */
 };
+/** cls_transfer.image: the source is an image. */
+#define CLS_TRANSFER_SRC_IMAGE 1u
+/** cls_transfer.image: the destination is an image. */
+#define CLS_TRANSFER_DST_IMAGE 2u
 
 /** A logical stream as a driver sees it: the first members of the core's
  * stream, valid from open() to close(). */

@@ -36,7 +36,7 @@ extern "C" {
 /** The version of struct cls_stream_factory this header describes (2:
  * last_event; 3: struct cls_backend's flags, on_times, times_arg; 4:
  * #CLS_BACKEND_RANGED, cls_backend.event_every, poll_range, events; 5:
- * foreign, queue). */
+ * foreign, queue, image). */
 #define CLS_STREAM_FACTORY_VERSION 5
 
 /** cls_backend.flags: the context is tracing (docs/trace.md).  A factory
@@ -158,6 +158,8 @@ CLS_API cl_int cls_foreign_run(const struct cls_foreign_cmd *cmd, cl_command_que
                                cl_uint nwait, const cl_event *wait, cl_event *barrier,
                                cl_event *out);
 
+struct cls_transfer; /* <clstream/driver.h> (version 5's image member) */
+
 /** A stream factory: what a stream is made of.  Passed in
  * #cls_context_options.factory; the struct and its data must outlive every
  * context that uses it.  Members run under the context's lock, on the
@@ -255,6 +257,17 @@ struct cls_stream_factory {
   /** Version 5.  The stream's OpenCL queue (cls_stream_queue()), not
    * retained; NULL when it has none.  Optional: NULL means none. */
   cl_command_queue (*queue)(void *stream);
+  /** Version 5.  Enqueues a transfer that has an image at one end or both
+   * (x->image says which; see struct cls_transfer): `kind` is
+   * CLS_CMD_WRITE (host to image: clEnqueueWriteImage), CLS_CMD_READ
+   * (image to host: clEnqueueReadImage, blocking as x->blocking says),
+   * CLS_CMD_COPY (image to image, image to buffer, buffer to image) or
+   * CLS_CMD_FILL (clEnqueueFillImage with the colour x->pattern), after
+   * `wait`, as command `seq`.  The core checked the region against the
+   * images.  Optional: NULL (or an earlier version) makes every image
+   * transfer on the stream fail its enqueue (CL_INVALID_OPERATION). */
+  cl_int (*image)(void *stream, int kind, const struct cls_transfer *x, uint64_t seq,
+                  cl_uint nwait, const cl_event *wait);
 };
 
 /** The default factory: one OpenCL in-order command queue per stream.  A

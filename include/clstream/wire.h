@@ -15,7 +15,9 @@
  * one byte order (a record from another is refused as malformed).
  *
  * Like the rest of the API: 0 or a negative CLS_E* code; each call that
- * takes a context takes its lock.
+ * takes a context takes its lock.  An image handle is refused by every
+ * call with #CLS_EINVAL: bytes travel, not pixels (cls_image_to_buffer()
+ * first).
  */
 #ifndef CLSTREAM_WIRE_H
 #define CLSTREAM_WIRE_H

@@ -23,12 +23,21 @@ static int check_range(const char *fn, size_t have, size_t offset, size_t size) 
   return CLS_OK;
 }
 
+/* A buffer of bytes: an image is refused here (its pixels move by
+ * region, src/api/image.c). */
 static struct cls__slot *resolve(cls_context *ctx, const char *fn, cls_buffer h, int *rc) {
   struct cls__slot *s = cls__resolve(ctx, h);
   int err = s ? CLS_OK : cls__resolve_error(ctx, h);
   if (!s)
     *rc = cls__error(err, 0, "%s: buffer %#llx: %s", fn, (unsigned long long)h.bits,
                      cls_strerror(err));
+  else if (s->image) {
+    *rc = cls__error(CLS_EINVAL, 0,
+                     "%s: handle %#llx names an image, not a buffer of bytes: move its pixels "
+                     "with the cls_image_* calls",
+                     fn, (unsigned long long)h.bits);
+    return NULL;
+  }
   return s;
 }
 
@@ -118,7 +127,6 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
     return cls__error(CLS_EINVAL, 0, "cls_download: NULL destination");
   CLS__ENTER(ctx);
   int rc;
-  struct cls__pending_read *pending = NULL;
   struct cls__cmd cmd = {.kind = CLS__CMD_READ, .op = "download", .nbind = 1};
   if (!(cmd.stream = cls__stream_get(ctx, stream, &rc)))
     goto out;
@@ -128,6 +136,22 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
   cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
   cmd.x = (struct cls_transfer){
       .src = s->mem, .src_offset = offset, .size = size, .host_dst = dst, .blocking = blocking};
+  rc = cls__download_run(ctx, &cmd, report);
+out:
+  cls__unlock(ctx);
+  return rc;
+}
+
+/* A download described in cmd (one READ binding; buffer or image), run
+ * to the end: a non-blocking one is queued for its sync, a blocking one
+ * learns whether what it read was written (F5). */
+int cls__download_run(cls_context *ctx, struct cls__cmd *cmd, cls_report **report) {
+  int rc;
+  int stream = cmd->stream->id;
+  bool blocking = cmd->x.blocking;
+  cls_buffer src = cmd->bind[0].handle;
+  struct cls__slot *s = cmd->bind[0].slot;
+  struct cls__pending_read *pending = NULL;
   if (!blocking) {
     pending = calloc(1, sizeof *pending);
     if (!pending) {
@@ -137,7 +161,7 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
     pending->stream = stream;
     pending->handle = src;
   }
-  rc = cls__run(ctx, &cmd, pending, report);
+  rc = cls__run(ctx, cmd, pending, report);
   if (rc < 0) {
     if (pending)
       cls__log_forget_read(ctx, pending);
@@ -145,7 +169,7 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
     goto out;
   }
   if (pending) {
-    pending->seq = cmd.seq;
+    pending->seq = cmd->seq;
     pending->next = ctx->reads;
     ctx->reads = pending;
     goto out;
@@ -158,29 +182,30 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
     goto out;
   /* Known to have failed itself (exact attribution); a range of one
    * command (this stream's part of a queue's range) is not known so. */
-  if (cmd.stream->failed_seq == cmd.seq && cmd.stream->failed_first == cmd.seq &&
-      !cmd.stream->failed_ranged) {
-    rc = cls__error(CLS_ECL, cmd.stream->failed_status, "download on stream %d failed: %s",
-                    stream, cls_cl_status_name(cmd.stream->failed_status));
+  if (cmd->stream->failed_seq == cmd->seq && cmd->stream->failed_first == cmd->seq &&
+      !cmd->stream->failed_ranged) {
+    rc = cls__error(CLS_ECL, cmd->stream->failed_status, "download on stream %d failed: %s",
+                    stream, cls_cl_status_name(cmd->stream->failed_status));
     goto out;
   }
   rc = cls__read_report(ctx, "download", stream, &src, 1, report);
   /* Ranged attribution: the download was in a failed range.  What it read
    * carries the range's failure when the range wrote it (reported above);
    * else the download itself may be the command that failed. */
-  if (rc == CLS_OK && cmd.stream->failed_first <= cmd.seq && cmd.seq <= cmd.stream->failed_seq) {
-    rc = cls__error(CLS_ECL, cmd.stream->failed_status,
+  if (rc == CLS_OK && cmd->stream->failed_first <= cmd->seq && cmd->seq <= cmd->stream->failed_seq) {
+    rc = cls__error(CLS_ECL, cmd->stream->failed_status,
                     "download on stream %d is in a range of commands one of which failed "
                     "(%s); rerun with CLS_PRECISE=1 to pin it",
-                    stream, cls_cl_status_name(cmd.stream->failed_status));
+                    stream, cls_cl_status_name(cmd->stream->failed_status));
     goto out;
   }
-  /* Guard mode: bytes a CLS_OUT launch never wrote make the buffer fail. */
-  if (rc == CLS_OK && ctx->guard &&
-      cls__guard_canary_read(ctx, src, s, offset, dst, size) == CLS_EGUARD)
+  /* Guard mode: bytes a CLS_OUT launch never wrote make the buffer fail
+   * (an image has no canary: docs/guard.md). */
+  if (rc == CLS_OK && ctx->guard && !s->image &&
+      cls__guard_canary_read(ctx, src, s, cmd->x.src_offset, cmd->x.host_dst, cmd->x.size) ==
+          CLS_EGUARD)
     rc = cls__read_report(ctx, "download", stream, &src, 1, report);
 out:
-  cls__unlock(ctx);
   return rc;
 }
 

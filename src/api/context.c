@@ -345,6 +345,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   ctx->driver_ops->destroy(ctx->driver);
   cls__trace_close(ctx->trace); /* after the streams: their last device times */
   cls__guard_destroy(ctx);
+  cls__image_caps_free(ctx);
   cls__failures_fini(&ctx->failures);
   cls__log_fini(ctx);
   cls__replay_fini(ctx);

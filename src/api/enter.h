@@ -38,4 +38,10 @@
     CLS__LOCK(ctx);                                                       \
   } while (0)
 
+struct cls__cmd;
+/* A download described in cmd (one read binding, a buffer's or an
+ * image's; stream, x set), run to the end: queued for its sync when not
+ * blocking, else checked for what it read (F5).  Lock held (buffer.c). */
+int cls__download_run(cls_context *ctx, struct cls__cmd *cmd, cls_report **report);
+
 #endif /* CLS_ENTER_H */

@@ -134,6 +134,13 @@ static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
 static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t i) {
   char name[128];
   cls__kernel_arg_name(k, i, name, sizeof name);
+  if (k->images >> i & 1)
+    return cls__error(CLS_EACCESS, 0,
+                      "kernel '%s' argument %zu%s%s%s: declare it CLS_OUT or CLS_INOUT (CLS_ARG "
+                      "infers): declared CLS_IN, it is an image the kernel writes (%s), which "
+                      "strict mode (CLS_STRICT=1) refuses",
+                      k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "",
+                      k->writeonly >> i & 1 ? "__write_only" : "__read_write");
   /* The fix right after the names, the explanation last. */
   return cls__error(CLS_EACCESS, 0,
                     "kernel '%s' argument %zu%s%s%s: declare it CLS_INOUT or CLS_OUT, or const "
@@ -148,7 +155,15 @@ static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t 
 static __attribute__((noinline)) void access_trusted(cls_context *ctx, cls_kernel *k, size_t i) {
   char name[128];
   cls__kernel_arg_name(k, i, name, sizeof name);
-  cls__log(&ctx->logger, CLS_LOG_ERRORS,
+  if (k->images >> i & 1)
+    cls__log(&ctx->logger, CLS_LOG_ERRORS,
+             "F11: kernel '%s' argument %zu%s%s%s is declared CLS_IN, but it is a %s image the "
+             "kernel writes; clstream trusts the declaration and orders it as a read. Declare it "
+             "CLS_OUT (CLS_ARG infers)",
+             k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "",
+             k->writeonly >> i & 1 ? "__write_only" : "__read_write");
+  else
+    cls__log(&ctx->logger, CLS_LOG_ERRORS,
            "F11: kernel '%s' argument %zu%s%s%s is declared CLS_IN, but its signature lets the "
            "kernel write it (a __global pointer that is not const); clstream trusts the "
            "declaration and orders it as a read. If the kernel only reads it, make it const "
@@ -168,6 +183,13 @@ static __attribute__((noinline)) int odd_access(const cls_kernel *k, size_t i, i
 /* A buffer given where the kernel refuses it with this access: the wrong
  * kind of argument, or F11 (refused when strict, else said once). */
 static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel *k, size_t i) {
+  if (k->no_read_write && (k->readwrite >> i & 1))
+    return cls__error(CLS_ENOSYS, 0,
+                      "kernel '%s' argument %zu is a __read_write image, which device '%s' "
+                      "(OpenCL %d.%d) does not support (OpenCL 2.0 read_write images, "
+                      "CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS)",
+                      k->name, i, ctx->info.device_name, ctx->info.cl_version / 100,
+                      ctx->info.cl_version % 100 / 10);
   if (k->argq[i] > CLS__ARGQ_GLOBAL) /* neither unknown nor a buffer */
     return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
                       k->name, i, kind_name(CLS__ARGQ_GLOBAL), kind_name(k->argq[i]));
@@ -175,6 +197,17 @@ static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel
     return access_refused(k, i);
   access_trusted(ctx, k, i);
   return CLS_OK;
+}
+
+/* An image where the kernel takes a pointer, or a buffer where it takes
+ * an image: both named. */
+static __attribute__((noinline)) int image_kind_refused(const cls_kernel *k, size_t i,
+                                                        bool image) {
+  char name[128];
+  cls__kernel_arg_name(k, i, name, sizeof name);
+  return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu%s%s%s: %s given, %s expected",
+                    k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "",
+                    image ? "an image" : "a buffer", image ? "a buffer" : "an image");
 }
 
 static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
@@ -212,6 +245,11 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
       int err = cls__resolve_error(ctx, a->buffer);
       return cls__error(err, 0, "kernel '%s' argument %zu: %s", k->name, i, cls_strerror(err));
     }
+    /* One compare: an image where the signature says a buffer, or the
+     * other way round (unknown signatures say neither). */
+    if (__builtin_expect((s->image != NULL) != (bool)(k->images >> i & 1), 0) &&
+        k->argq[i] == CLS__ARGQ_GLOBAL)
+      return image_kind_refused(k, i, s->image != NULL);
     if (refuse[i] >> acc & 1) {
       int rc = buffer_refused(ctx, k, i);
       if (rc < 0)

@@ -137,6 +137,9 @@ struct cls_context {
    * pointer that must live as long as the context. */
   char **labels;
   size_t nlabels, caplabels;
+  /* Images (src/memory/image.c): each device's limits and formats, asked
+   * at the first image call that needs them; NULL: not yet. */
+  struct cls__image_caps *image_caps[CLS_MAX_DEVICES];
 };
 
 /* The stream if it exists, else NULL; no creation. */

@@ -51,6 +51,19 @@ struct cls__slot {
   const char *canary_kernel;
   int canary_stream;
   uint64_t canary_position;
+  /* An image (src/memory/image.c): its shape and format; NULL for a
+   * buffer.  An image has no page: `mem` is its own cl_mem. */
+  struct cls__image *image;
+};
+
+/* An image's shape and format, as allocated (normalized: 2D has depth
+ * and array_size 1). */
+struct cls__image {
+  struct cls_image_desc desc;
+  size_t pixel;            /* bytes per pixel */
+  /* Pooled after a free (memory.c): the last use on the owning stream,
+   * which the next owner is ordered after, as a page's release_seq. */
+  uint64_t release_seq;
 };
 
 /* A freed block waiting for its uses on other streams to complete. */
@@ -61,8 +74,10 @@ struct cls__pending_free {
   uint64_t need[CLS_MAX_STREAMS]; /* per stream: seq that must complete */
   uint64_t mask;
   uint64_t own_seq;        /* last use on the owning stream */
+  struct cls__image *image; /* an image (page NULL, mem its own) */
 };
 
+#define CLS__SPARE_IMAGES 4 /* freed images kept per stream */
 struct cls__memory {
   size_t npages, cappages;
   struct cls__page **pages;
@@ -71,6 +86,13 @@ struct cls__memory {
   int free_slot;           /* head of the free-slot list, -1: none */
   size_t npending, cappending;
   struct cls__pending_free *pending;
+  /* Freed images kept for reuse by an image of the same description
+   * (image.c): each one's cl_mem and description. */
+  size_t nspare;
+  struct cls__spare_image {
+    cl_mem mem;
+    struct cls__image *image;
+  } spare[CLS__SPARE_IMAGES];
 };
 
 /* Handle bits: context tag (12) | stream (6) | generation (22) | index (24). */

@@ -227,8 +227,9 @@ static int canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
   struct cls__stream *s = launch->stream;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
-    if (b->access != CLS_WRITE)
-      continue; /* only CLS_OUT: what it declared it writes in full */
+    if (b->access != CLS_WRITE || b->slot->image)
+      continue; /* only CLS_OUT: what it declared it writes in full; an
+                   image takes no canary (docs/guard.md) */
     struct cls__cmd fill = {.kind = CLS__CMD_FILL, .op = "canary fill", .nbind = 1, .stream = s};
     fill.bind[0] = *b;
     fill.x = (struct cls_transfer){.dst = b->slot->mem, .size = b->slot->size,
@@ -271,8 +272,8 @@ static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
     return CLS_OK;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
-    if (b->access != CLS_READ)
-      continue;
+    if (b->access != CLS_READ || b->slot->image)
+      continue; /* an image is not compared (docs/guard.md) */
     /* Its argument: the one whose value is this slot's cl_mem. */
     unsigned arg = 0;
     if (foreign)

@@ -138,6 +138,23 @@ static void access_unchecked(cls_context *ctx, const struct cls_kernel *k) {
 }
 
 static void access_of(cls_context *ctx, struct cls_kernel *k, cl_uint i) {
+  /* An image's access is its access qualifier: the signature says it. */
+  cl_kernel_arg_access_qualifier aq = CL_KERNEL_ARG_ACCESS_NONE;
+  if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof aq, &aq, NULL) ==
+          CL_SUCCESS &&
+      aq != CL_KERNEL_ARG_ACCESS_NONE) {
+    k->images |= 1u << i;
+    if (aq == CL_KERNEL_ARG_ACCESS_READ_ONLY) {
+      k->readonly |= 1u << i;
+    } else {
+      k->writable |= 1u << i;
+      if (aq == CL_KERNEL_ARG_ACCESS_WRITE_ONLY)
+        k->writeonly |= 1u << i;
+      else
+        k->readwrite |= 1u << i;
+    }
+    return;
+  }
   cl_kernel_arg_type_qualifier tq = 0;
   if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL) !=
       CL_SUCCESS) {
@@ -164,8 +181,25 @@ static void refusals(struct cls_kernel *k) {
   const unsigned all = 1u << CLS_READ | 1u << CLS_WRITE | 1u << CLS_READ_WRITE;
   for (size_t i = 0; i < CLS_MAX_ARGS; i++)
     k->refuse[i] = (unsigned char)(k->argq[i] > CLS__ARGQ_GLOBAL ? all
+                                   : k->no_read_write && (k->readwrite >> i & 1) ? all
                                    : k->writable >> i & 1         ? 1u << CLS_READ
                                                                   : 0);
+}
+
+/* OpenCL 2.0's read_write images: where the device has none (below 2.0,
+ * or CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS 0), a launch binding one is
+ * refused (launch.c), not handed to a runtime that may misbehave. */
+#ifndef CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS
+#define CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS 0x104C
+#endif
+static void read_write_images(cls_context *ctx, struct cls_kernel *k) {
+  if (!k->readwrite)
+    return;
+  cl_uint n = 0;
+  k->no_read_write = ctx->info.cl_version < 200 ||
+                     clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, sizeof n,
+                                     &n, NULL) != CL_SUCCESS ||
+                     n == 0;
 }
 
 /* Argument kinds and scalar sizes, where the platform gives argument info
@@ -209,7 +243,7 @@ static void arg_info(cls_context *ctx, struct cls_kernel *k) {
 unknown:
   memset(k->argq, CLS__ARGQ_UNKNOWN, sizeof k->argq);
   memset(k->argtype, 0, sizeof k->argtype);
-  k->writable = k->readonly = 0;
+  k->writable = k->readonly = k->images = k->writeonly = k->readwrite = 0;
   access_unchecked(ctx, k);
   free(k->argsize);
   k->argsize = NULL;
@@ -318,6 +352,7 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
     clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
     work_group_info(ctx, k);
     arg_info(ctx, k);
+    read_write_images(ctx, k);
     refusals(k); /* from what arg_info found, all zero where it found nothing */
   }
   k->next = prog->kernels;
@@ -386,7 +421,10 @@ CLS_API int cls_kernel_info(const cls_kernel *k, struct cls_kernel_info *out) {
     switch (k->argq[i]) {
     case CLS__ARGQ_GLOBAL:
       a->kind = CLS_ARG_BUFFER;
-      a->access = k->readonly >> i & 1 ? CLS_READ : k->writable >> i & 1 ? CLS_READ_WRITE : 0;
+      a->access = k->readonly >> i & 1    ? CLS_READ
+                  : k->writeonly >> i & 1 ? CLS_WRITE
+                  : k->writable >> i & 1  ? CLS_READ_WRITE
+                                          : 0;
       break;
     case CLS__ARGQ_LOCAL:
       a->kind = CLS_ARG_LOCAL;

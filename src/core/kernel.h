@@ -56,6 +56,14 @@ struct cls_kernel {
    * kernel serves). */
   int home;
   struct cls__kernel_lane *lanes[CLS_MAX_STREAMS];
+  /* Images, from CL_KERNEL_ARG_ACCESS_QUALIFIER (0 where unknown): bit i
+   * set when argument i is an image, one the kernel only writes
+   * (__write_only; also in writable), one it reads and writes
+   * (__read_write; also in writable); __read_only ones are in readonly.
+   * no_read_write: the device has no read_write images (CLS_ENOSYS at a
+   * launch binding one). */
+  uint32_t images, writeonly, readwrite;
+  bool no_read_write;
 };
 
 struct cls__kernel_lane {
@@ -96,6 +104,8 @@ static inline void cls__kernel_for(cls_kernel *k, int stream, cl_kernel *kernel,
 static inline int cls__kernel_access(const struct cls_kernel *k, size_t i, int declared) {
   if (declared != CLS_ACCESS_INFER)
     return declared;
+  if (i < CLS_MAX_ARGS && (k->writeonly >> i & 1))
+    return CLS_WRITE; /* a __write_only image */
   return i < CLS_MAX_ARGS && (k->readonly >> i & 1) ? CLS_READ : CLS_READ_WRITE;
 }
 /* Argument i's name where the platform gives it, else "" (error paths). */

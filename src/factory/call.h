@@ -31,6 +31,12 @@ static inline cl_int cls__enqueue_plain(const struct cls_stream_factory *f, void
                                         int kind, const struct cls_kernel_cmd *k,
                                         const struct cls_transfer *x, uint64_t seq, cl_uint nwait,
                                         const cl_event *wait) {
+  /* Only the transfer kinds read x (a kind appended later may leave it unset). */
+  if (kind >= CLS__CMD_WRITE && kind <= CLS__CMD_FILL && x->image) {
+    cl_int (*image)(void *, int, const struct cls_transfer *, uint64_t, cl_uint,
+                    const cl_event *) = cls__factory_image(f);
+    return image ? image(stream, kind, x, seq, nwait, wait) : CL_INVALID_OPERATION;
+  }
   switch (kind) {
   case CLS__CMD_LAUNCH:
     return f->launch(stream, k, seq, nwait, wait);

@@ -231,6 +231,14 @@ static cl_int fs_fill(void *stream, cl_mem dst, size_t off, size_t size, const v
   return cls__fault_enqueue(fs, fs->id, CLS__CMD_FILL, NULL, &x, seq, nwait, wait);
 }
 
+static cl_int fs_image(void *stream, int kind, const struct cls_transfer *x, uint64_t seq,
+                       cl_uint nwait, const cl_event *wait) {
+  struct fault_stream *fs = stream;
+  if (kind < CLS__CMD_WRITE || kind > CLS__CMD_FILL || !x || !x->image)
+    return CL_INVALID_OPERATION;
+  return cls__fault_enqueue(fs, fs->id, kind, NULL, x, seq, nwait, wait);
+}
+
 static cl_int fs_marker(void *stream, cl_event *out) {
   struct fault_stream *fs = stream;
   cl_int rc = fs->inner->marker(fs->s, out);
@@ -367,4 +375,5 @@ const struct cls_stream_factory cls__fault_factory = {
     .events = fs_events,
     .foreign = fs_foreign,
     .queue = fs_queue,
+    .image = fs_image,
 };

@@ -6,6 +6,8 @@
  * leave the destination untouched. */
 #include "util/util.h"
 
+#include <clstream/driver.h>
+
 #include <stdlib.h>
 
 struct null_stream {
@@ -70,6 +72,11 @@ static cl_int null_foreign(void *stream, const struct cls_foreign_cmd *cmd, uint
   return done(stream, seq);
 }
 
+static cl_int null_image(void *stream, int kind, const struct cls_transfer *x, uint64_t seq,
+                         cl_uint nwait, const cl_event *wait) {
+  return done(stream, seq);
+}
+
 /* A real event, already complete: other streams may wait on it. */
 static cl_int null_marker(void *stream, cl_event *out) {
   struct null_stream *s = stream;
@@ -106,6 +113,7 @@ static const struct cls_stream_factory null_factory = {
     .poll = null_poll,
     .foreign = null_foreign,
     .queue = NULL,
+    .image = null_image,
 };
 
 CLS_API const struct cls_stream_factory *cls_null_stream_factory(void) { return &null_factory; }

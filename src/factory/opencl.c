@@ -539,6 +539,45 @@ static cl_int ocl_foreign(void *stream, const struct cls_foreign_cmd *c, uint64_
 
 static cl_command_queue ocl_queue(void *stream) { return ((struct ocl_stream *)stream)->q; }
 
+/* Image transfers (version 5): by kind, and by which ends are images. */
+static cl_int ocl_image(void *stream, int kind, const struct cls_transfer *x, uint64_t seq,
+                        cl_uint nwait, const cl_event *wait) {
+  struct ocl_stream *s = stream;
+  const cl_event *w = nwait ? wait : NULL;
+  switch (kind) {
+  case CLS_CMD_WRITE:
+    if (!x->blocking)
+      MAYBE_EVENT(s, seq, "upload",
+                  clEnqueueWriteImage(s->q, x->dst, CL_FALSE, x->dst_origin, x->region,
+                                      x->row_pitch, x->slice_pitch, x->host_src, nwait, w, ev_));
+    WITH_EVENT_DONE(s, seq, "upload", 1,
+                    clEnqueueWriteImage(s->q, x->dst, CL_TRUE, x->dst_origin, x->region,
+                                        x->row_pitch, x->slice_pitch, x->host_src, nwait, w, ev_));
+  case CLS_CMD_READ:
+    WITH_EVENT_DONE(s, seq, "download", x->blocking,
+                    clEnqueueReadImage(s->q, x->src, x->blocking ? CL_TRUE : CL_FALSE,
+                                       x->src_origin, x->region, x->row_pitch, x->slice_pitch,
+                                       x->host_dst, nwait, w, ev_));
+  case CLS_CMD_COPY:
+    if (x->image == (CLS_TRANSFER_SRC_IMAGE | CLS_TRANSFER_DST_IMAGE))
+      WITH_EVENT(s, seq, "copy",
+                 clEnqueueCopyImage(s->q, x->src, x->dst, x->src_origin, x->dst_origin, x->region,
+                                    nwait, w, ev_));
+    if (x->image == CLS_TRANSFER_SRC_IMAGE)
+      WITH_EVENT(s, seq, "copy",
+                 clEnqueueCopyImageToBuffer(s->q, x->src, x->dst, x->src_origin, x->region,
+                                            x->dst_offset, nwait, w, ev_));
+    WITH_EVENT(s, seq, "copy",
+               clEnqueueCopyBufferToImage(s->q, x->src, x->dst, x->src_offset, x->dst_origin,
+                                          x->region, nwait, w, ev_));
+  case CLS_CMD_FILL:
+    WITH_EVENT(s, seq, "fill",
+               clEnqueueFillImage(s->q, x->dst, x->pattern, x->dst_origin, x->region, nwait, w,
+                                  ev_));
+  }
+  return CL_INVALID_OPERATION;
+}
+
 /* Lent: the ring keeps its reference until a drain, which only a later
  * call into this stream does.  Ranged: a marker stands for a newest
  * command that went without an event; NULL when that marker cannot be
@@ -622,6 +661,7 @@ static const struct cls_stream_factory opencl_factory = {
     .events = ocl_events,
     .foreign = ocl_foreign,
     .queue = ocl_queue,
+    .image = ocl_image,
 };
 
 CLS_API const struct cls_stream_factory *cls_opencl_stream_factory(void) {

@@ -195,10 +195,18 @@ struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, 
   struct cls__failure *f = slot->failure;
   if (f == &cls__never_written) {
     int st = cls__handle_stream(h);
-    f = cls__failure_mint(ctx, CLS_ETAINTED, 0,
-                          &(struct cls__cmd_at){.op = "alloc", .kernel = "", .stream = st}, false,
-                          "buffer of %zu byte%s allocated on stream %d was never written",
-                          slot->size, slot->size == 1 ? "" : "s", st);
+    const struct cls__cmd_at at = {.op = "alloc", .kernel = "", .stream = st};
+    if (slot->image) /* named by its shape: its bytes are not its size */
+      f = cls__failure_mint(ctx, CLS_ETAINTED, 0, &at, false,
+                            "image of %zu x %zu x %zu pixels (%zu layer%s) allocated on stream %d "
+                            "was never written",
+                            slot->image->desc.width, slot->image->desc.height,
+                            slot->image->desc.depth, slot->image->desc.array_size,
+                            slot->image->desc.array_size == 1 ? "" : "s", st);
+    else
+      f = cls__failure_mint(ctx, CLS_ETAINTED, 0, &at, false,
+                            "buffer of %zu byte%s allocated on stream %d was never written",
+                            slot->size, slot->size == 1 ? "" : "s", st);
     if (!f)
       return &cls__never_written; /* out of memory: the sentinel still fails reads */
     if (ctx->trace)

@@ -225,8 +225,9 @@ void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t
     slot->canary_kernel = launch && b->access == CLS_WRITE ? cmd->kcmd.name : NULL;
     slot->canary_stream = cmd->stream->id;
     slot->canary_position = position;
-    if (!named)
-      continue; /* clstream checks a transfer's range itself */
+    if (!named || slot->image)
+      continue; /* clstream checks a transfer's range itself; an image has
+                   no guard bytes (OpenCL bounds its accesses) */
     if (!cls__grow((void **)&g->checks, &g->capchecks, g->nchecks + 1, sizeof *g->checks, 16))
       continue; /* out of memory: this launch goes unchecked */
     g->checks[g->nchecks++] = (struct check){.h = b->handle, .stream = cmd->stream->id,

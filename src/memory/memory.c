@@ -133,9 +133,16 @@ static void release_extent(struct cls__page *p, size_t offset, size_t span, uint
   }
 }
 
-/* Returns a block to its page (or drops its dedicated page). */
+/* Returns a block to its page (or drops its dedicated page); an image
+ * goes to the stream's spares (image.c). */
 static void block_release(cls_context *ctx, struct cls__memory *m, struct cls__page *page,
-                          size_t offset, size_t span, cl_mem mem, uint64_t own_seq) {
+                          size_t offset, size_t span, cl_mem mem, uint64_t own_seq,
+                          struct cls__image *image) {
+  if (image) {
+    released(ctx);
+    cls__image_release(m, mem, image, own_seq);
+    return;
+  }
   if (page->dedicated) {
     if (mem != page->mem) /* guard mode: a sub-buffer even then */
       clReleaseMemObject(mem);
@@ -172,7 +179,7 @@ static void reclaim(cls_context *ctx, struct cls__memory *m, bool wait) {
       done = !st || st->completed >= p->need[t];
     }
     if (done)
-      block_release(ctx, m, p->page, p->offset, p->span, p->mem, p->own_seq);
+      block_release(ctx, m, p->page, p->offset, p->span, p->mem, p->own_seq, p->image);
     else
       m->pending[j++] = *p;
   }
@@ -183,7 +190,7 @@ static void reclaim(cls_context *ctx, struct cls__memory *m, bool wait) {
 /* Allocation                                                          */
 /* ------------------------------------------------------------------ */
 
-static int take_slot(struct cls__memory *m, int *index) {
+int cls__memory_take_slot(struct cls__memory *m, int *index) {
   if (m->free_slot >= 0) {
     *index = m->free_slot;
     m->free_slot = m->slots[*index].next_free;
@@ -200,7 +207,7 @@ static int take_slot(struct cls__memory *m, int *index) {
   return CLS_OK;
 }
 
-static void put_slot(struct cls__memory *m, int index) {
+void cls__memory_put_slot(struct cls__memory *m, int index) {
   m->slots[index].next_free = m->free_slot;
   m->free_slot = index;
 }
@@ -244,7 +251,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
   struct cls__memory *m = &s->mem;
   reclaim(ctx, m, false);
   int index = -1;
-  int rc = take_slot(m, &index);
+  int rc = cls__memory_take_slot(m, &index);
   if (rc < 0)
     return rc;
   struct cls__page *page = NULL;
@@ -284,6 +291,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
   slot->write_seq = page->release_seq;
   slot->read_mask = 0;
   slot->canary_kernel = NULL;
+  slot->image = NULL;
   if (ctx->guard) {
     /* The guards go through a queue of their own: the earlier uses of
      * this region on the owning stream must be over first. */
@@ -305,7 +313,7 @@ fail_sub:
   else
     release_extent(page, offset, span, 0);
 fail_place:
-  put_slot(m, index);
+  cls__memory_put_slot(m, index);
   return rc;
 }
 
@@ -323,7 +331,7 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
   int index = (int)(slot - m->slots);
 
   struct cls__pending_free pf = {.page = slot->page, .offset = slot->offset,
-                                 .span = slot->span, .mem = slot->mem};
+                                 .span = slot->span, .mem = slot->mem, .image = slot->image};
   /* The last uses: the last write and the reads since; everything before
    * them is ordered before them. */
   if (slot->writer >= 0) {
@@ -363,14 +371,15 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
 
   cls__slot_set_failure(slot, NULL);
   slot->live_gen = CLS__SLOT_FREE;
+  slot->image = NULL;
   slot->gen = (slot->gen + 1) & ((1u << CLS__GEN_BITS) - 1);
   if (slot->gen == 0)
     slot->gen = 1;
-  put_slot(m, index);
+  cls__memory_put_slot(m, index);
   if (pf.mask)
     m->pending[m->npending++] = pf;
   else
-    block_release(ctx, m, pf.page, pf.offset, pf.span, pf.mem, pf.own_seq);
+    block_release(ctx, m, pf.page, pf.offset, pf.span, pf.mem, pf.own_seq, pf.image);
   return CLS_OK;
 }
 
@@ -381,12 +390,26 @@ void cls__memory_fini(cls_context *ctx, struct cls__stream *s) {
     if (slot->live_gen == CLS__SLOT_FREE)
       continue;
     cls__slot_set_failure(slot, NULL);
-    if (slot->mem != slot->page->mem)
+    if (slot->image) {
       clReleaseMemObject(slot->mem);
+      free(slot->image);
+    } else if (slot->mem != slot->page->mem) {
+      clReleaseMemObject(slot->mem);
+    }
   }
-  for (size_t i = 0; i < m->npending; i++)
-    if (m->pending[i].mem != m->pending[i].page->mem)
-      clReleaseMemObject(m->pending[i].mem);
+  for (size_t i = 0; i < m->npending; i++) {
+    struct cls__pending_free *p = &m->pending[i];
+    if (p->image) {
+      clReleaseMemObject(p->mem);
+      free(p->image);
+    } else if (p->mem != p->page->mem) {
+      clReleaseMemObject(p->mem);
+    }
+  }
+  for (size_t i = 0; i < m->nspare; i++) {
+    clReleaseMemObject(m->spare[i].mem);
+    free(m->spare[i].image);
+  }
   for (size_t i = 0; i < m->npages; i++) {
     ctx->page_bytes -= m->pages[i]->size;
     clReleaseMemObject(m->pages[i]->mem);

@@ -120,6 +120,11 @@ static inline cl_command_queue (*cls__factory_queue(const struct cls_stream_fact
   return f->version >= 5 ? f->queue : NULL;
 }
 
+static inline cl_int (*cls__factory_image(const struct cls_stream_factory *f))(
+    void *, int, const struct cls_transfer *, uint64_t, cl_uint, const cl_event *) {
+  return f->version >= 5 ? f->image : NULL;
+}
+
 /* Whether `needle` occurs in `hay`, ignoring ASCII case (an empty needle
  * does).  Device and platform names are matched this way. */
 static inline bool cls__icontains(const char *hay, const char *needle) {

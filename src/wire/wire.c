@@ -267,6 +267,12 @@ static struct cls__slot *resolve(cls_context *ctx, const char *fn, cls_buffer h,
     int err = cls__resolve_error(ctx, h);
     *rc = cls__error(err, 0, "%s: buffer %#llx: %s", fn, (unsigned long long)h.bits,
                      cls_strerror(err));
+  } else if (s->image) { /* bytes travel, not pixels */
+    *rc = cls__error(CLS_EINVAL, 0,
+                     "%s: handle %#llx names an image: copy it into a buffer "
+                     "(cls_image_to_buffer) to send it",
+                     fn, (unsigned long long)h.bits);
+    return NULL;
   }
   return s;
 }

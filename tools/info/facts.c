@@ -103,6 +103,16 @@ static void gather_context(struct info_facts *f, cls_context *ctx) {
   set_error(&f->attribution_error, rc);
   f->quirks.version = CLS_QUIRKS_VERSION;
   set_error(&f->quirks_error, cls_context_quirks(ctx, &f->quirks));
+  int rc2 = CLS_OK;
+  for (int t = 0; t < 3 && rc2 == CLS_OK; t++) {
+    size_t n = 0;
+    rc2 = cls_image_formats(ctx, 0, t + 1, NULL, 0, &n);
+    f->image_formats[t] = rc2 == CLS_OK && n ? calloc(n, sizeof *f->image_formats[t]) : NULL;
+    if (f->image_formats[t] &&
+        (rc2 = cls_image_formats(ctx, 0, t + 1, f->image_formats[t], n, &n)) == CLS_OK)
+      f->nimage_formats[t] = n;
+  }
+  set_error(&f->images_error, rc2);
 }
 
 /* Whether a probe kernel's arguments come back with their access and
@@ -178,6 +188,7 @@ int info_facts_gather(struct info_facts *f, unsigned extras) {
     } else {
       copy_error(&f->quirks_error, &no_context);
       copy_error(&f->argument_info_error, &no_context);
+      copy_error(&f->images_error, &no_context);
     }
     if (extras & INFO_ARGUMENT_INFO) {
       f->argument_info_asked = 1;
@@ -197,11 +208,13 @@ int info_facts_gather(struct info_facts *f, unsigned extras) {
 void info_facts_free(struct info_facts *f) {
   struct info_error *errors[] = {&f->list,          &f->default_error,     &f->env_error,
                                  &f->context_error, &f->attribution_error, &f->quirks_error,
-                                 &f->argument_info_error};
+                                 &f->argument_info_error, &f->images_error};
   for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
     free(errors[i]->detail);
   free((char *)f->cache.dir);
   free(f->drivers);
   free(f->devs);
+  for (int t = 0; t < 3; t++)
+    free(f->image_formats[t]);
   memset(f, 0, sizeof *f);
 }

@@ -83,6 +83,12 @@ struct info_facts {
     const char *name, *description;
   } *drivers;
 
+  /* The image formats of the context device, by enum cls_image_type - 1
+   * (cls_image_formats on stream 0; none without image support). */
+  struct info_error images_error;
+  size_t nimage_formats[3];
+  struct cls_image_format *image_formats[3];
+
   /* The persistent program cache as the context sees it (dir is a copy). */
   int have_cache;
   struct cls_cache_info cache;

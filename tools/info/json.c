@@ -233,6 +233,27 @@ static void section_argument_info(struct json *j, const struct info_facts *f) {
   json_end_object(j);
 }
 
+/* The image formats of the context device, "ORDER/TYPE" by image type. */
+static void section_images(struct json *j, const struct info_facts *f) {
+  static const char *const types[] = {"2d", "3d", "2d_array"};
+  if (f->images_error.code != CLS_OK) {
+    json_error(j, "image_formats", &f->images_error);
+    return;
+  }
+  json_object(j, "image_formats");
+  for (int t = 0; t < 3; t++) {
+    json_array(j, types[t]);
+    for (size_t i = 0; i < f->nimage_formats[t]; i++) {
+      char name[96];
+      snprintf(name, sizeof name, "%s/%s", f->image_formats[t][i].order_name,
+               f->image_formats[t][i].type_name);
+      json_str(j, NULL, name);
+    }
+    json_end_array(j);
+  }
+  json_end_object(j);
+}
+
 static void section_drivers(struct json *j, const struct info_facts *f) {
   json_object(j, "drivers");
   json_str(j, "default", f->default_driver);
@@ -268,7 +289,8 @@ static const struct {
   void (*emit)(struct json *, const struct info_facts *);
 } sections[] = {
     {0, section_platforms}, {1, section_selection},     {1, section_context},
-    {1, section_quirks},    {1, section_argument_info}, {0, section_drivers},
+    {1, section_quirks},    {1, section_argument_info}, {1, section_images},
+    {0, section_drivers},
     {1, section_cache},
 };
 

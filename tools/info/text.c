@@ -150,6 +150,24 @@ static void print_drivers(FILE *out, const struct info_facts *f) {
             strcmp(f->drivers[i].name, f->default_driver) == 0 ? " (default)" : "");
 }
 
+/* The image formats the context device supports, by image type. */
+static void print_images(FILE *out, const struct info_facts *f) {
+  static const char *const types[] = {"2D", "3D", "2D array"};
+  if (f->images_error.code != CLS_OK) {
+    print_error(out, "image formats:", &f->images_error);
+    return;
+  }
+  fprintf(out, "\nimage formats of the context device (read-write; cls_image_formats):\n");
+  for (int t = 0; t < 3; t++) {
+    fprintf(out, "  %-9s %zu%s", types[t], f->nimage_formats[t],
+            f->nimage_formats[t] ? ":" : " (no image support)");
+    for (size_t i = 0; i < f->nimage_formats[t]; i++)
+      fprintf(out, "%s%s/%s", i % 4 ? ", " : "\n    ", f->image_formats[t][i].order_name,
+              f->image_formats[t][i].type_name);
+    fprintf(out, "\n");
+  }
+}
+
 static void print_text(const struct info_facts *f, FILE *out) {
   fprintf(out, "clstream %s\n\n", f->version);
   if (f->list_oom) {
@@ -196,6 +214,7 @@ static void print_text(const struct info_facts *f, FILE *out) {
   fprintf(out, "%-22s %s\n", "context driver:", f->driver);
   print_attribution(out, f);
   print_quirks(out, f);
+  print_images(out, f);
   print_drivers(out, f);
 }
 
