@@ -4,7 +4,8 @@
  * ordering waits for its inputs' producers, F3/F4 scope its writes, the
  * driver submits it, the factory's foreign() calls the callback and keeps
  * its event for F8.  Also the raw escape hatches (a stream's queue, a
- * buffer's memory object) and cls_foreign_run, which factories call. */
+ * buffer's memory object).  cls_foreign_run, which factories call, is
+ * src/factory/foreign.c. */
 #include "api/enter.h"
 #include "core/command.h"
 #include "core/refusal.h"
@@ -118,58 +119,6 @@ out:
 refused: /* F12: what it would have written says why it was not */
   rc = cls__refused_foreign(ctx, name, stream, nargs, args, rc);
   goto out;
-}
-
-/* A status is an OpenCL one when it is CL_SUCCESS or negative; anything
- * else is garbage the callback returned. */
-CLS_API cl_int cls_foreign_run(const struct cls_foreign_cmd *cmd, cl_command_queue q,
-                               cl_uint nwait, const cl_event *wait, cl_event *barrier,
-                               cl_event *out) {
-  *out = NULL;
-  *barrier = NULL;
-  /* The wait list as a barrier: a library that takes none is ordered. */
-  cl_int rc = nwait ? clEnqueueBarrierWithWaitList(q, nwait, wait, barrier) : CL_SUCCESS;
-  if (rc != CL_SUCCESS)
-    return rc;
-  struct cls_foreign_call call = {.queue = q,
-                                  .label = cmd->label,
-                                  .data = cmd->data,
-                                  .stream = cmd->stream,
-                                  .nbuffers = cmd->nbuffers,
-                                  .buffers = cmd->buffers,
-                                  .nwait = nwait,
-                                  .wait = nwait ? wait : NULL};
-  cl_event ev = NULL;
-  cl_int st = cmd->fn(&call, &ev);
-  if (st > 0)
-    return CLS_FOREIGN_BAD_STATUS;
-  if (st < 0)
-    return st; /* the event is not read on an error */
-  if (!ev)
-    return CL_SUCCESS;
-  /* Only an event of this context is waited on or kept: another
-   * context's cannot order this queue, and one the runtime does not know
-   * is not an event. */
-  cl_context mine = NULL, its = NULL;
-  if (clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof mine, &mine, NULL) != CL_SUCCESS ||
-      clGetEventInfo(ev, CL_EVENT_CONTEXT, sizeof its, &its, NULL) != CL_SUCCESS)
-    return CLS_FOREIGN_BAD_EVENT;
-  if (its != mine) {
-    clReleaseEvent(ev);
-    return CLS_FOREIGN_BAD_EVENT;
-  }
-  /* Failed already: never waited on (PoCL hangs a command that waits on a
-   * failed event); the command fails now. */
-  cl_int status = CL_QUEUED;
-  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) !=
-      CL_SUCCESS)
-    status = CLS_FOREIGN_BAD_EVENT;
-  if (status < 0) {
-    clReleaseEvent(ev);
-    return status;
-  }
-  *out = ev;
-  return CL_SUCCESS;
 }
 
 CLS_API int cls_stream_queue(cls_context *ctx, int stream, cl_command_queue *queue) {

@@ -152,7 +152,8 @@ static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t 
 /* F11, not strict: the declaration stands, as raw OpenCL would run the
  * kernel.  Said once per kernel and argument (then the argument takes the
  * fast path again); guard mode checks each such launch (command.c). */
-static __attribute__((noinline)) void access_trusted(cls_context *ctx, cls_kernel *k, size_t i) {
+static __attribute__((noinline)) void access_trusted(cls_context *ctx, cls_kernel *k, size_t i,
+                                                     unsigned kind) {
   char name[128];
   cls__kernel_arg_name(k, i, name, sizeof name);
   if (k->images >> i & 1)
@@ -169,7 +170,7 @@ static __attribute__((noinline)) void access_trusted(cls_context *ctx, cls_kerne
            "declaration and orders it as a read. If the kernel only reads it, make it const "
            "in the kernel; if it writes it, declare it CLS_INOUT. CLS_GUARD=1 checks it",
            k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "");
-  k->refuse[i] &= (unsigned char)~(1u << CLS_READ);
+  k->refuse[i] &= (unsigned char)~(1u << (CLS_READ + kind));
 }
 
 /* The access of a binding that is not a plain read, write or read-write:
@@ -182,7 +183,10 @@ static __attribute__((noinline)) int odd_access(const cls_kernel *k, size_t i, i
 
 /* A buffer given where the kernel refuses it with this access: the wrong
  * kind of argument, or F11 (refused when strict, else said once). */
-static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel *k, size_t i) {
+static __attribute__((noinline)) int image_kind_refused(const cls_kernel *k, size_t i,
+                                                        bool image);
+static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel *k, size_t i,
+                                                    unsigned kind) {
   if (k->no_read_write && (k->readwrite >> i & 1))
     return cls__error(CLS_ENOSYS, 0,
                       "kernel '%s' argument %zu is a __read_write image, which device '%s' "
@@ -193,9 +197,12 @@ static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel
   if (k->argq[i] > CLS__ARGQ_GLOBAL) /* neither unknown nor a buffer */
     return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: %s given, %s expected",
                       k->name, i, kind_name(CLS__ARGQ_GLOBAL), kind_name(k->argq[i]));
+  bool image = kind == CLS__KIND_IMAGE;
+  if (image != (bool)(k->images >> i & 1))
+    return image_kind_refused(k, i, image);
   if (ctx->strict)
     return access_refused(k, i);
-  access_trusted(ctx, k, i);
+  access_trusted(ctx, k, i, kind);
   return CLS_OK;
 }
 
@@ -245,13 +252,10 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
       int err = cls__resolve_error(ctx, a->buffer);
       return cls__error(err, 0, "kernel '%s' argument %zu: %s", k->name, i, cls_strerror(err));
     }
-    /* One compare: an image where the signature says a buffer, or the
-     * other way round (unknown signatures say neither). */
-    if (__builtin_expect((s->image != NULL) != (bool)(k->images >> i & 1), 0) &&
-        k->argq[i] == CLS__ARGQ_GLOBAL)
-      return image_kind_refused(k, i, s->image != NULL);
-    if (refuse[i] >> acc & 1) {
-      int rc = buffer_refused(ctx, k, i);
+    /* One test: the kind of argument (a buffer or an image where the
+     * signature says another), and F11. */
+    if (refuse[i] >> (acc + s->kind) & 1) {
+      int rc = buffer_refused(ctx, k, i, s->kind);
       if (rc < 0)
         return rc;
     }

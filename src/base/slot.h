@@ -38,6 +38,9 @@ struct cls__slot {
   struct cls__failure *failure; /* F1: NULL or one counted reference */
   /* Ordering facts, in stream sequence numbers (0: none). */
   int writer;              /* stream of the last write, -1: none */
+  int canary_stream;       /* guard mode: see canary_kernel (here, beside
+                              writer: a slot's size is in every handle's
+                              resolution) */
   uint64_t write_seq;
   uint64_t write_stamp;    /* context-wide order of the last write, skips
                               included (F8 replay, see replay.c) */
@@ -46,10 +49,13 @@ struct cls__slot {
   int next_free;           /* free-slot list */
   unsigned char device;    /* the device that used it last (a context of
                               several devices: a use elsewhere migrates) */
+  unsigned char kind;      /* 0: a buffer, CLS__KIND_IMAGE: an image; a
+                              launch tests refuse[i] >> (access + kind), so
+                              a buffer where the kernel takes an image, or
+                              the other way round, costs no compare */
   /* Guard mode: the canary-filled launch that last wrote it (NULL: the
    * last write was another command), for the check on a download. */
   const char *canary_kernel;
-  int canary_stream;
   uint64_t canary_position;
   /* An image (src/memory/image.c): its shape and format; NULL for a
    * buffer.  An image has no page: `mem` is its own cl_mem. */
@@ -65,6 +71,9 @@ struct cls__image {
    * which the next owner is ordered after, as a page's release_seq. */
   uint64_t release_seq;
 };
+
+/* cls__slot.kind of an image: the shift of its bits in cls_kernel.refuse. */
+#define CLS__KIND_IMAGE 4
 
 /* A freed block waiting for its uses on other streams to complete. */
 struct cls__pending_free {
@@ -87,12 +96,16 @@ struct cls__memory {
   size_t npending, cappending;
   struct cls__pending_free *pending;
   /* Freed images kept for reuse by an image of the same description
-   * (image.c): each one's cl_mem and description. */
-  size_t nspare;
+   * (image.c); NULL until the stream frees its first image.  Out of line:
+   * a stream's size is in every handle's resolution. */
+  struct cls__spare_images *spares;
+};
+struct cls__spare_images {
+  size_t n;
   struct cls__spare_image {
-    cl_mem mem;
-    struct cls__image *image;
-  } spare[CLS__SPARE_IMAGES];
+    cl_mem mem;             /* the image's cl_mem */
+    struct cls__image *image; /* its description */
+  } at[CLS__SPARE_IMAGES];
 };
 
 /* Handle bits: context tag (12) | stream (6) | generation (22) | index (24). */

@@ -29,6 +29,11 @@ struct cls__stream {
     };
   };
   bool created;
+  /* Deadline mode: its last wait ran out (a command may still run, so
+   * destroy leaves its queue and memory); timed_out_seq below is the
+   * command that then took CLS_ETIMEDOUT.  Beside `created`: a stream's
+   * size is in every handle's resolution. */
+  bool hung;
   uint64_t issued;         /* commands issued, enqueued or skipped: the
                               "position" reports give */
   uint64_t failed_seq;     /* last command poll() reported failed */
@@ -42,11 +47,7 @@ struct cls__stream {
   uint64_t synced[CLS_MAX_STREAMS];
   uint64_t synced_mask;
   struct cls__memory mem;
-  /* Deadline mode: its last wait ran out (a command may still run, so
-   * destroy leaves its queue and memory), and the command that then took
-   * CLS_ETIMEDOUT. */
-  bool hung;
-  uint64_t timed_out_seq;
+  uint64_t timed_out_seq; /* deadline mode: see hung */
 };
 
 #define CLS__STREAM_VIEW(m)                                                                \

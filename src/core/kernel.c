@@ -176,14 +176,27 @@ void cls__kernel_arg_name(const struct cls_kernel *k, size_t i, char *out, size_
 }
 
 /* What the launch's one test per buffer argument refuses (see refuse in
- * program.h), from argq and writable. */
+ * kernel.h), from argq, images and writable: bits 1-3 for a buffer given
+ * with that access, the same shifted by CLS__KIND_IMAGE for an image. */
 static void refusals(struct cls_kernel *k) {
   const unsigned all = 1u << CLS_READ | 1u << CLS_WRITE | 1u << CLS_READ_WRITE;
-  for (size_t i = 0; i < CLS_MAX_ARGS; i++)
-    k->refuse[i] = (unsigned char)(k->argq[i] > CLS__ARGQ_GLOBAL ? all
-                                   : k->no_read_write && (k->readwrite >> i & 1) ? all
-                                   : k->writable >> i & 1         ? 1u << CLS_READ
-                                                                  : 0);
+  for (size_t i = 0; i < CLS_MAX_ARGS; i++) {
+    bool image = k->images >> i & 1;
+    /* What the argument's own kind refuses. */
+    unsigned own = k->no_read_write && (k->readwrite >> i & 1) ? all
+                   : k->writable >> i & 1                       ? 1u << CLS_READ
+                                                                : 0;
+    unsigned r;
+    if (k->argq[i] > CLS__ARGQ_GLOBAL) /* not memory: neither kind */
+      r = all | all << CLS__KIND_IMAGE;
+    else if (k->argq[i] == CLS__ARGQ_UNKNOWN) /* no signature: nothing */
+      r = 0;
+    else if (image)
+      r = all | own << CLS__KIND_IMAGE;
+    else
+      r = own | all << CLS__KIND_IMAGE;
+    k->refuse[i] = (unsigned char)r;
+  }
 }
 
 /* OpenCL 2.0's read_write images: where the device has none (below 2.0,

@@ -31,11 +31,12 @@ struct cls_kernel {
    * i is a global pointer the kernel may write (not const, not
    * __constant), resp. one it only reads.  Both 0 where unknown. */
   uint32_t writable, readonly;
-  /* The buffer bindings a launch refuses, per argument: bit a set refuses
-   * access a (CLS_READ, CLS_WRITE, CLS_READ_WRITE).  All three where the
-   * argument is not a buffer, CLS_READ where F11 finds it writable (strict:
-   * refused; else said once, then the bit is cleared), none where
-   * unknown: one test per argument (refusals() in kernel.c). */
+  /* The bindings a launch refuses, per argument: bit a + kind set refuses
+   * access a (CLS_READ, CLS_WRITE, CLS_READ_WRITE) of a buffer (kind 0) or
+   * an image (kind CLS__KIND_IMAGE).  All three of a kind the argument is
+   * not, CLS_READ where F11 finds it writable (strict: refused; else said
+   * once, then the bit is cleared), none where unknown: one test per
+   * argument (refusals() in kernel.c). */
   unsigned char refuse[CLS_MAX_ARGS];
   size_t max_wg;           /* the work-group maximum launches are checked
                               against (cls_kernel_info); 0: the device's */

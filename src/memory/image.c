@@ -302,11 +302,12 @@ int cls__image_alloc(cls_context *ctx, struct cls__stream *s, const struct cls_i
   /* A spare of the same description first: no OpenCL call. */
   cl_mem mem = NULL;
   struct cls__image *img = NULL;
-  for (size_t i = 0; i < m->nspare; i++)
-    if (same_desc(&m->spare[i].image->desc, &d)) {
-      mem = m->spare[i].mem;
-      img = m->spare[i].image;
-      m->spare[i] = m->spare[--m->nspare];
+  struct cls__spare_images *sp = m->spares;
+  for (size_t i = 0; sp && i < sp->n; i++)
+    if (same_desc(&sp->at[i].image->desc, &d)) {
+      mem = sp->at[i].mem;
+      img = sp->at[i].image;
+      sp->at[i] = sp->at[--sp->n];
       break;
     }
   if (!mem) {
@@ -335,6 +336,7 @@ int cls__image_alloc(cls_context *ctx, struct cls__stream *s, const struct cls_i
   slot->offset = 0;
   slot->mem = mem;
   slot->image = img;
+  slot->kind = CLS__KIND_IMAGE;
   slot->failure = &cls__never_written;
   /* A spare's last uses on this stream come before the new owner's. */
   slot->writer = img->release_seq ? s->id : -1;
@@ -347,16 +349,3 @@ int cls__image_alloc(cls_context *ctx, struct cls__stream *s, const struct cls_i
   return CLS_OK;
 }
 
-void cls__image_release(struct cls__memory *m, cl_mem mem, struct cls__image *image,
-                        uint64_t own_seq) {
-  image->release_seq = own_seq;
-  if (m->nspare == CLS__SPARE_IMAGES) { /* the oldest goes */
-    clReleaseMemObject(m->spare[0].mem);
-    free(m->spare[0].image);
-    memmove(&m->spare[0], &m->spare[1], (m->nspare - 1) * sizeof *m->spare);
-    m->nspare--;
-  }
-  m->spare[m->nspare].mem = mem;
-  m->spare[m->nspare].image = image;
-  m->nspare++;
-}

@@ -133,8 +133,30 @@ static void release_extent(struct cls__page *p, size_t offset, size_t span, uint
   }
 }
 
+/* A freed image goes to its stream's spares (the oldest spare goes when
+ * they are full): the next image of its description takes it (image.c). */
+void cls__image_release(struct cls__memory *m, cl_mem mem, struct cls__image *image,
+                        uint64_t own_seq) {
+  image->release_seq = own_seq;
+  struct cls__spare_images *sp = m->spares;
+  if (!sp && !(sp = m->spares = calloc(1, sizeof *sp))) { /* out of memory: no spare */
+    clReleaseMemObject(mem);
+    free(image);
+    return;
+  }
+  if (sp->n == CLS__SPARE_IMAGES) { /* the oldest goes */
+    clReleaseMemObject(sp->at[0].mem);
+    free(sp->at[0].image);
+    memmove(&sp->at[0], &sp->at[1], (sp->n - 1) * sizeof *sp->at);
+    sp->n--;
+  }
+  sp->at[sp->n].mem = mem;
+  sp->at[sp->n].image = image;
+  sp->n++;
+}
+
 /* Returns a block to its page (or drops its dedicated page); an image
- * goes to the stream's spares (image.c). */
+ * goes to the stream's spares. */
 static void block_release(cls_context *ctx, struct cls__memory *m, struct cls__page *page,
                           size_t offset, size_t span, cl_mem mem, uint64_t own_seq,
                           struct cls__image *image) {
@@ -292,6 +314,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
   slot->read_mask = 0;
   slot->canary_kernel = NULL;
   slot->image = NULL;
+  slot->kind = 0;
   if (ctx->guard) {
     /* The guards go through a queue of their own: the earlier uses of
      * this region on the owning stream must be over first. */
@@ -406,10 +429,12 @@ void cls__memory_fini(cls_context *ctx, struct cls__stream *s) {
       clReleaseMemObject(p->mem);
     }
   }
-  for (size_t i = 0; i < m->nspare; i++) {
-    clReleaseMemObject(m->spare[i].mem);
-    free(m->spare[i].image);
+  for (size_t i = 0; m->spares && i < m->spares->n; i++) {
+    clReleaseMemObject(m->spares->at[i].mem);
+    free(m->spares->at[i].image);
   }
+  free(m->spares);
+  m->spares = NULL;
   for (size_t i = 0; i < m->npages; i++) {
     ctx->page_bytes -= m->pages[i]->size;
     clReleaseMemObject(m->pages[i]->mem);
