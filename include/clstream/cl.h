@@ -47,9 +47,14 @@ extern "C" {
 /** One declared buffer of a foreign command, as its callback receives it.
  * A clstream buffer is a region of device memory: the bytes are `size`
  * bytes at `offset` in `mem`.  Pass the offset on (CLBlast's `a_offset`
- * and the like count elements: offset / sizeof(float)); today `mem` is a
- * sub-buffer of its page and `offset` is 0, but a program that ignores the
- * offset is wrong the day it is not. */
+ * and the like count elements: offset / sizeof(float)): `mem` is the
+ * memory object the buffer was carved from, shared with other buffers, so
+ * a callback that ignores the offset, or writes past `size`, writes
+ * someone else's bytes (guard mode finds such a write).  It is no
+ * sub-buffer: libraries take offsets, and some runtimes mishandle
+ * sub-buffers (PoCL 3.1 crashes copying between one and an image).  An
+ * image argument (cls_image_alloc()) is its own image object, `offset`
+ * 0. */
 struct cls_foreign_buffer {
   cl_mem mem;    /**< the memory object; not retained for the callback */
   size_t offset; /**< bytes from the start of mem */
@@ -155,7 +160,9 @@ CLS_API int cls_foreign(cls_context *ctx, int stream, const char *label, cls_for
 CLS_API int cls_stream_queue(cls_context *ctx, int stream, cl_command_queue *queue);
 
 /** Escape hatch: where buffer `buf`'s bytes are: `*size` bytes at
- * `*offset` in `*mem` (offset and size may be NULL).  Not retained: valid
+ * `*offset` in `*mem`, the memory object it was carved from, shared with
+ * other buffers (offset and size may be NULL; as a foreign command's
+ * struct cls_foreign_buffer).  Not retained: valid
  * until the buffer is freed.  What the program then owes is as for
  * cls_stream_queue(): reads through it are its own (no failure check),
  * and writes outside a foreign command are unknown to the failure record.

@@ -10,6 +10,7 @@
 #include "core/command.h"
 #include "core/refusal.h"
 #include "base/handle.h"
+#include "memory/memory.h"
 #include "stream/pool.h"
 
 #include <stdlib.h>
@@ -62,7 +63,9 @@ static int check_args(cls_context *ctx, const char *label, struct cls__cmd *cmd,
                         cls_strerror(err));
     }
     cmd->bind[i] = (struct cls__binding){a->buffer, s, a->access};
-    bufs[i] = (struct cls_foreign_buffer){s->mem, 0, s->size, a->access};
+    size_t base;
+    cl_mem mem = cls__slot_base(ctx, s, &base);
+    bufs[i] = (struct cls_foreign_buffer){mem, base, s->size, a->access};
     carried |= s->failure != NULL;
   }
   cmd->nbind = nargs;
@@ -147,9 +150,10 @@ CLS_API int cls_buffer_mem(cls_context *ctx, cls_buffer buf, cl_mem *mem, size_t
     rc = cls__resolve_error(ctx, buf);
     rc = cls__error(rc, 0, "cls_buffer_mem: %s", cls_strerror(rc));
   } else {
-    *mem = s->mem;
+    size_t base;
+    *mem = cls__slot_base(ctx, s, &base);
     if (offset)
-      *offset = 0; /* the buffer's bytes are a sub-buffer of their own */
+      *offset = base;
     if (size)
       *size = s->size;
   }

@@ -272,12 +272,6 @@ CLS_API int cls_image_download_async(cls_context *ctx, int stream, cls_image src
   return download(ctx, stream, src, origin, region, dst, row_pitch, slice_pitch, NULL, 0);
 }
 
-/* Where a buffer's bytes start in its page (after its guard in guard
- * mode, memory.c). */
-static size_t page_offset(cls_context *ctx, const struct cls__slot *b) {
-  return b->offset + (ctx->guard ? ctx->hooks.guard.before(ctx) : 0);
-}
-
 /* Two regions of one image overlap (a copy within an image). */
 static bool overlap(const size_t a[3], const size_t b[3], const size_t r[3]) {
   for (int i = 0; i < 3; i++)
@@ -335,15 +329,10 @@ static int copy(cls_context *ctx, const char *fn, int stream, cls_buffer src, bo
   /* The buffer end by its page and the offset in it: PoCL 3.1 crashes
    * copying between an image and a sub-buffer (the page is the same
    * memory; ordering goes by the slot, not the cl_mem). */
-  cl_mem smem = s->mem, dmem = d->mem;
-  if (!src_image) {
-    smem = s->page->mem;
-    src_offset += page_offset(ctx, s);
-  }
-  if (!dst_image) {
-    dmem = d->page->mem;
-    dst_offset += page_offset(ctx, d);
-  }
+  size_t sbase, dbase;
+  cl_mem smem = cls__slot_base(ctx, s, &sbase), dmem = cls__slot_base(ctx, d, &dbase);
+  src_offset += sbase;
+  dst_offset += dbase;
   cmd.x = (struct cls_transfer){.src = smem,
                                 .dst = dmem,
                                 .src_offset = src_offset,

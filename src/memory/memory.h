@@ -42,4 +42,20 @@ size_t cls__image_pixel_size(unsigned order, unsigned type);
 const char *cls__image_order_name(unsigned order);
 const char *cls__image_type_name(unsigned type);
 
+/* Where a slot's bytes are as a (cl_mem, offset) pair that is no
+ * sub-buffer: a buffer's page and its bytes' offset in it (after the guard
+ * in guard mode), an image's own object at 0.  What is handed to code
+ * clstream did not write (foreign callbacks, cls_buffer_mem): libraries
+ * take offsets, and PoCL 3.1 crashes copying between an image and a
+ * sub-buffer. */
+static inline cl_mem cls__slot_base(const cls_context *ctx, const struct cls__slot *s,
+                                    size_t *offset) {
+  if (!s->page) {
+    *offset = 0;
+    return s->mem;
+  }
+  *offset = s->offset + (ctx->guard ? ctx->hooks.guard.before(ctx) : 0);
+  return s->page->mem;
+}
+
 #endif /* CLS_MEMORY_H */
