@@ -94,6 +94,8 @@ struct cls_context {
   } log;
   /* Non-blocking downloads waiting for a sync. */
   struct cls__pending_read *reads; /* list, newest first */
+  /* The capture in progress (src/api/capture.c); NULL: commands run. */
+  struct cls_capture *capture;
   uint64_t stamp;          /* last write stamp given out */
   /* Scratch for the F8 replay (src/failure/replay.c); reused, never
    * shrunk. */
