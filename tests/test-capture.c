@@ -322,6 +322,36 @@ START_TEST(ESTALE_replay_after_a_buffer_was_freed_enqueues_nothing) {
 }
 END_TEST
 
+/* Buffers allocated and freed between replays move the slot tables (and
+ * reuse freed slots): the next replay still finds its own buffers. */
+START_TEST(replay_after_the_slot_tables_moved_finds_its_buffers) {
+  open_ctx(NULL);
+  int want[N], k = 2;
+  cls_buffer x = buf_of(0, 3);
+  for (int r = 0; r < 3; r++)
+    tiny_chain(x, &k);
+  ct_download_ints(ctx, 0, x, want, N);
+  cls_buffer y = buf_of(0, 3);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  tiny_chain(y, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  cls_buffer many[300];
+  for (int i = 0; i < 300; i++)
+    many[i] = ct_alloc(ctx, 0, 64);
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  for (int i = 0; i < 300; i++)
+    CT_OK(cls_free(ctx, many[i]));
+  for (int i = 0; i < 300; i++)
+    many[i] = ct_alloc(ctx, 0, 64);
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  expect_same(y, 0, want, "after the tables moved");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
 /* The driver may defer an enqueue failure (scheduler): the replay then
  * returns success, or the skip of a later command that found it. */
 static void replay_fails(cls_capture *cap) {
@@ -445,6 +475,7 @@ int main(void) {
   CT_ADD(s, capture_refuses_blocking_transfers_at_capture);
   CT_ADD(s, replay_refuses_wrong_parameters_and_enqueues_nothing);
   CT_ADD(s, ESTALE_replay_after_a_buffer_was_freed_enqueues_nothing);
+  CT_ADD(s, replay_after_the_slot_tables_moved_finds_its_buffers);
   CT_ADD(s, F2_replay_failed_command_taints_its_writes_and_skips_readers);
   CT_ADD(s, F2_replay_whose_inputs_are_tainted_is_skipped);
   CT_ADD(s, F7_two_threads_replaying_one_capture_never_interleave);

@@ -21,6 +21,8 @@ struct entry {
   size_t global[3], local[3];
   bool has_local;
   signed char param[CLS_MAX_ARGS];   /* launch scalar i: parameter number, -1 none */
+  unsigned char pidx[CLS_MAX_ARGS];  /* the arguments that take a parameter */
+  unsigned nparam;
   unsigned char akind[CLS_MAX_ARGS]; /* launch argument i: enum cls_arg_kind */
   size_t voff[CLS_MAX_ARGS];         /* launch scalar i: its bytes in vals */
   unsigned char pattern[128];        /* a fill's pattern, copied */
@@ -31,6 +33,7 @@ struct cls_capture {
   cls_context *ctx;
   struct entry *e;
   size_t n, cap;
+  uint64_t epoch;  /* ctx->handles_epoch when the handles were last resolved */
   size_t nparams;
   struct {
     const void *ptr;
@@ -59,6 +62,7 @@ CLS_API int cls_capture_begin(cls_context *ctx) {
     goto out;
   }
   ctx->capture->ctx = ctx;
+  ctx->capture->epoch = ~ctx->handles_epoch; /* the first replay resolves */
 out:
   cls__unlock(ctx);
   return rc;
@@ -98,6 +102,21 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out) {
     cls_capture_destroy(cap);
     rc = cls__error(CLS_EINVAL, 0, "cls_capture_end: the capture holds no command");
   } else {
+    /* The entries stop moving: what points into them is set once. */
+    for (size_t i = 0; i < cap->n; i++) {
+      struct entry *e = &cap->e[i];
+      struct cls__cmd *cmd = &e->cmd;
+      if (cmd->kind == CLS__CMD_FILL)
+        cmd->x.pattern = e->pattern;
+      if (cmd->kind != CLS__CMD_LAUNCH)
+        continue;
+      for (unsigned a = 0; a < cmd->kcmd.nargs; a++)
+        if (e->akind[a] == CLS_ARG_SCALAR && e->param[a] < 0)
+          cmd->kargs[a].value = e->vals + e->voff[a];
+      cmd->kcmd.global = e->global;
+      cmd->kcmd.local = e->has_local ? e->local : NULL;
+      cmd->kcmd.args = cmd->kargs;
+    }
     *out = cap;
   }
   cls__unlock(ctx);
@@ -158,14 +177,21 @@ int cls__capture_add(cls_context *ctx, const struct cls__cmd *cmd, const size_t 
     for (size_t p = 0; p < cap->nparams; p++)
       if (cap->params[p].ptr == args[i].value && cap->params[p].size == args[i].size)
         e->param[i] = (signed char)p;
+    if (e->param[i] >= 0)
+      e->pidx[e->nparam++] = (unsigned char)i;
   }
   cap->n++;
   return CLS_OK;
 }
 
 /* Before anything is enqueued: every handle and kernel still live, each
- * binding's slot re-resolved (slots move when a table grows). */
+ * binding's slot re-resolved (slots move when a table grows), and each
+ * launch's buffer arguments pointed at their slots' cl_mem.  Only when a
+ * slot or program changed since the last replay (handles_epoch): else the
+ * pointers of the last replay still hold. */
 static int prepare(cls_context *ctx, struct cls_capture *cap) {
+  if (cap->epoch == ctx->handles_epoch)
+    return CLS_OK;
   for (size_t i = 0; i < cap->n; i++) {
     struct cls__cmd *cmd = &cap->e[i].cmd;
     if (cmd->kind == CLS__CMD_LAUNCH && !cls__kernel_valid(ctx, cmd->kernel))
@@ -179,7 +205,14 @@ static int prepare(cls_context *ctx, struct cls_capture *cap) {
                           i, cmd->op, cap->e[i].stream);
       cmd->bind[b].slot = s;
     }
+    if (cmd->kind != CLS__CMD_LAUNCH)
+      continue;
+    size_t b = 0; /* a buffer argument takes the next binding */
+    for (unsigned a = 0; a < cmd->kcmd.nargs; a++)
+      if (cap->e[i].akind[a] == CLS_ARG_BUFFER)
+        cmd->kargs[a].value = &cmd->bind[b++].slot->mem;
   }
+  cap->epoch = ctx->handles_epoch;
   return CLS_OK;
 }
 
@@ -194,21 +227,10 @@ static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params
   cmd->x.blocking = 0;
   switch (cmd->kind) {
   case CLS__CMD_LAUNCH: {
-    /* Arguments in order: a buffer takes the next binding's cl_mem, a
-     * scalar its parameter or its copy, local memory stays NULL. */
-    size_t b = 0;
-    for (unsigned i = 0; i < cmd->kcmd.nargs; i++) {
-      struct cls_kernel_arg *a = &cmd->kargs[i];
-      if (e->akind[i] == CLS_ARG_BUFFER)
-        a->value = &cmd->bind[b++].slot->mem;
-      else if (e->param[i] >= 0)
-        a->value = params[e->param[i]].value;
-      else if (e->akind[i] == CLS_ARG_SCALAR)
-        a->value = e->vals + e->voff[i];
-    }
-    cmd->kcmd.global = e->global;
-    cmd->kcmd.local = e->has_local ? e->local : NULL;
-    cmd->kcmd.args = cmd->kargs;
+    /* Buffers point at their slots (prepare); a parameter at this
+     * replay's value.  The rest points into the entry, set once. */
+    for (unsigned i = 0; i < e->nparam; i++)
+      cmd->kargs[e->pidx[i]].value = params[e->param[e->pidx[i]]].value;
     cls__kernel_for(cmd->kernel, e->stream, &cmd->kcmd.kernel, &cmd->kcmd.memo);
     rc = cls__run(ctx, cmd, NULL, NULL);
     if (__builtin_expect(ctx->guard != NULL, 0))
@@ -216,7 +238,6 @@ static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params
     return rc;
   }
   case CLS__CMD_FILL:
-    cmd->x.pattern = e->pattern;
     cmd->x.dst = cmd->bind[0].slot->mem;
     break;
   case CLS__CMD_WRITE:
