@@ -1204,6 +1204,15 @@ CLS_API int cls_capture_begin(cls_context *ctx);
  * parameters. */
 CLS_API int cls_capture_param(cls_context *ctx, const void *value, size_t size, int *index);
 
+/** Marks buffer `buf` as a replay parameter (ping-pong): every command
+ * of the capture that names `buf` names, at each replay, the buffer given
+ * as parameter number *index instead (a #cls_param whose value points to a
+ * cls_buffer, size sizeof(cls_buffer)), which must have `buf`'s size and
+ * kind.  #CLS_EINVAL for a NULL index, no capture begun or more than
+ * #CLS_MAX_ARGS parameters; #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for
+ * a bad buffer. */
+CLS_API int cls_capture_buffer_param(cls_context *ctx, cls_buffer buf, int *index);
+
 /** Ends the capture: *out receives the sequence (destroy it with
  * cls_capture_destroy()).  #CLS_EINVAL for a NULL argument, no capture
  * begun, or a capture of zero commands (then it is ended, and *out NULL). */
@@ -1221,8 +1230,9 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out);
  * interleaved.  Returns 0, or the first command's error (the later
  * commands still run or are skipped, as uncaptured commands would);
  * before anything is enqueued: #CLS_EINVAL for a NULL context or capture,
- * a capture of another context, a wrong parameter count or size;
- * #CLS_ESTALE when a buffer or kernel the capture uses was freed. */
+ * a capture of another context, a wrong parameter count or size (a buffer
+ * parameter: a buffer of another size or kind); #CLS_ESTALE when a buffer
+ * or kernel the capture uses, or a buffer given as parameter, was freed. */
 CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,
                        const cls_param *params);
 

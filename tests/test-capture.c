@@ -352,6 +352,42 @@ START_TEST(replay_after_the_slot_tables_moved_finds_its_buffers) {
 }
 END_TEST
 
+/* Ping-pong by buffer parameters: one captured step, replayed with its
+ * two buffers swapped each time, equals the uncaptured alternation. */
+START_TEST(replay_swaps_buffer_parameters_for_ping_pong) {
+  open_ctx(NULL);
+  int want[N], k = 3;
+  cls_buffer a = buf_of(0, 1), b = buf_of(0, 9);
+  for (int r = 0; r < REPLAYS; r++)
+    launch(0, "mix_k", 3, (cls_arg[]){CLS_IN(r % 2 ? b : a), CLS_INOUT(r % 2 ? a : b),
+                                      CLS_SCALAR(k)});
+  ct_download_ints(ctx, 0, REPLAYS % 2 ? b : a, want, N);
+  cls_buffer c = buf_of(0, 1), d = buf_of(0, 9), big = ct_alloc(ctx, 0, 2 * NB);
+  cls_capture *cap = NULL;
+  int pi, po;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_capture_buffer_param(ctx, c, &pi));
+  CT_OK(cls_capture_buffer_param(ctx, d, &po));
+  launch(0, "mix_k", 3, (cls_arg[]){CLS_IN(c), CLS_INOUT(d), CLS_SCALAR(k)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  cls_param wrong[2] = {{&c, sizeof c}, {&big, sizeof big}};
+  CT_ERR(cls_replay(ctx, cap, 2, wrong), CLS_EINVAL);
+  for (int r = 0; r < REPLAYS; r++) {
+    cls_param p[2] = {{r % 2 ? &d : &c, sizeof c}, {r % 2 ? &c : &d, sizeof c}};
+    CT_OK(cls_replay(ctx, cap, 2, p));
+  }
+  expect_same(REPLAYS % 2 ? d : c, 0, want, "swapped ping-pong");
+  /* A freed buffer given as parameter: refused, nothing enqueued. */
+  cls_buffer e = buf_of(0, 0);
+  CT_OK(cls_free(ctx, e));
+  cls_param stale[2] = {{&c, sizeof c}, {&e, sizeof e}};
+  CT_ERR(cls_replay(ctx, cap, 2, stale), CLS_ESTALE);
+  expect_same(REPLAYS % 2 ? d : c, 0, want, "after the refused replay");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
 /* The driver may defer an enqueue failure (scheduler): the replay then
  * returns success, or the skip of a later command that found it. */
 static void replay_fails(cls_capture *cap) {
@@ -476,6 +512,7 @@ int main(void) {
   CT_ADD(s, replay_refuses_wrong_parameters_and_enqueues_nothing);
   CT_ADD(s, ESTALE_replay_after_a_buffer_was_freed_enqueues_nothing);
   CT_ADD(s, replay_after_the_slot_tables_moved_finds_its_buffers);
+  CT_ADD(s, replay_swaps_buffer_parameters_for_ping_pong);
   CT_ADD(s, F2_replay_failed_command_taints_its_writes_and_skips_readers);
   CT_ADD(s, F2_replay_whose_inputs_are_tainted_is_skipped);
   CT_ADD(s, F7_two_threads_replaying_one_capture_never_interleave);

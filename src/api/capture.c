@@ -23,6 +23,9 @@ struct entry {
   signed char param[CLS_MAX_ARGS];   /* launch scalar i: parameter number, -1 none */
   unsigned char pidx[CLS_MAX_ARGS];  /* the arguments that take a parameter */
   unsigned nparam;
+  signed char bparam[CLS_MAX_ARGS];  /* binding b: buffer parameter number, -1 none */
+  unsigned char barg[CLS_MAX_ARGS];  /* binding b of a launch: its argument */
+  bool swaps;                        /* a binding takes a buffer parameter */
   unsigned char akind[CLS_MAX_ARGS]; /* launch argument i: enum cls_arg_kind */
   size_t voff[CLS_MAX_ARGS];         /* launch scalar i: its bytes in vals */
   unsigned char pattern[128];        /* a fill's pattern, copied */
@@ -37,7 +40,10 @@ struct cls_capture {
   size_t nparams;
   struct {
     const void *ptr;
-    size_t size;
+    size_t size;       /* a buffer parameter: the buffer's size */
+    bool buffer;       /* cls_capture_buffer_param */
+    cls_buffer handle; /* the buffer the capture's commands name */
+    unsigned char kind;
   } params[CLS_MAX_ARGS];
 };
 
@@ -87,6 +93,32 @@ CLS_API int cls_capture_param(cls_context *ctx, const void *value, size_t size, 
   return rc;
 }
 
+CLS_API int cls_capture_buffer_param(cls_context *ctx, cls_buffer buf, int *index) {
+  if (!index)
+    return cls__error(CLS_EINVAL, 0, "cls_capture_buffer_param: NULL index");
+  CLS__ENTER(ctx);
+  int rc = CLS_OK;
+  struct cls_capture *cap = ctx->capture;
+  struct cls__slot *s = cls__resolve(ctx, buf);
+  if (!cap) {
+    rc = cls__error(CLS_EINVAL, 0, "cls_capture_buffer_param: no capture in progress");
+  } else if (!s) {
+    int err = cls__resolve_error(ctx, buf);
+    rc = cls__error(err, 0, "cls_capture_buffer_param: %s", cls_strerror(err));
+  } else if (cap->nparams == CLS_MAX_ARGS) {
+    rc = cls__error(CLS_EINVAL, 0, "cls_capture_buffer_param: more than %d parameters",
+                    CLS_MAX_ARGS);
+  } else {
+    cap->params[cap->nparams].buffer = true;
+    cap->params[cap->nparams].handle = buf;
+    cap->params[cap->nparams].size = s->size;
+    cap->params[cap->nparams].kind = s->kind;
+    *index = (int)cap->nparams++;
+  }
+  cls__unlock(ctx);
+  return rc;
+}
+
 CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out) {
   if (out)
     *out = NULL;
@@ -106,6 +138,13 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out) {
     for (size_t i = 0; i < cap->n; i++) {
       struct entry *e = &cap->e[i];
       struct cls__cmd *cmd = &e->cmd;
+      memset(e->bparam, -1, sizeof e->bparam);
+      for (size_t b = 0; b < cmd->nbind; b++)
+        for (size_t p = 0; p < cap->nparams; p++)
+          if (cap->params[p].buffer && cap->params[p].handle.bits == cmd->bind[b].handle.bits) {
+            e->bparam[b] = (signed char)p;
+            e->swaps = true;
+          }
       if (cmd->kind == CLS__CMD_FILL)
         cmd->x.pattern = e->pattern;
       if (cmd->kind != CLS__CMD_LAUNCH)
@@ -113,6 +152,9 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out) {
       for (unsigned a = 0; a < cmd->kcmd.nargs; a++)
         if (e->akind[a] == CLS_ARG_SCALAR && e->param[a] < 0)
           cmd->kargs[a].value = e->vals + e->voff[a];
+      for (unsigned a = 0, b = 0; a < cmd->kcmd.nargs; a++)
+        if (e->akind[a] == CLS_ARG_BUFFER)
+          e->barg[b++] = (unsigned char)a;
       cmd->kcmd.global = e->global;
       cmd->kcmd.local = e->has_local ? e->local : NULL;
       cmd->kcmd.args = cmd->kargs;
@@ -197,6 +239,8 @@ static int prepare(cls_context *ctx, struct cls_capture *cap) {
     if (cmd->kind == CLS__CMD_LAUNCH && !cls__kernel_valid(ctx, cmd->kernel))
       return cls__error(CLS_ESTALE, 0, "cls_replay: command %zu: its kernel is gone", i);
     for (size_t b = 0; b < cmd->nbind; b++) {
+      if (cap->e[i].bparam[b] >= 0)
+        continue; /* the replay's buffer, resolved by cls_replay */
       struct cls__slot *s = cls__resolve(ctx, cmd->bind[b].handle);
       if (!s)
         return cls__error(CLS_ESTALE, 0,
@@ -218,9 +262,20 @@ static int prepare(cls_context *ctx, struct cls_capture *cap) {
 
 /* The stored command, its pointers made current (stream, cl_mems, the
  * kernel's lane, scalars and parameters), through the command path. */
-static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params) {
+static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params,
+                      struct cls__slot *const *swap) {
   struct cls__cmd *cmd = &e->cmd;
   int rc = CLS_OK;
+  if (e->swaps)
+    for (size_t b = 0; b < cmd->nbind; b++) {
+      int p = e->bparam[b];
+      if (p < 0)
+        continue;
+      cmd->bind[b].handle = *(const cls_buffer *)params[p].value;
+      cmd->bind[b].slot = swap[p];
+      if (cmd->kind == CLS__CMD_LAUNCH)
+        cmd->kargs[e->barg[b]].value = &swap[p]->mem;
+    }
   if (!(cmd->stream = cls__stream_get(ctx, e->stream, &rc)))
     return rc;
   cmd->nwait = 0;
@@ -273,19 +328,44 @@ CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,
                     nparams, cap->nparams);
     goto out;
   }
-  for (size_t p = 0; p < nparams; p++)
+  struct cls__slot *swap[CLS_MAX_ARGS]; /* buffer parameters, resolved */
+  for (size_t p = 0; p < nparams; p++) {
+    if (cap->params[p].buffer) {
+      if (!params[p].value || params[p].size != sizeof(cls_buffer)) {
+        rc = cls__error(CLS_EINVAL, 0,
+                        "cls_replay: parameter %zu is a buffer: give a cls_buffer (%zu bytes)",
+                        p, sizeof(cls_buffer));
+        goto out;
+      }
+      cls_buffer h = *(const cls_buffer *)params[p].value;
+      if (!(swap[p] = cls__resolve(ctx, h))) {
+        int err = cls__resolve_error(ctx, h);
+        rc = cls__error(err, 0, "cls_replay: buffer parameter %zu: %s; nothing was enqueued", p,
+                        cls_strerror(err));
+        goto out;
+      }
+      if (swap[p]->size != cap->params[p].size || swap[p]->kind != cap->params[p].kind) {
+        rc = cls__error(CLS_EINVAL, 0,
+                        "cls_replay: buffer parameter %zu: %zu bytes, the captured one had %zu "
+                        "(the same size and kind are needed)",
+                        p, swap[p]->size, cap->params[p].size);
+        goto out;
+      }
+      continue;
+    }
     if (!params[p].value || params[p].size != cap->params[p].size) {
       rc = cls__error(CLS_EINVAL, 0,
                       "cls_replay: parameter %zu: %zu bytes given, %zu marked at capture", p,
                       params[p].value ? params[p].size : 0, cap->params[p].size);
       goto out;
     }
+  }
   if ((rc = prepare(ctx, cap)) < 0)
     goto out;
   /* Each command runs or is skipped as it would uncaptured; the first
    * error is the replay's. */
   for (size_t i = 0; i < cap->n; i++) {
-    int r = replay_one(ctx, &cap->e[i], params);
+    int r = replay_one(ctx, &cap->e[i], params, swap);
     if (r < 0 && rc == CLS_OK)
       rc = r;
   }
