@@ -36,6 +36,10 @@
  *               each reading the other's last output
  *   fan         one producer, four consumer streams, one reducer reading
  *               all four; 500 times
+ *   tiny-chain-replay, ping-pong-replay, fan-replay
+ *               tiny-chain, ping-pong and fan captured once (100, 100 and
+ *               50 iterations) and replayed with cls_replay (issue 34),
+ *               against raw OpenCL's one enqueue per command
  *   tiny-chain-args, ping-pong-args, fan-args
  *               the same three with kernels taking what real kernels take:
  *               two buffers (the reducer five), an int size and a float
@@ -90,8 +94,8 @@
 static bool callgrind; /* --callgrind */
 
 static char workloads[256] =
-    "tiny-chain,saxpy,ping-pong,fan,tiny-chain-args,ping-pong-args,fan-args,image-blur,allocs,"
-    "skip-chain,guard,real,calibration";
+    "tiny-chain,saxpy,ping-pong,fan,tiny-chain-args,ping-pong-args,fan-args,tiny-chain-replay,"
+    "ping-pong-replay,fan-replay,image-blur,allocs,skip-chain,guard,real,calibration";
 
 /* Whether --workloads names w (a whole item of the comma list). */
 static bool wanted(const char *w) {
@@ -362,7 +366,8 @@ int main(int argc, char **argv) {
               "usage: clstream-bench [--reps N] [--drivers event,scheduler:interleave,...]\n"
               "                      [--workloads tiny-chain,saxpy,ping-pong,fan,"
               "tiny-chain-args,\n"
-              "                       ping-pong-args,fan-args,image-blur,allocs,skip-chain,guard,"
+              "                       ping-pong-args,fan-args,tiny-chain-replay,ping-pong-replay,\n"
+              "                       fan-replay,image-blur,allocs,skip-chain,guard,"
               "real,calibration]\n"
               "                      [--json FILE] [--quick] [--callgrind]\n");
       return 2;
@@ -440,6 +445,13 @@ int main(int argc, char **argv) {
     if (wanted("fan-args"))
       compare_with("fan-args", d, &r, raw_fan_args, ls, 2, lib_fan_args, fan_sides,
                    nfan_sides, 0, 6 * FAN_N);
+    /* Captured once, replayed: against raw's one enqueue per command. */
+    if (wanted("tiny-chain-replay"))
+      compare("tiny-chain-replay", d, &r, raw_tiny, ls, 2, lib_tiny_replay, 0, TINY_N);
+    if (wanted("ping-pong-replay"))
+      compare("ping-pong-replay", d, &r, raw_pingpong, ls, 2, lib_pingpong_replay, 0, 2 * PP_N);
+    if (wanted("fan-replay"))
+      compare("fan-replay", d, &r, raw_fan, ls, 2, lib_fan_replay, 0, 6 * FAN_N);
     if (images) {
       lib_image_setup(&lr);
       lib_image_setup(&le);
@@ -464,6 +476,9 @@ int main(int argc, char **argv) {
     if (wanted("allocs"))
       for (int k = 0; k < 2; k++)
         allocations(d, &r, ls[k]);
+    cls_capture_destroy(lr.cap_tiny), cls_capture_destroy(lr.cap_pp);
+    cls_capture_destroy(lr.cap_fan), cls_capture_destroy(le.cap_tiny);
+    cls_capture_destroy(le.cap_pp), cls_capture_destroy(le.cap_fan);
     cls_context_destroy(lr.ctx);
     cls_context_destroy(le.ctx);
     if (wanted("skip-chain"))

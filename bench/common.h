@@ -89,6 +89,8 @@ struct lib {
   cls_kernel *tiny, *saxpy, *step, *failk, *red;
   cls_buffer tiny_buf, sx, sy, A, B, P, C[4], R;
   cls_kernel *tick, *fstep, *fred; /* the *-args workloads */
+  /* The *-replay workloads: captured at their first run (issue 34). */
+  cls_capture *cap_tiny, *cap_pp, *cap_fan;
   cls_buffer fx, fy, FA, FB, FP, FC[4], FR;
   cls_kernel *real_k[REAL_COUNT][REAL_MAX_KERNELS];
   cls_kernel *blur_img; /* the image workload (image.c) */
@@ -105,6 +107,9 @@ double lib_fan(struct lib *l);
 double lib_tiny_args(struct lib *l);
 double lib_pingpong_args(struct lib *l);
 double lib_fan_args(struct lib *l);
+double lib_tiny_replay(struct lib *l);
+double lib_pingpong_replay(struct lib *l);
+double lib_fan_replay(struct lib *l);
 
 /* real.c */
 extern bool real_quick;

@@ -122,7 +122,29 @@ int main(int argc, char **argv) {
   CALLGRIND_ZERO_STATS;
   if (skips(ctx, k, &g, skip, n, "idle-skips", &ti, &ai))
     return 2;
+  /* Capture and replay: the same launches captured once (100 of them),
+   * replayed n / 100 times; instructions per replayed launch. */
   CALLGRIND_STOP_INSTRUMENTATION;
+  CHECK(cls_sync(ctx, NULL));
+  cls_capture *cap;
+  CHECK(cls_capture_begin(ctx));
+  for (int i = 0; i < 100; i++)
+    CHECK(cls_launch(ctx, i & 1, k, 1, &g, NULL, 3, args[i & 1]));
+  CHECK(cls_capture_end(ctx, &cap));
+  for (int i = 0; i < 41; i++)
+    CHECK(cls_replay(ctx, cap, 0, NULL));
+  int nr = n / 100;
+  CALLGRIND_START_INSTRUMENTATION;
+  CALLGRIND_ZERO_STATS;
+  bench_count_start();
+  t = bench_now();
+  for (int i = 0; i < nr; i++)
+    CHECK(cls_replay(ctx, cap, 0, NULL));
+  double tr = bench_now() - t;
+  unsigned long ar = bench_count_stop();
+  CALLGRIND_DUMP_STATS_AT("replays");
+  CALLGRIND_STOP_INSTRUMENTATION;
+  cls_capture_destroy(cap);
 
   printf("driver %s, null stream factory, %d launches and %d skipped launches\n",
          cls_context_driver(ctx), n, n);
@@ -131,6 +153,8 @@ int main(int argc, char **argv) {
          (double)as / n);
   printf("idle:   %8.1f ns  %.3f heap allocations per skipped launch, nothing in flight\n",
          ti / n * 1e9, (double)ai / n);
+  printf("replay: %8.1f ns  %.3f heap allocations per replayed launch\n", tr / (nr * 100.0) * 1e9,
+         (double)ar / (nr * 100.0));
   cls_context_destroy(ctx);
   return 0;
 }

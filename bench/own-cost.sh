@@ -9,8 +9,8 @@ b=${1:-.}
 n=${2:-20000}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-24s %14s %14s %14s %10s %10s %10s\n' driver "instr/launch" "instr/skip" \
-  "instr/idle-skip" "allocs/l" "allocs/s" "allocs/i"
+printf '%-24s %14s %14s %14s %10s %10s %10s %14s %10s\n' driver "instr/launch" "instr/skip" \
+  "instr/idle-skip" "allocs/l" "allocs/s" "allocs/i" "instr/replayed" "allocs/r"
 for d in event scheduler:sequential scheduler:interleave; do
   valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/cg.%p" \
     "$b/bench/own-cost" --launches "$n" --driver "$d" > "$out/stdout" 2> "$out/stderr" || {
@@ -27,9 +27,13 @@ for d in event scheduler:sequential scheduler:interleave; do
   al=$(awk '/^launch:/ {print $4}' "$out/stdout")
   as=$(awk '/^skip:/ {print $4}' "$out/stdout")
   ai=$(awk '/^idle:/ {print $4}' "$out/stdout")
-  printf '%-24s %14s %14s %14s %10s %10s %10s\n' "$d" \
+  replays=$(grep -l 'Client Request: replays' "$out"/cg.* | head -n 1)
+  ir=$(awk '/^summary:/ {print $2}' "$replays")
+  ar=$(awk '/^replay:/ {print $4}' "$out/stdout")
+  printf '%-24s %14s %14s %14s %10s %10s %10s %14s %10s\n' "$d" \
     "$(awk -v a="$il" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" \
     "$(awk -v a="$is" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" \
-    "$(awk -v a="$ii" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" "$al" "$as" "$ai"
+    "$(awk -v a="$ii" -v n="$n" 'BEGIN { printf "%.0f", a / n }')" "$al" "$as" "$ai" \
+    "$(awk -v a="$ir" -v n="$n" 'BEGIN { printf "%.0f", a / (int(n / 100) * 100) }')" "$ar"
   rm -f "$out"/cg.*
 done

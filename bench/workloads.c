@@ -29,6 +29,7 @@ void lib_init(struct lib *l, const char *driver, const char *fault, int precise)
   CLS(cls_context_create(&l->ctx, &o));
   int mode;
   CLS(cls_context_attribution(l->ctx, &mode, NULL, NULL));
+  l->cap_tiny = l->cap_pp = l->cap_fan = NULL;
   l->attribution = mode == CLS_ATTRIBUTION_RANGED ? "ranged" : "exact";
   l->shared_queue = strstr(driver, "interleave") != NULL;
   cls_program *p;
@@ -174,4 +175,72 @@ double lib_fan_args(struct lib *l) {
   }
   CLS(cls_sync(l->ctx, NULL));
   return bench_now() - t;
+}
+
+/* The *-replay workloads (issue 34): tiny-chain, ping-pong and fan as the
+ * plain rows run them, captured once (100, 100 and 50 iterations: the
+ * capture is made at the first run, untimed) and replayed until they have
+ * made as many launches as the plain rows.  The raw side is the plain
+ * rows' one-enqueue-per-command loop. */
+static void capture_of(struct lib *l, cls_capture **cap, void (*body)(struct lib *, int),
+                       int iters) {
+  if (*cap)
+    return;
+  CLS(cls_capture_begin(l->ctx));
+  body(l, iters);
+  CLS(cls_capture_end(l->ctx, cap));
+}
+
+static void tiny_body(struct lib *l, int n) {
+  cls_arg a[] = {CLS_INOUT(l->tiny_buf)};
+  for (int i = 0; i < n; i++)
+    CLS(cls_launch(l->ctx, 0, l->tiny, 1, &small_g, NULL, 1, a));
+}
+
+static void pp_body(struct lib *l, int n) {
+  cls_arg ab[] = {CLS_IN(l->A), CLS_OUT(l->B)}, ba[] = {CLS_IN(l->B), CLS_OUT(l->A)};
+  for (int i = 0; i < n; i++) {
+    CLS(cls_launch(l->ctx, 0, l->step, 1, &small_g, NULL, 2, ab));
+    CLS(cls_launch(l->ctx, 1, l->step, 1, &small_g, NULL, 2, ba));
+  }
+}
+
+static void fan_body(struct lib *l, int n) {
+  cls_arg prod[] = {CLS_IN(l->A), CLS_OUT(l->P)};
+  cls_arg red[] = {CLS_IN(l->C[0]), CLS_IN(l->C[1]), CLS_IN(l->C[2]), CLS_IN(l->C[3]),
+                   CLS_OUT(l->R)};
+  for (int it = 0; it < n; it++) {
+    CLS(cls_launch(l->ctx, 0, l->step, 1, &small_g, NULL, 2, prod));
+    for (int c = 0; c < 4; c++) {
+      cls_arg cons[] = {CLS_IN(l->P), CLS_OUT(l->C[c])};
+      CLS(cls_launch(l->ctx, 1 + c, l->step, 1, &small_g, NULL, 2, cons));
+    }
+    CLS(cls_launch(l->ctx, 5, l->red, 1, &small_g, NULL, 5, red));
+  }
+}
+
+static double replays(struct lib *l, cls_capture *cap, int n, int chunk, bool all) {
+  double t = bench_now();
+  for (int i = 0; i < n; i += chunk)
+    CLS(cls_replay(l->ctx, cap, 0, NULL));
+  if (all)
+    CLS(cls_sync(l->ctx, NULL));
+  else
+    CLS(cls_stream_sync(l->ctx, 0, NULL));
+  return bench_now() - t;
+}
+
+double lib_tiny_replay(struct lib *l) {
+  capture_of(l, &l->cap_tiny, tiny_body, 100);
+  return replays(l, l->cap_tiny, TINY_N, 100, false);
+}
+
+double lib_pingpong_replay(struct lib *l) {
+  capture_of(l, &l->cap_pp, pp_body, 100);
+  return replays(l, l->cap_pp, PP_N, 100, true);
+}
+
+double lib_fan_replay(struct lib *l) {
+  capture_of(l, &l->cap_fan, fan_body, 50);
+  return replays(l, l->cap_fan, FAN_N, 50, true);
 }

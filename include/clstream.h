@@ -1171,6 +1171,75 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel,
                        const cls_arg *args);
 
 /* ------------------------------------------------------------------ */
+/* Capture and replay                                                  */
+/* ------------------------------------------------------------------ */
+
+/** A captured sequence of commands (opaque; cls_capture_end()). */
+typedef struct cls_capture cls_capture;
+
+/** A replay parameter's value (cls_replay()): `size` bytes at `value`. */
+typedef struct cls_param {
+  const void *value;
+  size_t size;
+} cls_param;
+
+/** Begins a capture on `ctx`.  Until cls_capture_end(), cls_launch(),
+ * cls_copy(), cls_fill(), cls_upload_async() and cls_download_async(), on
+ * any streams, are checked exactly as they would be when run (arguments,
+ * ranges; a refused one returns its error and leaves its F12 record, as
+ * uncaptured) and then recorded instead of run: they return 0 and enqueue
+ * nothing.  Scalars and fill patterns are copied at the call; the host
+ * memory of an upload or download is read or written at each replay.
+ * cls_upload() and cls_download() (blocking) inside a capture are refused
+ * with #CLS_EINVAL: a replay cannot block half-way.
+ * Returns #CLS_EINVAL for a NULL context or a capture already begun. */
+CLS_API int cls_capture_begin(cls_context *ctx);
+
+/** Marks the scalar at `value` (`size` bytes) as a replay parameter: a
+ * captured launch scalar given by this same pointer and size, inside the
+ * capture, takes parameter number *index (0, 1, ... in the order marked)
+ * at each replay instead of the bytes it had.  Call it between
+ * cls_capture_begin() and cls_capture_end().  #CLS_EINVAL for a NULL
+ * argument, size 0, no capture begun, or more than #CLS_MAX_ARGS
+ * parameters. */
+CLS_API int cls_capture_param(cls_context *ctx, const void *value, size_t size, int *index);
+
+/** Marks buffer `buf` as a replay parameter (ping-pong): every command
+ * of the capture that names `buf` names, at each replay, the buffer given
+ * as parameter number *index instead (a #cls_param whose value points to a
+ * cls_buffer, size sizeof(cls_buffer)), which must have `buf`'s size and
+ * kind.  #CLS_EINVAL for a NULL index, no capture begun or more than
+ * #CLS_MAX_ARGS parameters; #CLS_ESTALE, #CLS_EFOREIGN or #CLS_ENULL for
+ * a bad buffer. */
+CLS_API int cls_capture_buffer_param(cls_context *ctx, cls_buffer buf, int *index);
+
+/** Ends the capture: *out receives the sequence (destroy it with
+ * cls_capture_destroy()).  #CLS_EINVAL for a NULL argument, no capture
+ * begun, or a capture of zero commands (then it is ended, and *out NULL). */
+CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out);
+
+/** Runs the captured commands again, in their order, on their streams,
+ * with one call: each goes through the same path as an uncaptured one
+ * (prepared plan), so every failure rule holds inside the replay: an
+ * input carrying a failure skips the command (F2, each skip on the
+ * failure's chain as uncaptured), a failed command taints its write set
+ * and the later commands reading it are skipped, F7 and F8 as for any
+ * command.  `params`: the values of the parameters marked at capture, in
+ * order (`nparams` of them, each of its marked size).  Replays of one
+ * capture from several threads are ordered by the context's lock, never
+ * interleaved.  Returns 0, or the first command's error (the later
+ * commands still run or are skipped, as uncaptured commands would);
+ * before anything is enqueued: #CLS_EINVAL for a NULL context or capture,
+ * a capture of another context, a wrong parameter count or size (a buffer
+ * parameter: a buffer of another size or kind); #CLS_ESTALE when a buffer
+ * or kernel the capture uses, or a buffer given as parameter, was freed. */
+CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,
+                       const cls_param *params);
+
+/** Frees a capture (NULL: nothing).  Its buffers and kernels stay. */
+CLS_API void cls_capture_destroy(cls_capture *cap);
+
+/* ------------------------------------------------------------------ */
 /* Failure reports                                                     */
 /* ------------------------------------------------------------------ */
 

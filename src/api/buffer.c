@@ -100,6 +100,11 @@ static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
   cmd.bind[0] = (struct cls__binding){dst, d, cls__dst_access(offset, size, d->size)};
   cmd.x = (struct cls_transfer){
       .dst = d->mem, .dst_offset = offset, .size = size, .host_src = src, .blocking = blocking};
+  if (__builtin_expect(ctx->capture != NULL, 0)) {
+    rc = blocking ? cls__capture_blocking("cls_upload")
+                  : cls__capture_add(ctx, &cmd, NULL, NULL, NULL);
+    goto out;
+  }
   rc = cls__run(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);
@@ -136,6 +141,11 @@ static int download(cls_context *ctx, int stream, cls_buffer src, size_t offset,
   cmd.bind[0] = (struct cls__binding){src, s, CLS_READ};
   cmd.x = (struct cls_transfer){
       .src = s->mem, .src_offset = offset, .size = size, .host_dst = dst, .blocking = blocking};
+  if (__builtin_expect(ctx->capture != NULL, 0)) {
+    rc = blocking ? cls__capture_blocking("cls_download")
+                  : cls__capture_add(ctx, &cmd, NULL, NULL, NULL);
+    goto out;
+  }
   rc = cls__download_run(ctx, &cmd, report);
 out:
   cls__unlock(ctx);
@@ -244,6 +254,10 @@ CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_of
                              .src_offset = src_offset,
                              .dst_offset = dst_offset,
                              .size = size};
+  if (__builtin_expect(ctx->capture != NULL, 0)) {
+    rc = cls__capture_add(ctx, &cmd, NULL, NULL, NULL);
+    goto out;
+  }
   rc = cls__run(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);
@@ -286,6 +300,10 @@ CLS_API int cls_fill(cls_context *ctx, int stream, cls_buffer dst, size_t offset
                              .size = size,
                              .pattern = pattern,
                              .pattern_size = pattern_size};
+  if (__builtin_expect(ctx->capture != NULL, 0)) {
+    rc = cls__capture_add(ctx, &cmd, NULL, NULL, NULL);
+    goto out;
+  }
   rc = cls__run(ctx, &cmd, NULL, NULL);
 out:
   cls__unlock(ctx);

@@ -350,6 +350,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   cls__log_fini(ctx);
   cls__replay_fini(ctx);
   free_reads(ctx);
+  cls_capture_destroy(ctx->capture); /* one begun and never ended */
   cls__kernels_fini(ctx);
   cls__programs_fini(ctx);
   for (size_t i = 0; i < ctx->nlabels; i++)

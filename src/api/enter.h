@@ -44,4 +44,12 @@ struct cls__cmd;
  * blocking, else checked for what it read (F5).  Lock held (buffer.c). */
 int cls__download_run(cls_context *ctx, struct cls__cmd *cmd, cls_report **report);
 
+/* Capture (src/api/capture.c): records cmd, checked in full by its
+ * caller, in ctx's capture instead of running it (a launch's range and
+ * arguments given too; else NULLs).  Lock held. */
+int cls__capture_add(cls_context *ctx, const struct cls__cmd *cmd, const size_t *global,
+                     const size_t *local, const cls_arg *args);
+/* The refusal of a blocking transfer inside a capture. */
+int cls__capture_blocking(const char *call);
+
 #endif /* CLS_ENTER_H */

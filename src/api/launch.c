@@ -297,6 +297,12 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
   }
   cmd.kernel = kernel;
   cmd.kcmd.name = kernel->name;
+  if (__builtin_expect(ctx->capture != NULL, 0)) { /* checked: recorded, not run */
+    cmd.kcmd.dims = dims;
+    cmd.kcmd.nargs = (cl_uint)nargs;
+    rc = cls__capture_add(ctx, &cmd, global, local, args);
+    goto out;
+  }
   /* A skip (F2) needs no more of the command than its name. */
   if (carried && cls__f2_refuses(ctx, &cmd, NULL, &rc))
     goto out;

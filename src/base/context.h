@@ -94,6 +94,12 @@ struct cls_context {
   } log;
   /* Non-blocking downloads waiting for a sync. */
   struct cls__pending_read *reads; /* list, newest first */
+  /* The capture in progress (src/api/capture.c); NULL: commands run. */
+  struct cls_capture *capture;
+  /* Bumped whenever a slot table may move (a slot taken), a slot is freed
+   * or a program released: a replay re-resolves its handles and kernels
+   * only when it changed since its last (capture.c). */
+  uint64_t handles_epoch;
   uint64_t stamp;          /* last write stamp given out */
   /* Scratch for the F8 replay (src/failure/replay.c); reused, never
    * shrunk. */

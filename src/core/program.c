@@ -267,6 +267,7 @@ CLS_API int cls_program_release(cls_context *ctx, cls_program *prog) {
     return cls__error(CLS_EINVAL, 0, "cls_program_release: NULL argument");
   CLS__LOCK(ctx);
   int rc = CLS_OK;
+  ctx->handles_epoch++; /* a capture checks its kernels again */
   if (!cls__program_of(ctx, prog))
     rc = cls__error(CLS_EFOREIGN, 0, "cls_program_release: not a program of this context");
   else if (prog->refs == 0)

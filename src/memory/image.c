@@ -297,6 +297,7 @@ int cls__image_alloc(cls_context *ctx, struct cls__stream *s, const struct cls_i
   }
   struct cls__memory *m = &s->mem;
   int index = -1;
+  ctx->handles_epoch++;
   if ((rc = cls__memory_take_slot(m, &index)) < 0)
     return rc;
   /* A spare of the same description first: no OpenCL call. */

@@ -274,6 +274,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
   reclaim(ctx, m, false);
   int index = -1;
   int rc = cls__memory_take_slot(m, &index);
+  ctx->handles_epoch++;
   if (rc < 0)
     return rc;
   struct cls__page *page = NULL;
@@ -392,6 +393,7 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
       !cls__grow((void **)&m->pending, &m->cappending, m->npending + 1, sizeof *m->pending, 8))
     return cls__error(CLS_ENOMEM, 0, "out of host memory");
 
+  ctx->handles_epoch++;
   cls__slot_set_failure(slot, NULL);
   slot->live_gen = CLS__SLOT_FREE;
   slot->image = NULL;

@@ -1,0 +1,520 @@
+/* Capture and replay (issue 34): a captured sequence replayed gives the
+ * bytes the same program gives uncaptured, on any driver; commands are
+ * checked at capture (F12 refusals there); the failure rules hold inside
+ * a replay (F2 skips and chains, a failed command taints its write set);
+ * a replay whose buffer was freed is refused before anything is enqueued
+ * (CLS_ESTALE); parameters of the wrong count or size are refused; two
+ * threads replaying one capture are ordered, never interleaved. */
+#include "common.h"
+
+#include <pthread.h>
+
+#define N 64
+#define NB (N * sizeof(int))
+
+static const char SRC[] =
+    /* x = x * 3 + k: not commutative across steps, so order shows */
+    "kernel void chain_k(global int *x, int k) {\n"
+    "  size_t i = get_global_id(0); x[i] = x[i] * 3 + k + (int)i;\n"
+    "}\n"
+    "kernel void mix_k(global const int *a, global int *b, int k) {\n"
+    "  size_t i = get_global_id(0); b[i] = a[i] * 5 - k + b[i];\n"
+    "}\n"
+    "kernel void fk(global const int *a, global int *b) {\n"
+    "  size_t i = get_global_id(0); b[i] = a[i] + 1;\n"
+    "}\n"
+    "kernel void ka(global const int *a, global int *b) {\n"
+    "  size_t i = get_global_id(0); b[i] = a[i] + 2;\n"
+    "}\n"
+    "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }\n"
+    "kernel void tally(global const int *x, global int *y, int k) {\n"
+    "  size_t i = get_global_id(0); y[i] += x[i] == k;\n"
+    "}\n";
+
+static cls_context *ctx;
+static cls_program *prog;
+
+static void open_ctx(const char *fault) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .fault = fault};
+  ctx = ct_context_opts(&o);
+  prog = ct_build(ctx, SRC, NULL);
+}
+
+static void close_ctx(void) {
+  cls_context_destroy(ctx);
+  ctx = NULL;
+}
+
+static cls_kernel *K(const char *name) { return ct_get_kernel(ctx, prog, name); }
+
+static void seq(int *v, int base) {
+  for (int i = 0; i < N; i++)
+    v[i] = base + i;
+}
+
+static cls_buffer buf_of(int stream, int base) {
+  int v[N];
+  seq(v, base);
+  cls_buffer b = ct_alloc(ctx, stream, NB);
+  ct_upload_ints(ctx, stream, b, v, N);
+  return b;
+}
+
+static void launch(int stream, const char *k, size_t nargs, const cls_arg *args) {
+  ct_launch1(ctx, stream, K(k), N, nargs, args);
+}
+
+/* The workloads, each one "iteration" with scalar k: run plain, or
+ * recorded inside a capture (k then marked a parameter). */
+static void tiny_chain(cls_buffer x, int *k) {
+  for (int j = 0; j < 5; j++)
+    launch(0, "chain_k", 2, (cls_arg[]){CLS_INOUT(x), CLS_SCALAR(*k)});
+}
+
+static void ping_pong(cls_buffer a, cls_buffer b, int *k) {
+  for (int j = 0; j < 3; j++) {
+    launch(0, "mix_k", 3, (cls_arg[]){CLS_IN(a), CLS_INOUT(b), CLS_SCALAR(*k)});
+    launch(1, "mix_k", 3, (cls_arg[]){CLS_IN(b), CLS_INOUT(a), CLS_SCALAR(*k)});
+  }
+}
+
+static void fan(cls_buffer src, cls_buffer *out, int *k) {
+  launch(0, "chain_k", 2, (cls_arg[]){CLS_INOUT(src), CLS_SCALAR(*k)});
+  for (int s = 1; s <= 3; s++)
+    launch(s, "mix_k", 3, (cls_arg[]){CLS_IN(src), CLS_INOUT(out[s - 1]), CLS_SCALAR(*k)});
+  CT_OK(cls_copy(ctx, 2, out[0], 0, out[2], 0, NB / 2));
+}
+
+#define REPLAYS 7
+
+static void expect_same(cls_buffer a, int stream, const int *want, const char *what) {
+  int got[N];
+  ct_download_ints(ctx, stream, a, got, N);
+  for (int i = 0; i < N; i++)
+    ck_assert_msg(got[i] == want[i], "%s: [%d] = %d captured, %d uncaptured", what, i, got[i],
+                  want[i]);
+}
+
+START_TEST(F1_replay_tiny_chain_equals_uncaptured_with_a_changing_scalar) {
+  open_ctx(NULL);
+  int want[N], k;
+  cls_buffer x = buf_of(0, 1);
+  for (int r = 0; r < REPLAYS; r++) {
+    k = 10 * r + 3;
+    tiny_chain(x, &k);
+  }
+  ct_download_ints(ctx, 0, x, want, N);
+  cls_buffer y = buf_of(0, 1);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  int idx = -1;
+  CT_OK(cls_capture_param(ctx, &k, sizeof k, &idx));
+  ck_assert_int_eq(idx, 0);
+  tiny_chain(y, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  /* Recorded, not run: y is as uploaded. */
+  int v[N];
+  seq(v, 1);
+  expect_same(y, 0, v, "after the capture");
+  for (int r = 0; r < REPLAYS; r++) {
+    int kr = 10 * r + 3;
+    cls_param p = {&kr, sizeof kr};
+    CT_OK(cls_replay(ctx, cap, 1, &p));
+  }
+  expect_same(y, 0, want, "tiny chain");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(F7_replay_ping_pong_over_two_streams_equals_uncaptured) {
+  open_ctx(NULL);
+  int wa[N], wb[N], k;
+  cls_buffer a = buf_of(0, 2), b = buf_of(1, 5);
+  for (int r = 0; r < REPLAYS; r++) {
+    k = r - 4;
+    ping_pong(a, b, &k);
+  }
+  ct_download_ints(ctx, 0, a, wa, N);
+  ct_download_ints(ctx, 0, b, wb, N);
+  cls_buffer c = buf_of(0, 2), d = buf_of(1, 5);
+  cls_capture *cap = NULL;
+  int idx;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_capture_param(ctx, &k, sizeof k, &idx));
+  ping_pong(c, d, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  for (int r = 0; r < REPLAYS; r++) {
+    int kr = r - 4;
+    cls_param p = {&kr, sizeof kr};
+    CT_OK(cls_replay(ctx, cap, 1, &p));
+  }
+  expect_same(c, 1, wa, "ping-pong a");
+  expect_same(d, 0, wb, "ping-pong b");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(F7_replay_fan_over_four_streams_equals_uncaptured) {
+  open_ctx(NULL);
+  int want[4][N], k;
+  cls_buffer src = buf_of(0, 1), out[3] = {buf_of(1, 10), buf_of(2, 20), buf_of(3, 30)};
+  for (int r = 0; r < REPLAYS; r++) {
+    k = 2 * r + 1;
+    fan(src, out, &k);
+  }
+  ct_download_ints(ctx, 0, src, want[0], N);
+  for (int s = 0; s < 3; s++)
+    ct_download_ints(ctx, 0, out[s], want[s + 1], N);
+  cls_buffer src2 = buf_of(0, 1), out2[3] = {buf_of(1, 10), buf_of(2, 20), buf_of(3, 30)};
+  cls_capture *cap = NULL;
+  int idx;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_capture_param(ctx, &k, sizeof k, &idx));
+  fan(src2, out2, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  for (int r = 0; r < REPLAYS; r++) {
+    int kr = 2 * r + 1;
+    cls_param p = {&kr, sizeof kr};
+    CT_OK(cls_replay(ctx, cap, 1, &p));
+  }
+  expect_same(src2, 3, want[0], "fan source");
+  for (int s = 0; s < 3; s++)
+    expect_same(out2[s], 0, want[s + 1], "fan output");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+/* Scalars not marked are copied at the call: changing the variable after
+ * the capture changes nothing. */
+START_TEST(replay_unmarked_scalars_keep_their_captured_value) {
+  open_ctx(NULL);
+  int want[N], k = 4;
+  cls_buffer x = buf_of(0, 0);
+  tiny_chain(x, &k);
+  tiny_chain(x, &k);
+  ct_download_ints(ctx, 0, x, want, N);
+  cls_buffer y = buf_of(0, 0);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  tiny_chain(y, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  k = 99;
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  expect_same(y, 0, want, "unmarked scalar");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+/* Uploads, fills and downloads (non-blocking) are captured too: the host
+ * memory is read and written at each replay. */
+START_TEST(replay_runs_captured_transfers_on_host_memory_of_the_replay) {
+  open_ctx(NULL);
+  int in[N], out[N], z = 7;
+  cls_buffer a = ct_alloc(ctx, 0, NB), b = ct_alloc(ctx, 1, NB);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_fill(ctx, 0, b, 0, NB, &z, sizeof z));
+  CT_OK(cls_upload_async(ctx, 0, a, 0, in, NB / 2));
+  launch(1, "ka", 2, (cls_arg[]){CLS_IN(a), CLS_INOUT(b)});
+  CT_OK(cls_download_async(ctx, 1, b, 0, out, NB));
+  z = 1000; /* the pattern was copied at the call */
+  CT_OK(cls_capture_end(ctx, &cap));
+  for (int r = 0; r < 3; r++) {
+    seq(in, 100 * r);
+    memset(out, 0, sizeof out);
+    CT_OK(cls_replay(ctx, cap, 0, NULL));
+    CT_OK(cls_sync(ctx, NULL));
+    for (int i = 0; i < N / 2; i++)
+      ck_assert_int_eq(out[i], 100 * r + i + 2);
+  }
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(F12_capture_checks_arguments_at_capture) {
+  open_ctx(NULL);
+  cls_buffer x = buf_of(0, 0);
+  cls_capture *cap = (cls_capture *)&cap;
+  CT_OK(cls_capture_begin(ctx));
+  size_t g[1] = {N};
+  /* Wrong count, wrong kind: refused now, not recorded. */
+  CT_ERR(cls_launch(ctx, 0, K("chain_k"), 1, g, NULL, 1, (cls_arg[]){CLS_INOUT(x)}),
+         CLS_EARGCOUNT);
+  CT_ERR(cls_launch(ctx, 0, K("chain_k"), 1, g, NULL, 2, (cls_arg[]){CLS_INOUT(x), CLS_INOUT(x)}),
+         CLS_EARGKIND);
+  CT_ERR(cls_fill(ctx, 0, x, 0, NB + 4, &g, 4), CLS_ERANGE);
+  /* Nothing was recorded: a capture of zero commands is refused. */
+  CT_ERR(cls_capture_end(ctx, &cap), CLS_EINVAL);
+  ck_assert_ptr_null(cap);
+  ck_assert_msg(strstr(cls_last_error_detail(), "no command"), "%s", cls_last_error_detail());
+  close_ctx();
+}
+END_TEST
+
+START_TEST(capture_refuses_blocking_transfers_at_capture) {
+  open_ctx(NULL);
+  cls_buffer x = buf_of(0, 0);
+  int v[N];
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  CT_ERR(cls_download(ctx, 0, x, 0, v, NB, NULL), CLS_EINVAL);
+  ck_assert_msg(strstr(cls_last_error_detail(), "capture"), "%s", cls_last_error_detail());
+  CT_ERR(cls_upload(ctx, 0, x, 0, v, NB), CLS_EINVAL);
+  launch(0, "inc", 1, (cls_arg[]){CLS_INOUT(x)});
+  CT_ERR(cls_capture_begin(ctx), CLS_EINVAL); /* one at a time */
+  CT_OK(cls_capture_end(ctx, &cap));
+  ck_assert_ptr_nonnull(cap);
+  CT_ERR(cls_capture_end(ctx, &cap), CLS_EINVAL); /* none in progress */
+  ck_assert_ptr_null(cap);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(replay_refuses_wrong_parameters_and_enqueues_nothing) {
+  open_ctx(NULL);
+  int k = 1;
+  cls_buffer x = buf_of(0, 0);
+  cls_capture *cap = NULL;
+  int idx;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_capture_param(ctx, &k, sizeof k, &idx));
+  tiny_chain(x, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  long long wide = 5;
+  cls_param good = {&k, sizeof k}, bad = {&wide, sizeof wide};
+  CT_ERR(cls_replay(ctx, cap, 0, NULL), CLS_EINVAL);
+  CT_ERR(cls_replay(ctx, cap, 1, &bad), CLS_EINVAL);
+  ck_assert_msg(strstr(cls_last_error_detail(), "8 bytes given"), "%s", cls_last_error_detail());
+  cls_param two[2] = {good, good};
+  CT_ERR(cls_replay(ctx, cap, 2, two), CLS_EINVAL);
+  CT_ERR(cls_replay(ctx, NULL, 0, NULL), CLS_EINVAL);
+  int v[N];
+  seq(v, 0);
+  expect_same(x, 0, v, "after refused replays");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+START_TEST(ESTALE_replay_after_a_buffer_was_freed_enqueues_nothing) {
+  open_ctx(NULL);
+  cls_buffer x = buf_of(0, 0), y = buf_of(1, 0);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  launch(0, "inc", 1, (cls_arg[]){CLS_INOUT(x)}); /* before the freed one */
+  launch(1, "ka", 2, (cls_arg[]){CLS_IN(x), CLS_OUT(y)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  CT_OK(cls_free(ctx, y));
+  CT_ERR(cls_replay(ctx, cap, 0, NULL), CLS_ESTALE);
+  ck_assert_msg(strstr(cls_last_error_detail(), "freed"), "%s", cls_last_error_detail());
+  int v[N];
+  seq(v, 1); /* one replay's inc, not two */
+  expect_same(x, 0, v, "after the refused replay");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+/* Buffers allocated and freed between replays move the slot tables (and
+ * reuse freed slots): the next replay still finds its own buffers. */
+START_TEST(replay_after_the_slot_tables_moved_finds_its_buffers) {
+  open_ctx(NULL);
+  int want[N], k = 2;
+  cls_buffer x = buf_of(0, 3);
+  for (int r = 0; r < 3; r++)
+    tiny_chain(x, &k);
+  ct_download_ints(ctx, 0, x, want, N);
+  cls_buffer y = buf_of(0, 3);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  tiny_chain(y, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  cls_buffer many[300];
+  for (int i = 0; i < 300; i++)
+    many[i] = ct_alloc(ctx, 0, 64);
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  for (int i = 0; i < 300; i++)
+    CT_OK(cls_free(ctx, many[i]));
+  for (int i = 0; i < 300; i++)
+    many[i] = ct_alloc(ctx, 0, 64);
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  expect_same(y, 0, want, "after the tables moved");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+/* Ping-pong by buffer parameters: one captured step, replayed with its
+ * two buffers swapped each time, equals the uncaptured alternation. */
+START_TEST(replay_swaps_buffer_parameters_for_ping_pong) {
+  open_ctx(NULL);
+  int want[N], k = 3;
+  cls_buffer a = buf_of(0, 1), b = buf_of(0, 9);
+  for (int r = 0; r < REPLAYS; r++)
+    launch(0, "mix_k", 3, (cls_arg[]){CLS_IN(r % 2 ? b : a), CLS_INOUT(r % 2 ? a : b),
+                                      CLS_SCALAR(k)});
+  ct_download_ints(ctx, 0, REPLAYS % 2 ? b : a, want, N);
+  cls_buffer c = buf_of(0, 1), d = buf_of(0, 9), big = ct_alloc(ctx, 0, 2 * NB);
+  cls_capture *cap = NULL;
+  int pi, po;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_capture_buffer_param(ctx, c, &pi));
+  CT_OK(cls_capture_buffer_param(ctx, d, &po));
+  launch(0, "mix_k", 3, (cls_arg[]){CLS_IN(c), CLS_INOUT(d), CLS_SCALAR(k)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  cls_param wrong[2] = {{&c, sizeof c}, {&big, sizeof big}};
+  CT_ERR(cls_replay(ctx, cap, 2, wrong), CLS_EINVAL);
+  for (int r = 0; r < REPLAYS; r++) {
+    cls_param p[2] = {{r % 2 ? &d : &c, sizeof c}, {r % 2 ? &c : &d, sizeof c}};
+    CT_OK(cls_replay(ctx, cap, 2, p));
+  }
+  expect_same(REPLAYS % 2 ? d : c, 0, want, "swapped ping-pong");
+  /* A freed buffer given as parameter: refused, nothing enqueued. */
+  cls_buffer e = buf_of(0, 0);
+  CT_OK(cls_free(ctx, e));
+  cls_param stale[2] = {{&c, sizeof c}, {&e, sizeof e}};
+  CT_ERR(cls_replay(ctx, cap, 2, stale), CLS_ESTALE);
+  expect_same(REPLAYS % 2 ? d : c, 0, want, "after the refused replay");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+/* The driver may defer an enqueue failure (scheduler): the replay then
+ * returns success, or the skip of a later command that found it. */
+static void replay_fails(cls_capture *cap) {
+  int rc = cls_replay(ctx, cap, 0, NULL);
+  bool event = strcmp(cls_context_driver(ctx), "event") == 0;
+  ck_assert_msg(rc == CLS_ELAUNCH || (!event && (rc == 0 || rc == CLS_ESKIPPED)),
+                "replay: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  cls_sync(ctx, NULL);
+}
+
+/* F2/F3 inside a replay: the failed launch taints its write set, the later
+ * command of the same replay reading it is skipped on its chain. */
+START_TEST(F2_replay_failed_command_taints_its_writes_and_skips_readers) {
+  open_ctx("enqueue:kernel=fk");
+  cls_buffer a = buf_of(0, 0), b = buf_of(0, 0), c = buf_of(1, 0), d = buf_of(1, 0);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  launch(0, "fk", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
+  launch(1, "ka", 2, (cls_arg[]){CLS_IN(b), CLS_OUT(c)});
+  launch(1, "ka", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(d)}); /* independent: runs */
+  CT_OK(cls_capture_end(ctx, &cap));
+  replay_fails(cap);
+  int v[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 1, c, 0, v, NB, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_str_eq(fi.kernel, "fk");
+  ck_assert_uint_ge(fi.nskips, 1);
+  struct cls_skip_info si;
+  CT_OK(cls_report_skip(r, 0, 0, &si));
+  ck_assert_str_eq(si.kernel, "ka");
+  ck_assert_int_eq(si.stream, 1);
+  cls_report_free(r);
+  for (int i = 0; i < N; i++)
+    v[i] = i + 2;
+  expect_same(d, 0, v, "the independent command");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+/* F2: inputs tainted before the replay: each command reading them is
+ * skipped (each its own skip on the chain, as uncaptured), the others
+ * run. */
+START_TEST(F2_replay_whose_inputs_are_tainted_is_skipped) {
+  open_ctx("enqueue:kernel=fk");
+  cls_buffer a = buf_of(0, 0), b = buf_of(0, 0), c = buf_of(1, 0);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  launch(1, "ka", 2, (cls_arg[]){CLS_IN(b), CLS_OUT(c)});
+  launch(1, "ka", 2, (cls_arg[]){CLS_IN(c), CLS_OUT(c)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 0, K("fk"), 1, g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
+  ck_assert(rc == CLS_ELAUNCH || rc == 0);
+  cls_sync(ctx, NULL);
+  CT_ERR(cls_replay(ctx, cap, 0, NULL), CLS_ESKIPPED);
+  int v[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 1, c, 0, v, NB, &r), CLS_ETAINTED);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_str_eq(fi.kernel, "fk");
+  ck_assert_uint_eq(fi.skipped, 2);
+  cls_report_free(r);
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+/* Two threads replaying one capture: each replay's fill, incs and tally
+ * run as one block (the context's lock), so every tally sees exactly
+ * INCS increments. */
+#define INCS 6
+#define THREAD_REPLAYS 40
+static cls_capture *shared_cap;
+static void *replayer(void *arg) {
+  (void)arg;
+  for (int r = 0; r < THREAD_REPLAYS; r++)
+    if (cls_replay(ctx, shared_cap, 0, NULL) != 0)
+      return (void *)1;
+  return NULL;
+}
+
+START_TEST(F7_two_threads_replaying_one_capture_never_interleave) {
+  open_ctx(NULL);
+  cls_buffer x = ct_alloc(ctx, 0, NB), y = ct_written(ctx, 0, N, 0);
+  int zero = 0, k = INCS;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_fill(ctx, 0, x, 0, NB, &zero, sizeof zero));
+  for (int j = 0; j < INCS; j++)
+    launch(0, "inc", 1, (cls_arg[]){CLS_INOUT(x)});
+  launch(0, "tally", 3, (cls_arg[]){CLS_IN(x), CLS_INOUT(y), CLS_SCALAR(k)});
+  CT_OK(cls_capture_end(ctx, &shared_cap));
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    ck_assert_int_eq(pthread_create(&t[i], NULL, replayer, NULL), 0);
+  for (int i = 0; i < 2; i++) {
+    void *res;
+    pthread_join(t[i], &res);
+    ck_assert_ptr_null(res);
+  }
+  ct_expect_ints(ctx, 0, y, N, 2 * THREAD_REPLAYS);
+  cls_capture_destroy(shared_cap);
+  close_ctx();
+}
+END_TEST
+
+int main(void) {
+  ct_require_device();
+  Suite *s = suite_create("capture");
+  CT_ADD(s, F1_replay_tiny_chain_equals_uncaptured_with_a_changing_scalar);
+  CT_ADD(s, F7_replay_ping_pong_over_two_streams_equals_uncaptured);
+  CT_ADD(s, F7_replay_fan_over_four_streams_equals_uncaptured);
+  CT_ADD(s, replay_unmarked_scalars_keep_their_captured_value);
+  CT_ADD(s, replay_runs_captured_transfers_on_host_memory_of_the_replay);
+  CT_ADD(s, F12_capture_checks_arguments_at_capture);
+  CT_ADD(s, capture_refuses_blocking_transfers_at_capture);
+  CT_ADD(s, replay_refuses_wrong_parameters_and_enqueues_nothing);
+  CT_ADD(s, ESTALE_replay_after_a_buffer_was_freed_enqueues_nothing);
+  CT_ADD(s, replay_after_the_slot_tables_moved_finds_its_buffers);
+  CT_ADD(s, replay_swaps_buffer_parameters_for_ping_pong);
+  CT_ADD(s, F2_replay_failed_command_taints_its_writes_and_skips_readers);
+  CT_ADD(s, F2_replay_whose_inputs_are_tainted_is_skipped);
+  CT_ADD(s, F7_two_threads_replaying_one_capture_never_interleave);
+  return ct_run(s);
+}
