@@ -39,11 +39,6 @@
   } while (0)
 
 struct cls__cmd;
-/* A download described in cmd (one read binding, a buffer's or an
- * image's; stream, x set), run to the end: queued for its sync when not
- * blocking, else checked for what it read (F5).  Lock held (buffer.c). */
-int cls__download_run(cls_context *ctx, struct cls__cmd *cmd, cls_report **report);
-
 /* Capture (src/api/capture.c): records cmd, checked in full by its
  * caller, in ctx's capture instead of running it (a launch's range and
  * arguments given too; else NULLs).  Lock held. */

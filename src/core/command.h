@@ -57,4 +57,9 @@ static inline int cls__run(cls_context *ctx, struct cls__cmd *cmd,
  * once complete (guard/guard.h). */
 void cls__guard_launched(cls_context *ctx, struct cls__cmd *launch, int rc);
 
+/* A download described in cmd (one read binding, a buffer's or an
+ * image's; stream, x set), run to the end: queued for its sync when not
+ * blocking, else checked for what it read (F5).  Lock held (download.c). */
+int cls__download_run(cls_context *ctx, struct cls__cmd *cmd, cls_report **report);
+
 #endif /* CLS_COMMAND_H */

@@ -1,0 +1,77 @@
+/* A download run to its end, whatever started it (cls_download,
+ * cls_image_download, a replayed capture): through the one command path,
+ * then, when blocking, whether what it read was written (F5). */
+#include "core/command.h"
+#include "failure/poll.h"
+#include "failure/report.h"
+#include "guard/guard.h"
+#include "memory/memory.h"
+
+#include <stdlib.h>
+
+/* A download described in cmd (one READ binding; buffer or image), run
+ * to the end: a non-blocking one is queued for its sync, a blocking one
+ * learns whether what it read was written (F5). */
+int cls__download_run(cls_context *ctx, struct cls__cmd *cmd, cls_report **report) {
+  int rc;
+  int stream = cmd->stream->id;
+  bool blocking = cmd->x.blocking;
+  cls_buffer src = cmd->bind[0].handle;
+  struct cls__slot *s = cmd->bind[0].slot;
+  struct cls__pending_read *pending = NULL;
+  if (!blocking) {
+    pending = calloc(1, sizeof *pending);
+    if (!pending) {
+      rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+      goto out;
+    }
+    pending->stream = stream;
+    pending->handle = src;
+  }
+  rc = cls__run(ctx, cmd, pending, report);
+  if (rc < 0) {
+    if (pending)
+      cls__log_forget_read(ctx, pending);
+    free(pending);
+    goto out;
+  }
+  if (pending) {
+    pending->seq = cmd->seq;
+    pending->next = ctx->reads;
+    ctx->reads = pending;
+    goto out;
+  }
+  /* The bytes are here; whether anything wrote them is learnt now: a read
+   * enqueued before its producer failed returns success having copied
+   * nothing on every vendor measured, so check what the read depended on. */
+  rc = cls__poll_all(ctx, false);
+  if (rc < 0)
+    goto out;
+  /* Known to have failed itself (exact attribution); a range of one
+   * command (this stream's part of a queue's range) is not known so. */
+  if (cmd->stream->failed_seq == cmd->seq && cmd->stream->failed_first == cmd->seq &&
+      !cmd->stream->failed_ranged) {
+    rc = cls__error(CLS_ECL, cmd->stream->failed_status, "download on stream %d failed: %s",
+                    stream, cls_cl_status_name(cmd->stream->failed_status));
+    goto out;
+  }
+  rc = cls__read_report(ctx, "download", stream, &src, 1, report);
+  /* Ranged attribution: the download was in a failed range.  What it read
+   * carries the range's failure when the range wrote it (reported above);
+   * else the download itself may be the command that failed. */
+  if (rc == CLS_OK && cmd->stream->failed_first <= cmd->seq && cmd->seq <= cmd->stream->failed_seq) {
+    rc = cls__error(CLS_ECL, cmd->stream->failed_status,
+                    "download on stream %d is in a range of commands one of which failed "
+                    "(%s); rerun with CLS_PRECISE=1 to pin it",
+                    stream, cls_cl_status_name(cmd->stream->failed_status));
+    goto out;
+  }
+  /* Guard mode: bytes a CLS_OUT launch never wrote make the buffer fail
+   * (an image has no canary: docs/guard.md). */
+  if (rc == CLS_OK && ctx->guard && !s->image &&
+      cls__guard_canary_read(ctx, src, s, cmd->x.src_offset, cmd->x.host_dst, cmd->x.size) ==
+          CLS_EGUARD)
+    rc = cls__read_report(ctx, "download", stream, &src, 1, report);
+out:
+  return rc;
+}
