@@ -1179,8 +1179,8 @@ typedef struct cls_capture cls_capture;
 
 /** A replay parameter's value (cls_replay()): `size` bytes at `value`. */
 typedef struct cls_param {
-  const void *value;
-  size_t size;
+  const void *value; /**< the bytes (a scalar's, or a cls_buffer for a buffer parameter) */
+  size_t size;       /**< their size: the parameter's, as marked at capture */
 } cls_param;
 
 /** Begins a capture on `ctx`.  Until cls_capture_end(), cls_launch(),
