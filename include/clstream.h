@@ -1222,7 +1222,11 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out);
  * with one call: each goes through the same path as an uncaptured one
  * (prepared plan), so every failure rule holds inside the replay: an
  * input carrying a failure skips the command (F2, each skip on the
- * failure's chain as uncaptured), a failed command taints its write set
+ * failure's chain as uncaptured; a replay whose inputs carry one known
+ * failure that reaches every command is skipped as a whole: nothing is
+ * enqueued, every write set takes the failure, the chain gets one
+ * #CLS_SKIP_REPLAY entry naming the capture and its count of commands,
+ * and #CLS_ESKIPPED is returned), a failed command taints its write set
  * and the later commands reading it are skipped, F7 and F8 as for any
  * command.  `params`: the values of the parameters marked at capture, in
  * order (`nparams` of them, each of its marked size).  Replays of one
@@ -1246,7 +1250,12 @@ CLS_API void cls_capture_destroy(cls_capture *cap);
 /** How a launch on a skip chain met the failure (#cls_skip_info.kind). */
 enum cls_skip_kind {
   CLS_SKIP_SKIPPED = 1,   /**< did not run: an input carried the failure */
-  CLS_SKIP_UNTRUSTED = 2  /**< ran before the failure was known, on its output */
+  CLS_SKIP_UNTRUSTED = 2, /**< ran before the failure was known, on its output */
+  CLS_SKIP_REPLAY = 3     /**< a replay (cls_replay()) skipped as a whole: its
+                               inputs carried the failure and it reaches every
+                               command; `kernel` names the capture ("capture #N"),
+                               `count` is its commands, `stream` and `position`
+                               are its first command's */
 };
 
 /** One failure of a report (cls_report_failure()).  The strings are owned

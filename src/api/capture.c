@@ -10,8 +10,12 @@
 #include "core/command.h"
 #include "core/kernel.h"
 #include "base/handle.h"
+#include "failure/failure.h"
+#include "failure/log.h"
 #include "stream/pool.h"
+#include "trace/trace.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +38,7 @@ struct entry {
 
 struct cls_capture {
   cls_context *ctx;
+  char name[24];   /* "capture #N": a whole-replay skip names it */
   struct entry *e;
   size_t n, cap;
   uint64_t epoch;  /* ctx->handles_epoch when the handles were last resolved */
@@ -68,6 +73,7 @@ CLS_API int cls_capture_begin(cls_context *ctx) {
     goto out;
   }
   ctx->capture->ctx = ctx;
+  snprintf(ctx->capture->name, sizeof ctx->capture->name, "capture #%u", ++ctx->captures);
   ctx->capture->epoch = ~ctx->handles_epoch; /* the first replay resolves */
 out:
   cls__unlock(ctx);
@@ -260,6 +266,107 @@ static int prepare(cls_context *ctx, struct cls_capture *cap) {
   return CLS_OK;
 }
 
+/* The buffer parameters of this replay into e's bindings. */
+static void bind_params(struct entry *e, const cls_param *params,
+                        struct cls__slot *const *swap) {
+  struct cls__cmd *cmd = &e->cmd;
+  for (size_t b = 0; b < cmd->nbind; b++) {
+    int p = e->bparam[b];
+    if (p < 0)
+      continue;
+    cmd->bind[b].handle = *(const cls_buffer *)params[p].value;
+    cmd->bind[b].slot = swap[p];
+    if (cmd->kind == CLS__CMD_LAUNCH)
+      cmd->kargs[e->barg[b]].value = &swap[p]->mem;
+  }
+}
+
+/* The failure that skips the whole replay, or NULL.  Whole: one failure,
+ * known (not provisional, not of a write still in flight, which F8 may
+ * yet move), on the inputs of the replay (what it reads before writing),
+ * and reaching every command through the replay's own writes.  Anything
+ * less runs command by command: F2 then skips exactly what the failure
+ * reaches and the rest runs.  A download in the capture reports, not
+ * skips: also command by command. */
+#define WHOLE_MAX_WRITTEN 64
+static struct cls__failure *whole_skip_failure(cls_context *ctx, struct cls_capture *cap,
+                                               const cls_param *params,
+                                               struct cls__slot *const *swap) {
+  const struct cls__slot *written[WHOLE_MAX_WRITTEN];
+  size_t nwritten = 0;
+  struct cls__failure *f = NULL;
+  uint64_t since = ctx->log.len ? cls__log_oldest_stamp(ctx) : UINT64_MAX;
+  for (size_t i = 0; i < cap->n; i++) {
+    struct entry *e = &cap->e[i];
+    const struct cls__cmd *cmd = &e->cmd;
+    if (cmd->kind == CLS__CMD_READ)
+      return NULL;
+    if (e->swaps)
+      bind_params(e, params, swap);
+    bool reached = false;
+    for (size_t b = 0; b < cmd->nbind; b++) {
+      const struct cls__slot *slot = cmd->bind[b].slot;
+      if (!(cmd->bind[b].access & CLS_READ))
+        continue;
+      bool ours = false;
+      for (size_t w = 0; w < nwritten && !ours; w++)
+        ours = written[w] == slot;
+      if (ours) {
+        reached = true;
+        continue;
+      }
+      struct cls__failure *g = slot->failure;
+      if (slot->write_stamp >= since || g == &cls__never_written || (g && g->provisional) ||
+          (g && f && g != f))
+        return NULL;
+      if (g) {
+        f = g;
+        reached = true;
+      }
+    }
+    if (!reached)
+      return NULL;
+    for (size_t b = 0; b < cmd->nbind; b++)
+      if (cmd->bind[b].access & CLS_WRITE) {
+        if (nwritten == WHOLE_MAX_WRITTEN)
+          return NULL;
+        written[nwritten++] = cmd->bind[b].slot;
+      }
+  }
+  return f;
+}
+
+/* The replay skipped as a whole on f: every command takes its position
+ * on its stream and its write set takes f, as F2 does; f's chain gets one
+ * entry naming the capture and the count. */
+static int skip_whole(cls_context *ctx, struct cls_capture *cap, struct cls__failure *f) {
+  int first_stream = -1, rc = CLS_OK;
+  uint64_t first_pos = 0, first_stamp = 0;
+  for (size_t i = 0; i < cap->n; i++) {
+    struct cls__cmd *cmd = &cap->e[i].cmd;
+    struct cls__stream *s = cls__stream_get(ctx, cap->e[i].stream, &rc);
+    if (!s)
+      return rc;
+    uint64_t pos = ++s->issued;
+    uint64_t stamp = cls__propagate_writes(ctx, f, cmd->bind, cmd->nbind);
+    s->stats.skips++;
+    if (ctx->trace)
+      cls__trace_skip(ctx->trace, s->id, cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : cmd->op,
+                      pos, f->message);
+    if (first_stream < 0) {
+      first_stream = s->id;
+      first_pos = pos;
+      first_stamp = stamp;
+    }
+  }
+  cls__failure_add_skip_run(f, CLS_SKIP_REPLAY, cap->name, first_stream, first_pos, first_stamp,
+                            cap->n);
+  rc = cls__error(CLS_ESKIPPED, 0, "cls_replay: %s skipped as a whole (%zu commands): ", cap->name,
+                  cap->n);
+  cls__error_append_root(f);
+  return rc;
+}
+
 /* The stored command, its pointers made current (stream, cl_mems, the
  * kernel's lane, scalars and parameters), through the command path. */
 static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params,
@@ -267,15 +374,7 @@ static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params
   struct cls__cmd *cmd = &e->cmd;
   int rc = CLS_OK;
   if (e->swaps)
-    for (size_t b = 0; b < cmd->nbind; b++) {
-      int p = e->bparam[b];
-      if (p < 0)
-        continue;
-      cmd->bind[b].handle = *(const cls_buffer *)params[p].value;
-      cmd->bind[b].slot = swap[p];
-      if (cmd->kind == CLS__CMD_LAUNCH)
-        cmd->kargs[e->barg[b]].value = &swap[p]->mem;
-    }
+    bind_params(e, params, swap);
   if (!(cmd->stream = cls__stream_get(ctx, e->stream, &rc)))
     return rc;
   cmd->nwait = 0;
@@ -362,6 +461,11 @@ CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,
   }
   if ((rc = prepare(ctx, cap)) < 0)
     goto out;
+  struct cls__failure *f = whole_skip_failure(ctx, cap, params, swap);
+  if (f) {
+    rc = skip_whole(ctx, cap, f);
+    goto out;
+  }
   /* Each command runs or is skipped as it would uncaptured; the first
    * error is the replay's. */
   for (size_t i = 0; i < cap->n; i++) {

@@ -96,6 +96,7 @@ struct cls_context {
   struct cls__pending_read *reads; /* list, newest first */
   /* The capture in progress (src/api/capture.c); NULL: commands run. */
   struct cls_capture *capture;
+  unsigned captures;  /* begun: a capture's number, as reports name it */
   /* Bumped whenever a slot table may move (a slot taken), a slot is freed
    * or a program released: a replay re-resolves its handles and kernels
    * only when it changed since its last (capture.c). */

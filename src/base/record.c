@@ -87,6 +87,19 @@ void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *ke
   cls__copy_name(e->kernel, kernel);
 }
 
+void cls__failure_add_skip_run(struct cls__failure *f, int kind, const char *name, int stream,
+                               uint64_t position, uint64_t stamp, uint64_t count) {
+  f->skipped += count;
+  if (f->nskips == CLS__MAX_SKIP_ENTRIES) {
+    f->dropped += count;
+    return;
+  }
+  f->skips[f->nskips++] = (struct cls__skip){.key = name, .kind = kind, .stream = stream,
+                                             .position = position, .count = count,
+                                             .stamp = stamp, .last = stamp};
+  cls__copy_name(f->skips[f->nskips - 1].kernel, name);
+}
+
 /* One failure in a line of the detail, worded as a report's first line
  * of it and its log line. */
 void cls__error_append_root(const struct cls__failure *f) {

@@ -165,6 +165,10 @@ static inline void cls__failure_add_skip(struct cls__failure *f, int kind, const
   else
     cls__failure_add_skip_slow(f, kind, kernel, stream, position, stamp);
 }
+/* Appends one entry of `count` commands (a replay skipped as a whole,
+ * CLS_SKIP_REPLAY) to f's chain.  Never allocates. */
+void cls__failure_add_skip_run(struct cls__failure *f, int kind, const char *name, int stream,
+                               uint64_t position, uint64_t stamp, uint64_t count);
 /* Appends failure f to the thread's detail as a read's detail names its
  * root ("CLS_ELAUNCH (CL_...) in launch of 'k' on stream 0 at position 2:
  * message"). */

@@ -310,6 +310,13 @@ static void render_failure(struct sbuf *b, size_t idx, const struct cls__failure
       snprintf(rank, sizeof rank, "rank %d ", s->origin - 1);
     else if (s->origin < 0)
       snprintf(rank, sizeof rank, "another process's ");
+    if (s->kind == CLS_SKIP_REPLAY) {
+      sb_printf(b, "    %zu. skipped as a whole: replay of %s (%llu command%s) from %sstream %d "
+                   "at position %llu\n",
+                i + 1, s->kernel, (unsigned long long)s->count, s->count == 1 ? "" : "s", rank,
+                s->stream, (unsigned long long)s->position);
+      continue;
+    }
     sb_printf(b, "    %zu. %s '%s' on %sstream %d at position %llu", i + 1,
               s->kind == CLS_SKIP_UNTRUSTED ? "ran on untrusted input:" : "skipped:",
               s->kernel, rank, s->stream, (unsigned long long)s->position);

@@ -184,7 +184,8 @@ static int unpack(const void *record, size_t len, struct cls__wire_record *w) {
   uint64_t total = w->dropped; /* the chain's launches: its skip count */
   for (unsigned i = 0; i < w->nskips; i++) {
     const struct cls__wire_skip *e = &w->skips[i];
-    if ((e->kind != CLS_SKIP_SKIPPED && e->kind != CLS_SKIP_UNTRUSTED) || e->stream < 0 ||
+    if ((e->kind != CLS_SKIP_SKIPPED && e->kind != CLS_SKIP_UNTRUSTED &&
+         e->kind != CLS_SKIP_REPLAY) || e->stream < 0 ||
         e->stream >= CLS_MAX_STREAMS || e->origin < 0 || e->pad ||
         e->position == 0 || e->position > WIRE_COUNT_MAX || e->count == 0 ||
         e->count > WIRE_COUNT_MAX - total || !text_ok(e->kernel, sizeof e->kernel, true) ||
