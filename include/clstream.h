@@ -1226,7 +1226,8 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out);
  * failure that reaches every command is skipped as a whole: nothing is
  * enqueued, every write set takes the failure, the chain gets one
  * #CLS_SKIP_REPLAY entry naming the capture and its count of commands,
- * and #CLS_ESKIPPED is returned), a failed command taints its write set
+ * and the first command's code is returned, #CLS_ESKIPPED, or
+ * #CLS_ETAINTED for a copy), a failed command taints its write set
  * and the later commands reading it are skipped, F7 and F8 as for any
  * command.  `params`: the values of the parameters marked at capture, in
  * order (`nparams` of them, each of its marked size).  Replays of one

@@ -338,7 +338,8 @@ static struct cls__failure *whole_skip_failure(cls_context *ctx, struct cls_capt
 
 /* The replay skipped as a whole on f: every command takes its position
  * on its stream and its write set takes f, as F2 does; f's chain gets one
- * entry naming the capture and the count. */
+ * entry naming the capture and the count.  Returns the first command's
+ * code. */
 static int skip_whole(cls_context *ctx, struct cls_capture *cap, struct cls__failure *f) {
   int first_stream = -1, rc = CLS_OK;
   uint64_t first_pos = 0, first_stamp = 0;
@@ -361,8 +362,12 @@ static int skip_whole(cls_context *ctx, struct cls_capture *cap, struct cls__fai
   }
   cls__failure_add_skip_run(f, CLS_SKIP_REPLAY, cap->name, first_stream, first_pos, first_stamp,
                             cap->n);
-  rc = cls__error(CLS_ESKIPPED, 0, "cls_replay: %s skipped as a whole (%zu commands): ", cap->name,
-                  cap->n);
+  /* The first command's code, as uncaptured: a skipped copy is
+   * CLS_ETAINTED (its source carries a failure), anything else skipped
+   * CLS_ESKIPPED. */
+  int code = cap->e[0].cmd.kind == CLS__CMD_COPY ? CLS_ETAINTED : CLS_ESKIPPED;
+  rc = cls__error(code, 0, "cls_replay: %s skipped as a whole (%zu command%s): ", cap->name,
+                  cap->n, cap->n == 1 ? "" : "s");
   cls__error_append_root(f);
   return rc;
 }

@@ -20,6 +20,10 @@
  * now and then), and may lose a stream's queue at its n-th upload (a
  * "lost" clause; CLS_RELOCATE same or other moves the stream at once).
  *
+ * One program in three runs captured and replayed (run_replayed): its
+ * runs of launches, copies and fills are recorded in a capture and
+ * replayed once, against the same model (issue 34).
+ *
  * Reproducible by seed: CLS_MODEL_SEED=S (default fixed) seeds the first
  * context; context k+1's seed follows from context k's.  A mismatch prints
  * the context's seed, the spec, the program's index, and the program
@@ -421,6 +425,14 @@ static struct {
   uint64_t ranges;      /* range records ("one of N ...") in reports */
 } relax;
 
+/* Programs run captured and replayed (one in three): how often, so that a
+ * run shows the replay path was exercised (printed at the end). */
+static struct {
+  uint64_t programs, replays, commands;
+  uint64_t whole;      /* replays skipped as a whole (cls_replay's detail) */
+  uint64_t whole_seen; /* CLS_SKIP_REPLAY entries compared in reports */
+} replays;
+
 static void say(struct rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct rt *rt, const char *fmt, ...) {
   if (rt->len >= sizeof rt->msg)
@@ -526,6 +538,17 @@ static bool same_failure(struct rt *rt, const struct md_failure *mf, bool loose,
     if (cls_report_skip(r, i, e, &si) != 0) {
       ok = false;
       break;
+    }
+    if (si.kind == CLS_SKIP_REPLAY) {
+      /* A replay skipped as a whole: its `count` commands, on its streams,
+       * in the model's chain one item each; the entry names the first. */
+      if (item < (size_t)mf->nchain &&
+          (si.stream != mf->chain[item].stream || si.position < mf->chain[item].pos_lo ||
+           si.position > mf->chain[item].pos_hi))
+        ok = false;
+      item += si.count;
+      replays.whole_seen++;
+      continue;
     }
     for (uint64_t c = 0; c < si.count && ok; c++, item++) {
       if (item >= (size_t)mf->nchain)
@@ -671,30 +694,15 @@ static bool relaxed_report(struct rt *rt, const struct md_state *st, const struc
 /* CLS_MODEL_TRACE=1: every op, its return code and report on stderr. */
 static bool trace;
 
-/* Runs one op through clstream and compares.  false: mismatch (in rt->msg). */
-static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const struct md_op *op,
-                   int index) {
-  struct md_expect ex;
+/* The op's call into clstream (a download's bytes into got, a report
+ * into *rep); its return code. */
+static int issue(struct rt *rt, const struct md_op *op, int index, const struct md_expect *exp,
+                 uint32_t *got, cls_report **rep_out) {
   cls_context *ctx = rt->ctx;
-  /* A shortened program may allocate over a live buffer: free it first
-   * (the generator never does this). */
-  if (op->kind == MD_ALLOC && st->buf[op->b[0]].state == MD_LIVE)
-    cls_free(ctx, rt->h[op->b[0]]);
-  md_step(w, st, op, &ex);
-  /* Ranged: a check of diverged buffers may find range records the model
-   * does not have (a failure it predicts must still be there). */
-  bool check_relaxed = false;
-  for (int i = 0; st->ranged && op->kind == MD_SYNC_CHECK && i < op->len; i++)
-    check_relaxed |= st->buf[op->b[i]].state == MD_LIVE && st->buf[op->b[i]].diverged;
-  if (check_relaxed)
-    ex.rcmask |= md_bit(MD_ETAINTED);
-  bool relaxed = ex.relaxed || check_relaxed;
-  relax.reads += relaxed;
   int s = op->stream, rc = 0;
+  const struct md_expect ex = *exp;
   cls_report *rep = NULL;
-  uint32_t got[MD_MAXE];
   const size_t E = sizeof(uint32_t);
-  rt->nops++;
   switch (op->kind) {
   case MD_ALLOC:
     rc = cls_alloc(ctx, s, (size_t)op->elems * E, &rt->h[op->b[0]]);
@@ -750,7 +758,7 @@ static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const
     break;
   }
   case MD_DOWNLOAD:
-    memset(got, 0xa5, sizeof got);
+    memset(got, 0xa5, MD_MAXE * sizeof *got);
     rc = cls_download(ctx, s, rt->h[op->b[0]], (size_t)op->off * E, got, (size_t)op->len * E,
                       &rep);
     break;
@@ -774,6 +782,44 @@ static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const
     break;
   }
   }
+  *rep_out = rep;
+  return rc;
+}
+
+
+/* Runs one op through clstream and compares.  false: mismatch (in rt->msg). */
+static bool run_stepped(struct rt *rt, struct md_world *w, struct md_state *st,
+                        const struct md_op *op, int index, const struct md_expect *exp);
+static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const struct md_op *op,
+                   int index) {
+  struct md_expect ex;
+  cls_context *ctx = rt->ctx;
+  /* A shortened program may allocate over a live buffer: free it first
+   * (the generator never does this). */
+  if (op->kind == MD_ALLOC && st->buf[op->b[0]].state == MD_LIVE)
+    cls_free(ctx, rt->h[op->b[0]]);
+  md_step(w, st, op, &ex);
+  return run_stepped(rt, w, st, op, index, &ex);
+}
+
+/* The rest of run_op, for an op the model has stepped (its expectation
+ * *exp): the call, and what it must return and give. */
+static bool run_stepped(struct rt *rt, struct md_world *w, struct md_state *st,
+                        const struct md_op *op, int index, const struct md_expect *exp) {
+  struct md_expect ex = *exp;
+  /* Ranged: a check of diverged buffers may find range records the model
+   * does not have (a failure it predicts must still be there). */
+  bool check_relaxed = false;
+  for (int i = 0; st->ranged && op->kind == MD_SYNC_CHECK && i < op->len; i++)
+    check_relaxed |= st->buf[op->b[i]].state == MD_LIVE && st->buf[op->b[i]].diverged;
+  if (check_relaxed)
+    ex.rcmask |= md_bit(MD_ETAINTED);
+  bool relaxed = ex.relaxed || check_relaxed;
+  relax.reads += relaxed;
+  cls_report *rep = NULL;
+  uint32_t got[MD_MAXE];
+  rt->nops++;
+  int s = op->stream, rc = issue(rt, op, index, &ex, got, &rep);
   bool ok = true;
   char text[160], set[256];
   md_op_text(op, text, sizeof text);
@@ -828,6 +874,159 @@ done:
   return ok;
 }
 
+/* What a capture records (its checks pass: no refused op). */
+static bool capturable(const struct md_op *op) {
+  return (op->kind == MD_LAUNCH || op->kind == MD_FILL || op->kind == MD_COPY) && !op->refuse;
+}
+
+/* Whether a capture records the op the model expects *ex of: every
+ * return code it allows is one a command meets when it runs (a refusal
+ * at the call is returned at capture, and the op is run uncaptured). */
+static bool recordable(const struct md_expect *ex) {
+  return !(ex->rcmask & ~(md_bit(0) | md_bit(MD_ESKIPPED) | md_bit(MD_ELAUNCH) |
+                          md_bit(MD_ECL) | md_bit(MD_ETAINTED)));
+}
+
+/* A capture in progress in run_replayed: its commands and what the model
+ * allows of them. */
+struct pending {
+  int first, last, n;
+  uint64_t ncmd[MD_S];
+  uint32_t any, all;
+  struct cls_stream_stats before[MD_S];
+};
+
+static bool stats_all(struct rt *rt, struct cls_stream_stats *st) {
+  for (int s = 0; s < MD_S; s++)
+    if (cls_stream_stats(rt->ctx, s, &st[s]) != 0) {
+      say(rt, "cls_stream_stats(%d) failed\n", s);
+      return false;
+    }
+  return true;
+}
+
+/* Ends the capture and replays it once.  The replay returns 0 when every
+ * command may succeed, or a code one of them may return.  Enqueues that
+ * failed in the call, which the runner counts per op from its return
+ * code, come from the streams' statistics. */
+static bool flush(struct rt *rt, struct md_world *w, struct pending *pd) {
+  cls_context *ctx = rt->ctx;
+  cls_capture *cap = NULL;
+  if (pd->n == 0) {
+    int rc = cls_capture_end(ctx, &cap);
+    if (rc != CLS_EINVAL || cap) {
+      say(rt, "cls_capture_end of no command: %s, expected CLS_EINVAL\n", cls_err_name(rc));
+      return false;
+    }
+    return true;
+  }
+  if (cls_capture_end(ctx, &cap) != 0) {
+    say(rt, "cls_capture_end: %s\n", cls_last_error_detail());
+    return false;
+  }
+  int rc = cls_replay(ctx, cap, 0, NULL);
+  bool whole = rc < 0 && strstr(cls_last_error_detail(), "as a whole");
+  cls_capture_destroy(cap);
+  replays.replays++;
+  replays.commands += (uint64_t)pd->n;
+  replays.whole += whole;
+  char a[256], b[256];
+  if (trace)
+    fprintf(stderr, "    replay of ops %d..%d: %s%s\n", pd->first, pd->last, cls_err_name(rc),
+            whole ? " (as a whole)" : "");
+  if (rc > 0 || (rc == 0 && !(pd->all & md_bit(0))) || (rc != 0 && !(pd->any & md_bit(rc)))) {
+    say(rt, "replay of ops %d..%d: returned %s (%s); the model says each may return %s, "
+            "one of them %s\n",
+        pd->first, pd->last, cls_err_name(rc), rc ? cls_last_error_detail() : "",
+        rc_set(pd->all, a, sizeof a), rc_set(pd->any, b, sizeof b));
+    return false;
+  }
+  struct cls_stream_stats after[MD_S];
+  if (!stats_all(rt, after))
+    return false;
+  for (int s = 0; s < MD_S; s++) {
+    uint64_t took = (after[s].enqueues - pd->before[s].enqueues) +
+                    (after[s].skips - pd->before[s].skips);
+    if (took > pd->ncmd[s]) {
+      say(rt, "replay of ops %d..%d: stream %d counts %llu commands, %llu were captured\n",
+          pd->first, pd->last, s, (unsigned long long)took, (unsigned long long)pd->ncmd[s]);
+      return false;
+    }
+    w->imm_fail[s] += pd->ncmd[s] - took;
+  }
+  return true;
+}
+
+static bool begin(struct rt *rt, struct pending *pd, int first) {
+  memset(pd, 0, sizeof *pd);
+  pd->first = first;
+  pd->all = ~0u;
+  if (!stats_all(rt, pd->before))
+    return false;
+  if (cls_capture_begin(rt->ctx) != 0) {
+    say(rt, "cls_capture_begin: %s\n", cls_last_error_detail());
+    return false;
+  }
+  return true;
+}
+
+/* ops[i..j), all capturable, captured and replayed: the model steps each
+ * as if it ran (a replay runs them in their order, each as uncaptured).
+ * Each call inside the capture records and returns 0; an op the call
+ * would refuse ends the capture (replayed first), runs uncaptured, and a
+ * new capture begins after it. */
+static bool run_replayed(struct rt *rt, struct md_world *w, struct md_state *st,
+                         const struct md_op *ops, int i, int j) {
+  cls_context *ctx = rt->ctx;
+  struct pending pd;
+  char text[160], set[256];
+  if (!begin(rt, &pd, i))
+    return false;
+  for (int k = i; k < j; k++) {
+    struct md_expect ex;
+    md_step(w, st, &ops[k], &ex);
+    if (ex.ambiguous) {
+      rt->inconclusive = true;
+      cls_capture *c = NULL;
+      cls_capture_end(ctx, &c);
+      cls_capture_destroy(c);
+      return true;
+    }
+    if (!recordable(&ex)) {
+      if (!flush(rt, w, &pd) || !run_stepped(rt, w, st, &ops[k], k, &ex))
+        return false;
+      if (k + 1 < j && !begin(rt, &pd, k + 1))
+        return false;
+      if (k + 1 == j)
+        return true;
+      continue;
+    }
+    md_op_text(&ops[k], text, sizeof text);
+    cls_report *rep = NULL;
+    uint32_t got[MD_MAXE];
+    rt->nops++;
+    int rc = issue(rt, &ops[k], k, &ex, got, &rep);
+    cls_report_free(rep);
+    if (rc != 0) {
+      say(rt, "op %d (%s), captured: returned %s (%s), a capture records it\n", k, text,
+          cls_err_name(rc), cls_last_error_detail());
+      cls_capture *c = NULL;
+      cls_capture_end(ctx, &c);
+      cls_capture_destroy(c);
+      return false;
+    }
+    pd.any |= ex.rcmask;
+    pd.all &= ex.rcmask;
+    pd.ncmd[ops[k].stream]++;
+    pd.n++;
+    pd.last = k;
+    if (trace)
+      fprintf(stderr, "%3d %-52s captured (model: %s)\n", k, text,
+              rc_set(ex.rcmask, set, sizeof set));
+  }
+  return flush(rt, w, &pd);
+}
+
 /* Each stream's position count, which the model tracks as a range. */
 static bool sync_positions(struct rt *rt, struct md_world *w) {
   for (int s = 0; s < MD_S; s++) {
@@ -851,7 +1050,7 @@ static bool sync_positions(struct rt *rt, struct md_world *w) {
 /* Runs a program; false on the first mismatch.  The end: sync, free every
  * live buffer, no failure record left behind. */
 static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *ops, int n,
-                        struct md_state *st) {
+                        bool replay, struct md_state *st) {
   md_state_init(st);
   memset(rt->h, 0, sizeof rt->h);
   if (!sync_positions(rt, w))
@@ -864,11 +1063,16 @@ static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *o
     md_affected(w, ops, n, sched && strstr(sched, "interleave"), st->affected);
   }
   rt->inconclusive = false;
-  for (int i = 0; i < n; i++) {
-    if (!run_op(rt, w, st, &ops[i], i))
+  replays.programs += replay;
+  for (int i = 0; i < n;) {
+    int j = i;
+    while (replay && j < n && capturable(&ops[j]))
+      j++;
+    if (j > i ? !run_replayed(rt, w, st, ops, i, j) : !run_op(rt, w, st, &ops[i], i))
       return false;
     if (rt->inconclusive)
       return true;
+    i = j > i ? j : i + 1;
   }
   struct md_op end = {.kind = MD_SYNC_ALL};
   if (!run_op(rt, w, st, &end, n))
@@ -894,6 +1098,7 @@ static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *o
 
 struct program {
   int n;
+  bool replay; /* its runs of launches, copies and fills captured and replayed */
   struct md_op ops[MD_MAX_OPS];
 };
 
@@ -911,9 +1116,9 @@ static bool fails_once(const struct md_world *plan, const struct program *prefix
   }
   bool fails = false;
   for (int i = 0; i < nprefix && !fails; i++)
-    fails = !run_program(&rt, &w, prefix[i].ops, prefix[i].n, &model_state);
+    fails = !run_program(&rt, &w, prefix[i].ops, prefix[i].n, prefix[i].replay, &model_state);
   if (!fails)
-    fails = !run_program(&rt, &w, cand->ops, cand->n, &model_state);
+    fails = !run_program(&rt, &w, cand->ops, cand->n, cand->replay, &model_state);
   rt_close(&rt);
   return fails;
 }
@@ -938,6 +1143,7 @@ static void shorten(const struct md_world *plan, const struct program *prefix, i
     for (int start = 0; start < p->n && trials < 400; start += chunk) {
       struct program c;
       c.n = 0;
+      c.replay = p->replay;
       for (int i = 0; i < p->n; i++)
         if (i < start || i >= start + chunk)
           c.ops[c.n++] = p->ops[i];
@@ -974,7 +1180,8 @@ static void run_context(uint64_t seed, int nmax, struct totals *t) {
     pseed = next_seed(pseed ^ 0x5a5a5a5aull);
     struct program *p = &progs[i];
     p->n = gen_program(pseed, &w, &plan, p->ops, &model_state);
-    if (run_program(&rt, &w, p->ops, p->n, &model_state)) {
+    p->replay = (pseed >> 17) % 3 == 0;
+    if (run_program(&rt, &w, p->ops, p->n, p->replay, &model_state)) {
       t->programs++;
       continue;
     }
@@ -990,9 +1197,10 @@ static void run_context(uint64_t seed, int nmax, struct totals *t) {
     md_spec_text(&plan.world, spec, sizeof spec);
     fprintf(stderr,
             "model mismatch under %s: context seed CLS_MODEL_SEED=%#llx (fault '%s'), "
-            "program %d of the context:\n%s\n",
+            "program %d of the context%s:\n%s\n",
             getenv("CLS_SCHEDULER") ? getenv("CLS_SCHEDULER") : cls_default_driver(),
-            (unsigned long long)seed, spec, i, first);
+            (unsigned long long)seed, spec, i,
+            p->replay ? " (its launches, copies and fills captured and replayed)" : "", first);
     fprintf(stderr, "shortened to %d ops (%s):\n", small.n,
             still_fails(&plan.world, progs, 0, &small) ? "fails alone in a fresh context"
                                                        : "after the context's earlier programs");
@@ -1003,7 +1211,7 @@ static void run_context(uint64_t seed, int nmax, struct totals *t) {
     }
     /* The shortened program's own mismatch, for the message. */
     if (rt_open(&again, &plan.world, &w2) == 0)
-      run_program(&again, &w2, small.ops, small.n, &model_state);
+      run_program(&again, &w2, small.ops, small.n, small.replay, &model_state);
     fprintf(stderr, "its mismatch:\n%s\n", again.msg);
     rt_close(&again);
     ck_abort_msg("model mismatch: CLS_MODEL_SEED=%#llx program %d: %s",
@@ -1055,6 +1263,11 @@ START_TEST(random_programs_agree_with_the_model) {
          (unsigned long long)relax.reads, (unsigned long long)relax.reads_ok,
          (unsigned long long)relax.reads_queue, (unsigned long long)relax.ranges,
          (unsigned long long)relax.parts);
+  printf("model: %llu programs captured and replayed: %llu replays of %llu commands, %llu "
+         "skipped as a whole, %llu such skip entries compared in reports\n",
+         (unsigned long long)replays.programs, (unsigned long long)replays.replays,
+         (unsigned long long)replays.commands, (unsigned long long)replays.whole,
+         (unsigned long long)replays.whole_seen);
   fflush(stdout);
 }
 END_TEST
@@ -1091,7 +1304,7 @@ static void run_fixed(const struct md_clause *cl, int ncl, const struct md_op *o
     plan.cl[plan.nclauses++] = cl[i];
   ck_assert_msg(rt_open(&rt, &plan, &w) == 0, "%s", rt.msg);
   for (int r = 0; r < rounds; r++)
-    if (!run_program(&rt, &w, ops, n, &model_state)) {
+    if (!run_program(&rt, &w, ops, n, false, &model_state)) {
       char spec[256];
       md_spec_text(&plan, spec, sizeof spec);
       rt_close(&rt);
@@ -1207,7 +1420,8 @@ START_TEST(a_planted_model_bug_is_found_and_shortened) {
       pseed = next_seed(pseed ^ 0x5a5a5a5aull);
       struct program p;
       p.n = gen_program(pseed, &w, &plan, p.ops, &model_state);
-      if (run_program(&rt, &w, p.ops, p.n, &model_state))
+      p.replay = (pseed >> 17) % 3 == 0;
+      if (run_program(&rt, &w, p.ops, p.n, p.replay, &model_state))
         continue;
       ck_assert_msg(strstr(rt.msg, "the model says") != NULL, "%s", rt.msg);
       rt_close(&rt);
