@@ -61,39 +61,33 @@ CLS_API int cls_image_alloc(cls_context *ctx, int stream, const struct cls_image
   return rc;
 }
 
-/* An image handle resolved, or NULL with *rc recorded: a bad handle, or a
- * buffer of bytes where an image is wanted. */
-static struct cls__slot *resolve_image(cls_context *ctx, const char *fn, cls_image h, int *rc) {
+/* A handle resolved to a slot of the kind wanted (an image, or a buffer of
+ * bytes: `image`), or NULL with *rc recorded: a bad handle, or the other
+ * kind. */
+static struct cls__slot *resolve_kind(cls_context *ctx, const char *fn, cls_buffer h, bool image,
+                                      int *rc) {
   struct cls__slot *s = cls__resolve(ctx, h);
   if (!s) {
     int err = cls__resolve_error(ctx, h);
-    *rc = cls__error(err, 0, "%s: image %#llx: %s", fn, (unsigned long long)h.bits,
-                     cls_strerror(err));
+    *rc = cls__error(err, 0, "%s: %s %#llx: %s", fn, image ? "image" : "buffer",
+                     (unsigned long long)h.bits, cls_strerror(err));
     return NULL;
   }
-  if (!s->image) {
-    *rc = cls__error(CLS_EINVAL, 0, "%s: handle %#llx names a buffer, not an image", fn,
-                     (unsigned long long)h.bits);
+  if (!s->image != !image) {
+    *rc = cls__error(CLS_EINVAL, 0, "%s: handle %#llx names %s", fn, (unsigned long long)h.bits,
+                     image ? "a buffer, not an image" : "an image where a buffer is wanted");
     return NULL;
   }
   return s;
 }
 
-/* The same for the buffer end of an image-buffer copy. */
+static struct cls__slot *resolve_image(cls_context *ctx, const char *fn, cls_image h, int *rc) {
+  return resolve_kind(ctx, fn, h, true, rc);
+}
+
+/* The buffer end of an image-buffer copy. */
 static struct cls__slot *resolve_bytes(cls_context *ctx, const char *fn, cls_buffer h, int *rc) {
-  struct cls__slot *s = cls__resolve(ctx, h);
-  if (!s) {
-    int err = cls__resolve_error(ctx, h);
-    *rc = cls__error(err, 0, "%s: buffer %#llx: %s", fn, (unsigned long long)h.bits,
-                     cls_strerror(err));
-    return NULL;
-  }
-  if (s->image) {
-    *rc = cls__error(CLS_EINVAL, 0, "%s: handle %#llx names an image where a buffer is wanted",
-                     fn, (unsigned long long)h.bits);
-    return NULL;
-  }
-  return s;
+  return resolve_kind(ctx, fn, h, false, rc);
 }
 
 CLS_API int cls_image_info(cls_context *ctx, cls_image img, struct cls_image_desc *desc,
