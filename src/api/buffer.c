@@ -73,15 +73,6 @@ CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size) {
   return rc;
 }
 
-/* F12: a refused write leaves its record on its destination `d`, the slot
- * of handle `dst` (resolved: a bad destination is no refusal to record). */
-static int refused(cls_context *ctx, const struct cls__cmd *cmd, int stream, cls_buffer dst,
-                   struct cls__slot *d, int rc) {
-  struct cls__binding b = {dst, d, CLS_WRITE};
-  struct cls__refusal r = {.kind = cmd->kind, .op = cmd->op, .stream = stream};
-  return cls__refused(ctx, &r, &b, 1, rc);
-}
-
 static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
                   const void *src, size_t size, int blocking) {
   CLS__ENTER(ctx);
@@ -110,7 +101,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, &cmd, stream, dst, d, rc);
+  rc = cls__refused_write(ctx, cmd.kind, cmd.op, stream, dst, d, rc); /* F12 */
   goto out;
 }
 
@@ -196,7 +187,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, &cmd, stream, dst, d, rc);
+  rc = cls__refused_write(ctx, cmd.kind, cmd.op, stream, dst, d, rc); /* F12 */
   goto out;
 }
 
@@ -242,7 +233,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, &cmd, stream, dst, d, rc);
+  rc = cls__refused_write(ctx, cmd.kind, cmd.op, stream, dst, d, rc); /* F12 */
   goto out;
 }
 

@@ -162,14 +162,6 @@ static int check_pitch(const char *fn, const struct cls__image *im, const size_t
   return CLS_OK;
 }
 
-/* F12: a refused write leaves its record on its destination. */
-static int refused(cls_context *ctx, const struct cls__cmd *cmd, int stream, cls_buffer dst,
-                   struct cls__slot *d, int rc) {
-  struct cls__binding b = {dst, d, CLS_WRITE};
-  struct cls__refusal r = {.kind = cmd->kind, .op = cmd->op, .stream = stream};
-  return cls__refused(ctx, &r, &b, 1, rc);
-}
-
 static int upload(cls_context *ctx, int stream, cls_image dst, const size_t *origin,
                   const size_t *region, const void *src, size_t row_pitch, size_t slice_pitch,
                   int blocking) {
@@ -204,7 +196,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, &cmd, stream, dst, d, rc);
+  rc = cls__refused_write(ctx, cmd.kind, cmd.op, stream, dst, d, rc); /* F12 */
   goto out;
 }
 
@@ -342,7 +334,7 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, &cmd, stream, dst, d, rc);
+  rc = cls__refused_write(ctx, cmd.kind, cmd.op, stream, dst, d, rc); /* F12 */
   goto out;
 }
 
@@ -393,6 +385,6 @@ out:
   cls__unlock(ctx);
   return rc;
 refused:
-  rc = refused(ctx, &cmd, stream, dst, d, rc);
+  rc = cls__refused_write(ctx, cmd.kind, cmd.op, stream, dst, d, rc); /* F12 */
   goto out;
 }

@@ -121,3 +121,10 @@ int cls__refused_foreign(cls_context *ctx, const char *label, int stream, size_t
       .kind = CLS__CMD_FOREIGN, .op = "foreign call", .kernel = label, .stream = stream};
   return refused_args(ctx, &r, NULL, nargs, args, rc);
 }
+
+int cls__refused_write(cls_context *ctx, int kind, const char *op, int stream, cls_buffer dst,
+                       struct cls__slot *d, int rc) {
+  struct cls__binding b = {dst, d, CLS_WRITE};
+  struct cls__refusal r = {.kind = kind, .op = op, .stream = stream};
+  return cls__refused(ctx, &r, &b, 1, rc);
+}

@@ -35,6 +35,12 @@ struct cls__refusal {
 int cls__refused(cls_context *ctx, const struct cls__refusal *r, const struct cls__binding *dst,
                  size_t n, int rc);
 
+/* For a transfer, copy or fill of `cmd` (its kind and op) on `stream`:
+ * the one destination, handle `dst`, slot `d` (resolved: a bad
+ * destination is no refusal to record). */
+int cls__refused_write(cls_context *ctx, int kind, const char *op, int stream, cls_buffer dst,
+                       struct cls__slot *d, int rc);
+
 /* For a launch: the destinations a refused launch may have written, from
  * its arguments as given: declared writes, arguments whose access is to be
  * inferred or is not a valid access, and reads of arguments the kernel's
