@@ -2,7 +2,7 @@
  * factory (no OpenCL work: every command completes at once), so what is
  * fuzzed is clstream itself: argument validation, handles, the failure
  * store and skip chains, the in-flight log (F8), both drivers, fault
- * injection.  Built by `make fuzz` (configure finds clang with
+ * injection, capture and replay (parameters right and wrong).  Built by `make fuzz` (configure finds clang with
  * -fsanitize=fuzzer), with AddressSanitizer and UBSan:
  *
  *   OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd \
@@ -122,6 +122,14 @@ static int stream(struct in *in) {
   return (int)(b % NS);
 }
 
+/* A launch's scalar: static, so that a capture may mark it a parameter
+ * (op 14). */
+static int launch_v;
+
+/* Captures of the input (op 14), destroyed at its end. */
+#define NCAP 3
+static cls_capture *caps[NCAP];
+
 static void check_rc(int rc) {
   if (rc > 0 || rc <= CLS__ERR_LAST) {
     fprintf(stderr, "fuzz-ops: return code %d is not a CLS_E* code\n", rc);
@@ -139,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static unsigned char host[MAXE * 2];
   int ops = 0;
   while (in.n && ops++ < 64) {
-    unsigned op = u8(&in) % 14;
+    unsigned op = u8(&in) % 15;
     int rc = 0;
     cls_buffer *bp = &h[u8(&in) % NB];
     cls_buffer b = *bp, c = h[u8(&in) % NB];
@@ -199,11 +207,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 9: { /* launch, with arguments possibly mangled */
       unsigned k = u8(&in) % 4;
       cls_arg a[5];
-      int v = (int)u8(&in);
+      launch_v = (int)u8(&in);
       size_t nargs;
       switch (k) {
       case 0:
-        a[0] = CLS_OUT(b), a[1] = CLS_SCALAR(v), nargs = 2;
+        a[0] = CLS_OUT(b), a[1] = CLS_SCALAR(launch_v), nargs = 2;
         break;
       case 1:
         a[0] = CLS_IN(b), a[1] = CLS_IN(c), a[2] = CLS_OUT(h[u8(&in) % NB]), nargs = 3;
@@ -234,7 +242,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           break;
         case 4:
           if (i < nargs)
-            a[i] = CLS_SCALAR(v), a[i].size = m >> 5;
+            a[i] = CLS_SCALAR(launch_v), a[i].size = m >> 5;
           break;
         default:
           if (i < nargs)
@@ -275,6 +283,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       cls_report_free(r);
       break;
     }
+    case 14: { /* capture and replay */
+      unsigned sub = u8(&in) % 6, ci = u8(&in) % NCAP;
+      int idx;
+      switch (sub) {
+      case 0:
+        rc = cls_capture_begin(ctx);
+        break;
+      case 1:
+        cls_capture_destroy(caps[ci]);
+        caps[ci] = NULL;
+        rc = cls_capture_end(ctx, &caps[ci]);
+        break;
+      case 2: { /* parameters: right or wrong in count, kind and size */
+        cls_param p[CLS_MAX_ARGS + 1];
+        cls_buffer pb[CLS_MAX_ARGS + 1];
+        size_t np = u8(&in) % (CLS_MAX_ARGS + 2);
+        for (size_t i = 0; i < np; i++) {
+          unsigned m = u8(&in);
+          pb[i] = h[m % NB];
+          p[i] = m & 8 ? (cls_param){&pb[i], m & 16 ? 3 : sizeof(cls_buffer)}
+                       : (cls_param){m & 16 ? NULL : host, m & 32 ? m >> 6 : sizeof(int)};
+        }
+        rc = cls_replay(ctx, caps[ci], np, u8(&in) & 1 ? NULL : p);
+        break;
+      }
+      case 3: {
+        static int v2;
+        void *pv = u8(&in) & 1 ? (void *)&v2 : (void *)&launch_v;
+        rc = cls_capture_param(ctx, pv, sizeof(int), &idx);
+        break;
+      }
+      case 4:
+        rc = cls_capture_buffer_param(ctx, b, &idx);
+        break;
+      default:
+        cls_capture_destroy(caps[ci]);
+        caps[ci] = NULL;
+      }
+      break;
+    }
     default: { /* a handle from the bytes: stale, foreign or garbage */
       cls_buffer g = {u64(&in)};
       size_t sz;
@@ -289,7 +337,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     check_rc(rc);
   }
-  /* The end: everything done, everything freed, no record left. */
+  /* The end: a capture in progress ended, captures destroyed, everything
+   * done, everything freed, no record left. */
+  cls_capture *open = NULL;
+  if (cls_capture_end(ctx, &open) == 0)
+    cls_capture_destroy(open);
+  for (int i = 0; i < NCAP; i++) {
+    cls_capture_destroy(caps[i]);
+    caps[i] = NULL;
+  }
   cls_report *r = NULL;
   check_rc(cls_sync(ctx, &r));
   cls_report_free(r);
