@@ -11,7 +11,8 @@
 #include <stdint.h>
 
 #define CLS__WIRE_MAGIC 0x434c5352u /* "CLSR" */
-#define CLS__WIRE_VERSION 3 /* 2: the generation; 3: a message of CLS__MESSAGE_MAX bytes */
+#define CLS__WIRE_VERSION 4 /* 2: the generation; 3: a message of CLS__MESSAGE_MAX bytes;
+                               4: skip kind CLS_SKIP_REPLAY */
 
 struct cls__wire_skip {
   int32_t kind, stream, origin; /* origin: rank + 1 it ran on, 0: unknown */
