@@ -104,6 +104,53 @@ START_TEST(F2_record_round_trip_names_the_rank_and_chain) {
 }
 END_TEST
 
+/* A replay skipped as a whole (CLS_SKIP_REPLAY) crosses to another rank
+ * with its kind, the capture's name and its count of commands. */
+START_TEST(F2_a_whole_replay_skip_travels_with_its_capture_and_count) {
+  cls_context *a = ct_context_with("enqueue:kernel=blur,nth=1", NULL, NULL), *b = ct_context();
+  CT_OK(cls_wire_set_rank(a, 2));
+  CT_OK(cls_wire_set_rank(b, 0));
+  cls_kernel *ka = ct_kernel(a, src, "blur");
+  cls_buffer x = ct_alloc(a, 0, N * sizeof(int)), y = ct_alloc(a, 0, N * sizeof(int));
+  cls_buffer z = ct_alloc(a, 1, N * sizeof(int)), z2 = ct_alloc(a, 1, N * sizeof(int));
+  int host[N] = {0};
+  ct_upload_ints(a, 0, x, host, N);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(a));
+  blur(a, 1, ka, y, z, CLS_OK);
+  blur(a, 1, ka, z, z2, CLS_OK);
+  CT_OK(cls_capture_end(a, &cap));
+  blur(a, 0, ka, x, y, CLS_ELAUNCH);
+  cls_sync(a, NULL);
+  CT_ERR(cls_replay(a, cap, 0, NULL), CLS_ESKIPPED);
+  char bytes[N * sizeof(int)];
+  unsigned char record[CLS_WIRE_RECORD_MAX];
+  size_t len = 0;
+  CT_ERR(cls_wire_read(a, 1, z2, 0, bytes, sizeof bytes, record, &len), CLS_ETAINTED);
+  cls_buffer r = ct_alloc(b, 0, N * sizeof(int));
+  CT_ERR(cls_wire_taint(b, 0, r, record, len), CLS_ETAINTED);
+  cls_report *rep = NULL;
+  CT_ERR(cls_download(b, 0, r, 0, host, sizeof host, &rep), CLS_ETAINTED);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(rep, 0, &fi));
+  ck_assert_uint_eq(fi.skipped, 2);
+  ck_assert_uint_eq(fi.nskips, 1);
+  struct cls_skip_info si;
+  CT_OK(cls_report_skip(rep, 0, 0, &si));
+  ck_assert_int_eq(si.kind, CLS_SKIP_REPLAY);
+  ck_assert_str_eq(si.kernel, "capture #1");
+  ck_assert_uint_eq(si.count, 2);
+  ck_assert_int_eq(si.stream, 1);
+  const char *text = cls_report_text(rep);
+  ck_assert_msg(strstr(text, "replay of capture #1 (2 commands) from rank 2 stream 1") != NULL,
+                "%s", text);
+  cls_report_free(rep);
+  cls_capture_destroy(cap);
+  cls_context_destroy(a);
+  cls_context_destroy(b);
+}
+END_TEST
+
 /* Good bytes give no record; a refused read gives one naming the refusal;
  * a transport's error and a malformed record taint the buffer (F12). */
 START_TEST(clean_refused_and_malformed_transfers) {
@@ -480,6 +527,7 @@ int main(void) {
   ct_require_device();
   Suite *s = suite_create("wire");
   CT_ADD(s, F2_record_round_trip_names_the_rank_and_chain);
+  CT_ADD(s, F2_a_whole_replay_skip_travels_with_its_capture_and_count);
   CT_ADD(s, clean_refused_and_malformed_transfers);
   CT_ADD(s, F9_copies_of_one_failure_are_one_failure_logged_once);
   CT_ADD(s, F12_forged_wire_record_fields_are_refused);
