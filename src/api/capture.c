@@ -295,7 +295,7 @@ static bool want_cb(cls_context *ctx, struct cls_capture *cap) {
   if (now && ratio > 0)
     cls__log(&ctx->logger, CLS_LOG_STREAMS,
              "capture: device %d: %d launches in a command buffer take %.2fx their single "
-             "enqueues (median of %d rounds; command buffers need 0.95 or less)",
+             "enqueues (fastest of %d rounds each; command buffers need 0.95 or less)",
              dev, CLS__CB_PROBE_N, ratio, CLS__CB_PROBE_ROUNDS);
   return faster;
 }

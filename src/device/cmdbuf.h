@@ -27,14 +27,16 @@ const struct cls__cb_api *cls__cb_api(cl_platform_id platform, cl_device_id devi
 
 /* The probe's verdict for `device`: a command buffer of CLS__CB_PROBE_N
  * tiny launches enqueued CLS__CB_PROBE_REPS times against the same
- * launches enqueued one by one, on a private in-order queue, median of
- * CLS__CB_PROBE_ROUNDS alternating rounds.  *ratio: command buffers' time
- * over single enqueues' (0 when the probe could not run).  True when the
+ * launches enqueued one by one, on a private in-order queue, in
+ * CLS__CB_PROBE_ROUNDS alternating rounds after a warm-up; the fastest
+ * round of each side is compared.  *ratio: command buffers' time over
+ * single enqueues' (0 when the probe could not run).  True when the
  * command buffers are faster by 5% or more.  Run once per device for the
- * process, then cached; *probed_now says whether this call ran it. */
+ * process (about 35 ms on PoCL here), then cached; *probed_now says
+ * whether this call ran it. */
 #define CLS__CB_PROBE_N 50
-#define CLS__CB_PROBE_REPS 10
-#define CLS__CB_PROBE_ROUNDS 3
+#define CLS__CB_PROBE_REPS 20
+#define CLS__CB_PROBE_ROUNDS 7
 bool cls__cb_faster(cl_context clctx, cl_platform_id platform, cl_device_id device,
                     double *ratio, bool *probed_now);
 
