@@ -678,6 +678,45 @@ START_TEST(CB_fault_inside_a_run_taints_its_whole_write_set_and_skips_readers) {
 }
 END_TEST
 
+/* A relocated stream has a new queue: the run is recorded again against
+ * it, never enqueued onto the retired one; the bytes stay right. */
+START_TEST(CB_relocated_stream_records_against_its_new_queue) {
+  force_cb();
+  open_ctx(NULL);
+  bool has = device_has_cb();
+  int k = 4, want[N];
+  cls_buffer x = buf_of(0, 1);
+  for (int r = 0; r < 3; r++)
+    tiny_chain(x, &k);
+  ct_download_ints(ctx, 0, x, want, N);
+  cls_buffer y = buf_of(0, 1);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  tiny_chain(y, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  cl_command_queue before, after;
+  CT_OK(cls_stream_queue(ctx, 0, &before));
+  uint64_t gen;
+  CT_OK(cls_stream_generation(ctx, 0, &gen));
+  CT_OK(cls_stream_relocate(ctx, 0, 0, gen));
+  CT_OK(cls_stream_queue(ctx, 0, &after));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  expect_same(y, 0, want, "tiny chain across a relocation");
+  struct cls_capture_stats st;
+  CT_OK(cls_capture_info(cap, &st));
+  ck_assert_uint_eq(st.enqueues, has ? 3 : 0);
+  /* The recording holds the retired queue, so the new one cannot take
+   * its address. */
+  ck_assert_ptr_ne(after, before);
+  ck_assert_uint_eq(st.recordings, has ? 2 : 0);
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
 /* CLS_CAPTURE takes auto, plan or command-buffer; anything else is a
  * configuration error at context creation, as the other CLS_* are. */
 START_TEST(CLS_CAPTURE_malformed_is_ECONFIG) {
@@ -732,6 +771,7 @@ int main(void) {
   CT_ADD(s, CB_run_is_recorded_once_and_enqueued_once_per_replay);
   CT_ADD(s, CB_parameter_change_records_again_and_same_value_does_not);
   CT_ADD(s, CB_fault_inside_a_run_taints_its_whole_write_set_and_skips_readers);
+  CT_ADD(s, CB_relocated_stream_records_against_its_new_queue);
   CT_ADD(s, CLS_CAPTURE_malformed_is_ECONFIG);
   return ct_run(s);
 }
