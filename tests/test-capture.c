@@ -719,12 +719,14 @@ END_TEST
 
 /* CLS_CAPTURE takes auto, plan or command-buffer; anything else is a
  * configuration error at context creation, as the other CLS_* are. */
-START_TEST(CLS_CAPTURE_malformed_is_ECONFIG) {
+START_TEST(CLS_CAPTURE_malformed_is_ECONFIG_and_plan_never_records) {
   setenv("CLS_CAPTURE", "graph", 1);
   cls_context *c = NULL;
   CT_ERR(cls_context_create(&c, NULL), CLS_ECONFIG);
   ck_assert_ptr_null(c);
   ck_assert_ptr_nonnull(strstr(cls_last_error_detail(), "CLS_CAPTURE"));
+  struct cls_capture_stats st;
+  CT_ERR(cls_capture_info(NULL, &st), CLS_EINVAL);
   setenv("CLS_CAPTURE", "plan", 1);
   open_ctx(NULL);
   cls_buffer x = buf_of(0, 1);
@@ -734,6 +736,7 @@ START_TEST(CLS_CAPTURE_malformed_is_ECONFIG) {
   tiny_chain(x, &k);
   CT_OK(cls_capture_end(ctx, &cap));
   ck_assert(!uses_cb(cap)); /* plan: never command buffers */
+  CT_ERR(cls_capture_info(cap, NULL), CLS_EINVAL);
   cls_capture_destroy(cap);
   close_ctx();
   unforce();
@@ -772,6 +775,6 @@ int main(void) {
   CT_ADD(s, CB_parameter_change_records_again_and_same_value_does_not);
   CT_ADD(s, CB_fault_inside_a_run_taints_its_whole_write_set_and_skips_readers);
   CT_ADD(s, CB_relocated_stream_records_against_its_new_queue);
-  CT_ADD(s, CLS_CAPTURE_malformed_is_ECONFIG);
+  CT_ADD(s, CLS_CAPTURE_malformed_is_ECONFIG_and_plan_never_records);
   return ct_run(s);
 }
