@@ -39,7 +39,12 @@
  *   tiny-chain-replay, ping-pong-replay, fan-replay
  *               tiny-chain, ping-pong and fan captured once (100, 100 and
  *               50 iterations) and replayed with cls_replay (issue 34),
- *               against raw OpenCL's one enqueue per command
+ *               against raw OpenCL's one enqueue per command, and (a "raw
+ *               cb" row of the same rounds) raw cl_khr_command_buffer code
+ *               where the device has it
+ *   stencil-100 one step of a 3-point stencil over 64 Ki floats (there and
+ *               back: two launches) captured once and replayed 100 times,
+ *               against raw's 200 enqueues and raw command buffers
  *   tiny-chain-args, ping-pong-args, fan-args
  *               the same three with kernels taking what real kernels take:
  *               two buffers (the reducer five), an int size and a float
@@ -95,7 +100,7 @@ static bool callgrind; /* --callgrind */
 
 static char workloads[256] =
     "tiny-chain,saxpy,ping-pong,fan,tiny-chain-args,ping-pong-args,fan-args,tiny-chain-replay,"
-    "ping-pong-replay,fan-replay,image-blur,allocs,skip-chain,guard,real,calibration";
+    "ping-pong-replay,fan-replay,stencil-100,image-blur,allocs,skip-chain,guard,real,calibration";
 
 /* Whether --workloads names w (a whole item of the comma list). */
 static bool wanted(const char *w) {
@@ -367,7 +372,7 @@ int main(int argc, char **argv) {
               "                      [--workloads tiny-chain,saxpy,ping-pong,fan,"
               "tiny-chain-args,\n"
               "                       ping-pong-args,fan-args,tiny-chain-replay,ping-pong-replay,\n"
-              "                       fan-replay,image-blur,allocs,skip-chain,guard,"
+              "                       fan-replay,stencil-100,image-blur,allocs,skip-chain,guard,"
               "real,calibration]\n"
               "                      [--json FILE] [--quick] [--callgrind]\n");
       return 2;
@@ -409,6 +414,10 @@ int main(int argc, char **argv) {
   static struct side tiny_sides[MAX_PEERS], pp_sides[MAX_PEERS], fan_sides[MAX_PEERS];
   int ntiny_sides = peer_sides(TINY_ARGS, tiny_sides), npp_sides = peer_sides(PP_ARGS, pp_sides),
       nfan_sides = peer_sides(FAN_ARGS, fan_sides);
+  bool have_cb = raw_cb_init(&r);
+  printf("# raw cb: %s\n", have_cb ? "cl_khr_command_buffer rows on the *-replay workloads"
+                                    : "the device has no cl_khr_command_buffer (with "
+                                      "simultaneous use): no raw cb rows");
   print_header();
   bool images = wanted("image-blur") && image_ok(&r);
   if (images)
@@ -446,12 +455,33 @@ int main(int argc, char **argv) {
       compare_with("fan-args", d, &r, raw_fan_args, ls, 2, lib_fan_args, fan_sides,
                    nfan_sides, 0, 6 * FAN_N);
     /* Captured once, replayed: against raw's one enqueue per command. */
+    /* Where the device has cl_khr_command_buffer, raw command buffers
+     * are a side of the same rounds (a "peer" row, label "raw cb"). */
+    struct side cbs[4] = {{"raw-cb", "raw cb", "cl_khr_command_buffer", raw_cb_tiny, &r},
+                          {"raw-cb", "raw cb", "cl_khr_command_buffer", raw_cb_pingpong, &r},
+                          {"raw-cb", "raw cb", "cl_khr_command_buffer", raw_cb_fan, &r},
+                          {"raw-cb", "raw cb", "cl_khr_command_buffer", raw_cb_stencil, &r}};
+    int ncb = have_cb ? 1 : 0;
     if (wanted("tiny-chain-replay"))
-      compare("tiny-chain-replay", d, &r, raw_tiny, ls, 2, lib_tiny_replay, 0, TINY_N);
+      compare_with("tiny-chain-replay", d, &r, raw_tiny, ls, 2, lib_tiny_replay, &cbs[0], ncb, 0,
+                   TINY_N);
     if (wanted("ping-pong-replay"))
-      compare("ping-pong-replay", d, &r, raw_pingpong, ls, 2, lib_pingpong_replay, 0, 2 * PP_N);
+      compare_with("ping-pong-replay", d, &r, raw_pingpong, ls, 2, lib_pingpong_replay, &cbs[1],
+                   ncb, 0, 2 * PP_N);
     if (wanted("fan-replay"))
-      compare("fan-replay", d, &r, raw_fan, ls, 2, lib_fan_replay, 0, 6 * FAN_N);
+      compare_with("fan-replay", d, &r, raw_fan, ls, 2, lib_fan_replay, &cbs[2], ncb, 0,
+                   6 * FAN_N);
+    if (wanted("stencil-100"))
+      compare_with("stencil-100", d, &r, raw_stencil, ls, 2, lib_stencil_replay, &cbs[3], ncb, 0,
+                   2 * STENCIL_N);
+    static const char *const replayed[] = {"tiny-chain-replay", "ping-pong-replay", "fan-replay",
+                                           "stencil-100"};
+    for (size_t w = 0; w < 4; w++)
+      if (wanted(replayed[w]))
+        printf("# %s, %s: captures replay on %s / %s (ranged / exact; CLS_CAPTURE=%s)\n",
+               replayed[w], d, lib_capture_backend(&lr, replayed[w]),
+               lib_capture_backend(&le, replayed[w]),
+               getenv("CLS_CAPTURE") ? getenv("CLS_CAPTURE") : "auto");
     if (images) {
       lib_image_setup(&lr);
       lib_image_setup(&le);

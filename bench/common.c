@@ -25,9 +25,15 @@ const char *SRC =
     "  int i = (int)get_global_id(0); if (i < n) b[i] = a[i] + dt; }\n"
     "kernel void fred(global const float *a, global const float *b, global const float *c,\n"
     "                 global const float *d, global float *r, int n, float dt) {\n"
-    "  int i = (int)get_global_id(0); if (i < n) r[i] = dt * (a[i] + b[i] + c[i] + d[i]); }\n";
+    "  int i = (int)get_global_id(0); if (i < n) r[i] = dt * (a[i] + b[i] + c[i] + d[i]); }\n"
+    /* stencil-100: one step of a 3-point stencil, there and back. */
+    "kernel void stencil(global const float *a, global float *b, int n) {\n"
+    "  int i = (int)get_global_id(0); if (i >= n) return;\n"
+    "  b[i] = i > 0 && i < n - 1 ? 0.25f * a[i - 1] + 0.5f * a[i] + 0.25f * a[i + 1] : a[i]; }\n";
 
 int TINY_N = 10000, SAXPY_REPS = 20, PP_N = 2000, FAN_N = 500, SKIP_N = 10000;
+const int STENCIL_N = 100;
+const size_t STENCIL_LEN = (size_t)1 << 16;
 size_t SAXPY_LEN = (size_t)1 << 24;
 
 void die(const char *fmt, ...) {

@@ -18,6 +18,9 @@
 /* common.c: the kernels, the sizes (--quick lowers them), errors. */
 extern const char *SRC;
 extern int TINY_N, SAXPY_REPS, PP_N, FAN_N, SKIP_N;
+/* stencil-100: steps replayed, floats per buffer. */
+extern const int STENCIL_N;
+extern const size_t STENCIL_LEN;
 extern size_t SAXPY_LEN;
 #define SMALL 64
 
@@ -48,6 +51,9 @@ struct raw {
    * an int size and a float time step; their own float buffers. */
   cl_kernel tick, fstep_ab, fstep_ba, fprod, fcons[4], fred;
   cl_mem fx, fy, FA, FB, FP, FC[4], FR;
+  /* stencil-100: a step is SA -> SB, SB -> SA. */
+  cl_kernel sten_ab, sten_ba;
+  cl_mem SA, SB;
   /* The corpus (workload real), on this context and its first queues. */
   struct real_raw real;
   cl_program real_prog[REAL_COUNT];
@@ -72,6 +78,16 @@ double raw_fan_one_queue(struct raw *r);
 double raw_tiny_args(struct raw *r);
 double raw_pingpong_args(struct raw *r);
 double raw_fan_args(struct raw *r);
+double raw_stencil(struct raw *r);
+
+/* raw-cb.c: the *-replay workloads and stencil-100 as raw
+ * cl_khr_command_buffer code (command buffers recorded once, enqueued
+ * until they made the plain rows' launches), where the device has it. */
+bool raw_cb_init(struct raw *r); /* false: the device has no command buffers */
+double raw_cb_tiny(void *r);
+double raw_cb_pingpong(void *r);
+double raw_cb_fan(void *r);
+double raw_cb_stencil(void *r);
 
 /* counting.c */
 extern unsigned long factory_calls;
@@ -90,7 +106,9 @@ struct lib {
   cls_buffer tiny_buf, sx, sy, A, B, P, C[4], R;
   cls_kernel *tick, *fstep, *fred; /* the *-args workloads */
   /* The *-replay workloads: captured at their first run (issue 34). */
-  cls_capture *cap_tiny, *cap_pp, *cap_fan;
+  cls_capture *cap_tiny, *cap_pp, *cap_fan, *cap_sten;
+  cls_kernel *stencil;
+  cls_buffer SA, SB;
   cls_buffer fx, fy, FA, FB, FP, FC[4], FR;
   cls_kernel *real_k[REAL_COUNT][REAL_MAX_KERNELS];
   cls_kernel *blur_img; /* the image workload (image.c) */
@@ -110,6 +128,9 @@ double lib_fan_args(struct lib *l);
 double lib_tiny_replay(struct lib *l);
 double lib_pingpong_replay(struct lib *l);
 double lib_fan_replay(struct lib *l);
+double lib_stencil_replay(struct lib *l);
+/* The backend the capture of a *-replay workload took ("" before it). */
+const char *lib_capture_backend(struct lib *l, const char *workload);
 
 /* real.c */
 extern bool real_quick;

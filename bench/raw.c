@@ -48,6 +48,8 @@ void raw_init(struct raw *r) {
     K(fcons[i], "fstep");
   }
   K(fred, "fred");
+  K(sten_ab, "stencil");
+  K(sten_ba, "stencil");
 #undef K
 #define M(field, bytes)                                                   \
   r->field = clCreateBuffer(r->c, CL_MEM_READ_WRITE, bytes, NULL, &rc);   \
@@ -69,6 +71,8 @@ void raw_init(struct raw *r) {
   M(FB, SMALL * sizeof(float));
   M(FP, SMALL * sizeof(float));
   M(FR, SMALL * sizeof(float));
+  M(SA, STENCIL_LEN * sizeof(float));
+  M(SB, STENCIL_LEN * sizeof(float));
 #undef M
   int zero = 0;
   float one = 1.0f;
@@ -123,6 +127,27 @@ void raw_init(struct raw *r) {
     CL(clSetKernelArg(two[i], 2, sizeof n, &n));
   CL(clSetKernelArg(r->fred, 4, sizeof(cl_mem), &r->FR));
   CL(clSetKernelArg(r->fred, 5, sizeof n, &n));
+  int sn = (int)STENCIL_LEN;
+  CL(clEnqueueFillBuffer(r->q[0], r->SA, &one, sizeof one, 0, STENCIL_LEN * sizeof(float), 0,
+                         NULL, NULL));
+  CL(clFinish(r->q[0]));
+  CL(clSetKernelArg(r->sten_ab, 0, sizeof(cl_mem), &r->SA));
+  CL(clSetKernelArg(r->sten_ab, 1, sizeof(cl_mem), &r->SB));
+  CL(clSetKernelArg(r->sten_ab, 2, sizeof sn, &sn));
+  CL(clSetKernelArg(r->sten_ba, 0, sizeof(cl_mem), &r->SB));
+  CL(clSetKernelArg(r->sten_ba, 1, sizeof(cl_mem), &r->SA));
+  CL(clSetKernelArg(r->sten_ba, 2, sizeof sn, &sn));
+}
+
+/* stencil-100: STENCIL_N steps, each there and back, one enqueue each. */
+double raw_stencil(struct raw *r) {
+  double t = bench_now();
+  for (int i = 0; i < STENCIL_N; i++) {
+    CL(clEnqueueNDRangeKernel(r->q[0], r->sten_ab, 1, NULL, &STENCIL_LEN, NULL, 0, NULL, NULL));
+    CL(clEnqueueNDRangeKernel(r->q[0], r->sten_ba, 1, NULL, &STENCIL_LEN, NULL, 0, NULL, NULL));
+  }
+  CL(clFinish(r->q[0]));
+  return bench_now() - t;
 }
 
 const size_t small_g = SMALL;

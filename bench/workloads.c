@@ -29,7 +29,7 @@ void lib_init(struct lib *l, const char *driver, const char *fault, int precise)
   CLS(cls_context_create(&l->ctx, &o));
   int mode;
   CLS(cls_context_attribution(l->ctx, &mode, NULL, NULL));
-  l->cap_tiny = l->cap_pp = l->cap_fan = NULL;
+  l->cap_tiny = l->cap_pp = l->cap_fan = l->cap_sten = NULL;
   l->attribution = mode == CLS_ATTRIBUTION_RANGED ? "ranged" : "exact";
   l->shared_queue = strstr(driver, "interleave") != NULL;
   cls_program *p;
@@ -42,6 +42,13 @@ void lib_init(struct lib *l, const char *driver, const char *fault, int precise)
   CLS(cls_kernel_get(l->ctx, p, "tick", &l->tick));
   CLS(cls_kernel_get(l->ctx, p, "fstep", &l->fstep));
   CLS(cls_kernel_get(l->ctx, p, "fred", &l->fred));
+  CLS(cls_kernel_get(l->ctx, p, "stencil", &l->stencil));
+  CLS(cls_alloc(l->ctx, 0, STENCIL_LEN * sizeof(float), &l->SA));
+  CLS(cls_alloc(l->ctx, 0, STENCIL_LEN * sizeof(float), &l->SB));
+  {
+    float one = 1.0f;
+    CLS(cls_fill(l->ctx, 0, l->SA, 0, STENCIL_LEN * sizeof(float), &one, sizeof one));
+  }
   l->tiny_buf = zeros(l->ctx, 0, SMALL * sizeof(int));
   l->A = zeros(l->ctx, 0, SMALL * sizeof(int));
   l->B = zeros(l->ctx, 1, SMALL * sizeof(int));
@@ -243,4 +250,29 @@ double lib_pingpong_replay(struct lib *l) {
 double lib_fan_replay(struct lib *l) {
   capture_of(l, &l->cap_fan, fan_body, 50);
   return replays(l, l->cap_fan, FAN_N, 50, true);
+}
+
+/* stencil-100: one step (SA -> SB, SB -> SA) captured once, replayed
+ * STENCIL_N times. */
+static void sten_body(struct lib *l, int n) {
+  (void)n;
+  int sn = (int)STENCIL_LEN;
+  cls_arg ab[] = {CLS_IN(l->SA), CLS_OUT(l->SB), CLS_SCALAR(sn)};
+  cls_arg ba[] = {CLS_IN(l->SB), CLS_OUT(l->SA), CLS_SCALAR(sn)};
+  CLS(cls_launch(l->ctx, 0, l->stencil, 1, &STENCIL_LEN, NULL, 3, ab));
+  CLS(cls_launch(l->ctx, 0, l->stencil, 1, &STENCIL_LEN, NULL, 3, ba));
+}
+
+double lib_stencil_replay(struct lib *l) {
+  capture_of(l, &l->cap_sten, sten_body, 1);
+  return replays(l, l->cap_sten, STENCIL_N, 1, false);
+}
+
+const char *lib_capture_backend(struct lib *l, const char *workload) {
+  cls_capture *c = strcmp(workload, "tiny-chain-replay") == 0   ? l->cap_tiny
+                   : strcmp(workload, "ping-pong-replay") == 0  ? l->cap_pp
+                   : strcmp(workload, "fan-replay") == 0        ? l->cap_fan
+                                                                : l->cap_sten;
+  struct cls_capture_stats st;
+  return c && cls_capture_info(c, &st) == CLS_OK ? st.backend : "";
 }

@@ -1241,8 +1241,31 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out);
 CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,
                        const cls_param *params);
 
-/** Frees a capture (NULL: nothing).  Its buffers and kernels stay. */
+/** Frees a capture (NULL: nothing).  Its buffers and kernels stay.  A
+ * capture holding command buffers first waits for the context's work (as
+ * cls_sync() does, reporting nothing): a replay's command buffer may
+ * still run.  After cls_context_destroy() it only frees. */
 CLS_API void cls_capture_destroy(cls_capture *cap);
+
+/** What a capture became and did (cls_capture_info()).  The backend is
+ * chosen at cls_capture_end() by CLS_CAPTURE (auto, plan or
+ * command-buffer; docs/capture.md): under "command-buffer", or "auto"
+ * where the device's probe found its command buffers faster, each run of
+ * two or more consecutive launches, buffer copies and fills on one stream
+ * becomes one cl_khr_command_buffer, replayed as one command. */
+struct cls_capture_stats {
+  const char *backend;  /**< "command-buffer" when it has runs, else "plan" */
+  size_t commands;      /**< commands captured */
+  size_t runs;          /**< command buffers: runs replayed as one command */
+  size_t in_runs;       /**< the commands inside them */
+  unsigned long long recordings; /**< command buffers recorded: at a run's
+                                      first replay, then when its queue, a
+                                      buffer or a parameter value changed */
+  unsigned long long enqueues;   /**< command buffers enqueued */
+};
+
+/** Fills *out for `cap`.  #CLS_EINVAL for a NULL argument. */
+CLS_API int cls_capture_info(const cls_capture *cap, struct cls_capture_stats *out);
 
 /* ------------------------------------------------------------------ */
 /* Failure reports                                                     */

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <CL/cl_ext.h>
 
 #define N 64
 #define NB (N * sizeof(int))
@@ -65,6 +66,36 @@ static void close_ctx(void) {
 }
 
 static cls_kernel *K(const char *name) { return ct_get_kernel(ctx, prog, name); }
+
+/* Whether stream 0's device offers cl_khr_command_buffer (raw OpenCL:
+ * what the command-buffer backend must find on its own). */
+static bool device_has_cb(void) {
+  cl_command_queue q;
+  CT_OK(cls_stream_queue(ctx, 0, &q));
+  cl_device_id d;
+  ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, NULL), CL_SUCCESS);
+  char ext[8192] = "";
+  clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
+  for (char *p = strstr(ext, "cl_khr_command_buffer"); p; p = strstr(p + 1, "cl_khr_command_buffer")) {
+    char after = p[sizeof "cl_khr_command_buffer" - 1];
+    if (after == ' ' || after == 0)
+      return true;
+  }
+  return false;
+}
+
+/* Whether cap replays (some of) its commands as command buffers. */
+static bool uses_cb(const cls_capture *cap) {
+  struct cls_capture_stats st;
+  CT_OK(cls_capture_info(cap, &st));
+  return st.runs > 0;
+}
+
+/* The second run of the shared cases: every one again with the
+ * command-buffer backend forced (it falls back to the plan where the
+ * device has no cl_khr_command_buffer). */
+static void force_cb(void) { setenv("CLS_CAPTURE", "command-buffer", 1); }
+static void unforce(void) { unsetenv("CLS_CAPTURE"); }
 
 static void seq(int *v, int base) {
   for (int i = 0; i < N; i++)
@@ -456,6 +487,12 @@ START_TEST(F2_replay_failed_command_taints_its_writes_and_skips_readers) {
   launch(1, "ka", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(d)}); /* independent: runs */
   CT_OK(cls_capture_end(ctx, &cap));
   replay_fails(cap);
+  /* Command buffers: stream 1's two launches are one run.  A driver that
+   * defers hands it over before fk's failure is known, so the run, the
+   * unit of its command buffer, is skipped whole (the independent launch
+   * with it); the event driver knows at once and replays the run on the
+   * plan, exactly. */
+  bool whole = uses_cb(cap) && strcmp(cls_context_driver(ctx), "event") != 0;
   int v[N];
   cls_report *r = NULL;
   CT_ERR(cls_download(ctx, 1, c, 0, v, NB, &r), CLS_ETAINTED);
@@ -467,12 +504,18 @@ START_TEST(F2_replay_failed_command_taints_its_writes_and_skips_readers) {
   ck_assert_uint_ge(fi.nskips, 1);
   struct cls_skip_info si;
   CT_OK(cls_report_skip(r, 0, 0, &si));
-  ck_assert_str_eq(si.kernel, "ka");
+  if (whole)
+    ck_assert_str_eq(si.kernel, "capture #1 commands 1-2 (ka...)");
+  else
+    ck_assert_str_eq(si.kernel, "ka");
   ck_assert_int_eq(si.stream, 1);
   cls_report_free(r);
   for (int i = 0; i < N; i++)
     v[i] = i + 2;
-  expect_same(d, 0, v, "the independent command");
+  if (whole)
+    CT_ERR(cls_download(ctx, 0, d, 0, v, NB, NULL), CLS_ETAINTED);
+  else
+    expect_same(d, 0, v, "the independent command");
   cls_capture_destroy(cap);
   close_ctx();
 }
@@ -578,9 +621,10 @@ END_TEST
 
 /* Ranged attribution inside a replay (F8a): four launches captured, the
  * third failing when it completes.  Ranged (the default where the device
- * poisons its queue): the record names a range of the replay and every
- * output of it carries that one record; exact (precise): only the third's
- * output, named, and the others keep their bytes. */
+ * poisons its queue): the record names a range of the replay (on the
+ * command-buffer backend: the run, one command buffer) and every output
+ * of it carries that one record; exact (precise, which keeps the plan):
+ * only the third's output, named, and the others keep their bytes. */
 static void ranged_in_replay(int precise) {
   open_ctx_with("complete:kernel=fk", NULL, precise);
   int mode = -1;
@@ -608,10 +652,17 @@ static void ranged_in_replay(int precise) {
   struct cls_failure_info f;
   CT_OK(cls_report_failure(r, 0, &f));
   ck_assert_int_eq(f.async, 1);
-  if (ranged) {
+  if (uses_cb(cap)) {
+    /* One command buffer: the run is the range, named by the capture. */
+    ck_assert(ranged);
+    ck_assert_msg(strstr(f.message, "command buffer of capture #1 commands 0-3 (ka...)"),
+                  "the run's record: %s", f.message);
+  } else if (ranged) {
     ck_assert_msg(strstr(f.message, "one of 4 launches") && strstr(f.message, "ka x3") &&
                       strstr(f.message, "fk x1") && strstr(f.message, "CLS_PRECISE=1"),
                   "the range's record: %s", f.message);
+  }
+  if (ranged) {
     cls_report *all = NULL;
     CT_ERR(cls_check(ctx, 4, b, &all), CLS_ETAINTED);
     ck_assert_uint_eq(cls_report_failures(all), 1);
@@ -679,29 +730,256 @@ START_TEST(F7_two_threads_replaying_one_capture_never_interleave) {
 }
 END_TEST
 
+/* The command-buffer backend (CLS_CAPTURE=command-buffer): a run of
+ * consecutive commands on one stream is one command buffer, recorded once
+ * and enqueued once per replay; without the extension, the plan. */
+START_TEST(CB_run_is_recorded_once_and_enqueued_once_per_replay) {
+  force_cb();
+  open_ctx(NULL);
+  bool has = device_has_cb();
+  int zero = 0, k = 7, want[N];
+  cls_buffer x = buf_of(0, 1), w = ct_alloc(ctx, 0, NB);
+  for (int r = 0; r < REPLAYS; r++) {
+    CT_OK(cls_fill(ctx, 0, w, 0, NB, &zero, sizeof zero));
+    tiny_chain(x, &k);
+    CT_OK(cls_copy(ctx, 0, x, 0, w, 0, NB));
+  }
+  ct_download_ints(ctx, 0, w, want, N);
+  cls_buffer y = buf_of(0, 1);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_fill(ctx, 0, w, 0, NB, &zero, sizeof zero));
+  tiny_chain(y, &k);
+  CT_OK(cls_copy(ctx, 0, y, 0, w, 0, NB));
+  CT_OK(cls_capture_end(ctx, &cap));
+  for (int r = 0; r < REPLAYS; r++)
+    CT_OK(cls_replay(ctx, cap, 0, NULL));
+  CT_OK(cls_sync(ctx, NULL));
+  expect_same(w, 0, want, "fill, chain, copy");
+  struct cls_capture_stats st;
+  CT_OK(cls_capture_info(cap, &st));
+  ck_assert_uint_eq(st.commands, 7);
+  if (has) {
+    ck_assert_str_eq(st.backend, "command-buffer");
+    ck_assert_uint_eq(st.runs, 1);
+    ck_assert_uint_eq(st.in_runs, 7);
+    ck_assert_uint_eq(st.recordings, 1);
+    ck_assert_uint_eq(st.enqueues, REPLAYS);
+  } else {
+    ck_assert_str_eq(st.backend, "plan");
+    ck_assert_uint_eq(st.enqueues, 0);
+  }
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* No mutable dispatch: a parameter whose value differs from the one a
+ * command buffer was recorded with records it again; the same value
+ * does not.  The bytes are the uncaptured program's either way. */
+START_TEST(CB_parameter_change_records_again_and_same_value_does_not) {
+  force_cb();
+  open_ctx(NULL);
+  bool has = device_has_cb();
+  static const int ks[] = {3, 3, 5, 5, 3};
+  int nk = (int)(sizeof ks / sizeof *ks), want[N], k = 0;
+  cls_buffer x = buf_of(0, 1);
+  for (int r = 0; r < nk; r++) {
+    k = ks[r];
+    tiny_chain(x, &k);
+  }
+  ct_download_ints(ctx, 0, x, want, N);
+  cls_buffer y = buf_of(0, 1);
+  cls_capture *cap = NULL;
+  int idx;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_capture_param(ctx, &k, sizeof k, &idx));
+  tiny_chain(y, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  for (int r = 0; r < nk; r++) {
+    int kr = ks[r];
+    CT_OK(cls_replay(ctx, cap, 1, &(cls_param){&kr, sizeof kr}));
+  }
+  expect_same(y, 0, want, "tiny chain with k 3 3 5 5 3");
+  struct cls_capture_stats st;
+  CT_OK(cls_capture_info(cap, &st));
+  ck_assert_uint_eq(st.recordings, has ? 3 : 0);
+  ck_assert_uint_eq(st.enqueues, has ? (unsigned)nk : 0);
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* Fault injection reaches the commands inside a command buffer: the
+ * second inc, inside the run, fails the run at its enqueue; the run's
+ * whole write set is tainted (w, written before the failing inc, too:
+ * the run is the unit attribution can name) and a reader on another
+ * stream is skipped.  On the plan w would be intact. */
+static void fault_in_run(const char *spec, bool at_enqueue) {
+  force_cb();
+  open_ctx(spec);
+  bool has = device_has_cb();
+  int zero = 0;
+  cls_buffer x = ct_alloc(ctx, 0, NB), w = ct_alloc(ctx, 0, NB), z = ct_alloc(ctx, 1, NB);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_fill(ctx, 0, w, 0, NB, &zero, sizeof zero));
+  CT_OK(cls_fill(ctx, 0, x, 0, NB, &zero, sizeof zero));
+  for (int j = 0; j < 3; j++)
+    launch(0, "inc", 1, (cls_arg[]){CLS_INOUT(x)});
+  launch(1, "ka", 2, (cls_arg[]){CLS_IN(x), CLS_OUT(z)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  ck_assert(uses_cb(cap) == has);
+  int rc = cls_replay(ctx, cap, 0, NULL);
+  ck_assert_msg(rc < 0 || !at_enqueue || strcmp(cls_context_driver(ctx), "event") != 0,
+                "replay: %s", cls_err_name(rc));
+  cls_sync(ctx, NULL);
+  int v[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 1, z, 0, v, NB, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  if (has)
+    ck_assert_str_eq(fi.kernel, "capture #1 commands 0-4 (fill...)");
+  else
+    ck_assert_str_eq(fi.kernel, "inc");
+  ck_assert_uint_ge(fi.nskips, 1);
+  struct cls_skip_info si;
+  CT_OK(cls_report_skip(r, 0, fi.nskips - 1, &si));
+  ck_assert_str_eq(si.kernel, "ka");
+  ck_assert_int_eq(si.stream, 1);
+  cls_report_free(r);
+  if (has) {
+    CT_ERR(cls_download(ctx, 0, w, 0, v, NB, NULL), CLS_ETAINTED);
+  } else {
+    ct_expect_ints(ctx, 0, w, N, 0);
+  }
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+
+START_TEST(CB_fault_inside_a_run_taints_its_whole_write_set_and_skips_readers) {
+  fault_in_run("enqueue:kernel=inc,nth=2", true);
+}
+END_TEST
+
+/* The same when the run's event fails (a completion fault on a command
+ * inside it): found after the replay returned, the same attribution. */
+START_TEST(CB_run_whose_event_fails_taints_its_whole_write_set) {
+  fault_in_run("complete:kernel=inc,nth=2", false);
+}
+END_TEST
+
+/* A relocated stream has a new queue: the run is recorded again against
+ * it, never enqueued onto the retired one; the bytes stay right. */
+START_TEST(CB_relocated_stream_records_against_its_new_queue) {
+  force_cb();
+  open_ctx(NULL);
+  bool has = device_has_cb();
+  int k = 4, want[N];
+  cls_buffer x = buf_of(0, 1);
+  for (int r = 0; r < 3; r++)
+    tiny_chain(x, &k);
+  ct_download_ints(ctx, 0, x, want, N);
+  cls_buffer y = buf_of(0, 1);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  tiny_chain(y, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  cl_command_queue before, after;
+  CT_OK(cls_stream_queue(ctx, 0, &before));
+  uint64_t gen;
+  CT_OK(cls_stream_generation(ctx, 0, &gen));
+  CT_OK(cls_stream_relocate(ctx, 0, 0, gen));
+  CT_OK(cls_stream_queue(ctx, 0, &after));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  expect_same(y, 0, want, "tiny chain across a relocation");
+  struct cls_capture_stats st;
+  CT_OK(cls_capture_info(cap, &st));
+  ck_assert_uint_eq(st.enqueues, has ? 3 : 0);
+  /* The recording holds the retired queue, so the new one cannot take
+   * its address. */
+  ck_assert_ptr_ne(after, before);
+  ck_assert_uint_eq(st.recordings, has ? 2 : 0);
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* CLS_CAPTURE takes auto, plan or command-buffer; anything else is a
+ * configuration error at context creation, as the other CLS_* are. */
+START_TEST(CLS_CAPTURE_malformed_is_ECONFIG_and_plan_never_records) {
+  setenv("CLS_CAPTURE", "graph", 1);
+  cls_context *c = NULL;
+  CT_ERR(cls_context_create(&c, NULL), CLS_ECONFIG);
+  ck_assert_ptr_null(c);
+  ck_assert_ptr_nonnull(strstr(cls_last_error_detail(), "CLS_CAPTURE"));
+  struct cls_capture_stats st;
+  CT_ERR(cls_capture_info(NULL, &st), CLS_EINVAL);
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(NULL);
+  cls_buffer x = buf_of(0, 1);
+  int k = 1;
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  tiny_chain(x, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  ck_assert(!uses_cb(cap)); /* plan: never command buffers */
+  CT_ERR(cls_capture_info(cap, NULL), CLS_EINVAL);
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* The shared cases once per backend: as CLS_CAPTURE says (auto by
+ * default), and forced onto command buffers. */
+#define CT_ADD_BOTH(suite, fn)                                                \
+  do {                                                                        \
+    CT_ADD(suite, fn);                                                        \
+    TCase *ct_tc_ = ct_tcase(#fn "_cb");                                      \
+    tcase_add_checked_fixture(ct_tc_, force_cb, unforce);                     \
+    tcase_add_test(ct_tc_, fn);                                               \
+    suite_add_tcase((suite), ct_tc_);                                         \
+  } while (0)
+
 int main(void) {
   /* Two PoCL devices of one platform for the two-device case (the other
    * cases use the first); the other vendors ignore it. */
   setenv("POCL_DEVICES", "pthread pthread", 0);
   ct_require_device();
   Suite *s = suite_create("capture");
-  CT_ADD(s, F1_replay_tiny_chain_equals_uncaptured_with_a_changing_scalar);
-  CT_ADD(s, F7_replay_ping_pong_over_two_streams_equals_uncaptured);
-  CT_ADD(s, F7_replay_fan_over_four_streams_equals_uncaptured);
-  CT_ADD(s, replay_unmarked_scalars_keep_their_captured_value);
-  CT_ADD(s, replay_runs_captured_transfers_on_host_memory_of_the_replay);
-  CT_ADD(s, F12_capture_checks_arguments_at_capture);
-  CT_ADD(s, capture_refuses_blocking_transfers_at_capture);
-  CT_ADD(s, replay_refuses_wrong_parameters_and_enqueues_nothing);
-  CT_ADD(s, ESTALE_replay_after_a_buffer_was_freed_enqueues_nothing);
-  CT_ADD(s, replay_after_the_slot_tables_moved_finds_its_buffers);
-  CT_ADD(s, replay_swaps_buffer_parameters_for_ping_pong);
-  CT_ADD(s, F2_replay_failed_command_taints_its_writes_and_skips_readers);
-  CT_ADD(s, F2_replay_whose_inputs_are_tainted_is_skipped);
-  CT_ADD(s, F2_replay_skips_only_what_the_tainted_input_reaches);
-  CT_ADD(s, F7_replay_over_two_devices_and_after_a_relocation_equals_uncaptured);
-  CT_ADD(s, F8a_ranged_attribution_names_a_range_of_the_replay);
-  CT_ADD(s, F8a_exact_attribution_pins_the_command_of_the_replay);
-  CT_ADD(s, F7_two_threads_replaying_one_capture_never_interleave);
+  CT_ADD_BOTH(s, F1_replay_tiny_chain_equals_uncaptured_with_a_changing_scalar);
+  CT_ADD_BOTH(s, F7_replay_ping_pong_over_two_streams_equals_uncaptured);
+  CT_ADD_BOTH(s, F7_replay_fan_over_four_streams_equals_uncaptured);
+  CT_ADD_BOTH(s, replay_unmarked_scalars_keep_their_captured_value);
+  CT_ADD_BOTH(s, replay_runs_captured_transfers_on_host_memory_of_the_replay);
+  CT_ADD_BOTH(s, F12_capture_checks_arguments_at_capture);
+  CT_ADD_BOTH(s, capture_refuses_blocking_transfers_at_capture);
+  CT_ADD_BOTH(s, replay_refuses_wrong_parameters_and_enqueues_nothing);
+  CT_ADD_BOTH(s, ESTALE_replay_after_a_buffer_was_freed_enqueues_nothing);
+  CT_ADD_BOTH(s, replay_after_the_slot_tables_moved_finds_its_buffers);
+  CT_ADD_BOTH(s, replay_swaps_buffer_parameters_for_ping_pong);
+  CT_ADD_BOTH(s, F2_replay_failed_command_taints_its_writes_and_skips_readers);
+  CT_ADD_BOTH(s, F2_replay_whose_inputs_are_tainted_is_skipped);
+  CT_ADD_BOTH(s, F2_replay_skips_only_what_the_tainted_input_reaches);
+  CT_ADD_BOTH(s, F7_replay_over_two_devices_and_after_a_relocation_equals_uncaptured);
+  CT_ADD_BOTH(s, F8a_ranged_attribution_names_a_range_of_the_replay);
+  CT_ADD_BOTH(s, F8a_exact_attribution_pins_the_command_of_the_replay);
+  CT_ADD_BOTH(s, F7_two_threads_replaying_one_capture_never_interleave);
+  CT_ADD(s, CB_run_is_recorded_once_and_enqueued_once_per_replay);
+  CT_ADD(s, CB_parameter_change_records_again_and_same_value_does_not);
+  CT_ADD(s, CB_fault_inside_a_run_taints_its_whole_write_set_and_skips_readers);
+  CT_ADD(s, CB_run_whose_event_fails_taints_its_whole_write_set);
+  CT_ADD(s, CB_relocated_stream_records_against_its_new_queue);
+  CT_ADD(s, CLS_CAPTURE_malformed_is_ECONFIG_and_plan_never_records);
   return ct_run(s);
 }

@@ -5,16 +5,33 @@
  * before anything is enqueued), then hands each stored command to the one
  * command path, cls__run: F2 skips, the write scopes (F3/F4), the driver's
  * ordering (F7) and the F8 log hold as for any command.  What a replay no
- * longer does is the checking of arguments and ranges, done at capture. */
+ * longer does is the checking of arguments and ranges, done at capture.
+ *
+ * The command-buffer backend (cl_khr_command_buffer, CLS_CAPTURE): each
+ * maximal run of two or more consecutive launches, buffer copies and
+ * buffer fills on one stream is recorded into one command buffer on that
+ * stream's queue, and replayed as ONE command through cls__run, as a
+ * foreign command is (its bindings: the union of the run's, each with its
+ * strongest access) -- so F2, F3/F4, F7 and F8 hold with the run as the
+ * unit of attribution.  What the extension cannot hold (uploads,
+ * downloads, images, foreign commands) stays on the plan between runs.
+ * A run is recorded at its first replay and again whenever its queue, a
+ * cl_mem it names or a parameter value it was recorded with changed (no
+ * mutable dispatch: correct, slower).  A run whose inputs are tainted
+ * replays on the plan (exact F2 skips). */
+#include "api/capture.h"
 #include "api/enter.h"
 #include "core/command.h"
 #include "core/kernel.h"
 #include "base/handle.h"
+#include "device/cmdbuf.h"
 #include "failure/failure.h"
 #include "failure/log.h"
+#include "failure/poll.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +51,40 @@ struct entry {
   size_t voff[CLS_MAX_ARGS];         /* launch scalar i: its bytes in vals */
   unsigned char pattern[128];        /* a fill's pattern, copied */
   unsigned char *vals;               /* a launch's scalars, copied */
+  struct run *run;                   /* the run that starts here, NULL none */
+};
+
+/* One recording of a run: kept until the capture goes (a replay's
+ * command may still be deferred by the driver with it as its data). */
+struct rec {
+  cl_command_buffer_khr cb;
+  cl_command_queue queue;            /* retained: what cb was recorded on */
+  const struct cls__cb_api *api;
+  struct run *run;
+  atomic_ullong *enqueues;           /* the capture's count */
+  struct rec *next;                  /* the capture's list */
+  size_t nk;
+  cl_kernel k[];                     /* the launches' own kernels: PoCL reads
+                                        their arguments at the enqueue */
+};
+
+/* A run of consecutive commands on one stream, replayed as one command
+ * buffer. */
+struct run {
+  size_t first, n;
+  int stream;
+  bool off;                          /* the plan for good (no extension,
+                                        recording failed) */
+  char label[96];                    /* what reports call it */
+  size_t nu;                         /* the union of its bindings */
+  struct { unsigned short e, b; unsigned char access; } u[CLS_MAX_ARGS];
+  size_t nmem;                       /* each binding's cl_mem, as recorded */
+  cl_mem *mems;
+  size_t npv;                        /* the parameter bytes, as recorded */
+  unsigned char *pv;
+  unsigned char *kinds;              /* fault injection's view */
+  const char **names;
+  struct rec *rec;                   /* the current recording, NULL none */
 };
 
 struct cls_capture {
@@ -42,6 +93,12 @@ struct cls_capture {
   struct entry *e;
   size_t n, cap;
   uint64_t epoch;  /* ctx->handles_epoch when the handles were last resolved */
+  struct run *runs;   /* the command-buffer backend's; nruns 0: the plan */
+  size_t nruns, capruns;
+  struct rec *recs;   /* every recording, current or retired */
+  size_t retired;     /* recordings replaced since the last release */
+  atomic_ullong recordings, enqueues;
+  struct cls_capture *next_cb; /* ctx->cb_captures */
   size_t nparams;
   struct {
     const void *ptr;
@@ -52,13 +109,85 @@ struct cls_capture {
   } params[CLS_MAX_ARGS];
 };
 
+/* Releases the recordings (all but `keep`'s run's current ones when
+ * `keep`: the retired ones only).  Their commands have finished. */
+static void release_recs(struct cls_capture *cap, bool retired_only) {
+  struct rec **p = &cap->recs;
+  while (*p) {
+    struct rec *r = *p;
+    if (retired_only && r->run->rec == r) {
+      p = &r->next;
+      continue;
+    }
+    *p = r->next;
+    if (r->run->rec == r)
+      r->run->rec = NULL;
+    r->api->release(r->cb);
+    clReleaseCommandQueue(r->queue);
+    for (size_t k = 0; k < r->nk; k++)
+      clReleaseKernel(r->k[k]);
+    free(r);
+  }
+  cap->retired = 0;
+}
+
+static void unlink_cb(cls_context *ctx, struct cls_capture *cap) {
+  for (struct cls_capture **p = &ctx->cb_captures; *p; p = &(*p)->next_cb)
+    if (*p == cap) {
+      *p = cap->next_cb;
+      return;
+    }
+}
+
+void cls__capture_detach_all(cls_context *ctx) {
+  while (ctx->cb_captures) {
+    struct cls_capture *cap = ctx->cb_captures;
+    ctx->cb_captures = cap->next_cb;
+    release_recs(cap, false);
+    cap->ctx = NULL;
+  }
+}
+
 CLS_API void cls_capture_destroy(cls_capture *cap) {
   if (!cap)
     return;
+  if (cap->recs && cap->ctx) {
+    /* A replay's command buffer may still run, or wait in the driver:
+     * everything finishes first (the context's lock, as a sync). */
+    cls_context *ctx = cap->ctx;
+    if (cls__lock(ctx, __func__) == CLS_OK) {
+      cls__poll_all(ctx, true);
+      unlink_cb(ctx, cap);
+      release_recs(cap, false);
+      cls__unlock(ctx);
+    }
+  }
   for (size_t i = 0; i < cap->n; i++)
     free(cap->e[i].vals);
+  for (size_t r = 0; r < cap->nruns; r++) {
+    free(cap->runs[r].mems);
+    free(cap->runs[r].pv);
+    free(cap->runs[r].kinds);
+    free(cap->runs[r].names);
+  }
+  free(cap->runs);
   free(cap->e);
   free(cap);
+}
+
+CLS_API int cls_capture_info(const cls_capture *cap, struct cls_capture_stats *out) {
+  if (!cap || !out)
+    return cls__error(CLS_EINVAL, 0, "cls_capture_info: NULL argument");
+  *out = (struct cls_capture_stats){.commands = cap->n};
+  for (size_t r = 0; r < cap->nruns; r++)
+    if (!cap->runs[r].off) {
+      out->runs++;
+      out->in_runs += cap->runs[r].n;
+    }
+  out->backend = out->runs ? "command-buffer" : "plan";
+  out->recordings = atomic_load(&((cls_capture *)cap)->recordings);
+  out->enqueues = atomic_load(&((cls_capture *)cap)->enqueues);
+  return CLS_OK;
 }
 
 CLS_API int cls_capture_begin(cls_context *ctx) {
@@ -125,6 +254,178 @@ CLS_API int cls_capture_buffer_param(cls_context *ctx, cls_buffer buf, int *inde
   return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* The command-buffer backend                                          */
+/* ------------------------------------------------------------------ */
+
+/* Whether cl_khr_command_buffer can hold the entry: a launch binding no
+ * image, a copy or fill of buffers. */
+static bool recordable(const struct entry *e) {
+  const struct cls__cmd *cmd = &e->cmd;
+  if (cmd->kind == CLS__CMD_COPY || cmd->kind == CLS__CMD_FILL)
+    return !cmd->x.image && cmd->bind[0].slot->kind != CLS__KIND_IMAGE &&
+           (cmd->nbind < 2 || cmd->bind[1].slot->kind != CLS__KIND_IMAGE);
+  if (cmd->kind != CLS__CMD_LAUNCH)
+    return false;
+  for (size_t b = 0; b < cmd->nbind; b++)
+    if (cmd->bind[b].slot->kind == CLS__KIND_IMAGE)
+      return false;
+  return true;
+}
+
+/* Which backend the capture takes, by CLS_CAPTURE and, under auto, the
+ * probe of the device of its first stream (logged once per device).
+ * Exact attribution (CLS_PRECISE=1) and guard mode keep the plan: each
+ * command its own event, each launch its own check. */
+static bool want_cb(cls_context *ctx, struct cls_capture *cap) {
+  if (ctx->capture_mode == CLS__CAPTURE_PLAN || !ctx->ranged || ctx->guard ||
+      !cls__factory_queue(ctx->pool.factory) || !cls__factory_foreign(ctx->pool.factory))
+    return false;
+  if (ctx->capture_mode == CLS__CAPTURE_CB)
+    return true;
+  if (cap->nparams) /* re-recorded at each change: the plan's cost is known */
+    return false;
+  int rc;
+  struct cls__stream *s = cls__stream_get(ctx, cap->e[0].stream, &rc);
+  int dev = s ? s->device : 0;
+  double ratio;
+  bool now;
+  bool faster = cls__cb_faster(ctx->clctx, ctx->platform, ctx->devices[dev], &ratio, &now);
+  if (now)
+    cls__log(&ctx->logger, CLS_LOG_STREAMS,
+             "capture: device %d: %s; %s", dev,
+             ratio > 0 ? "probed cl_khr_command_buffer" : "no cl_khr_command_buffer probe",
+             ratio > 0 ? (faster ? "command buffers chosen" : "the prepared plan chosen")
+                       : "the prepared plan");
+  if (now && ratio > 0)
+    cls__log(&ctx->logger, CLS_LOG_STREAMS,
+             "capture: device %d: %d launches in a command buffer take %.2fx their single "
+             "enqueues (fastest of %d rounds each; command buffers need 0.95 or less)",
+             dev, CLS__CB_PROBE_N, ratio, CLS__CB_PROBE_ROUNDS);
+  return faster;
+}
+
+/* The runs of a capture that takes command buffers: maximal sequences of
+ * two or more recordable entries on one stream whose bindings fit one
+ * command.  Nothing recorded yet: that is the first replay's. */
+static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
+  if (!want_cb(ctx, cap))
+    return CLS_OK;
+  size_t i = 0;
+  while (i < cap->n) {
+    if (!recordable(&cap->e[i])) {
+      i++;
+      continue;
+    }
+    size_t j = i, nu = 0;
+    cls_buffer seen[CLS_MAX_ARGS];
+    while (j < cap->n && recordable(&cap->e[j]) && cap->e[j].stream == cap->e[i].stream) {
+      const struct cls__cmd *cmd = &cap->e[j].cmd;
+      size_t more = 0;
+      for (size_t b = 0; b < cmd->nbind; b++) {
+        bool dup = false;
+        for (size_t u = 0; u < nu && !dup; u++)
+          dup = seen[u].bits == cmd->bind[b].handle.bits;
+        more += !dup;
+      }
+      if (nu + more > CLS_MAX_ARGS)
+        break;
+      for (size_t b = 0; b < cmd->nbind; b++) {
+        bool dup = false;
+        for (size_t u = 0; u < nu && !dup; u++)
+          dup = seen[u].bits == cmd->bind[b].handle.bits;
+        if (!dup)
+          seen[nu++] = cmd->bind[b].handle;
+      }
+      j++;
+    }
+    if (j == i) { /* one command's bindings do not fit: cannot happen */
+      i++;
+      continue;
+    }
+    if (j - i < 2) {
+      i = j;
+      continue;
+    }
+    if (!cls__grow((void **)&cap->runs, &cap->capruns, cap->nruns + 1, sizeof *cap->runs,
+                   1))
+      return cls__error(CLS_ENOMEM, 0, "out of host memory");
+    struct run *r = &cap->runs[cap->nruns++];
+    memset(r, 0, sizeof *r);
+    r->first = i;
+    r->n = j - i;
+    r->stream = cap->e[i].stream;
+    i = j;
+  }
+  /* The array stops moving: entries point at their runs. */
+  for (size_t k = 0; k < cap->nruns; k++) {
+    struct run *r = &cap->runs[k];
+    cap->e[r->first].run = r;
+    const struct cls__cmd *c0 = &cap->e[r->first].cmd;
+    snprintf(r->label, sizeof r->label, "%s commands %zu-%zu (%s...)", cap->name, r->first,
+             r->first + r->n - 1, c0->kind == CLS__CMD_LAUNCH ? c0->kcmd.name : c0->op);
+    for (size_t q = r->first; q < r->first + r->n; q++) {
+      const struct entry *e = &cap->e[q];
+      r->nmem += e->cmd.nbind;
+      for (unsigned p = 0; p < e->nparam; p++)
+        r->npv += e->cmd.kargs[e->pidx[p]].size;
+      for (size_t b = 0; b < e->cmd.nbind; b++) {
+        size_t u = 0;
+        while (u < r->nu && cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b].handle.bits !=
+                                e->cmd.bind[b].handle.bits)
+          u++;
+        bool new_u = u == r->nu;
+        if (new_u) {
+          r->u[u].e = (unsigned short)(q - r->first);
+          r->u[u].b = (unsigned short)b;
+          r->u[u].access = 0;
+          r->nu++;
+        }
+        /* Read from outside the run only where the first command to
+         * touch it reads it: a command that writes it first (whole, as
+         * the core counts writes) gives the later ones their input. */
+        r->u[u].access |= (unsigned char)(e->cmd.bind[b].access & (new_u ? CLS_READ_WRITE : CLS_WRITE));
+      }
+    }
+    r->mems = calloc(r->nmem ? r->nmem : 1, sizeof *r->mems);
+    r->pv = malloc(r->npv ? r->npv : 1);
+    r->kinds = malloc(r->n);
+    r->names = calloc(r->n, sizeof *r->names);
+    if (!r->mems || !r->pv || !r->kinds || !r->names)
+      return cls__error(CLS_ENOMEM, 0, "out of host memory");
+    for (size_t q = 0; q < r->n; q++) {
+      const struct cls__cmd *cmd = &cap->e[r->first + q].cmd;
+      r->kinds[q] = (unsigned char)cmd->kind;
+      r->names[q] = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : NULL;
+    }
+  }
+  return CLS_OK;
+}
+
+/* The foreign callback of a run: its command buffer on the stream's
+ * queue (the wait list is already a barrier there: cls_foreign_run). */
+static cl_int run_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
+  struct rec *r = call->data;
+  if (call->queue != r->queue)
+    return CL_INVALID_COMMAND_QUEUE; /* recorded for another: never run there */
+  cl_command_queue q = call->queue;
+  cl_int rc = r->api->enqueue(1, &q, r->cb, 0, NULL, ev);
+  if (rc == CL_SUCCESS)
+    atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
+  return rc;
+}
+
+bool cls__capture_run_members(const struct cls_foreign_cmd *fc, size_t *n,
+                              const unsigned char **kinds, const char *const **names) {
+  if (fc->fn != run_enqueue)
+    return false;
+  const struct rec *r = fc->data;
+  *n = r->run->n;
+  *kinds = r->run->kinds;
+  *names = r->run->names;
+  return true;
+}
+
 CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out) {
   if (out)
     *out = NULL;
@@ -165,8 +466,13 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out) {
       cmd->kcmd.local = e->has_local ? e->local : NULL;
       cmd->kcmd.args = cmd->kargs;
     }
+    if ((rc = plan_runs(ctx, cap)) < 0) {
+      cls_capture_destroy(cap);
+      goto done;
+    }
     *out = cap;
   }
+done:
   cls__unlock(ctx);
   return rc;
 }
@@ -372,10 +678,10 @@ static int skip_whole(cls_context *ctx, struct cls_capture *cap, struct cls__fai
   return rc;
 }
 
-/* The stored command, its pointers made current (stream, cl_mems, the
- * kernel's lane, scalars and parameters), through the command path. */
-static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params,
-                      struct cls__slot *const *swap) {
+/* The stored command's pointers made current (stream, cl_mems, the
+ * kernel's lane, scalars and parameters), ready for the command path. */
+static int refresh(cls_context *ctx, struct entry *e, const cls_param *params,
+                   struct cls__slot *const *swap) {
   struct cls__cmd *cmd = &e->cmd;
   int rc = CLS_OK;
   if (e->swaps)
@@ -385,32 +691,217 @@ static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params
   cmd->nwait = 0;
   cmd->x.blocking = 0;
   switch (cmd->kind) {
-  case CLS__CMD_LAUNCH: {
+  case CLS__CMD_LAUNCH:
     /* Buffers point at their slots (prepare); a parameter at this
      * replay's value.  The rest points into the entry, set once. */
     for (unsigned i = 0; i < e->nparam; i++)
       cmd->kargs[e->pidx[i]].value = params[e->param[e->pidx[i]]].value;
     cls__kernel_for(cmd->kernel, e->stream, &cmd->kcmd.kernel, &cmd->kcmd.memo);
-    rc = cls__run(ctx, cmd, NULL, NULL);
-    if (__builtin_expect(ctx->guard != NULL, 0))
-      cls__guard_launched(ctx, cmd, rc);
-    return rc;
-  }
-  case CLS__CMD_FILL:
-    cmd->x.dst = cmd->bind[0].slot->mem;
     break;
+  case CLS__CMD_FILL:
   case CLS__CMD_WRITE:
     cmd->x.dst = cmd->bind[0].slot->mem;
     break;
   case CLS__CMD_READ:
     cmd->x.src = cmd->bind[0].slot->mem;
-    return cls__download_run(ctx, cmd, NULL);
+    break;
   case CLS__CMD_COPY:
     cmd->x.src = cmd->bind[0].slot->mem;
     cmd->x.dst = cmd->bind[1].slot->mem;
     break;
   }
-  return cls__run(ctx, cmd, NULL, NULL);
+  return CLS_OK;
+}
+
+/* A refreshed command through the command path. */
+static int run_one(cls_context *ctx, struct entry *e) {
+  struct cls__cmd *cmd = &e->cmd;
+  if (cmd->kind == CLS__CMD_READ)
+    return cls__download_run(ctx, cmd, NULL);
+  int rc = cls__run(ctx, cmd, NULL, NULL);
+  if (cmd->kind == CLS__CMD_LAUNCH && __builtin_expect(ctx->guard != NULL, 0))
+    cls__guard_launched(ctx, cmd, rc);
+  return rc;
+}
+
+static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params,
+                      struct cls__slot *const *swap) {
+  int rc = refresh(ctx, e, params, swap);
+  return rc < 0 ? rc : run_one(ctx, e);
+}
+
+/* Whether the run's recording no longer matches: another queue, another
+ * cl_mem behind a binding, another value of a parameter. */
+static bool stale(const struct cls_capture *cap, const struct run *r, cl_command_queue q,
+                  const cls_param *params) {
+  if (!r->rec || r->rec->queue != q)
+    return true;
+  size_t m = 0, v = 0;
+  for (size_t i = r->first; i < r->first + r->n; i++) {
+    const struct entry *e = &cap->e[i];
+    for (size_t b = 0; b < e->cmd.nbind; b++)
+      if (r->mems[m++] != e->cmd.bind[b].slot->mem)
+        return true;
+    for (unsigned p = 0; p < e->nparam; p++) {
+      size_t size = e->cmd.kargs[e->pidx[p]].size;
+      if (memcmp(r->pv + v, params[e->param[e->pidx[p]]].value, size) != 0)
+        return true;
+      v += size;
+    }
+  }
+  return false;
+}
+
+/* Records the run's command buffer on q from its refreshed entries, each
+ * command after the one before (the plan's order on one stream).  Slow
+ * path: allocates.  CL status, CL_SUCCESS. */
+static cl_int record(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                     cl_command_queue q, const cls_param *params) {
+  cl_device_id dev;
+  cl_int rc = clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+  if (rc != CL_SUCCESS)
+    return rc;
+  const struct cls__cb_api *api = cls__cb_api(ctx->platform, dev);
+  if (!api)
+    return CL_INVALID_DEVICE;
+  struct rec *rec = calloc(1, sizeof *rec + r->n * sizeof(cl_kernel));
+  if (!rec)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_command_buffer_properties_khr props[] = {CL_COMMAND_BUFFER_FLAGS_KHR,
+                                              CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR, 0};
+  cl_command_buffer_khr cb = api->create(1, &q, api->simultaneous ? props : NULL, &rc);
+  if (!cb) {
+    free(rec);
+    return rc ? rc : CL_OUT_OF_RESOURCES;
+  }
+  cl_kernel *kern = rec->k;
+  size_t nk = 0;
+  cl_sync_point_khr prev = 0, sp = 0;
+  size_t m = 0, v = 0;
+  for (size_t i = r->first; i < r->first + r->n && rc == CL_SUCCESS; i++) {
+    struct entry *e = &cap->e[i];
+    struct cls__cmd *cmd = &e->cmd;
+    cl_uint nw = i > r->first;
+    switch (cmd->kind) {
+    case CLS__CMD_LAUNCH:
+      /* A kernel of this recording's own: launches outside the capture
+       * set the arguments of theirs as they please, and PoCL reads a
+       * recorded kernel's arguments when the buffer is enqueued. */
+      if (!(kern[nk] = clCreateKernel(cmd->kernel->prog->program, cmd->kernel->name, &rc)))
+        break;
+      nk++;
+      for (unsigned a = 0; a < cmd->kcmd.nargs && rc == CL_SUCCESS; a++)
+        rc = clSetKernelArg(kern[nk - 1], a, cmd->kargs[a].size, cmd->kargs[a].value);
+      if (rc == CL_SUCCESS)
+        rc = api->ndrange(cb, NULL, NULL, kern[nk - 1], cmd->kcmd.dims, NULL, cmd->kcmd.global,
+                          cmd->kcmd.local, nw, nw ? &prev : NULL, &sp, NULL);
+      break;
+    case CLS__CMD_COPY:
+      rc = api->copy(cb, NULL, cmd->x.src, cmd->x.dst, cmd->x.src_offset, cmd->x.dst_offset,
+                     cmd->x.size, nw, nw ? &prev : NULL, &sp, NULL);
+      break;
+    case CLS__CMD_FILL:
+      rc = api->fill(cb, NULL, cmd->x.dst, cmd->x.pattern, cmd->x.pattern_size,
+                     cmd->x.dst_offset, cmd->x.size, nw, nw ? &prev : NULL, &sp, NULL);
+      break;
+    default:
+      rc = CL_INVALID_OPERATION;
+    }
+    prev = sp;
+    for (size_t b = 0; b < cmd->nbind; b++)
+      r->mems[m++] = cmd->bind[b].slot->mem;
+    for (unsigned p = 0; p < e->nparam; p++) {
+      size_t size = cmd->kargs[e->pidx[p]].size;
+      memcpy(r->pv + v, params[e->param[e->pidx[p]]].value, size);
+      v += size;
+    }
+  }
+  if (rc == CL_SUCCESS)
+    rc = api->finalize(cb);
+  if (rc != CL_SUCCESS) {
+    api->release(cb);
+    for (size_t k = 0; k < nk; k++)
+      clReleaseKernel(kern[k]);
+    free(rec);
+    return rc;
+  }
+  clRetainCommandQueue(q);
+  rec->cb = cb;
+  rec->queue = q;
+  rec->api = api;
+  rec->run = r;
+  rec->enqueues = &cap->enqueues;
+  rec->next = cap->recs;
+  rec->nk = nk;
+  if (!cap->recs && cap->nruns) { /* the first: the context releases it if it goes first */
+    cap->next_cb = ctx->cb_captures;
+    ctx->cb_captures = cap;
+  }
+  cap->recs = rec;
+  if (r->rec)
+    cap->retired++;
+  r->rec = rec;
+  atomic_fetch_add_explicit(&cap->recordings, 1, memory_order_relaxed);
+  return CL_SUCCESS;
+}
+
+/* A run: its entries refreshed, then one command of the command path
+ * whose enqueue is the command buffer's -- or, where its inputs are
+ * tainted (exact F2 skips), where it cannot be recorded, or where the
+ * stream gives no queue, its entries one by one as the plan does. */
+static int replay_run(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                      const cls_param *params, struct cls__slot *const *swap) {
+  int rc = CLS_OK;
+  for (size_t i = r->first; i < r->first + r->n; i++)
+    if ((rc = refresh(ctx, &cap->e[i], params, swap)) < 0)
+      return rc;
+  struct cls__stream *s = cap->e[r->first].cmd.stream;
+  cl_command_queue q = r->off || !s->backend ? NULL : cls__factory_queue(ctx->pool.factory)(s->backend);
+  struct cls__cmd cmd;
+  for (size_t u = 0; u < r->nu; u++) {
+    cmd.bind[u] = cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b];
+    cmd.bind[u].access = r->u[u].access;
+  }
+  cmd.nbind = r->nu;
+  bool plan = !q || ctx->guard || cls__read_failure(ctx, s->id, cmd.bind, cmd.nbind);
+  if (!plan && __builtin_expect(stale(cap, r, q, params), 0)) {
+    if (cap->retired >= 8) {
+      /* Recordings replaced: released once their replays are done. */
+      cls__poll_all(ctx, true);
+      release_recs(cap, true);
+    }
+    cl_int st = record(ctx, cap, r, q, params);
+    if (st != CL_SUCCESS) {
+      r->off = true;
+      if (!ctx->said_no_cb) {
+        ctx->said_no_cb = true;
+        cls__log(&ctx->logger, CLS_LOG_ERRORS,
+                 "capture: %s on stream %d cannot be a command buffer (%s, %d): the prepared "
+                 "plan replays it",
+                 r->label, r->stream, st == CL_INVALID_DEVICE ? "no cl_khr_command_buffer" : "recording failed", st);
+      }
+      plan = true;
+    }
+  }
+  if (plan) {
+    for (size_t i = r->first; i < r->first + r->n; i++) {
+      int e = run_one(ctx, &cap->e[i]);
+      if (e < 0 && rc == CLS_OK)
+        rc = e;
+    }
+    return rc;
+  }
+  cmd.kind = CLS__CMD_FOREIGN;
+  cmd.op = "command buffer";
+  cmd.kernel = NULL;
+  cmd.stream = s;
+  cmd.kcmd = (struct cls_kernel_cmd){.name = r->label};
+  cmd.x = (struct cls_transfer){0};
+  cmd.nwait = 0;
+  struct cls_foreign_cmd fc = {.fn = run_enqueue, .data = r->rec, .label = r->label,
+                               .stream = r->stream};
+  cmd.foreign = &fc;
+  return cls__run(ctx, &cmd, NULL, NULL);
 }
 
 CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,
@@ -473,10 +964,12 @@ CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,
   }
   /* Each command runs or is skipped as it would uncaptured; the first
    * error is the replay's. */
-  for (size_t i = 0; i < cap->n; i++) {
-    int r = replay_one(ctx, &cap->e[i], params, swap);
+  for (size_t i = 0; i < cap->n;) {
+    struct run *run = cap->e[i].run;
+    int r = run ? replay_run(ctx, cap, run, params, swap) : replay_one(ctx, &cap->e[i], params, swap);
     if (r < 0 && rc == CLS_OK)
       rc = r;
+    i += run ? run->n : 1;
   }
 out:
   cls__unlock(ctx);

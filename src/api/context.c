@@ -1,6 +1,7 @@
 /* Contexts: creation (one device, its stream pool and failure table, the
  * driver) and destruction in the reverse order, and the context-level
  * public calls: device, quirks, driver, logger. */
+#include "api/capture.h"
 #include "core/kernel.h"
 #include "core/program.h"
 #include "core/relocate.h"
@@ -181,6 +182,20 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   else if (topt == 0 && tenv && *tenv &&
            (rc = cls__timeout_parse(tenv, &ctx->sync_timeout_ns)) < 0)
     goto fail_guard_config;
+  const char *cenv = getenv("CLS_CAPTURE");
+  if (cenv && *cenv) {
+    if (strcmp(cenv, "auto") == 0)
+      ctx->capture_mode = CLS__CAPTURE_AUTO;
+    else if (strcmp(cenv, "plan") == 0)
+      ctx->capture_mode = CLS__CAPTURE_PLAN;
+    else if (strcmp(cenv, "command-buffer") == 0)
+      ctx->capture_mode = CLS__CAPTURE_CB;
+    else {
+      rc = cls__error(CLS_ECONFIG, 0,
+                      "CLS_CAPTURE: '%s' is not auto, plan or command-buffer", cenv);
+      goto fail_guard_config;
+    }
+  }
   int precise = 0;
   unsigned every = 0;
   if ((rc = cls__attribution_parse(opts, &precise, &every)) < 0)
@@ -312,6 +327,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   /* Streams first (their work waited for, then their backends and
    * memory), then the driver, then what the rules kept. */
   cls__poll_all(ctx, true);
+  cls__capture_detach_all(ctx); /* their command buffers, before the queues */
   struct cls__stream_pool *pool = &ctx->pool;
   bool hung = false;
   for (int i = 0; i < pool->nstreams; i++) {

@@ -97,6 +97,12 @@ struct cls_context {
   /* The capture in progress (src/api/capture.c); NULL: commands run. */
   struct cls_capture *capture;
   unsigned captures;  /* begun: a capture's number, as reports name it */
+  /* CLS_CAPTURE: CLS__CAPTURE_AUTO, _PLAN or _CB (capture.c). */
+  int capture_mode;
+  bool said_no_cb;          /* "no command buffers here, the plan" once */
+  /* Captures holding command buffers: released when the context goes
+   * (cls__capture_detach_all), if their own destroy did not come first. */
+  struct cls_capture *cb_captures;
   /* Bumped whenever a slot table may move (a slot taken), a slot is freed
    * or a program released: a replay re-resolves its handles and kernels
    * only when it changed since its last (capture.c). */
@@ -166,6 +172,8 @@ static inline uint64_t cls__failures_minted(const cls_context *ctx) {
 }
 /* CLS_RELOCATE (docs/devices.md): ctx->relocate. */
 enum { CLS__RELOCATE_OFF, CLS__RELOCATE_SAME, CLS__RELOCATE_OTHER };
+/* CLS_CAPTURE: how cls_capture_end replays (capture.c). */
+enum { CLS__CAPTURE_AUTO, CLS__CAPTURE_PLAN, CLS__CAPTURE_CB };
 
 /* Every public entry point that returns a status takes the lock here,
  * once: the thread's error detail is cleared on the way in, so a call that

@@ -3,6 +3,7 @@
  * every command of a backend queue from one on), as the parsed spec
  * (fault-spec.c, its grammar) says; failures held back for a number of
  * polls are found in shuffled order. */
+#include "api/capture.h"
 #include "factory/call.h"
 #include "factory/fault.h"
 #include "factory/fault-spec.h"
@@ -133,10 +134,25 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
                                     [CLS__CMD_FILL] = "fill", [CLS__CMD_FOREIGN] = "foreign"};
   const char *op = op_names[kind];
   const char *kernel = kind == CLS__CMD_LAUNCH ? k->name : fc ? fc->label : NULL;
-  if (fs->lost ||
-      (fs->lost = cls__fault_fires(fs->cfg, W_LOST, op, kernel, logical, NULL)) != CL_SUCCESS)
+  /* A replay's command buffer is matched as the commands inside it, each
+   * counted as it would be on the plan: one that fires fails the whole
+   * command buffer (at its enqueue, or at its completion). */
+  size_t nm = 1;
+  const unsigned char *mkinds = NULL;
+  const char *const *mnames = NULL;
+  if (fc)
+    cls__capture_run_members(fc, &nm, &mkinds, &mnames);
+#define MEMBER_OP(i) (mkinds ? op_names[mkinds[i]] : op)
+#define MEMBER_KERNEL(i) (mkinds ? mnames[i] : kernel)
+  if (fs->lost)
     return fs->lost;
-  cl_int st = cls__fault_fires(fs->cfg, W_ENQUEUE, op, kernel, logical, NULL);
+  for (size_t i = 0; i < nm; i++)
+    if ((fs->lost = cls__fault_fires(fs->cfg, W_LOST, MEMBER_OP(i), MEMBER_KERNEL(i), logical,
+                                     NULL)) != CL_SUCCESS)
+      return fs->lost;
+  cl_int st = CL_SUCCESS;
+  for (size_t i = 0; i < nm && st == CL_SUCCESS; i++)
+    st = cls__fault_fires(fs->cfg, W_ENQUEUE, MEMBER_OP(i), MEMBER_KERNEL(i), logical, NULL);
   if (st != CL_SUCCESS)
     return st;
   /* Ranged: what is proven finished before this command (F8a). */
@@ -152,7 +168,10 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
   if (kind == CLS__CMD_READ && x->blocking)
     fs->cfg->waits++;
   uint64_t hold = 0;
-  st = cls__fault_fires(fs->cfg, W_COMPLETE, op, kernel, logical, &hold);
+  for (size_t i = 0; i < nm && st == CL_SUCCESS; i++)
+    st = cls__fault_fires(fs->cfg, W_COMPLETE, MEMBER_OP(i), MEMBER_KERNEL(i), logical, &hold);
+#undef MEMBER_OP
+#undef MEMBER_KERNEL
   if (st != CL_SUCCESS && push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, seq, st)) {
     struct doomed *d = &fs->doomed[fs->ndoomed - 1];
     d->hold = hold;

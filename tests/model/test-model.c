@@ -1445,6 +1445,10 @@ END_TEST
 
 int main(void) {
   setenv("POCL_DEVICES", "pthread pthread", 0); /* two PoCL devices; others ignore it */
+  /* Replays on the prepared plan, whose skips are per command as the
+   * model's: a command buffer (CLS_CAPTURE=auto may probe one faster) is
+   * one command of several, attributed as a run (docs/capture.md). */
+  setenv("CLS_CAPTURE", "plan", 1);
   ct_require_device();
   /* CLS_SCHEDULER=priority (the pair @priority) names it: the example
    * outside driver passes what the built-in ones pass. */
