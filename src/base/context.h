@@ -54,6 +54,9 @@ struct cls_context {
   int placement;           /* CLS__PLACE_FIRST or CLS__PLACE_SPREAD */
   unsigned char placed[CLS_MAX_STREAMS];
   int relocate;            /* CLS_RELOCATE: CLS__RELOCATE_OFF, _SAME, _OTHER */
+  unsigned recover;        /* CLS_RECOVER: the most times one command a
+                              lost queue took is run again on the fresh
+                              one (0: off; only with relocation on) */
   /* F8a: ranged attribution in force (src/failure/attribution.c), the most
    * commands a stream runs without an event, and why the mode is what it
    * is (a static sentence). */
@@ -165,6 +168,8 @@ static inline uint64_t cls__failures_minted(const cls_context *ctx) {
 }
 /* CLS_RELOCATE (docs/devices.md): ctx->relocate. */
 enum { CLS__RELOCATE_OFF, CLS__RELOCATE_SAME, CLS__RELOCATE_OTHER };
+/* CLS_RECOVER=on: a command is run again at most this many times. */
+#define CLS__RECOVER_DEFAULT 2u
 
 /* Every public entry point that returns a status takes the lock here,
  * once: the thread's error detail is cleared on the way in, so a call that

@@ -52,6 +52,25 @@ int cls__relocate_parse(const char *text, int *out) {
   return CLS_OK;
 }
 
+int cls__recover_parse(const char *text, unsigned *out) {
+  struct cls__parser ps = {"CLS_RECOVER", text, NULL};
+  int rc = cls__parse_text(&ps);
+  if (rc < 0)
+    return rc;
+  uint64_t n;
+  if (strcmp(text, "off") == 0)
+    *out = 0;
+  else if (strcmp(text, "on") == 0)
+    *out = CLS__RECOVER_DEFAULT;
+  else if (text[0] >= '0' && text[0] <= '9' &&
+           (rc = cls__parse_uint(&ps, "the bound", cls__span_of(text), 1, 1000, &n)) == CLS_OK)
+    *out = (unsigned)n;
+  else
+    return rc < 0 ? rc
+                  : cls__parse_fail(&ps, "recovery is 'off', 'on' or a bound from 1 to 1000");
+  return CLS_OK;
+}
+
 int cls__place_devices(cls_context *ctx, const char *spec, bool policy_given) {
   struct cls__device_choice devs[CLS_MAX_DEVICES];
   int n = 0;

@@ -93,11 +93,18 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
     failed(ctx, s->id, seq, status, deferred);
   } else {
     bool launch = cls__log_launch(e);
-    char detail[224];
-    snprintf(detail, sizeof detail, "lost with stream %d generation %llu: %s of %s %s %s%s", s->id,
-             (unsigned long long)s->generation, deferred ? "enqueue" : "command",
-             launch ? e->kernel : e->op, deferred ? "failed:" : "failed after its enqueue with",
-             cls_cl_status_name(status), deferred ? " (deferred)" : "");
+    char detail[320];
+    /* Recovery replays what a lost queue refused at the call only
+     * (docs/devices.md): this one the record says was not. */
+    const char *not_replayed =
+        !ctx->recover ? ""
+        : deferred    ? " (not replayed: a deferred batch met the loss after the call returned)"
+                      : " (not replayed: lost after its enqueue)";
+    snprintf(detail, sizeof detail, "lost with stream %d generation %llu%s: %s of %s %s %s%s",
+             s->id, (unsigned long long)s->generation, not_replayed,
+             deferred ? "enqueue" : "command", launch ? e->kernel : e->op,
+             deferred ? "failed:" : "failed after its enqueue with", cls_cl_status_name(status),
+             deferred ? " (deferred)" : "");
     struct cls__failure *f =
         cls__poll_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL, detail,
                             (cls_buffer){0});

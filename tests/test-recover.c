@@ -1,0 +1,379 @@
+/* Recovery (docs/devices.md, "Recovery"): with relocation on, the command
+ * a lost queue took is run again on the fresh queue, so the program sees
+ * CLS_OK and the bytes of a run without the loss; bounded; past the
+ * bound, or with recovery off, the loss is reported as before.
+ *
+ * The loss is fault injection's `lost:` (real loss is untested on every
+ * vendor: docs/devices.md).  main() sets POCL_DEVICES="pthread pthread",
+ * so CLS_RELOCATE=other moves a stream to the other device.
+ *
+ * Under the scheduler driver the loss of a launch is met when a deferred
+ * batch is handed to the queue, after the call returned; that is not
+ * replayed yet (docs/devices.md): there each case checks that the loss
+ * is still reported, with a record that says it was not replayed and
+ * why.  A blocking download is enqueued at the call by every driver, and
+ * replayed by every driver. */
+#include "common.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include <clstream/stream.h>
+
+#define N 64
+
+static cls_context *recctx(const char *relocate, const char *recover, const char *fault) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .device = "all",
+                                  .relocate = relocate,
+                                  .recover = recover,
+                                  .fault = fault};
+  return ct_context_opts(&o);
+}
+
+/* Whether the context's driver meets a loss at the command's enqueue
+ * (the event driver), where it is replayed. */
+static bool replays(cls_context *ctx) {
+  return strcmp(cls_context_driver(ctx), "event") == 0;
+}
+
+static uint64_t gen_of(cls_context *ctx, int stream) {
+  uint64_t g = 99;
+  CT_OK(cls_stream_generation(ctx, stream, &g));
+  return g;
+}
+
+static struct cls_stream_stats stats_of(cls_context *ctx, int stream) {
+  struct cls_stream_stats st;
+  CT_OK(cls_stream_stats(ctx, stream, &st));
+  return st;
+}
+
+/* The one failure b carries, read on `stream`, whose message has `has`
+ * (and `also`, when not NULL). */
+static void expect_lost(cls_context *ctx, int stream, cls_buffer b, const char *has,
+                        const char *also) {
+  int got[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, stream, b, 0, got, sizeof got, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, has), "failure '%s' lacks '%s'", fi.message, has);
+  ck_assert_msg(!also || strstr(fi.message, also), "failure '%s' lacks '%s'", fi.message, also);
+  ck_assert_int_eq(fi.cl_status, CL_DEVICE_NOT_AVAILABLE);
+  cls_report_free(r);
+}
+
+/* `n` launches of inc_k on b, on `stream`; under the event driver each
+ * must return CLS_OK; under the scheduler the calls are not looked at. */
+static void incs(cls_context *ctx, int stream, cls_kernel *inc, cls_buffer b, int n) {
+  cls_arg ia[] = {CLS_INOUT(b)};
+  size_t g[1] = {N};
+  for (int i = 0; i < n; i++) {
+    int rc = cls_launch(ctx, stream, inc, 1, g, NULL, 1, ia);
+    if (replays(ctx))
+      ck_assert_msg(rc == CLS_OK, "launch %d: %s: %s", i, cls_err_name(rc),
+                    cls_last_error_detail());
+  }
+}
+
+static cls_buffer uploaded(cls_context *ctx, int stream) {
+  int host[N];
+  for (int i = 0; i < N; i++)
+    host[i] = i;
+  cls_buffer b = ct_alloc(ctx, stream, sizeof host);
+  ct_upload_ints(ctx, stream, b, host, N);
+  return b;
+}
+
+/* A chain of ten launches whose fourth command (the third launch) meets a
+ * lost queue: no recovery code in the program, every call CLS_OK, the
+ * bytes of a run without the loss, one relocation, one replay. */
+static void chain_case(const char *relocate) {
+  cls_context *ctx = recctx(relocate, NULL, "lost:stream=0,nth=4");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0); /* 1 */
+  incs(ctx, 0, inc, b, 10);        /* 2..11: the 4th command is lost */
+  if (replays(ctx)) {
+    int got[N];
+    ct_download_ints(ctx, 0, b, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 10);
+    ck_assert_uint_eq(gen_of(ctx, 0), 1);
+    ck_assert_uint_eq(stats_of(ctx, 0).relocations, 1);
+    ck_assert_uint_eq(stats_of(ctx, 0).replays, 1);
+  } else {
+    cls_sync(ctx, NULL);
+    expect_lost(ctx, 0, b, "lost with stream 0 generation 0", "not replayed");
+    ck_assert_uint_eq(stats_of(ctx, 0).replays, 0);
+  }
+  cls_context_destroy(ctx);
+}
+
+START_TEST(loss_mid_chain_is_replayed_on_the_other_device_with_exact_bytes) {
+  chain_case("other");
+}
+END_TEST
+
+START_TEST(loss_mid_chain_is_replayed_on_the_same_device_with_exact_bytes) {
+  chain_case("same");
+}
+END_TEST
+
+/* A blocking download the lost queue refused runs again on the fresh
+ * queue and returns the bytes. */
+START_TEST(loss_at_a_download_is_replayed_and_the_download_returns_the_bytes) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,op=download,nth=1");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 3);
+  int got[N];
+  cls_report *r = NULL;
+  /* Every driver enqueues a blocking download at the call: replayed. */
+  int rc = cls_download(ctx, 0, b, 0, got, sizeof got, &r);
+  ck_assert_msg(rc == CLS_OK, "download: %s: %s", cls_err_name(rc),
+                r ? cls_report_text(r) : cls_last_error_detail());
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 3);
+  ck_assert_uint_eq(stats_of(ctx, 0).replays, 1);
+  ck_assert_uint_eq(gen_of(ctx, 0), 1);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Two losses in a row: the replay of the lost command is lost too (the
+ * second fault fires at the next command of stream 0, the replay).  The
+ * default bound (2) allows it: exact bytes, two relocations, two replays. */
+START_TEST(loss_during_replay_counts_and_within_the_bound_still_recovers) {
+  cls_context *ctx = recctx("other", "on", "lost:stream=0,nth=4;lost:stream=0,nth=4");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 6);
+  if (replays(ctx)) {
+    int got[N];
+    ct_download_ints(ctx, 0, b, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 6);
+    ck_assert_uint_eq(gen_of(ctx, 0), 2);
+    ck_assert_uint_eq(stats_of(ctx, 0).relocations, 2);
+    ck_assert_uint_eq(stats_of(ctx, 0).replays, 2);
+  } else {
+    cls_sync(ctx, NULL);
+    expect_lost(ctx, 0, b, "lost with stream 0", "not replayed");
+  }
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_RECOVER=1 and two losses: the replay is lost too, and the bound
+ * stops it: the old rule (the write set takes the loss, the call fails),
+ * and the record says replay was tried and why it stopped. */
+START_TEST(past_the_bound_the_loss_is_reported_and_says_replay_stopped) {
+  cls_context *ctx = recctx("other", "1", "lost:stream=0,nth=4;lost:stream=0,nth=4");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2); /* 2, 3 */
+  cls_arg ia[] = {CLS_INOUT(b)};
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 0, inc, 1, g, NULL, 1, ia); /* 4: lost, replayed, lost again */
+  if (replays(ctx)) {
+    ck_assert_int_eq(rc, CLS_ELAUNCH);
+    ck_assert_msg(strstr(cls_last_error_detail(), "replay stopped"), "detail: %s",
+                  cls_last_error_detail());
+    ck_assert_uint_eq(stats_of(ctx, 0).replays, 1);
+    ck_assert_uint_eq(gen_of(ctx, 0), 2);
+    expect_lost(ctx, 0, b, "lost with stream 0 generation 1", "replay stopped: run again 1 time");
+    /* The stream works on its fresh queue. */
+    ct_expect_ints(ctx, 0, ct_written(ctx, 0, N, 7), N, 7);
+  } else {
+    cls_sync(ctx, NULL);
+    expect_lost(ctx, 0, b, "lost with stream 0", "not replayed");
+  }
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_RECOVER=off: today's rule, unchanged: the command the loss took
+ * fails with "lost with stream S generation G", nothing runs again. */
+START_TEST(recovery_off_reports_the_loss_and_replays_nothing) {
+  cls_context *ctx = recctx("other", "off", "lost:stream=0,nth=4");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2);
+  cls_arg ia[] = {CLS_INOUT(b)};
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 0, inc, 1, g, NULL, 1, ia);
+  if (replays(ctx))
+    ck_assert_int_eq(rc, CLS_ELAUNCH);
+  cls_sync(ctx, NULL);
+  ck_assert_uint_eq(gen_of(ctx, 0), 1);
+  ck_assert_uint_eq(stats_of(ctx, 0).replays, 0);
+  int got[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, b, 0, got, sizeof got, &r), CLS_ETAINTED);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, "lost with stream 0 generation 0"), "%s", fi.message);
+  ck_assert_msg(!strstr(fi.message, "replay"), "recovery off mentions replay: %s", fi.message);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A reader on stream 1 ordered after the lost producer on stream 0 gets
+ * the bytes of a run without the loss. */
+START_TEST(reader_on_another_stream_gets_exact_bytes_after_the_replay) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0);
+  cls_buffer c = ct_alloc(ctx, 1, N * sizeof(int));
+  incs(ctx, 0, inc, a, 4); /* the 2nd launch is lost */
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 1, copy, 1, g, NULL, 2, ca);
+  if (replays(ctx)) {
+    CT_OK(rc);
+    int got[N];
+    ct_download_ints(ctx, 1, c, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 4);
+    ck_assert_uint_eq(stats_of(ctx, 0).replays, 1);
+  } else {
+    cls_sync(ctx, NULL);
+    expect_lost(ctx, 1, c, "lost with stream 0", "not replayed");
+  }
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Bad input: stale relocation requests from another thread while the
+ * stream is relocated and its commands replayed are refused
+ * (CLS_ESTALEGEN) and harm nothing. */
+struct stale_arg {
+  cls_context *ctx;
+  atomic_int done;
+  int refused, other;
+};
+
+static void *stale_requests(void *p) {
+  struct stale_arg *a = p;
+  uint64_t g = 0;
+  while (!atomic_load(&a->done) && cls_stream_generation(a->ctx, 0, &g) == CLS_OK && g == 0)
+    ;
+  while (!atomic_load(&a->done)) {
+    int rc = cls_stream_relocate(a->ctx, 0, 0, 0);
+    if (rc == CLS_ESTALEGEN)
+      a->refused++;
+    else
+      a->other++;
+  }
+  return NULL;
+}
+
+START_TEST(stale_relocation_during_replay_is_refused_and_the_replay_is_unharmed) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3;lost:stream=0,nth=60");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  struct stale_arg a = {.ctx = ctx};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, stale_requests, &a), 0);
+  incs(ctx, 0, inc, b, 100);
+  cls_sync(ctx, NULL);
+  atomic_store(&a.done, 1);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(a.other, 0);
+  if (replays(ctx)) {
+    int got[N];
+    ct_download_ints(ctx, 0, b, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 100);
+    ck_assert_uint_eq(gen_of(ctx, 0), 2);
+    ck_assert_uint_eq(stats_of(ctx, 0).replays, 2);
+  } else {
+    expect_lost(ctx, 0, b, "lost with stream 0", "not replayed");
+  }
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Bad input: the program frees the input of a replayed command at once
+ * (its free waits, as for any reader in flight), and frees the output. */
+START_TEST(free_of_a_buffer_read_by_a_replayed_command_waits_for_it) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=2");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0); /* 1 */
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 0, copy, 1, g, NULL, 2, ca); /* 2: lost, replayed */
+  CT_OK(cls_free(ctx, a));
+  /* The freed memory goes to the next allocation: the replay read it first. */
+  cls_buffer d = ct_written(ctx, 0, N, -1);
+  if (replays(ctx)) {
+    CT_OK(rc);
+    int got[N];
+    ct_download_ints(ctx, 0, c, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, (int)i);
+  } else {
+    cls_sync(ctx, NULL);
+    expect_lost(ctx, 0, c, "lost with stream 0", "not replayed");
+  }
+  ct_expect_ints(ctx, 0, d, N, -1);
+  CT_OK(cls_free(ctx, c));
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Bad input: the context destroyed while the replayed command may still
+ * run: no hang (the test's timeout), nothing left (the sanitizer runs). */
+START_TEST(context_destroyed_mid_replay_does_not_hang) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2); /* the 2nd is lost and replayed */
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_RECOVER's grammar: off, on or a bound 1..1000; else CLS_ECONFIG. */
+START_TEST(recover_setting_is_checked) {
+  static const char *bad[] = {"0", "On", "on ", "1001", "-1", "2x", "yes"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .recover = bad[i]};
+    cls_context *c = NULL;
+    CT_ERR(cls_context_create(&c, &o), CLS_ECONFIG);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strstr(cls_last_error_detail(), "CLS_RECOVER"), "detail: %s",
+                  cls_last_error_detail());
+  }
+  static const char *good[] = {"off", "on", "1", "1000"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+    cls_context_destroy(recctx("same", good[i], NULL));
+  /* The environment, when the option says nothing. */
+  setenv("CLS_RECOVER", "sometimes", 1);
+  cls_context *c = NULL;
+  CT_ERR(cls_context_create(&c, NULL), CLS_ECONFIG);
+  unsetenv("CLS_RECOVER");
+}
+END_TEST
+
+int main(void) {
+  setenv("CLS_PRECISE", "1", 0);
+  /* Two PoCL devices of one platform; the other vendors ignore it. */
+  setenv("POCL_DEVICES", "pthread pthread", 0);
+  unsetenv("CLS_RECOVER");
+  ct_require_device();
+  Suite *s = suite_create("recover");
+  CT_ADD(s, loss_mid_chain_is_replayed_on_the_other_device_with_exact_bytes);
+  CT_ADD(s, loss_mid_chain_is_replayed_on_the_same_device_with_exact_bytes);
+  CT_ADD(s, loss_at_a_download_is_replayed_and_the_download_returns_the_bytes);
+  CT_ADD(s, loss_during_replay_counts_and_within_the_bound_still_recovers);
+  CT_ADD(s, past_the_bound_the_loss_is_reported_and_says_replay_stopped);
+  CT_ADD(s, recovery_off_reports_the_loss_and_replays_nothing);
+  CT_ADD(s, reader_on_another_stream_gets_exact_bytes_after_the_replay);
+  CT_ADD(s, stale_relocation_during_replay_is_refused_and_the_replay_is_unharmed);
+  CT_ADD(s, free_of_a_buffer_read_by_a_replayed_command_waits_for_it);
+  CT_ADD(s, context_destroyed_mid_replay_does_not_hang);
+  CT_ADD(s, recover_setting_is_checked);
+  return ct_run(s);
+}
