@@ -642,7 +642,7 @@ int main(int argc, char **argv) {
   say("\ndevice:    %8.1f ms  (upload, 3 kernels, 3 downloads)\n", t_device * 1e3);
   say("host:      %8.1f ms  (the same work in plain C)\n\n", t_host * 1e3);
   say("stream  enqueues  launches  skips  waits  flushes  markers  failures%s\n",
-      ndevices ? "  device  migrations  relocations" : "");
+      ndevices ? "  device  migrations  relocations  replays" : "");
   for (int s = 0; s < 3; s++) {
     struct cls_stream_stats ss;
     int d = 0;
@@ -654,8 +654,8 @@ int main(int argc, char **argv) {
         (unsigned long long)ss.flushes, (unsigned long long)ss.markers,
         (unsigned long long)ss.failures);
     if (ndevices)
-      say("  %6d  %10llu  %11llu", d, (unsigned long long)ss.migrations,
-          (unsigned long long)ss.relocations);
+      say("  %6d  %10llu  %11llu  %7llu", d, (unsigned long long)ss.migrations,
+          (unsigned long long)ss.relocations, (unsigned long long)ss.replays);
     say("\n");
   }
   say("\n");
