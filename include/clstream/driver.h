@@ -73,8 +73,10 @@ extern "C" {
  * cls_driver_cmd after it, so a driver built for 3 is refused too: rebuilt
  * against this header, a driver that copies cls_driver_cmd.x whole
  * carries image transfers unchanged; and foreign commands:
- * #CLS_CMD_FOREIGN, cls_driver_cmd.foreign, cls_driver_enqueue_foreign()). */
-#define CLS_DRIVER_OPS_VERSION 4
+ * #CLS_CMD_FOREIGN, cls_driver_cmd.foreign, cls_driver_enqueue_foreign();
+ * 5: struct cls_stream_stats grew `replays`, which moves the members of
+ * struct cls_driver_stream after it, so a driver built for 4 is refused). */
+#define CLS_DRIVER_OPS_VERSION 5
 
 /** The kind of a command (cls_driver_cmd.kind). */
 enum cls_cmd_kind {
