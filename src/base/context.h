@@ -63,6 +63,8 @@ struct cls_context {
   bool ranged;
   unsigned event_every;
   const char *attribution_why;
+  uint64_t losses_kept;    /* recovery: times a driver kept a lost queue's
+                              tasks for a fresh one (cls_driver_kept) */
   uint64_t lost_mask;      /* streams whose queue was found lost, not yet
                               relocated (found during a poll: moved at the
                               next command or sync, cls__relocate_lost) */
@@ -164,7 +166,9 @@ static inline bool cls__lost_status(cl_int status) { return status == CL_DEVICE_
 /* Number of failures minted so far: a driver that submits deferred work
  * while ordering compares it before and after (a failure was found). */
 static inline uint64_t cls__failures_minted(const cls_context *ctx) {
-  return ctx->failures.minted;
+  /* A lost queue whose tasks a driver kept asks for a retry too: the
+   * retry relocates, and the kept tasks go to the fresh queue first. */
+  return ctx->failures.minted + ctx->losses_kept;
 }
 /* CLS_RELOCATE (docs/devices.md): ctx->relocate. */
 enum { CLS__RELOCATE_OFF, CLS__RELOCATE_SAME, CLS__RELOCATE_OTHER };

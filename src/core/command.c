@@ -454,6 +454,8 @@ again:
     if (found)
       return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
                         : cls__refuse(ctx, cmd, found, report);
+    if (ctx->lost_mask) /* recovery: kept tasks go to a fresh queue before the retry */
+      cls__relocate_lost(ctx);
     if ((rc = cls__driver_order_retry(ctx, &retry)) < 0)
       return rc;
   }

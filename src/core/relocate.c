@@ -17,7 +17,10 @@
 #include "device/device.h"
 #include "stream/contract.h"
 #include "failure/poll.h"
+#include "trace/trace.h"
 #include "util/parse.h"
+
+#include <stdio.h>
 
 #include <stdint.h>
 #include <string.h>
@@ -118,6 +121,23 @@ int cls__relocate_lost(cls_context *ctx) {
   return ret;
 }
 
+/* Recovery under a driver that defers (cls_driver_kept): the tasks it kept
+ * from the retired queue run on the fresh one, at its next submission;
+ * counted, logged once and traced here. */
+static __attribute__((noinline)) void replayed(cls_context *ctx, struct cls__stream *s,
+                                               uint64_t gen) {
+  uint64_t n = s->replay_pending;
+  s->replay_pending = 0;
+  s->stats.replays += n;
+  char msg[160];
+  snprintf(msg, sizeof msg, "replayed %llu command%s on generation %llu (lost with generation %llu)",
+           (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)s->generation,
+           (unsigned long long)gen);
+  cls__log(&ctx->logger, CLS_LOG_ERRORS, "stream %d: %s", s->id, msg);
+  if (ctx->trace)
+    cls__trace_failure(ctx->trace, "replay", s->id, "deferred", s->issued, msg);
+}
+
 int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, const char *why) {
   /* The retired queue's work first: completed (its bytes are kept) or
    * failed (F8 carries its failure), nothing left in between. */
@@ -152,5 +172,7 @@ int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, co
            "stream %d relocated (%s): generation %llu on device %d -> generation %llu on "
            "device %d",
            s->id, why, (unsigned long long)gen, old, (unsigned long long)s->generation, device);
+  if (s->replay_pending) /* recovery: what a deferring driver kept goes to the fresh queue */
+    replayed(ctx, s, gen);
   return CLS_OK;
 }

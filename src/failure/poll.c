@@ -94,12 +94,17 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
   } else {
     bool launch = cls__log_launch(e);
     char detail[320];
-    /* Recovery replays what a lost queue refused at the call only
-     * (docs/devices.md): this one the record says was not. */
-    const char *not_replayed =
-        !ctx->recover ? ""
-        : deferred    ? " (not replayed: a deferred batch met the loss after the call returned)"
-                      : " (not replayed: lost after its enqueue)";
+    /* With recovery on, a deferred enqueue the lost queue refused is
+     * here only once its driver stopped keeping it (past the bound); a
+     * command that failed after its enqueue is not replayed at all
+     * (docs/devices.md). */
+    char not_replayed[96] = "";
+    if (ctx->recover && deferred)
+      snprintf(not_replayed, sizeof not_replayed,
+               " (replay stopped: run again as often as the bound CLS_RECOVER=%u allows)",
+               ctx->recover);
+    else if (ctx->recover)
+      snprintf(not_replayed, sizeof not_replayed, " (not replayed: lost after its enqueue)");
     snprintf(detail, sizeof detail, "lost with stream %d generation %llu%s: %s of %s %s %s%s",
              s->id, (unsigned long long)s->generation, not_replayed,
              deferred ? "enqueue" : "command", launch ? e->kernel : e->op,
