@@ -24,9 +24,11 @@
  *   CLS_FAULT=lost:stream=1,nth=2 CLS_RELOCATE=other examples/pipeline --devices 2
  *
  * stream 1's queue is lost at its second command; the stream moves to the
- * other device, the pipeline prints what was lost and runs the lost stage
- * again there, and all three stages verify.  With CLS_RELOCATE=off the
- * loss is reported like any failure (exit 1).
+ * other device, clstream runs the lost command again there (recovery),
+ * and all three stages verify without the pipeline seeing the loss.  With
+ * CLS_RECOVER=off as well, the pipeline prints what was lost and runs the
+ * lost stage again itself (what a program without recovery must do).
+ * With CLS_RELOCATE=off the loss is reported like any failure (exit 1).
  *
  * --images runs the same pipeline on image objects (image2d_t, CL_R of
  * CL_FLOAT): blur and sobel read through a clamp-to-edge sampler and
