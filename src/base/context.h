@@ -57,6 +57,8 @@ struct cls_context {
   unsigned recover;        /* CLS_RECOVER: the most times one command a
                               lost queue took is run again on the fresh
                               one (0: off; only with relocation on) */
+  unsigned replaying;      /* runs again of the command in the call
+                              (src/core/command.c, run_again) */
   /* F8a: ranged attribution in force (src/failure/attribution.c), the most
    * commands a stream runs without an event, and why the mode is what it
    * is (a static sentence). */

@@ -371,9 +371,10 @@ static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls_
  * stream could not move: then the loss is reported as without recovery. */
 static __attribute__((noinline)) bool replay_lost(cls_context *ctx, struct cls__cmd *cmd,
                                                   struct cls__failure *prov, const char *name,
-                                                  uint64_t pos, cl_int crc, unsigned replays,
-                                                  char *why, size_t cap) {
+                                                  uint64_t pos, cl_int crc, char *why,
+                                                  size_t cap) {
   struct cls__stream *s = cmd->stream;
+  unsigned replays = ctx->replaying;
   if (replays >= ctx->recover) {
     snprintf(why, cap, " (replay stopped: run again %u time%s, the bound CLS_RECOVER=%u)",
              replays, replays == 1 ? "" : "s", ctx->recover);
@@ -406,6 +407,25 @@ static __attribute__((noinline)) bool replay_lost(cls_context *ctx, struct cls__
   return true;
 }
 
+/* Recovery: cmd runs again on the fresh queue replay_lost gave its
+ * stream: F2 first (the relocation's wait may have found an input
+ * failed, F8), then steps 2-6, with ctx->replaying counting the runs
+ * (the lock is held: one command at a time; bounded by CLS_RECOVER). */
+static __attribute__((noinline)) int run_again(cls_context *ctx, struct cls__cmd *cmd,
+                                               struct cls__pending_read *pending,
+                                               cls_report **report) {
+  struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
+  if (found)
+    return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
+                      : cls__refuse(ctx, cmd, found, report);
+  if (ctx->ndevices > 1)
+    count_migrations(cmd);
+  ctx->replaying++;
+  int rc = cls__run_clean(ctx, cmd, pending, report);
+  ctx->replaying--;
+  return rc;
+}
+
 /* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
 int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
                    cls_report **report) {
@@ -426,8 +446,6 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                       : cls__refuse(ctx, cmd, found, report);
   }
   struct cls__retry retry;
-  unsigned replays = 0; /* recovery: times cmd ran again after a loss */
-again:
   retry.n = 0; /* order()'s retries: bounded (contract.c) */
   for (;;) {
     if (cmd->kind == CLS__CMD_LAUNCH && cmd->kernel->prog->build_failure) {
@@ -495,17 +513,8 @@ again:
      * so, and the stream moves before the call returns (docs/devices.md). */
     bool lost = ctx->relocate && cls__lost_status(crc);
     char why[96] = "";
-    if (lost && ctx->recover &&
-        replay_lost(ctx, cmd, prov, name, pos, crc, replays, why, sizeof why)) {
-      struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
-      if (found) /* the relocation's wait found an input failed (F8) */
-        return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
-                          : cls__refuse(ctx, cmd, found, report);
-      if (ctx->ndevices > 1)
-        count_migrations(cmd);
-      replays++;
-      goto again;
-    }
+    if (lost && ctx->recover && replay_lost(ctx, cmd, prov, name, pos, crc, why, sizeof why))
+      return run_again(ctx, cmd, pending, report);
     char lost_as[192] = "";
     if (lost)
       snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu%s: ", s->id,
