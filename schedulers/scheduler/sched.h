@@ -84,13 +84,15 @@ struct list {
   cl_event *waits;
   size_t nwaits, capwaits;
   int queue;
+  /* Recovery: times in a row its first task met a lost queue and was
+   * kept for a fresh one (strategy.c, keep; bounded by the core).  Beside
+   * `queue`, in what was padding: the list stays 128 bytes, so lists[id]
+   * is a shift on the per-launch path. */
+  unsigned losses;
   /* While the list is being submitted and a failure is being handled:
    * the tasks before this index are in the queue (or failed there), so
    * only the others can be withdrawn. */
   size_t sent;
-  /* Recovery: times in a row its first task met a lost queue and was
-   * kept for a fresh one (cls__sched_keep; bounded by the core). */
-  unsigned losses;
 };
 
 /* A backend queue: enqueued commands not yet known complete, in queue
