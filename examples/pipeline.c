@@ -24,9 +24,11 @@
  *   CLS_FAULT=lost:stream=1,nth=2 CLS_RELOCATE=other examples/pipeline --devices 2
  *
  * stream 1's queue is lost at its second command; the stream moves to the
- * other device, the pipeline prints what was lost and runs the lost stage
- * again there, and all three stages verify.  With CLS_RELOCATE=off the
- * loss is reported like any failure (exit 1).
+ * other device, clstream runs the lost command again there (recovery),
+ * and all three stages verify without the pipeline seeing the loss.  With
+ * CLS_RECOVER=off as well, the pipeline prints what was lost and runs the
+ * lost stage again itself (what a program without recovery must do).
+ * With CLS_RELOCATE=off the loss is reported like any failure (exit 1).
  *
  * --images runs the same pipeline on image objects (image2d_t, CL_R of
  * CL_FLOAT): blur and sobel read through a clamp-to-edge sampler and
@@ -642,7 +644,7 @@ int main(int argc, char **argv) {
   say("\ndevice:    %8.1f ms  (upload, 3 kernels, 3 downloads)\n", t_device * 1e3);
   say("host:      %8.1f ms  (the same work in plain C)\n\n", t_host * 1e3);
   say("stream  enqueues  launches  skips  waits  flushes  markers  failures%s\n",
-      ndevices ? "  device  migrations  relocations" : "");
+      ndevices ? "  device  migrations  relocations  replays" : "");
   for (int s = 0; s < 3; s++) {
     struct cls_stream_stats ss;
     int d = 0;
@@ -654,8 +656,8 @@ int main(int argc, char **argv) {
         (unsigned long long)ss.flushes, (unsigned long long)ss.markers,
         (unsigned long long)ss.failures);
     if (ndevices)
-      say("  %6d  %10llu  %11llu", d, (unsigned long long)ss.migrations,
-          (unsigned long long)ss.relocations);
+      say("  %6d  %10llu  %11llu  %7llu", d, (unsigned long long)ss.migrations,
+          (unsigned long long)ss.relocations, (unsigned long long)ss.replays);
     say("\n");
   }
   say("\n");

@@ -252,8 +252,9 @@ struct cls_driver_ops;    /* <clstream/driver.h> */
 #define CLS_MAX_DEVICES 8
 
 /** The version of struct cls_context_options this header describes (3:
- * driver; 4: placement, relocate; 5: precise, event_every; 6: strict). */
-#define CLS_CONTEXT_OPTIONS_VERSION 6
+ * driver; 4: placement, relocate; 5: precise, event_every; 6: strict;
+ * 7: recover). */
+#define CLS_CONTEXT_OPTIONS_VERSION 7
 /** Options of cls_context_create(); zero-initialise, then set version.
  * The strings are read during the call only. */
 struct cls_context_options {
@@ -333,6 +334,13 @@ struct cls_context_options {
    * so once per kernel and argument, guard mode checks it), 0:
    * $CLS_STRICT ("0" or "1"), then not strict. */
   int strict;
+  /** Version 7 on.  Recovery from a lost queue, with relocation on
+   * (docs/devices.md, "Recovery"): "on" (the default where relocation is
+   * on: the command the lost queue took is run again on the fresh queue,
+   * at most 2 times), "off" (the loss is reported, as without it), or a
+   * bound N from 1 to 1000 (at most N times).  NULL or "": $CLS_RECOVER,
+   * then "on".  Without relocation nothing is run again. */
+  const char *recover;
 };
 
 /** Creates a context on one device, or on several of one platform
@@ -463,6 +471,8 @@ struct cls_stream_stats {
   uint64_t migrations;   /**< commands that used a buffer last used on another
                               device of the context (docs/devices.md) */
   uint64_t relocations;  /**< times the stream moved to a fresh backend queue */
+  uint64_t replays;      /**< commands a lost queue took, run again on the
+                              fresh one (recovery, docs/devices.md) */
 };
 /** The counters of `stream` into *out (zeros for a stream not used yet).
  * Takes the context lock.
@@ -615,7 +625,9 @@ CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size);
 CLS_API int cls_upload(cls_context *ctx, int stream, cls_buffer dst,
                        size_t offset, const void *src, size_t size);
 /** cls_upload() that does not wait for the copy: `src` must stay valid and
- * unchanged until `stream` is synced (cls_stream_sync(), cls_sync()).
+ * unchanged until `stream` is synced (cls_stream_sync(), cls_sync()), as
+ * OpenCL itself requires; recovery (docs/devices.md) may read it again
+ * until then, to run an upload a lost queue took on the fresh one.
  * \return as cls_upload(). */
 CLS_API int cls_upload_async(cls_context *ctx, int stream, cls_buffer dst,
                              size_t offset, const void *src, size_t size);

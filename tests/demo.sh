@@ -143,7 +143,8 @@ rm -f "$trace"
 # 6. --devices 2 (docs/devices.md): where the platform offers two devices
 #    (PoCL with POCL_DEVICES="pthread pthread"), the streams spread over
 #    them and verify; a lost queue with CLS_RELOCATE=other moves its stream
-#    and the lost stage runs again there; with CLS_RELOCATE=off the loss
+#    and clstream runs the lost download again there (recovery), or, with
+#    CLS_RECOVER=off, the pipeline runs the stage again; with CLS_RELOCATE=off the loss
 #    is reported (exit 1).  Vendors with one device skip this part.
 POCL_DEVICES=${POCL_DEVICES:-"pthread pthread"}
 export POCL_DEVICES
@@ -155,6 +156,18 @@ if grep -q '^context device 1:' "$out"; then
   expect "two devices" '^pipeline: all 3 stages verified$'
   CLS_FAULT=lost:stream=1,nth=2 CLS_RELOCATE=other
   export CLS_FAULT CLS_RELOCATE
+  # Recovery on (the default with relocation): the lost download runs
+  # again on the fresh queue, and the pipeline never sees the loss.
+  run "lost, recovered" "$pipeline" --size 256 --devices 2
+  test $rc -eq 0 || fail "lost, recovered: exit status $rc, expected 0"
+  # Stream 1's row of the table: one relocation, one replay (the last two
+  # columns; the log may be off).
+  expect "lost, recovered" '^ +1( +[0-9]+)+ +1 +1$'
+  grep -q 'running .* again' "$out" && fail "lost, recovered: the pipeline re-ran a stage"
+  expect "lost, recovered" '^pipeline: all 3 stages verified$'
+  # Recovery off: the pipeline's own recovery code runs the stage again.
+  CLS_RECOVER=off
+  export CLS_RECOVER
   run "lost, relocated" "$pipeline" --size 256 --devices 2
   test $rc -eq 0 || fail "lost, relocated: exit status $rc, expected 0"
   expect "lost, relocated" 'the stream.s queue is lost'
@@ -163,7 +176,7 @@ if grep -q '^context device 1:' "$out"; then
   expect "lost, relocated" '^pipeline: all 3 stages verified$'
   CLS_RELOCATE=off
   run "lost, not relocated" "$pipeline" --size 256 --devices 2
-  unset CLS_FAULT CLS_RELOCATE
+  unset CLS_FAULT CLS_RELOCATE CLS_RECOVER
   test $rc -eq 1 || fail "lost, not relocated: exit status $rc, expected 1"
   expect "lost, not relocated" '^sobel: FAILED \(queue lost at its download: .*CL_DEVICE_NOT_AVAILABLE\)$'
   expect "lost, not relocated" '^pipeline: 1 of 3 stages failed \(root cause: CLS_ECL in download on stream 1\)$'

@@ -450,6 +450,8 @@ static cls_context *lostctx(const char *relocate, const char *fault) {
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .device = "all",
                                   .relocate = relocate,
+                                  .recover = "off", /* the rule without recovery:
+                                                       tests/test-recover.c has it on */
                                   .fault = fault};
   return ct_context_opts(&o);
 }

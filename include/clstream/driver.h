@@ -73,8 +73,10 @@ extern "C" {
  * cls_driver_cmd after it, so a driver built for 3 is refused too: rebuilt
  * against this header, a driver that copies cls_driver_cmd.x whole
  * carries image transfers unchanged; and foreign commands:
- * #CLS_CMD_FOREIGN, cls_driver_cmd.foreign, cls_driver_enqueue_foreign()). */
-#define CLS_DRIVER_OPS_VERSION 4
+ * #CLS_CMD_FOREIGN, cls_driver_cmd.foreign, cls_driver_enqueue_foreign();
+ * 5: struct cls_stream_stats grew `replays`, which moves the members of
+ * struct cls_driver_stream after it, so a driver built for 4 is refused). */
+#define CLS_DRIVER_OPS_VERSION 5
 
 /** The kind of a command (cls_driver_cmd.kind). */
 enum cls_cmd_kind {
@@ -425,6 +427,22 @@ CLS_API int cls_driver_factory_poll(struct cls_driver *d, struct cls_driver_stre
 /** A number that changes whenever a failure is found: a driver that
  * submits deferred work while ordering compares it before and after. */
 CLS_API uint64_t cls_driver_failures_seen(struct cls_driver *d);
+/** Recovery (docs/devices.md): whether a driver that defers, whose
+ * enqueue of a stream's task returned `status`, may keep that task and
+ * those after it for the stream's fresh queue, the `losses`-th time in a
+ * row they meet a lost queue: true where `status` says the queue is lost
+ * (CL_DEVICE_NOT_AVAILABLE), relocation and recovery are on, and
+ * `losses` is within the bound.  Otherwise the driver reports the
+ * failure (cls_driver_failed()) as for any other. */
+CLS_API bool cls_driver_recovers(struct cls_driver *d, cl_int status, unsigned losses);
+/** Recovery: the driver keeps `kept` tasks of s, not enqueued, to enqueue
+ * them on s's fresh queue after the core relocates s (at its next safe
+ * point: the driver does not submit them before its open() of s's next
+ * generation).  Their waits, if any, it keeps too (a task whose enqueue
+ * failed has had its waits waited out: it keeps none).  The core counts
+ * them as replays and makes the ordering in progress retry
+ * (cls_driver_failures_seen() changes). */
+CLS_API void cls_driver_kept(struct cls_driver *d, struct cls_driver_stream *s, size_t kept);
 
 /** Records error `err` (a CLS_E* code) with a printf-style detail for
  * cls_last_error_detail(), and returns err. */

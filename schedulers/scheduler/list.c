@@ -175,9 +175,33 @@ void cls__sched_list_reset(struct list *l) {
   l->n = l->nargs = l->nbytes = l->nwaits = l->sent = 0;
 }
 
+void cls__sched_list_keep(struct list *l, size_t from, bool failed) {
+  /* The waits already released are not the list's any more. */
+  for (size_t i = 0; i < from + (failed ? 1 : 0) && i < l->n; i++) {
+    struct task *t = &l->tasks[i];
+    for (size_t j = 0; j < t->nwait; j++)
+      l->waits[t->wait0 + j] = NULL;
+    if (i == from)
+      t->nwait = 0;
+  }
+  size_t k = l->n - from;
+  if (from)
+    memmove(l->tasks, l->tasks + from, k * sizeof *l->tasks);
+  for (size_t i = 0; i < k; i++) /* kc.global and kc.local point into the task */
+    if (l->tasks[i].kind == CLS_CMD_LAUNCH) {
+      struct task *t = &l->tasks[i];
+      t->u.k.kc.global = t->u.k.global;
+      if (t->u.k.kc.local)
+        t->u.k.kc.local = t->u.k.local;
+    }
+  l->n = k;
+  l->sent = 0;
+}
+
 void cls__sched_free_list(struct list *l) {
   for (size_t i = 0; i < l->nwaits; i++)
-    clReleaseEvent(l->waits[i]);
+    if (l->waits[i]) /* NULL: released at its enqueue (cls__sched_list_keep) */
+      clReleaseEvent(l->waits[i]);
   free(l->tasks);
   free(l->args);
   free(l->cells);

@@ -84,6 +84,11 @@ struct list {
   cl_event *waits;
   size_t nwaits, capwaits;
   int queue;
+  /* Recovery: times in a row its first task met a lost queue and was
+   * kept for a fresh one (strategy.c, keep; bounded by the core).  Beside
+   * `queue`, in what was padding: the list stays 128 bytes, so lists[id]
+   * is a shift on the per-launch path. */
+  unsigned losses;
   /* While the list is being submitted and a failure is being handled:
    * the tasks before this index are in the queue (or failed there), so
    * only the others can be withdrawn. */
@@ -134,6 +139,10 @@ struct sched_driver {
    * close(), so the polls find them without asking the core. */
   struct cls_driver_stream *streams[CLS_MAX_STREAMS];
   uint64_t pending; /* streams whose list is not empty */
+  uint64_t lost;    /* recovery: streams whose list holds tasks kept from
+                       a lost queue: not submitted until the core has
+                       relocated the stream (sc_open of its next
+                       generation) */
   bool split;       /* interleave: some stream is on another queue than 0
                        (a second device, or a relocated stream's own) */
 };
@@ -179,6 +188,12 @@ bool cls__sched_capture_xfer(struct list *l, struct task *t, const struct cls_dr
 bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls_driver_cmd *cmd);
 /* Empties the list after a submission; its arenas are kept. */
 void cls__sched_list_reset(struct list *l);
+/* Recovery: the list's first `from` tasks were handed to the queue (their
+ * waits released), the rest are kept for the stream's fresh queue: moved
+ * to the front, in order, with their arguments, bytes and waits where
+ * they are.  `failed`: task `from` itself met the loss and its waits were
+ * released too. */
+void cls__sched_list_keep(struct list *l, size_t from, bool failed);
 /* Releases the list's waits and arenas (the driver's end). */
 void cls__sched_free_list(struct list *l);
 

@@ -81,6 +81,7 @@ static int sc_open(struct cls_driver *base, struct cls_driver_stream *s) {
     q->own = own;
   }
   q->users++;
+  d->lost &= ~(1ull << s->id); /* kept tasks go to this fresh queue */
   d->lists[s->id].queue = qi;
   d->streams[s->id] = s;
   d->split |= qi != 0;

@@ -117,6 +117,19 @@ static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct
   cls__sched_queue_poll(d, q, id, false);
 }
 
+/* Recovery: stream id's list met a lost queue at task `from` (failed:
+ * that task's enqueue was refused; else it was not tried): the tasks from
+ * there on are kept for the fresh queue the core gives the stream at its
+ * next safe point (cls_driver_kept); until then they are not submitted. */
+static __attribute__((noinline)) void keep(struct sched_driver *d, int id, size_t from,
+                                           bool failed) {
+  struct list *l = &d->lists[id];
+  cls__sched_list_keep(l, from, failed);
+  l->losses++;
+  d->lost |= 1ull << id;
+  cls_driver_kept(&d->base, d->streams[id], l->n);
+}
+
 static void queue_flush(struct sched_driver *d, int queue, uint64_t streams) {
   cl_int rc = d->base.factory->flush(d->queues[queue].stream);
   for (uint64_t m = streams; m; m &= m - 1) {
@@ -158,6 +171,12 @@ static void submit_sequential(struct sched_driver *d, int id) {
       continue;
     }
     size_t i = (size_t)(t - l->tasks);
+    if (__builtin_expect(rc == CL_DEVICE_NOT_AVAILABLE, 0) &&
+        cls_driver_recovers(drv, rc, l->losses + 1)) {
+      keep(d, id, i, true);
+      queue_flush(d, l->queue, 1ull << id);
+      return;
+    }
     l->sent = i + 1;
     task_failed(d, q, id, t->seq, rc);
     t = l->tasks + i;
@@ -170,8 +189,19 @@ static void submit_sequential(struct sched_driver *d, int id) {
   if (end > run0)
     cls__sched_map_add(q, id, run0->seq, (uint64_t)(end - run0));
   cls__sched_list_reset(l);
+  l->losses = 0;
   d->pending &= ~(1ull << id);
   queue_flush(d, l->queue, 1ull << id);
+}
+
+/* Recovery on a shared queue: whether every stream with tasks on it may
+ * keep them (each within the bound). */
+static bool recovers_all(struct sched_driver *d, uint64_t involved) {
+  for (uint64_t j = involved; j; j &= j - 1)
+    if (!cls_driver_recovers(&d->base, CL_DEVICE_NOT_AVAILABLE,
+                             d->lists[__builtin_ctzll(j)].losses + 1))
+      return false;
+  return true;
 }
 
 /* The end of a queue's map as submit_interleave records into it, in
@@ -204,10 +234,10 @@ static void submit_interleave(struct sched_driver *d, int qi) {
   struct cls_driver *drv = &d->base;
   const struct cls_stream_factory *fac = direct_factory(drv);
   struct queue *q = &d->queues[qi];
-  uint64_t involved = d->pending, left;
+  uint64_t involved = d->pending & ~d->lost, left; /* lost: kept for a fresh queue */
   /* Several devices, or a relocated stream's own queue: only this queue's
    * streams. */
-  for (uint64_t m = d->split ? d->pending : 0; m; m &= m - 1)
+  for (uint64_t m = d->split ? involved : 0; m; m &= m - 1)
     if (d->lists[__builtin_ctzll(m)].queue != qi)
       involved &= ~(1ull << __builtin_ctzll(m));
   size_t total = 0;
@@ -249,6 +279,24 @@ static void submit_interleave(struct sched_driver *d, int qi) {
         continue; /* not direct: nothing to read again */
       }
       q->seq = bseq;
+      if (__builtin_expect(rc == CL_DEVICE_NOT_AVAILABLE, 0) &&
+          recovers_all(d, involved)) {
+        /* The shared queue is lost for every stream on it: each keeps
+         * its tasks not handed over yet, in its own order. */
+        for (uint64_t j = involved; j; j &= j - 1) {
+          int o = __builtin_ctzll(j);
+          struct list *lo = &d->lists[o];
+          size_t sent = round + (o < id);
+          if (sent < lo->n) {
+            keep(d, o, sent, o == id);
+          } else {
+            cls__sched_list_reset(lo);
+            d->pending &= ~(1ull << o);
+          }
+        }
+        queue_flush(d, qi, involved);
+        return;
+      }
       if (rc == WITHDRAWN) {
         dropped(q, id, t);
       } else {
@@ -269,17 +317,21 @@ static void submit_interleave(struct sched_driver *d, int qi) {
   q->seq = bseq;
   if (r.direct)
     q->len = r.pos - q->head;
-  for (uint64_t m = involved; m; m &= m - 1)
+  for (uint64_t m = involved; m; m &= m - 1) {
     cls__sched_list_reset(&d->lists[__builtin_ctzll(m)]);
+    d->lists[__builtin_ctzll(m)].losses = 0;
+  }
   d->pending &= ~involved;
   queue_flush(d, qi, involved);
 }
 
 void cls__sched_submit_list(struct sched_driver *d, int id) {
+  if (__builtin_expect(d->lost >> id & 1, 0))
+    return; /* kept for its fresh queue: after the relocation */
   if (d->strategy == SEQUENTIAL) {
     if (d->lists[id].n)
       submit_sequential(d, id);
-  } else if (d->pending) {
+  } else if (d->pending & ~d->lost) {
     submit_interleave(d, d->lists[id].queue);
   }
 }

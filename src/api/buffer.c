@@ -4,6 +4,7 @@
 #include "api/enter.h"
 #include "core/command.h"
 #include "core/refusal.h"
+#include "core/relocate.h"
 #include "failure/report.h"
 #include "failure/poll.h"
 #include "guard/guard.h"
@@ -56,6 +57,8 @@ CLS_API int cls_alloc(cls_context *ctx, int stream, size_t size, cls_buffer *out
 
 CLS_API int cls_free(cls_context *ctx, cls_buffer buf) {
   CLS__ENTER(ctx);
+  if (ctx->lost_mask) /* recovery: tasks kept for a fresh queue get it before the free settles them */
+    cls__relocate_lost(ctx);
   int rc = cls__memory_free(ctx, buf);
   cls__unlock(ctx);
   return rc;

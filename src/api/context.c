@@ -213,6 +213,12 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   const char *reloc = pick(opts->version >= 4 ? opts->relocate : NULL, "CLS_RELOCATE");
   if (reloc && *reloc && (rc = cls__relocate_parse(reloc, &ctx->relocate)) < 0)
     goto fail_device;
+  const char *recov = pick(opts->version >= 7 ? opts->recover : NULL, "CLS_RECOVER");
+  ctx->recover = CLS__RECOVER_DEFAULT;
+  if (recov && *recov && (rc = cls__recover_parse(recov, &ctx->recover)) < 0)
+    goto fail_device;
+  if (!ctx->relocate)
+    ctx->recover = 0; /* nothing moves, so nothing runs again */
   if ((rc = cls__place_devices(ctx, pick(opts->device, "CLS_DEVICE"), place && *place)) < 0)
     goto fail_device;
   cl_int crc;

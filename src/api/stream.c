@@ -74,6 +74,21 @@ static int finish_reads(cls_context *ctx, int stream, cls_report **report) {
   return rc;
 }
 
+/* Recovery under a driver that defers: a sync's wait met a lost queue
+ * whose tasks the driver kept (cls_driver_kept), so it is not over until
+ * they ran on the fresh queue.  Each round is a loss: bounded as a
+ * command's replays are. */
+static bool kept_lost(const cls_context *ctx, unsigned round) {
+  if (!ctx->lost_mask || round >= ctx->recover)
+    return false;
+  for (uint64_t m = ctx->lost_mask; m; m &= m - 1) {
+    const struct cls__stream *s = &ctx->pool.streams[__builtin_ctzll(m)];
+    if (s->replay_pending)
+      return true;
+  }
+  return false;
+}
+
 CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
   if (report)
     *report = NULL;
@@ -81,9 +96,14 @@ CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
   int rc = CLS_OK;
   struct cls__stream *s = cls__stream_peek(ctx, stream);
   if (s) {
-    rc = cls__stream_poll(ctx, s, true);
-    if (rc == CLS_OK)
-      rc = cls__poll_all(ctx, false); /* what s waited on has finished too */
+    for (unsigned round = 0;; round++) {
+      rc = cls__stream_poll(ctx, s, true);
+      if (rc == CLS_OK)
+        rc = cls__poll_all(ctx, false); /* what s waited on has finished too */
+      if (rc < 0 || !kept_lost(ctx, round))
+        break;
+      cls__relocate_lost(ctx); /* recovery: the kept tasks run on the fresh queue */
+    }
     if (rc == CLS_OK)
       rc = finish_reads(ctx, stream, report);
   }
@@ -99,7 +119,13 @@ CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
   if (report)
     *report = NULL;
   CLS__ENTER(ctx);
-  int rc = cls__poll_all(ctx, true);
+  int rc;
+  for (unsigned round = 0;; round++) {
+    rc = cls__poll_all(ctx, true);
+    if (rc < 0 || !kept_lost(ctx, round))
+      break;
+    cls__relocate_lost(ctx); /* recovery: the kept tasks run on the fresh queue */
+  }
   if (rc == CLS_OK)
     rc = finish_reads(ctx, -1, report);
   if (ctx->lost_mask) /* queues the polls found lost move now */

@@ -54,12 +54,19 @@ struct cls_context {
   int placement;           /* CLS__PLACE_FIRST or CLS__PLACE_SPREAD */
   unsigned char placed[CLS_MAX_STREAMS];
   int relocate;            /* CLS_RELOCATE: CLS__RELOCATE_OFF, _SAME, _OTHER */
+  unsigned recover;        /* CLS_RECOVER: the most times one command a
+                              lost queue took is run again on the fresh
+                              one (0: off; only with relocation on) */
+  unsigned replaying;      /* runs again of the command in the call
+                              (src/core/command.c, run_again) */
   /* F8a: ranged attribution in force (src/failure/attribution.c), the most
    * commands a stream runs without an event, and why the mode is what it
    * is (a static sentence). */
   bool ranged;
   unsigned event_every;
   const char *attribution_why;
+  uint64_t losses_kept;    /* recovery: times a driver kept a lost queue's
+                              tasks for a fresh one (cls_driver_kept) */
   uint64_t lost_mask;      /* streams whose queue was found lost, not yet
                               relocated (found during a poll: moved at the
                               next command or sync, cls__relocate_lost) */
@@ -168,12 +175,16 @@ static inline bool cls__lost_status(cl_int status) { return status == CL_DEVICE_
 /* Number of failures minted so far: a driver that submits deferred work
  * while ordering compares it before and after (a failure was found). */
 static inline uint64_t cls__failures_minted(const cls_context *ctx) {
-  return ctx->failures.minted;
+  /* A lost queue whose tasks a driver kept asks for a retry too: the
+   * retry relocates, and the kept tasks go to the fresh queue first. */
+  return ctx->failures.minted + ctx->losses_kept;
 }
 /* CLS_RELOCATE (docs/devices.md): ctx->relocate. */
 enum { CLS__RELOCATE_OFF, CLS__RELOCATE_SAME, CLS__RELOCATE_OTHER };
 /* CLS_CAPTURE: how cls_capture_end replays (capture.c). */
 enum { CLS__CAPTURE_AUTO, CLS__CAPTURE_PLAN, CLS__CAPTURE_CB };
+/* CLS_RECOVER=on: a command is run again at most this many times. */
+#define CLS__RECOVER_DEFAULT 2u
 
 /* Every public entry point that returns a status takes the lock here,
  * once: the thread's error detail is cleared on the way in, so a call that

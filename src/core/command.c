@@ -359,6 +359,73 @@ static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls_
   return rc;
 }
 
+/* Recovery (docs/devices.md): cmd's enqueue met a lost queue, with
+ * relocation and recovery on.  Nothing of it ran, and its inputs are
+ * intact (every later writer of them is ordered after it), so it can run
+ * again on the fresh queue: the stream moves now, cmd's write scope is
+ * left (it enters again), its position is given back, and true is
+ * returned.  Its waits were waited out on the host when its enqueue
+ * failed (cls__order_drop), so what the stream is ordered after still
+ * holds on the fresh queue.  False, with why replay stopped in `why`,
+ * when the bound is reached (a loss during a replay counts) or the
+ * stream could not move: then the loss is reported as without recovery. */
+static __attribute__((noinline)) bool replay_lost(cls_context *ctx, struct cls__cmd *cmd,
+                                                  struct cls__failure *prov, const char *name,
+                                                  uint64_t pos, cl_int crc, char *why,
+                                                  size_t cap) {
+  struct cls__stream *s = cmd->stream;
+  unsigned replays = ctx->replaying;
+  if (replays >= ctx->recover) {
+    snprintf(why, cap, " (replay stopped: run again %u time%s, the bound CLS_RECOVER=%u)",
+             replays, replays == 1 ? "" : "s", ctx->recover);
+    return false;
+  }
+  uint64_t gen = s->generation;
+  char msg[160];
+  snprintf(msg, sizeof msg, "lost with stream %d generation %llu: %s %s failed: %s", s->id,
+           (unsigned long long)gen, cmd->kind == CLS__CMD_FOREIGN ? cmd->op : "enqueue of", name,
+           cls_cl_status_name(crc));
+  if (ctx->trace)
+    cls__trace_failure(ctx->trace, "lost", s->id, name, pos, msg);
+  ctx->lost_mask |= 1ull << s->id;
+  cls__relocate_lost(ctx);
+  if (ctx->lost_mask & (1ull << s->id)) {
+    snprintf(why, cap, " (replay stopped: the stream could not move to a fresh queue)");
+    return false;
+  }
+  cls__exit_write(prov, cmd->bind, cmd->nbind, NULL);
+  s->issued = pos - 1;
+  s->stats.replays++;
+  cls__log(&ctx->logger, CLS_LOG_ERRORS,
+           "stream %d: replayed 1 command on generation %llu (%s%s%s, lost with generation %llu; "
+           "run again %u of at most %u times)",
+           s->id, (unsigned long long)s->generation, cmd->op,
+           cls__cmd_named(cmd->kind) ? " of " : "", cls__cmd_named(cmd->kind) ? name : "",
+           (unsigned long long)gen, replays + 1, ctx->recover);
+  if (ctx->trace)
+    cls__trace_failure(ctx->trace, "replay", s->id, name, pos, msg);
+  return true;
+}
+
+/* Recovery: cmd runs again on the fresh queue replay_lost gave its
+ * stream: F2 first (the relocation's wait may have found an input
+ * failed, F8), then steps 2-6, with ctx->replaying counting the runs
+ * (the lock is held: one command at a time; bounded by CLS_RECOVER). */
+static __attribute__((noinline)) int run_again(cls_context *ctx, struct cls__cmd *cmd,
+                                               struct cls__pending_read *pending,
+                                               cls_report **report) {
+  struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
+  if (found)
+    return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
+                      : cls__refuse(ctx, cmd, found, report);
+  if (ctx->ndevices > 1)
+    count_migrations(cmd);
+  ctx->replaying++;
+  int rc = cls__run_clean(ctx, cmd, pending, report);
+  ctx->replaying--;
+  return rc;
+}
+
 /* Steps 2-6; step 1 is cls__run (command.h), inline in every command. */
 int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_read *pending,
                    cls_report **report) {
@@ -405,6 +472,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (found)
       return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
                         : cls__refuse(ctx, cmd, found, report);
+    if (ctx->lost_mask) /* recovery: kept tasks go to a fresh queue before the retry */
+      cls__relocate_lost(ctx);
     if ((rc = cls__driver_order_retry(ctx, &retry)) < 0)
       return rc;
   }
@@ -439,13 +508,17 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       return cls__skipped(cmd->op, cls__cmd_named(cmd->kind) ? name : NULL, s->id, pos, in);
     }
     int status = cls__cmd_named(cmd->kind) ? CLS_ELAUNCH : CLS_ECL;
-    /* A queue found lost, with relocation on: the failure says so, and
-     * the stream moves before the call returns (docs/devices.md). */
+    /* A queue found lost, with relocation on: with recovery, cmd runs
+     * again on the fresh queue; else (or past the bound) the failure says
+     * so, and the stream moves before the call returns (docs/devices.md). */
     bool lost = ctx->relocate && cls__lost_status(crc);
-    char lost_as[64] = "";
+    char why[96] = "";
+    if (lost && ctx->recover && replay_lost(ctx, cmd, prov, name, pos, crc, why, sizeof why))
+      return run_again(ctx, cmd, pending, report);
+    char lost_as[192] = "";
     if (lost)
-      snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu: ", s->id,
-               (unsigned long long)s->generation);
+      snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu%s: ", s->id,
+               (unsigned long long)s->generation, why);
     struct cls__cmd_at at = cmd_at(cmd, kernel, pos, 0);
     struct cls__failure *f = cls__failure_mint(ctx, status, crc, &at, false,
                                                "%s%s %s failed: %s", lost_as,
@@ -466,8 +539,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       ctx->lost_mask |= 1ull << s->id;
       cls__relocate_lost(ctx);
     }
-    return cls__error(status, crc, "%s on stream %d: enqueue failed: %s", name, s->id,
-                      cls_cl_status_name(crc));
+    return cls__error(status, crc, "%s on stream %d: enqueue failed: %s%s", name, s->id,
+                      cls_cl_status_name(crc), why);
   }
   s->submitted = cmd->seq;
   s->stats.enqueues++;

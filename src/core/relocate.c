@@ -17,7 +17,10 @@
 #include "device/device.h"
 #include "stream/contract.h"
 #include "failure/poll.h"
+#include "trace/trace.h"
 #include "util/parse.h"
+
+#include <stdio.h>
 
 #include <stdint.h>
 #include <string.h>
@@ -49,6 +52,25 @@ int cls__relocate_parse(const char *text, int *out) {
     *out = CLS__RELOCATE_OTHER;
   else
     return cls__parse_fail(&ps, "a relocation policy is 'off', 'same' or 'other'");
+  return CLS_OK;
+}
+
+int cls__recover_parse(const char *text, unsigned *out) {
+  struct cls__parser ps = {"CLS_RECOVER", text, NULL};
+  int rc = cls__parse_text(&ps);
+  if (rc < 0)
+    return rc;
+  uint64_t n;
+  if (strcmp(text, "off") == 0)
+    *out = 0;
+  else if (strcmp(text, "on") == 0)
+    *out = CLS__RECOVER_DEFAULT;
+  else if (text[0] >= '0' && text[0] <= '9' &&
+           (rc = cls__parse_uint(&ps, "the bound", cls__span_of(text), 1, 1000, &n)) == CLS_OK)
+    *out = (unsigned)n;
+  else
+    return rc < 0 ? rc
+                  : cls__parse_fail(&ps, "recovery is 'off', 'on' or a bound from 1 to 1000");
   return CLS_OK;
 }
 
@@ -99,6 +121,23 @@ int cls__relocate_lost(cls_context *ctx) {
   return ret;
 }
 
+/* Recovery under a driver that defers (cls_driver_kept): the tasks it kept
+ * from the retired queue run on the fresh one, at its next submission;
+ * counted, logged once and traced here. */
+static __attribute__((noinline)) void replayed(cls_context *ctx, struct cls__stream *s,
+                                               uint64_t gen) {
+  uint64_t n = s->replay_pending;
+  s->replay_pending = 0;
+  s->stats.replays += n;
+  char msg[160];
+  snprintf(msg, sizeof msg, "replayed %llu command%s on generation %llu (lost with generation %llu)",
+           (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)s->generation,
+           (unsigned long long)gen);
+  cls__log(&ctx->logger, CLS_LOG_ERRORS, "stream %d: %s", s->id, msg);
+  if (ctx->trace)
+    cls__trace_failure(ctx->trace, "replay", s->id, "deferred", s->issued, msg);
+}
+
 int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, const char *why) {
   /* The retired queue's work first: completed (its bytes are kept) or
    * failed (F8 carries its failure), nothing left in between. */
@@ -133,5 +172,7 @@ int cls__stream_relocate(cls_context *ctx, struct cls__stream *s, int device, co
            "stream %d relocated (%s): generation %llu on device %d -> generation %llu on "
            "device %d",
            s->id, why, (unsigned long long)gen, old, (unsigned long long)s->generation, device);
+  if (s->replay_pending) /* recovery: what a deferring driver kept goes to the fresh queue */
+    replayed(ctx, s, gen);
   return CLS_OK;
 }

@@ -20,6 +20,10 @@ int cls__relocate_parse(const char *text, int *out);
  * progress: before a command, and after a sync's polls.  Returns the
  * first error; a stream that could not move stays in the mask. */
 int cls__relocate_lost(cls_context *ctx);
+/* CLS_RECOVER's grammar: "off" (0), "on" (CLS__RECOVER_DEFAULT) or a
+ * bound N from 1 to 1000 (how many times one command is run again);
+ * CLS_ECONFIG. */
+int cls__recover_parse(const char *text, unsigned *out);
 /* CLS_PLACEMENT's grammar: "spread" or "first", exactly; CLS_ECONFIG. */
 int cls__placement_parse(const char *text, int *out);
 /* Moves s to a fresh backend queue on `device`: waits for the retired

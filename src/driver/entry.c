@@ -129,6 +129,19 @@ CLS_API uint64_t cls_driver_failures_seen(struct cls_driver *d) {
   return cls__failures_minted(d->ctx);
 }
 
+CLS_API bool cls_driver_recovers(struct cls_driver *d, cl_int status, unsigned losses) {
+  cls_context *ctx = d->ctx;
+  return ctx->relocate && cls__lost_status(status) && losses <= ctx->recover;
+}
+
+CLS_API void cls_driver_kept(struct cls_driver *d, struct cls_driver_stream *pub, size_t kept) {
+  cls_context *ctx = d->ctx;
+  struct cls__stream *s = cls__stream_of(pub);
+  s->replay_pending += kept;
+  ctx->lost_mask |= 1ull << s->id;
+  ctx->losses_kept++; /* the ordering in progress retries (cls__failures_minted) */
+}
+
 CLS_API int cls_driver_error(int err, cl_int cl_status, const char *fmt, ...) {
   char detail[512];
   va_list ap;

@@ -93,11 +93,23 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
     failed(ctx, s->id, seq, status, deferred);
   } else {
     bool launch = cls__log_launch(e);
-    char detail[224];
-    snprintf(detail, sizeof detail, "lost with stream %d generation %llu: %s of %s %s %s%s", s->id,
-             (unsigned long long)s->generation, deferred ? "enqueue" : "command",
-             launch ? e->kernel : e->op, deferred ? "failed:" : "failed after its enqueue with",
-             cls_cl_status_name(status), deferred ? " (deferred)" : "");
+    char detail[320];
+    /* With recovery on, a deferred enqueue the lost queue refused is
+     * here only once its driver stopped keeping it (past the bound); a
+     * command that failed after its enqueue is not replayed at all
+     * (docs/devices.md). */
+    char not_replayed[96] = "";
+    if (ctx->recover && deferred)
+      snprintf(not_replayed, sizeof not_replayed,
+               " (replay stopped: run again as often as the bound CLS_RECOVER=%u allows)",
+               ctx->recover);
+    else if (ctx->recover)
+      snprintf(not_replayed, sizeof not_replayed, " (not replayed: lost after its enqueue)");
+    snprintf(detail, sizeof detail, "lost with stream %d generation %llu%s: %s of %s %s %s%s",
+             s->id, (unsigned long long)s->generation, not_replayed,
+             deferred ? "enqueue" : "command", launch ? e->kernel : e->op,
+             deferred ? "failed:" : "failed after its enqueue with", cls_cl_status_name(status),
+             deferred ? " (deferred)" : "");
     struct cls__failure *f =
         cls__poll_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL, detail,
                             (cls_buffer){0});

@@ -94,18 +94,24 @@ static int fires_when(struct md_world *w, int when, const char *op, const char *
 }
 
 /* As src/factory/fault.c: an enqueue meets the "lost" clauses first (one
- * that fires loses the queue: the command fails, and the stream moves to a
- * fresh queue, one generation up), then the "enqueue" clauses. */
+ * that fires loses the queue: the stream moves to a fresh queue, one
+ * generation up, and the command fails), then the "enqueue" clauses.
+ * With recovery (w->recover, the bound: src/core/command.c) the command
+ * runs again on the fresh queue, where it meets every clause again (a
+ * second loss counts against the bound); within the bound it is as if
+ * nothing was lost. */
 static int fires(struct md_world *w, int when, const char *op, const char *kernel, int stream,
                  bool peek) {
-  if (when == MD_W_ENQUEUE) {
-    int st = fires_when(w, MD_W_LOST, op, kernel, stream, peek);
-    if (st) {
+  if (when == MD_W_ENQUEUE)
+    for (unsigned replays = 0;; replays++) {
+      int st = fires_when(w, MD_W_LOST, op, kernel, stream, peek);
+      if (!st)
+        break;
       if (!peek)
         w->gen[stream]++;
-      return st;
+      if (peek || replays >= w->recover)
+        return st;
     }
-  }
   return fires_when(w, when, op, kernel, stream, peek);
 }
 

@@ -133,6 +133,10 @@ struct md_world {
    * program sees it. */
   uint64_t gen[MD_S];
   bool relocate_other;         /* the context's CLS_RELOCATE: other, else same */
+  /* The context's CLS_RECOVER bound (0: off): a command a "lost" clause
+   * fired on runs again on the fresh queue, up to this many times, and
+   * the program sees exact bytes; past the bound it fails as without. */
+  unsigned recover;
   /* Planted bug for the harness's self-test: add computes a+b+c+1. */
   bool planted_bug;
   /* Completion faults that fired (or may fire: a peek) per stream: a

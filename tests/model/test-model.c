@@ -19,6 +19,9 @@
  * over them), relocate streams at random (MD_RELOCATE, a stale generation
  * now and then), and may lose a stream's queue at its n-th upload (a
  * "lost" clause; CLS_RELOCATE same or other moves the stream at once).
+ * A context has recovery off, on (bound 2) or bound 1 (CLS_RECOVER): with
+ * it, the lost upload runs again on the fresh queue and the model expects
+ * CLS_OK and exact bytes from every read, as if nothing was lost.
  *
  * One program in three runs captured and replayed (run_replayed): its
  * runs of launches, copies and fills are recorded in a capture and
@@ -130,6 +133,10 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
   int n = chance(&r, 15) ? 0 : 1 + rnd(&r, 3);
   bool only_alloc = true;
   w->relocate_other = chance(&r, 50);
+  /* Recovery off, on (bound 2) or bound 1: with it, a lost upload runs
+   * again, and every read must equal what a run without the loss gives. */
+  uint64_t rr = seed ^ 0x7265636f766572ull; /* a sequence of its own: the plans stay */
+  w->recover = (unsigned)rnd(&rr, 3);
   /* A lost queue is the one of the stream the upload was on; under
    * scheduler:interleave the streams of a device share one queue, and the
    * others would lose theirs too: not modelled, not planned there. */
@@ -451,7 +458,10 @@ static int rt_open(struct rt *rt, const struct md_world *w, struct md_world *liv
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .fault = spec[0] ? spec : "",
                                   .device = "all",
-                                  .relocate = w->relocate_other ? "other" : "same"};
+                                  .relocate = w->relocate_other ? "other" : "same",
+                                  .recover = w->recover == 0   ? "off"
+                                             : w->recover == 1 ? "1"
+                                                               : "2"};
   memset(rt->h, 0, sizeof rt->h);
   rt->len = 0;
   rt->msg[0] = '\0';

@@ -1,0 +1,491 @@
+/* Recovery (docs/devices.md, "Recovery"): with relocation on, the command
+ * a lost queue took is run again on the fresh queue, so the program sees
+ * CLS_OK and the bytes of a run without the loss; bounded; past the
+ * bound, or with recovery off, the loss is reported as before.
+ *
+ * The loss is fault injection's `lost:` (real loss is untested on every
+ * vendor: docs/devices.md).  main() sets POCL_DEVICES="pthread pthread",
+ * so CLS_RELOCATE=other moves a stream to the other device.
+ *
+ * The event driver meets a loss at the command's enqueue, in the call, and
+ * replays that one command.  The scheduler driver meets it when a
+ * deferred batch is handed to the queue, after the call returned: it
+ * keeps the batch's tasks not handed over (several, of several streams
+ * on a shared queue under interleave) and they run on the fresh queue,
+ * so the replay count is the rest of the batch there, and a call returns
+ * CLS_OK even past the bound (the read reports it). */
+#include "common.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <clstream/stream.h>
+
+#define N 64
+
+static cls_context *recctx(const char *relocate, const char *recover, const char *fault) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .device = "all",
+                                  .relocate = relocate,
+                                  .recover = recover,
+                                  .fault = fault};
+  return ct_context_opts(&o);
+}
+
+/* Whether the context's driver meets a loss in the call (the event
+ * driver), not in a deferred batch. */
+static bool at_call(cls_context *ctx) {
+  return strcmp(cls_context_driver(ctx), "event") == 0;
+}
+
+/* Stream 0's replays: exactly `n` where the loss is met in the call (one
+ * command each time), at least n where a batch is kept. */
+static void expect_replays(cls_context *ctx, int stream, uint64_t n) {
+  struct cls_stream_stats st;
+  CT_OK(cls_stream_stats(ctx, stream, &st));
+  if (at_call(ctx))
+    ck_assert_uint_eq(st.replays, n);
+  else
+    ck_assert_uint_ge(st.replays, n);
+}
+
+static uint64_t gen_of(cls_context *ctx, int stream) {
+  uint64_t g = 99;
+  CT_OK(cls_stream_generation(ctx, stream, &g));
+  return g;
+}
+
+static struct cls_stream_stats stats_of(cls_context *ctx, int stream) {
+  struct cls_stream_stats st;
+  CT_OK(cls_stream_stats(ctx, stream, &st));
+  return st;
+}
+
+/* The one failure b carries, read on `stream`, whose message has `has`
+ * (and `also`, when not NULL). */
+static void expect_lost(cls_context *ctx, int stream, cls_buffer b, const char *has,
+                        const char *also) {
+  int got[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, stream, b, 0, got, sizeof got, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, has), "failure '%s' lacks '%s'", fi.message, has);
+  ck_assert_msg(!also || strstr(fi.message, also), "failure '%s' lacks '%s'", fi.message, also);
+  ck_assert_int_eq(fi.cl_status, CL_DEVICE_NOT_AVAILABLE);
+  cls_report_free(r);
+}
+
+/* `n` launches of inc_k on b, on `stream`; under the event driver each
+ * must return CLS_OK; under the scheduler the calls are not looked at. */
+static void incs(cls_context *ctx, int stream, cls_kernel *inc, cls_buffer b, int n) {
+  cls_arg ia[] = {CLS_INOUT(b)};
+  size_t g[1] = {N};
+  for (int i = 0; i < n; i++) {
+    int rc = cls_launch(ctx, stream, inc, 1, g, NULL, 1, ia);
+    ck_assert_msg(rc == CLS_OK, "launch %d: %s: %s", i, cls_err_name(rc),
+                    cls_last_error_detail());
+  }
+}
+
+static cls_buffer uploaded(cls_context *ctx, int stream) {
+  int host[N];
+  for (int i = 0; i < N; i++)
+    host[i] = i;
+  cls_buffer b = ct_alloc(ctx, stream, sizeof host);
+  ct_upload_ints(ctx, stream, b, host, N);
+  return b;
+}
+
+/* A chain of ten launches whose fourth command (the third launch) meets a
+ * lost queue: no recovery code in the program, every call CLS_OK, the
+ * bytes of a run without the loss, one relocation, one replay. */
+static void chain_case(const char *relocate) {
+  cls_context *ctx = recctx(relocate, NULL, "lost:stream=0,nth=4");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0); /* 1 */
+  incs(ctx, 0, inc, b, 10);        /* 2..11: the 4th command is lost */
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 10);
+  ck_assert_uint_eq(gen_of(ctx, 0), 1);
+  ck_assert_uint_eq(stats_of(ctx, 0).relocations, 1);
+  expect_replays(ctx, 0, 1);
+  cls_context_destroy(ctx);
+}
+
+START_TEST(loss_mid_chain_is_replayed_on_the_other_device_with_exact_bytes) {
+  chain_case("other");
+}
+END_TEST
+
+START_TEST(loss_mid_chain_is_replayed_on_the_same_device_with_exact_bytes) {
+  chain_case("same");
+}
+END_TEST
+
+/* A blocking download the lost queue refused runs again on the fresh
+ * queue and returns the bytes. */
+START_TEST(loss_at_a_download_is_replayed_and_the_download_returns_the_bytes) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,op=download,nth=1");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 3);
+  int got[N];
+  cls_report *r = NULL;
+  /* Every driver enqueues a blocking download at the call: replayed. */
+  int rc = cls_download(ctx, 0, b, 0, got, sizeof got, &r);
+  ck_assert_msg(rc == CLS_OK, "download: %s: %s", cls_err_name(rc),
+                r ? cls_report_text(r) : cls_last_error_detail());
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 3);
+  ck_assert_uint_eq(stats_of(ctx, 0).replays, 1);
+  ck_assert_uint_eq(gen_of(ctx, 0), 1);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Two losses in a row: the replay of the lost command is lost too (the
+ * second fault fires at the next command of stream 0, the replay).  The
+ * default bound (2) allows it: exact bytes, two relocations, two replays. */
+START_TEST(loss_during_replay_counts_and_within_the_bound_still_recovers) {
+  cls_context *ctx = recctx("other", "on", "lost:stream=0,nth=4;lost:stream=0,nth=4");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 6);
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 6);
+  ck_assert_uint_eq(gen_of(ctx, 0), 2);
+  ck_assert_uint_eq(stats_of(ctx, 0).relocations, 2);
+  expect_replays(ctx, 0, 2);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_RECOVER=1 and two losses: the replay is lost too, and the bound
+ * stops it: the old rule (the write set takes the loss, the call fails),
+ * and the record says replay was tried and why it stopped. */
+START_TEST(past_the_bound_the_loss_is_reported_and_says_replay_stopped) {
+  cls_context *ctx = recctx("other", "1", "lost:stream=0,nth=4;lost:stream=0,nth=4");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2); /* 2, 3 */
+  cls_arg ia[] = {CLS_INOUT(b)};
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 0, inc, 1, g, NULL, 1, ia); /* 4: lost, replayed, lost again */
+  if (at_call(ctx)) {
+    ck_assert_int_eq(rc, CLS_ELAUNCH);
+    ck_assert_msg(strstr(cls_last_error_detail(), "replay stopped"), "detail: %s",
+                  cls_last_error_detail());
+  } else { /* deferred: the sync hands the batch over */
+    CT_OK(rc);
+    cls_sync(ctx, NULL);
+  }
+  expect_replays(ctx, 0, 1);
+  ck_assert_uint_eq(gen_of(ctx, 0), 2);
+  expect_lost(ctx, 0, b, "lost with stream 0 generation 1", "replay stopped");
+  /* The stream works on its fresh queue. */
+  ct_expect_ints(ctx, 0, ct_written(ctx, 0, N, 7), N, 7);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_RECOVER=off: today's rule, unchanged: the command the loss took
+ * fails with "lost with stream S generation G", nothing runs again. */
+START_TEST(recovery_off_reports_the_loss_and_replays_nothing) {
+  cls_context *ctx = recctx("other", "off", "lost:stream=0,nth=4");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2);
+  cls_arg ia[] = {CLS_INOUT(b)};
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 0, inc, 1, g, NULL, 1, ia);
+  ck_assert_int_eq(rc, at_call(ctx) ? CLS_ELAUNCH : CLS_OK);
+  cls_sync(ctx, NULL);
+  ck_assert_uint_eq(gen_of(ctx, 0), 1);
+  ck_assert_uint_eq(stats_of(ctx, 0).replays, 0);
+  int got[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, b, 0, got, sizeof got, &r), CLS_ETAINTED);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, "lost with stream 0 generation 0"), "%s", fi.message);
+  ck_assert_msg(!strstr(fi.message, "replay"), "recovery off mentions replay: %s", fi.message);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A reader on stream 1 ordered after the lost producer on stream 0 gets
+ * the bytes of a run without the loss. */
+START_TEST(reader_on_another_stream_gets_exact_bytes_after_the_replay) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0);
+  cls_buffer c = ct_alloc(ctx, 1, N * sizeof(int));
+  incs(ctx, 0, inc, a, 4); /* the 2nd launch is lost */
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 1, copy, 1, g, NULL, 2, ca));
+  int got[N];
+  ct_download_ints(ctx, 1, c, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 4);
+  expect_replays(ctx, 0, 1);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Two streams on one device: under scheduler:interleave they share one
+ * queue, and its loss takes both; each stream's tasks not handed over are
+ * kept and run on its own fresh queue, in its own order.  Elsewhere only
+ * stream 0's queue is lost.  Both chains end with exact bytes. */
+START_TEST(lost_shared_queue_replays_each_stream_in_its_own_order) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .device = "all",
+                                  .placement = "first",
+                                  .relocate = "other",
+                                  .fault = "lost:stream=0,nth=4"};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer a = uploaded(ctx, 0), b = uploaded(ctx, 1);
+  for (int i = 0; i < 10; i++) { /* interleaved calls, one batch each */
+    incs(ctx, 0, inc, a, 1);
+    incs(ctx, 1, inc, b, 1);
+  }
+  int got[N];
+  ct_download_ints(ctx, 0, a, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 10);
+  ct_download_ints(ctx, 1, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 10);
+  expect_replays(ctx, 0, 1);
+  const char *sched = getenv("CLS_SCHEDULER");
+  if (sched && strstr(sched, "interleave")) { /* the shared queue took stream 1 too */
+    ck_assert_uint_ge(stats_of(ctx, 1).replays, 1);
+    ck_assert_uint_eq(gen_of(ctx, 1), 1);
+  } else {
+    ck_assert_uint_eq(stats_of(ctx, 1).replays, 0);
+    ck_assert_uint_eq(gen_of(ctx, 1), 0);
+  }
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Bad input: stale relocation requests from another thread while the
+ * stream is relocated and its commands replayed are refused
+ * (CLS_ESTALEGEN) and harm nothing. */
+struct stale_arg {
+  cls_context *ctx;
+  atomic_int done;
+  int refused, other;
+};
+
+static void *stale_requests(void *p) {
+  struct stale_arg *a = p;
+  uint64_t g = 0;
+  while (!atomic_load(&a->done) && cls_stream_generation(a->ctx, 0, &g) == CLS_OK && g == 0)
+    ;
+  while (!atomic_load(&a->done)) {
+    int rc = cls_stream_relocate(a->ctx, 0, 0, 0);
+    if (rc == CLS_ESTALEGEN)
+      a->refused++;
+    else
+      a->other++;
+  }
+  return NULL;
+}
+
+START_TEST(stale_relocation_during_replay_is_refused_and_the_replay_is_unharmed) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3;lost:stream=0,nth=60");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  struct stale_arg a = {.ctx = ctx};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, stale_requests, &a), 0);
+  incs(ctx, 0, inc, b, 100);
+  cls_sync(ctx, NULL);
+  atomic_store(&a.done, 1);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(a.other, 0);
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 100);
+  ck_assert_uint_eq(gen_of(ctx, 0), 2);
+  expect_replays(ctx, 0, 2);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Bad input: the program frees the input of a replayed command at once
+ * (its free waits, as for any reader in flight), and frees the output. */
+START_TEST(free_of_a_buffer_read_by_a_replayed_command_waits_for_it) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=2");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0); /* 1 */
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, copy, 1, g, NULL, 2, ca)); /* 2: lost, replayed */
+  CT_OK(cls_free(ctx, a));
+  /* The freed memory goes to the next allocation: the replay read it first. */
+  cls_buffer d = ct_written(ctx, 0, N, -1);
+  int got[N];
+  ct_download_ints(ctx, 0, c, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i);
+  ct_expect_ints(ctx, 0, d, N, -1);
+  CT_OK(cls_free(ctx, c));
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Bad input: the context destroyed while the replayed command may still
+ * run: no hang (the test's timeout), nothing left (the sanitizer runs). */
+START_TEST(context_destroyed_mid_replay_does_not_hang) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2); /* the 2nd is lost and replayed */
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The cost of a relocation with replay: a blocking download the lost
+ * queue refused returns once the stream moved and the download ran again
+ * on the fresh queue, so its call's time is the time from the loss to the
+ * first replayed command completing.  Printed beside a download without a
+ * loss (medians of 10); the bound here only keeps it from hanging. */
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+START_TEST(relocation_with_replay_cost_is_measured) {
+  char spec[512] = "";
+  for (int k = 1; k <= 10; k++) /* downloads 5, 11, 17, ...: each replayed once */
+    snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%slost:stream=0,op=download,nth=%d",
+             k > 1 ? ";" : "", 5 * k);
+  cls_context *ctx = recctx("other", NULL, spec);
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  uint64_t lost[10], clean[64];
+  size_t nl = 0, nc = 0;
+  int got[N];
+  for (int i = 1; nl < 10 && i < 100; i++) {
+    incs(ctx, 0, inc, b, 1);
+    CT_OK(cls_stream_sync(ctx, 0, NULL));
+    uint64_t before = stats_of(ctx, 0).replays;
+    uint64_t t0 = now_ns();
+    ct_download_ints(ctx, 0, b, got, N);
+    uint64_t t = now_ns() - t0;
+    CT_EXPECT_INTS(got, (size_t)N, j, (int)j + i);
+    if (stats_of(ctx, 0).replays != before)
+      lost[nl++] = t;
+    else if (nc < 64)
+      clean[nc++] = t;
+  }
+  ck_assert_uint_eq(nl, 10);
+  qsort(lost, nl, sizeof *lost, cmp_u64);
+  qsort(clean, nc, sizeof *clean, cmp_u64);
+  fprintf(stderr,
+          "recover cost (%s): a lost blocking download, relocated and replayed: median %.1f us "
+          "(min %.1f, max %.1f); without a loss: median %.1f us\n",
+          cls_context_driver(ctx), lost[nl / 2] / 1e3, lost[0] / 1e3, lost[nl - 1] / 1e3,
+          clean[nc / 2] / 1e3);
+  ck_assert_uint_lt(lost[nl / 2], 10000000000ull);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Seen, not hidden: the trace shows the loss, the relocation's replay
+ * and the replayed command on the fresh queue (a download: replayed under
+ * every driver). */
+START_TEST(trace_shows_the_loss_and_the_replayed_command) {
+  char path[] = "/tmp/cls-recover-trace-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .device = "all",
+                                  .relocate = "other",
+                                  .trace = path,
+                                  .fault = "lost:stream=0,op=download,nth=1"};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_buffer b = uploaded(ctx, 0);
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i);
+  cls_context_destroy(ctx);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = 0;
+  fclose(f);
+  unlink(path);
+  const char *lost = strstr(text, "\"cat\":\"lost\"");
+  const char *replay = strstr(text, "\"cat\":\"replay\"");
+  ck_assert_msg(lost && replay && lost < replay, "trace lacks the loss or the replay: %s", text);
+  ck_assert_msg(strstr(lost, "lost with stream 0 generation 0"), "the loss's message: %s", lost);
+  /* The replayed download is the trace's download event, after both. */
+  ck_assert_msg(strstr(replay, "\"name\":\"download\""), "no download after the replay: %s",
+                replay);
+}
+END_TEST
+
+/* CLS_RECOVER's grammar: off, on or a bound 1..1000; else CLS_ECONFIG. */
+START_TEST(recover_setting_is_checked) {
+  static const char *bad[] = {"0", "On", "on ", "1001", "-1", "2x", "yes"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .recover = bad[i]};
+    cls_context *c = NULL;
+    CT_ERR(cls_context_create(&c, &o), CLS_ECONFIG);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strstr(cls_last_error_detail(), "CLS_RECOVER"), "detail: %s",
+                  cls_last_error_detail());
+  }
+  static const char *good[] = {"off", "on", "1", "1000"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+    cls_context_destroy(recctx("same", good[i], NULL));
+  /* The environment, when the option says nothing. */
+  setenv("CLS_RECOVER", "sometimes", 1);
+  cls_context *c = NULL;
+  CT_ERR(cls_context_create(&c, NULL), CLS_ECONFIG);
+  unsetenv("CLS_RECOVER");
+}
+END_TEST
+
+int main(void) {
+  setenv("CLS_PRECISE", "1", 0);
+  /* Two PoCL devices of one platform; the other vendors ignore it. */
+  setenv("POCL_DEVICES", "pthread pthread", 0);
+  unsetenv("CLS_RECOVER");
+  ct_require_device();
+  Suite *s = suite_create("recover");
+  CT_ADD(s, loss_mid_chain_is_replayed_on_the_other_device_with_exact_bytes);
+  CT_ADD(s, loss_mid_chain_is_replayed_on_the_same_device_with_exact_bytes);
+  CT_ADD(s, loss_at_a_download_is_replayed_and_the_download_returns_the_bytes);
+  CT_ADD(s, loss_during_replay_counts_and_within_the_bound_still_recovers);
+  CT_ADD(s, past_the_bound_the_loss_is_reported_and_says_replay_stopped);
+  CT_ADD(s, recovery_off_reports_the_loss_and_replays_nothing);
+  CT_ADD(s, reader_on_another_stream_gets_exact_bytes_after_the_replay);
+  CT_ADD(s, lost_shared_queue_replays_each_stream_in_its_own_order);
+  CT_ADD(s, stale_relocation_during_replay_is_refused_and_the_replay_is_unharmed);
+  CT_ADD(s, free_of_a_buffer_read_by_a_replayed_command_waits_for_it);
+  CT_ADD(s, context_destroyed_mid_replay_does_not_hang);
+  CT_ADD(s, trace_shows_the_loss_and_the_replayed_command);
+  CT_ADD(s, recover_setting_is_checked);
+  CT_ADD(s, relocation_with_replay_cost_is_measured);
+  return ct_run(s);
+}
