@@ -914,6 +914,47 @@ START_TEST(CB_relocated_stream_records_against_its_new_queue) {
 }
 END_TEST
 
+/* Automatic relocation with recovery (docs/devices.md): a queue lost
+ * inside a replay, the lost command runs again on the fresh queue and
+ * the replay gives the bytes of a run without the loss.  Command buffers
+ * forced: the capture replays on the plan (a command buffer is recorded
+ * for one queue), and says so. */
+START_TEST(recovery_replays_a_command_lost_inside_a_replay) {
+  force_cb();
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .relocate = "same",
+                                  .fault = "lost:stream=0,op=launch,nth=18"};
+  ctx = ct_context_opts(&o);
+  prog = ct_build(ctx, SRC, NULL);
+  int k = 6, want[N];
+  cls_buffer x = buf_of(0, 1);
+  for (int r = 0; r < 3; r++) /* launches 1-15 */
+    tiny_chain(x, &k);
+  ct_download_ints(ctx, 0, x, want, N);
+  cls_buffer y = buf_of(0, 1);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  tiny_chain(y, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  struct cls_capture_stats cs;
+  CT_OK(cls_capture_info(cap, &cs));
+  ck_assert_str_eq(cs.backend, "plan");
+  for (int r = 0; r < 3; r++) /* launch 18 meets the lost queue */
+    CT_OK(cls_replay(ctx, cap, 0, NULL));
+  expect_same(y, 0, want, "tiny chain with a lost queue inside a replay");
+  struct cls_stream_stats st;
+  CT_OK(cls_stream_stats(ctx, 0, &st));
+  ck_assert_uint_eq(st.relocations, 1);
+  ck_assert_uint_ge(st.replays, 1);
+  uint64_t g = 0;
+  CT_OK(cls_stream_generation(ctx, 0, &g));
+  ck_assert_uint_eq(g, 1);
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
 /* CLS_CAPTURE takes auto, plan or command-buffer; anything else is a
  * configuration error at context creation, as the other CLS_* are. */
 START_TEST(CLS_CAPTURE_malformed_is_ECONFIG_and_plan_never_records) {
@@ -981,5 +1022,6 @@ int main(void) {
   CT_ADD(s, CB_run_whose_event_fails_taints_its_whole_write_set);
   CT_ADD(s, CB_relocated_stream_records_against_its_new_queue);
   CT_ADD(s, CLS_CAPTURE_malformed_is_ECONFIG_and_plan_never_records);
+  CT_ADD(s, recovery_replays_a_command_lost_inside_a_replay);
   return ct_run(s);
 }

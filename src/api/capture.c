@@ -276,11 +276,24 @@ static bool recordable(const struct entry *e) {
 /* Which backend the capture takes, by CLS_CAPTURE and, under auto, the
  * probe of the device of its first stream (logged once per device).
  * Exact attribution (CLS_PRECISE=1) and guard mode keep the plan: each
- * command its own event, each launch its own check. */
+ * command its own event, each launch its own check.  So does automatic
+ * relocation with recovery (CLS_RELOCATE, CLS_RECOVER): a lost queue's
+ * command runs again on the fresh queue within the call or the driver's
+ * hand-over, where a command buffer recorded for the retired queue cannot
+ * go, while the plan's commands can. */
 static bool want_cb(cls_context *ctx, struct cls_capture *cap) {
   if (ctx->capture_mode == CLS__CAPTURE_PLAN || !ctx->ranged || ctx->guard ||
       !cls__factory_queue(ctx->pool.factory) || !cls__factory_foreign(ctx->pool.factory))
     return false;
+  if (ctx->relocate != CLS__RELOCATE_OFF && ctx->recover) {
+    if (!ctx->said_no_cb) {
+      ctx->said_no_cb = true;
+      cls__log(&ctx->logger, CLS_LOG_STREAMS,
+               "capture: relocation with recovery on: the prepared plan replays (a command "
+               "buffer is recorded for one queue)");
+    }
+    return false;
+  }
   if (ctx->capture_mode == CLS__CAPTURE_CB)
     return true;
   if (cap->nparams) /* re-recorded at each change: the plan's cost is known */
