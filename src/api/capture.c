@@ -693,8 +693,9 @@ static int skip_whole(cls_context *ctx, struct cls_capture *cap, struct cls__fai
 
 /* The stored command's pointers made current (stream, cl_mems, the
  * kernel's lane, scalars and parameters), ready for the command path. */
-static int refresh(cls_context *ctx, struct entry *e, const cls_param *params,
-                   struct cls__slot *const *swap) {
+static inline __attribute__((always_inline)) int refresh(cls_context *ctx, struct entry *e,
+                                                        const cls_param *params,
+                                                        struct cls__slot *const *swap) {
   struct cls__cmd *cmd = &e->cmd;
   int rc = CLS_OK;
   if (e->swaps)
@@ -726,8 +727,9 @@ static int refresh(cls_context *ctx, struct entry *e, const cls_param *params,
   return CLS_OK;
 }
 
-/* A refreshed command through the command path. */
-static int run_one(cls_context *ctx, struct entry *e) {
+/* A refreshed command through the command path.  Inline, as refresh:
+ * the replay's per-command path (make bench-own-cost). */
+static inline __attribute__((always_inline)) int run_one(cls_context *ctx, struct entry *e) {
   struct cls__cmd *cmd = &e->cmd;
   if (cmd->kind == CLS__CMD_READ)
     return cls__download_run(ctx, cmd, NULL);
