@@ -129,6 +129,30 @@ unset CLS_GUARD
 test $rc -eq 0 || fail "images, guard mode: exit status $rc, expected 0"
 expect "images, guard mode" '^pipeline: all 3 stages verified$'
 
+# 4c. A launch-bound loop captured once and replayed (examples/timestep,
+#     issue 34): it verifies; with its 7th launch failing, the later
+#     replays are skipped as a whole and the read names the root and the
+#     skipped replays.
+timestep=$top_builddir/examples/timestep
+run "timestep" "$timestep" --steps 50
+test $rc -eq 0 || fail "timestep: exit status $rc, expected 0"
+expect "timestep" '^timestep: 50 iterations \(100 launches\) replayed from one capture \((plan|command-buffer)\), verified$'
+CLS_FAULT=enqueue:kernel=heat_step,nth=7
+export CLS_FAULT
+run "timestep, 7th launch fails" "$timestep" --steps 50
+unset CLS_FAULT
+test $rc -eq 1 || fail "timestep, 7th launch fails: exit status $rc, expected 1"
+expect "timestep, 7th launch fails" "^failure 1: CLS_ELAUNCH .*in launch of kernel 'heat_step' on stream 0"
+# The event driver knows the failure at the enqueue, so the later replays
+# are skipped as a whole; a driver that defers its enqueues finds it after
+# the call, and until a sync F8 may still move it: those replays are
+# skipped command by command (docs/design.md, "Capture and replay").
+if test "${CLS_SCHEDULER:-}" = event; then
+  expect "timestep, 7th launch fails" 'skipped as a whole: replay of capture #1 \(2 commands\)'
+else
+  expect "timestep, 7th launch fails" "skipped( as a whole: replay of capture #1 \\(2 commands\\)|: 'heat_step' on stream 0)"
+fi
+
 # 5. --trace writes a timeline (docs/trace.md; tests/test-trace.c checks
 #    its contents): the file names the three kernels and ends closed.
 trace=${TMPDIR:-/tmp}/clstream-demo-trace.$$.json
