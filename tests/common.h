@@ -202,6 +202,20 @@ static inline struct cls_device_info ct_context_info(cls_context *ctx) {
   return info;
 }
 
+/* Stream s's generation (cls_stream_generation), checked. */
+static inline uint64_t ct_generation(cls_context *ctx, int s) {
+  uint64_t g = 99;
+  CT_OK(cls_stream_generation(ctx, s, &g));
+  return g;
+}
+
+/* Stream s's statistics (cls_stream_stats), checked. */
+static inline struct cls_stream_stats ct_stats(cls_context *ctx, int s) {
+  struct cls_stream_stats st;
+  CT_OK(cls_stream_stats(ctx, s, &st));
+  return st;
+}
+
 /* ------------------------------------------------------------------ */
 /* Programs and kernels                                                */
 /* ------------------------------------------------------------------ */

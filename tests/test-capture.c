@@ -121,6 +121,22 @@ static void tiny_chain(cls_buffer x, int *k) {
     launch(0, "chain_k", 2, (cls_arg[]){CLS_INOUT(x), CLS_SCALAR(*k)});
 }
 
+/* The tiny chain with scalar k run `reps` times uncaptured on a buffer of
+ * base `base` (its bytes into want), then captured once on a fresh one,
+ * *y: the capture is returned, not replayed yet. */
+static cls_capture *tiny_chain_captured(int *k, int base, int reps, int *want, cls_buffer *y) {
+  cls_buffer x = buf_of(0, base);
+  for (int r = 0; r < reps; r++)
+    tiny_chain(x, k);
+  ct_download_ints(ctx, 0, x, want, N);
+  *y = buf_of(0, base);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  tiny_chain(*y, k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  return cap;
+}
+
 static void ping_pong(cls_buffer a, cls_buffer b, int *k) {
   for (int j = 0; j < 3; j++) {
     launch(0, "mix_k", 3, (cls_arg[]){CLS_IN(a), CLS_INOUT(b), CLS_SCALAR(*k)});
@@ -404,15 +420,8 @@ END_TEST
 START_TEST(replay_after_the_slot_tables_moved_finds_its_buffers) {
   open_ctx(NULL);
   int want[N], k = 2;
-  cls_buffer x = buf_of(0, 3);
-  for (int r = 0; r < 3; r++)
-    tiny_chain(x, &k);
-  ct_download_ints(ctx, 0, x, want, N);
-  cls_buffer y = buf_of(0, 3);
-  cls_capture *cap = NULL;
-  CT_OK(cls_capture_begin(ctx));
-  tiny_chain(y, &k);
-  CT_OK(cls_capture_end(ctx, &cap));
+  cls_buffer y;
+  cls_capture *cap = tiny_chain_captured(&k, 3, 3, want, &y);
   CT_OK(cls_replay(ctx, cap, 0, NULL));
   cls_buffer many[300];
   for (int i = 0; i < 300; i++)
@@ -882,15 +891,8 @@ START_TEST(CB_relocated_stream_records_against_its_new_queue) {
   open_ctx(NULL);
   bool has = device_has_cb();
   int k = 4, want[N];
-  cls_buffer x = buf_of(0, 1);
-  for (int r = 0; r < 3; r++)
-    tiny_chain(x, &k);
-  ct_download_ints(ctx, 0, x, want, N);
-  cls_buffer y = buf_of(0, 1);
-  cls_capture *cap = NULL;
-  CT_OK(cls_capture_begin(ctx));
-  tiny_chain(y, &k);
-  CT_OK(cls_capture_end(ctx, &cap));
+  cls_buffer y;
+  cls_capture *cap = tiny_chain_captured(&k, 1, 3, want, &y);
   CT_OK(cls_replay(ctx, cap, 0, NULL));
   cl_command_queue before, after;
   CT_OK(cls_stream_queue(ctx, 0, &before));
@@ -927,15 +929,8 @@ START_TEST(recovery_replays_a_command_lost_inside_a_replay) {
   ctx = ct_context_opts(&o);
   prog = ct_build(ctx, SRC, NULL);
   int k = 6, want[N];
-  cls_buffer x = buf_of(0, 1);
-  for (int r = 0; r < 3; r++) /* launches 1-15 */
-    tiny_chain(x, &k);
-  ct_download_ints(ctx, 0, x, want, N);
-  cls_buffer y = buf_of(0, 1);
-  cls_capture *cap = NULL;
-  CT_OK(cls_capture_begin(ctx));
-  tiny_chain(y, &k);
-  CT_OK(cls_capture_end(ctx, &cap));
+  cls_buffer y; /* launches 1-15 uncaptured */
+  cls_capture *cap = tiny_chain_captured(&k, 1, 3, want, &y);
   struct cls_capture_stats cs;
   CT_OK(cls_capture_info(cap, &cs));
   ck_assert_str_eq(cs.backend, "plan");

@@ -40,17 +40,6 @@ static int device_of(cls_context *ctx, int stream) {
   return d;
 }
 
-static uint64_t gen_of(cls_context *ctx, int stream) {
-  uint64_t g = 99;
-  CT_OK(cls_stream_generation(ctx, stream, &g));
-  return g;
-}
-
-static struct cls_stream_stats stats_of(cls_context *ctx, int stream) {
-  struct cls_stream_stats st;
-  CT_OK(cls_stream_stats(ctx, stream, &st));
-  return st;
-}
 
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */
@@ -188,8 +177,8 @@ START_TEST(explicit_place_before_the_first_command_wins) {
   cls_buffer c = ct_alloc(ctx, 4, 64);
   CT_OK(cls_stream_place(ctx, 4, last));
   ck_assert_int_eq(device_of(ctx, 4), last);
-  ck_assert_uint_eq(gen_of(ctx, 4), 0); /* a placement is not a relocation */
-  ck_assert_uint_eq(stats_of(ctx, 4).relocations, 0);
+  ck_assert_uint_eq(ct_generation(ctx, 4), 0); /* a placement is not a relocation */
+  ck_assert_uint_eq(ct_stats(ctx, 4).relocations, 0);
   int v = 5;
   CT_OK(cls_fill(ctx, 4, c, 0, 64, &v, sizeof v));
   ct_expect_ints(ctx, 4, c, 16, 5);
@@ -251,7 +240,7 @@ START_TEST(cross_device_chain_keeps_order_and_counts_migrations) {
   }
   ct_download_ints(ctx, 0, a, got, N);
   CT_EXPECT_INTS(got, (size_t)N, i, want[i]);
-  struct cls_stream_stats s0 = stats_of(ctx, 0), s1 = stats_of(ctx, 1);
+  struct cls_stream_stats s0 = ct_stats(ctx, 0), s1 = ct_stats(ctx, 1);
   if (n >= 2) {
     ck_assert_uint_gt(s1.migrations, 0);
     ck_assert_uint_gt(s0.migrations, 0);
@@ -334,9 +323,9 @@ START_TEST(relocate_moves_the_stream_and_raises_its_generation) {
   int n = ndev(ctx);
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
   cls_buffer a = ct_written(ctx, 0, 64, 10);
-  ck_assert_uint_eq(gen_of(ctx, 0), 0);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 0);
   CT_OK(cls_stream_relocate(ctx, 0, n - 1, 0));
-  ck_assert_uint_eq(gen_of(ctx, 0), 1);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
   ck_assert_int_eq(device_of(ctx, 0), n - 1);
   /* What completed on the retired queue keeps its bytes; the stream
    * works on its fresh queue. */
@@ -346,13 +335,13 @@ START_TEST(relocate_moves_the_stream_and_raises_its_generation) {
   /* Back, on the same device too: each move is one generation. */
   CT_OK(cls_stream_relocate(ctx, 0, 0, 1));
   CT_OK(cls_stream_relocate(ctx, 0, 0, 2));
-  ck_assert_uint_eq(gen_of(ctx, 0), 3);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 3);
   ct_launch1(ctx, 0, inc, 64, 1, ia);
   ct_expect_ints(ctx, 0, a, 64, 12);
-  ck_assert_uint_eq(stats_of(ctx, 0).relocations, 3);
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 3);
   /* A stream not used yet is created where it is sent. */
   CT_OK(cls_stream_relocate(ctx, 5, n - 1, 0));
-  ck_assert_uint_eq(gen_of(ctx, 5), 1);
+  ck_assert_uint_eq(ct_generation(ctx, 5), 1);
   ck_assert_int_eq(device_of(ctx, 5), n - 1);
   ct_expect_ints(ctx, 5, a, 64, 12);
   cls_context_destroy(ctx);
@@ -363,7 +352,7 @@ START_TEST(relocate_naming_a_retired_generation_is_refused_estalegen) {
   cls_context *ctx = devctx(NULL, NULL);
   int n = ndev(ctx);
   cls_buffer a = ct_written(ctx, 1, 16, 4);
-  uint64_t g = gen_of(ctx, 1);
+  uint64_t g = ct_generation(ctx, 1);
   CT_OK(cls_stream_relocate(ctx, 1, 0, g));
   /* A second request made from the same reading: the seed's stale
    * handoff.  Refused, and nothing moves. */
@@ -371,14 +360,14 @@ START_TEST(relocate_naming_a_retired_generation_is_refused_estalegen) {
   ck_assert_msg(strstr(cls_last_error_detail(), "generation"), "detail: %s",
                 cls_last_error_detail());
   ck_assert_str_eq(cls_err_name(CLS_ESTALEGEN), "CLS_ESTALEGEN");
-  ck_assert_uint_eq(gen_of(ctx, 1), g + 1);
+  ck_assert_uint_eq(ct_generation(ctx, 1), g + 1);
   ck_assert_int_eq(device_of(ctx, 1), 0);
   /* From the future: not a generation the stream had. */
   CT_ERR(cls_stream_relocate(ctx, 1, 0, g + 5), CLS_EINVAL);
   CT_ERR(cls_stream_relocate(ctx, 1, n, g + 1), CLS_ERANGE);
   CT_ERR(cls_stream_relocate(ctx, -1, 0, 0), CLS_ESTREAM);
   CT_ERR(cls_stream_relocate(NULL, 0, 0, 0), CLS_EINVAL);
-  ck_assert_uint_eq(gen_of(ctx, 1), g + 1);
+  ck_assert_uint_eq(ct_generation(ctx, 1), g + 1);
   ct_expect_ints(ctx, 1, a, 16, 4);
   cls_context_destroy(ctx);
 }
@@ -420,13 +409,13 @@ START_TEST(F7_retired_events_are_never_waited_on) {
   cls_arg fa[] = {CLS_OUT(a), CLS_SCALAR(v)};
   ct_launch1(ctx, 0, fill, 64, 2, fa); /* fails at completion */
   CT_OK(cls_stream_relocate(ctx, 0, n - 1, 0));
-  uint64_t waits = stats_of(ctx, 1).waits;
+  uint64_t waits = ct_stats(ctx, 1).waits;
   cls_arg ia[] = {CLS_INOUT(a)};
   size_t g[1] = {64};
   CT_ERR(cls_launch(ctx, 1, inc, 1, g, NULL, 1, ia), CLS_ESKIPPED);
   cls_arg oa[] = {CLS_INOUT(ok)};
   ct_launch1(ctx, 1, inc, 64, 1, oa); /* written on the retired queue: no wait */
-  ck_assert_uint_eq(stats_of(ctx, 1).waits, waits);
+  ck_assert_uint_eq(ct_stats(ctx, 1).waits, waits);
   ct_expect_ints(ctx, 1, ok, 64, 9);
   cls_report *r = NULL;
   int got[64];
@@ -463,7 +452,7 @@ static cls_context *lostctx(const char *relocate, const char *fault) {
 static void own_lease(cls_context *ctx, int a, int b) {
   const char *sched = getenv("CLS_SCHEDULER");
   if (sched && strstr(sched, "interleave") && device_of(ctx, a) == device_of(ctx, b))
-    CT_OK(cls_stream_relocate(ctx, b, device_of(ctx, b), gen_of(ctx, b)));
+    CT_OK(cls_stream_relocate(ctx, b, device_of(ctx, b), ct_generation(ctx, b)));
 }
 
 /* The first (only) failure of a tainted buffer, read on `stream`: one
@@ -501,8 +490,8 @@ START_TEST(lost_queue_with_relocation_off_fails_every_later_command) {
   CT_ERR2(cls_fill(ctx, 0, a, 0, sizeof host, &v, sizeof v), CLS_ECL, CLS_OK);
   cls_stream_sync(ctx, 0, NULL);
   expect_failure(ctx, 1, a, "CL_DEVICE_NOT_AVAILABLE");
-  ck_assert_uint_eq(gen_of(ctx, 0), 0);
-  ck_assert_uint_eq(stats_of(ctx, 0).relocations, 0);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 0);
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 0);
   /* Other streams are other leases. */
   ct_expect_ints(ctx, 1, ct_written(ctx, 1, 16, 4), 16, 4);
   cls_context_destroy(ctx);
@@ -527,9 +516,9 @@ START_TEST(lost_queue_relocates_to_the_other_device_and_completed_work_survives)
   size_t g[1] = {16};
   CT_ERR2(cls_launch(ctx, 0, inc, 1, g, NULL, 1, ib), CLS_ELAUNCH, CLS_OK); /* 3: lost */
   cls_stream_sync(ctx, 0, NULL);
-  ck_assert_uint_eq(gen_of(ctx, 0), 1);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
   ck_assert_int_eq(device_of(ctx, 0), 1 % n);
-  ck_assert_uint_eq(stats_of(ctx, 0).relocations, 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 1);
   int got[16];
   ct_download_ints(ctx, 0, a, got, 16); /* proven before the loss: kept */
   CT_EXPECT_INTS(got, (size_t)16, i, (int)i);
@@ -560,9 +549,9 @@ START_TEST(lost_queue_relocates_on_the_same_device_and_consumers_are_skipped) {
   cls_arg ia[] = {CLS_INOUT(a)};
   CT_ERR(cls_launch(ctx, 2, inc, 1, g, NULL, 1, ia), CLS_ESKIPPED);
   CT_OK(cls_sync(ctx, NULL));
-  ck_assert_uint_eq(gen_of(ctx, 1), 1);
+  ck_assert_uint_eq(ct_generation(ctx, 1), 1);
   ck_assert_int_eq(device_of(ctx, 1), dev);
-  ck_assert_uint_eq(stats_of(ctx, 1).relocations, 1);
+  ck_assert_uint_eq(ct_stats(ctx, 1).relocations, 1);
   expect_failure(ctx, 2, a, "lost with stream 1 generation 0");
   ct_launch1(ctx, 1, fill, 16, 2, fa);
   ct_launch1(ctx, 2, inc, 16, 1, ia);

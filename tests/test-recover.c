@@ -52,17 +52,6 @@ static void expect_replays(cls_context *ctx, int stream, uint64_t n) {
     ck_assert_uint_ge(st.replays, n);
 }
 
-static uint64_t gen_of(cls_context *ctx, int stream) {
-  uint64_t g = 99;
-  CT_OK(cls_stream_generation(ctx, stream, &g));
-  return g;
-}
-
-static struct cls_stream_stats stats_of(cls_context *ctx, int stream) {
-  struct cls_stream_stats st;
-  CT_OK(cls_stream_stats(ctx, stream, &st));
-  return st;
-}
 
 /* The one failure b carries, read on `stream`, whose message has `has`
  * (and `also`, when not NULL). */
@@ -113,8 +102,8 @@ static void chain_case(const char *relocate) {
   int got[N];
   ct_download_ints(ctx, 0, b, got, N);
   CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 10);
-  ck_assert_uint_eq(gen_of(ctx, 0), 1);
-  ck_assert_uint_eq(stats_of(ctx, 0).relocations, 1);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 1);
   expect_replays(ctx, 0, 1);
   cls_context_destroy(ctx);
 }
@@ -143,8 +132,8 @@ START_TEST(loss_at_a_download_is_replayed_and_the_download_returns_the_bytes) {
   ck_assert_msg(rc == CLS_OK, "download: %s: %s", cls_err_name(rc),
                 r ? cls_report_text(r) : cls_last_error_detail());
   CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 3);
-  ck_assert_uint_eq(stats_of(ctx, 0).replays, 1);
-  ck_assert_uint_eq(gen_of(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 1);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
   cls_report_free(r);
   cls_context_destroy(ctx);
 }
@@ -161,8 +150,8 @@ START_TEST(loss_during_replay_counts_and_within_the_bound_still_recovers) {
   int got[N];
   ct_download_ints(ctx, 0, b, got, N);
   CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 6);
-  ck_assert_uint_eq(gen_of(ctx, 0), 2);
-  ck_assert_uint_eq(stats_of(ctx, 0).relocations, 2);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 2);
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 2);
   expect_replays(ctx, 0, 2);
   cls_context_destroy(ctx);
 }
@@ -188,7 +177,7 @@ START_TEST(past_the_bound_the_loss_is_reported_and_says_replay_stopped) {
     cls_sync(ctx, NULL);
   }
   expect_replays(ctx, 0, 1);
-  ck_assert_uint_eq(gen_of(ctx, 0), 2);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 2);
   expect_lost(ctx, 0, b, "lost with stream 0 generation 1", "replay stopped");
   /* The stream works on its fresh queue. */
   ct_expect_ints(ctx, 0, ct_written(ctx, 0, N, 7), N, 7);
@@ -208,8 +197,8 @@ START_TEST(recovery_off_reports_the_loss_and_replays_nothing) {
   int rc = cls_launch(ctx, 0, inc, 1, g, NULL, 1, ia);
   ck_assert_int_eq(rc, at_call(ctx) ? CLS_ELAUNCH : CLS_OK);
   cls_sync(ctx, NULL);
-  ck_assert_uint_eq(gen_of(ctx, 0), 1);
-  ck_assert_uint_eq(stats_of(ctx, 0).replays, 0);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 0);
   int got[N];
   cls_report *r = NULL;
   CT_ERR(cls_download(ctx, 0, b, 0, got, sizeof got, &r), CLS_ETAINTED);
@@ -267,11 +256,11 @@ START_TEST(lost_shared_queue_replays_each_stream_in_its_own_order) {
   expect_replays(ctx, 0, 1);
   const char *sched = getenv("CLS_SCHEDULER");
   if (sched && strstr(sched, "interleave")) { /* the shared queue took stream 1 too */
-    ck_assert_uint_ge(stats_of(ctx, 1).replays, 1);
-    ck_assert_uint_eq(gen_of(ctx, 1), 1);
+    ck_assert_uint_ge(ct_stats(ctx, 1).replays, 1);
+    ck_assert_uint_eq(ct_generation(ctx, 1), 1);
   } else {
-    ck_assert_uint_eq(stats_of(ctx, 1).replays, 0);
-    ck_assert_uint_eq(gen_of(ctx, 1), 0);
+    ck_assert_uint_eq(ct_stats(ctx, 1).replays, 0);
+    ck_assert_uint_eq(ct_generation(ctx, 1), 0);
   }
   cls_context_destroy(ctx);
 }
@@ -316,7 +305,7 @@ START_TEST(stale_relocation_during_replay_is_refused_and_the_replay_is_unharmed)
   int got[N];
   ct_download_ints(ctx, 0, b, got, N);
   CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 100);
-  ck_assert_uint_eq(gen_of(ctx, 0), 2);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 2);
   expect_replays(ctx, 0, 2);
   cls_context_destroy(ctx);
 }
@@ -385,12 +374,12 @@ START_TEST(relocation_with_replay_cost_is_measured) {
   for (int i = 1; nl < 10 && i < 100; i++) {
     incs(ctx, 0, inc, b, 1);
     CT_OK(cls_stream_sync(ctx, 0, NULL));
-    uint64_t before = stats_of(ctx, 0).replays;
+    uint64_t before = ct_stats(ctx, 0).replays;
     uint64_t t0 = now_ns();
     ct_download_ints(ctx, 0, b, got, N);
     uint64_t t = now_ns() - t0;
     CT_EXPECT_INTS(got, (size_t)N, j, (int)j + i);
-    if (stats_of(ctx, 0).replays != before)
+    if (ct_stats(ctx, 0).replays != before)
       lost[nl++] = t;
     else if (nc < 64)
       clean[nc++] = t;
