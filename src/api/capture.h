@@ -8,7 +8,8 @@
  * command buffers release them and forget the context. */
 void cls__capture_detach_all(cls_context *ctx);
 
-/* Fault injection (fault.c): when fc is one command buffer of a replay,
+/* Fault injection (fault.c, as cls__fault_data.members: the factory
+ * layer calls no module above it): when fc is one command buffer of a replay,
  * *n and, per command inside it, *kinds (CLS__CMD_*) and *names (kernel
  * names; NULL for transfers).  False for any other foreign command. */
 struct cls_foreign_cmd;

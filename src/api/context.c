@@ -112,6 +112,7 @@ static int start_streams(cls_context *ctx, const struct cls_context_options *opt
     ctx->fault_data.inner = factory;
     ctx->fault_data.inner_data = fdata;
     ctx->fault_data.cfg = ctx->faults;
+    ctx->fault_data.members = cls__capture_run_members;
     factory = &cls__fault_factory;
     fdata = &ctx->fault_data;
   }

@@ -3,7 +3,6 @@
  * every command of a backend queue from one on), as the parsed spec
  * (fault-spec.c, its grammar) says; failures held back for a number of
  * polls are found in shuffled order. */
-#include "api/capture.h"
 #include "factory/call.h"
 #include "factory/fault.h"
 #include "factory/fault-spec.h"
@@ -35,6 +34,9 @@ struct fault_stream {
   const struct cls_stream_factory *inner;
   void *s;
   struct cls__fault_config *cfg;
+  /* cls__fault_data.members: the commands inside a foreign command */
+  bool (*members)(const struct cls_foreign_cmd *fc, size_t *n, const unsigned char **kinds,
+                  const char *const **names);
   const struct cls_backend *backend;
   int id;
   struct doomed *doomed; /* in seq order */
@@ -75,6 +77,7 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
   }
   fs->inner = d->inner;
   fs->cfg = d->cfg;
+  fs->members = d->members;
   fs->backend = be;
   fs->id = id;
   fs->ranged = (be->flags & CLS_BACKEND_RANGED) && cls__factory_poll_range(d->inner);
@@ -140,8 +143,8 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
   size_t nm = 1;
   const unsigned char *mkinds = NULL;
   const char *const *mnames = NULL;
-  if (fc)
-    cls__capture_run_members(fc, &nm, &mkinds, &mnames);
+  if (fc && fs->members)
+    fs->members(fc, &nm, &mkinds, &mnames);
 #define MEMBER_OP(i) (mkinds ? op_names[mkinds[i]] : op)
 #define MEMBER_KERNEL(i) (mkinds ? mnames[i] : kernel)
   if (fs->lost)

@@ -26,6 +26,13 @@ struct cls__fault_data {
   const struct cls_stream_factory *inner;
   void *inner_data;
   struct cls__fault_config *cfg;
+  /* Set by the layer that makes foreign commands standing for several
+   * (a replay's command buffer, src/api/capture.c), so that faults count
+   * the commands inside one: true with *n and, per command, *kinds
+   * (CLS__CMD_*) and *names (kernel names, NULL for transfers) when fc
+   * is such a command.  NULL: every foreign command is one. */
+  bool (*members)(const struct cls_foreign_cmd *fc, size_t *n, const unsigned char **kinds,
+                  const char *const **names);
 };
 extern const struct cls_stream_factory cls__fault_factory;
 
