@@ -2,6 +2,7 @@
  * driver) and destruction in the reverse order, and the context-level
  * public calls: device, quirks, driver, logger. */
 #include "api/capture.h"
+#include "util/parse.h"
 #include "core/kernel.h"
 #include "core/program.h"
 #include "core/relocate.h"
@@ -185,17 +186,14 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
     goto fail_guard_config;
   const char *cenv = getenv("CLS_CAPTURE");
   if (cenv && *cenv) {
-    if (strcmp(cenv, "auto") == 0)
-      ctx->capture_mode = CLS__CAPTURE_AUTO;
-    else if (strcmp(cenv, "plan") == 0)
-      ctx->capture_mode = CLS__CAPTURE_PLAN;
-    else if (strcmp(cenv, "command-buffer") == 0)
-      ctx->capture_mode = CLS__CAPTURE_CB;
-    else {
-      rc = cls__error(CLS_ECONFIG, 0,
-                      "CLS_CAPTURE: '%s' is not auto, plan or command-buffer", cenv);
+    /* In the order of CLS__CAPTURE_AUTO, _PLAN, _CB. */
+    static const char *const modes[] = {"auto", "plan", "command-buffer"};
+    _Static_assert(CLS__CAPTURE_AUTO == 0 && CLS__CAPTURE_PLAN == 1 && CLS__CAPTURE_CB == 2,
+                   "modes[] in enum order");
+    struct cls__parser ps = {"CLS_CAPTURE", cenv, NULL};
+    if ((rc = cls__parse_word(&ps, modes, 3, &ctx->capture_mode,
+                              "the capture backend is 'auto', 'plan' or 'command-buffer'")) < 0)
       goto fail_guard_config;
-    }
   }
   int precise = 0;
   unsigned every = 0;

@@ -26,33 +26,20 @@
 #include <string.h>
 
 int cls__placement_parse(const char *text, int *out) {
+  /* In the order of CLS__PLACE_FIRST, CLS__PLACE_SPREAD. */
+  static const char *const words[] = {"first", "spread"};
+  _Static_assert(CLS__PLACE_FIRST == 0 && CLS__PLACE_SPREAD == 1, "words[] in enum order");
   struct cls__parser ps = {"CLS_PLACEMENT", text, NULL};
-  int rc = cls__parse_text(&ps);
-  if (rc < 0)
-    return rc;
-  if (strcmp(text, "spread") == 0)
-    *out = CLS__PLACE_SPREAD;
-  else if (strcmp(text, "first") == 0)
-    *out = CLS__PLACE_FIRST;
-  else
-    return cls__parse_fail(&ps, "a placement is 'spread' or 'first'");
-  return CLS_OK;
+  return cls__parse_word(&ps, words, 2, out, "a placement is 'spread' or 'first'");
 }
 
 int cls__relocate_parse(const char *text, int *out) {
+  /* In the order of CLS__RELOCATE_OFF, _SAME, _OTHER. */
+  static const char *const words[] = {"off", "same", "other"};
+  _Static_assert(CLS__RELOCATE_OFF == 0 && CLS__RELOCATE_SAME == 1 && CLS__RELOCATE_OTHER == 2,
+                 "words[] in enum order");
   struct cls__parser ps = {"CLS_RELOCATE", text, NULL};
-  int rc = cls__parse_text(&ps);
-  if (rc < 0)
-    return rc;
-  if (strcmp(text, "off") == 0)
-    *out = CLS__RELOCATE_OFF;
-  else if (strcmp(text, "same") == 0)
-    *out = CLS__RELOCATE_SAME;
-  else if (strcmp(text, "other") == 0)
-    *out = CLS__RELOCATE_OTHER;
-  else
-    return cls__parse_fail(&ps, "a relocation policy is 'off', 'same' or 'other'");
-  return CLS_OK;
+  return cls__parse_word(&ps, words, 3, out, "a relocation policy is 'off', 'same' or 'other'");
 }
 
 int cls__recover_parse(const char *text, unsigned *out) {

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Longer text is cut in the detail: a 100 KB variable must not fill it. */
 #define QUOTE_MAX 96
@@ -64,6 +65,19 @@ int cls__parse_text(const struct cls__parser *ps) {
                              isspace((unsigned char)*c) ? "whitespace" : "a control character",
                              offset(ps, c));
   return CLS_OK;
+}
+
+int cls__parse_word(const struct cls__parser *ps, const char *const *words, int n, int *out,
+                    const char *expect) {
+  int rc = cls__parse_text(ps);
+  if (rc < 0)
+    return rc;
+  for (int i = 0; i < n; i++)
+    if (strcmp(ps->text, words[i]) == 0) {
+      *out = i;
+      return CLS_OK;
+    }
+  return cls__parse_fail(ps, "%s", expect);
 }
 
 int cls__parse_uint(const struct cls__parser *ps, const char *name, struct cls__span s,

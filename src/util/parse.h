@@ -51,6 +51,12 @@ void cls__parse_append_quoted(struct cls__span s);
  * character. */
 int cls__parse_text(const struct cls__parser *ps);
 
+/* The whole text, one of words[0..n): its index into *out.  Refused
+ * (CLS_ECONFIG) with "WHAT 'TEXT': " and `expect` in the detail when it
+ * holds whitespace or is none of them. */
+int cls__parse_word(const struct cls__parser *ps, const char *const *words, int n, int *out,
+                    const char *expect);
+
 /* An unsigned decimal in lo..hi into *out; `name` names it in the detail
  * (the parameter or key it is the value of). */
 int cls__parse_uint(const struct cls__parser *ps, const char *name, struct cls__span s,
