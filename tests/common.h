@@ -202,6 +202,16 @@ static inline struct cls_device_info ct_context_info(cls_context *ctx) {
   return info;
 }
 
+/* A new empty file named `stem`-XXXXXX in $TMPDIR (else /tmp), its path
+ * into path[cap]; the caller unlinks it. */
+static inline void ct_temp_file(char *path, size_t cap, const char *stem) {
+  const char *dir = getenv("TMPDIR");
+  snprintf(path, cap, "%s/%s-XXXXXX", dir && *dir ? dir : "/tmp", stem);
+  int fd = mkstemp(path);
+  ck_assert_msg(fd >= 0, "mkstemp %s failed", path);
+  close(fd);
+}
+
 /* Stream s's generation (cls_stream_generation), checked. */
 static inline uint64_t ct_generation(cls_context *ctx, int s) {
   uint64_t g = 99;

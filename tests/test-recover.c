@@ -401,10 +401,8 @@ END_TEST
  * and the replayed command on the fresh queue (a download: replayed under
  * every driver). */
 START_TEST(trace_shows_the_loss_and_the_replayed_command) {
-  char path[] = "/tmp/cls-recover-trace-XXXXXX";
-  int fd = mkstemp(path);
-  ck_assert_int_ge(fd, 0);
-  close(fd);
+  char path[512];
+  ct_temp_file(path, sizeof path, "cls-recover-trace");
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .device = "all",
                                   .relocate = "other",

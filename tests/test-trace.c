@@ -340,14 +340,9 @@ static double get_num(const struct jv *o, const char *key) {
 /* The trace file                                                      */
 /* ------------------------------------------------------------------ */
 
-static char path[64];
+static char path[512];
 
-static void new_path(void) {
-  snprintf(path, sizeof path, "/tmp/cls-trace-XXXXXX");
-  int fd = mkstemp(path);
-  ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
-  close(fd);
-}
+static void new_path(void) { ct_temp_file(path, sizeof path, "cls-trace"); }
 
 static char text[8 << 20];
 
