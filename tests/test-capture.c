@@ -84,11 +84,19 @@ static bool device_has_cb(void) {
   return false;
 }
 
-/* Whether cap replays (some of) its commands as command buffers. */
-static bool uses_cb(const cls_capture *cap) {
+/* Whether cap replays (some of) its commands as runs, one command each:
+ * command buffers, or the plan's runs (each member its own enqueue). */
+static bool has_runs(const cls_capture *cap) {
   struct cls_capture_stats st;
   CT_OK(cls_capture_info(cap, &st));
   return st.runs > 0;
+}
+
+/* Whether its runs are command buffers. */
+static bool uses_cb(const cls_capture *cap) {
+  struct cls_capture_stats st;
+  CT_OK(cls_capture_info(cap, &st));
+  return strcmp(st.backend, "command-buffer") == 0;
 }
 
 /* The second run of the shared cases: every one again with the
@@ -496,12 +504,12 @@ START_TEST(F2_replay_failed_command_taints_its_writes_and_skips_readers) {
   launch(1, "ka", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(d)}); /* independent: runs */
   CT_OK(cls_capture_end(ctx, &cap));
   replay_fails(cap);
-  /* Command buffers: stream 1's two launches are one run.  A driver that
-   * defers hands it over before fk's failure is known, so the run, the
-   * unit of its command buffer, is skipped whole (the independent launch
-   * with it); the event driver knows at once and replays the run on the
-   * plan, exactly. */
-  bool whole = uses_cb(cap) && strcmp(cls_context_driver(ctx), "event") != 0;
+  /* Runs (command buffers, or the plan's): stream 1's two launches are
+   * one run.  A driver that defers hands it over before fk's failure is
+   * known, so the run, one command, is skipped whole (the independent
+   * launch with it); the event driver knows at once and replays the run
+   * command by command, exactly. */
+  bool whole = has_runs(cap) && strcmp(cls_context_driver(ctx), "event") != 0;
   int v[N];
   cls_report *r = NULL;
   CT_ERR(cls_download(ctx, 1, c, 0, v, NB, &r), CLS_ETAINTED);
@@ -661,10 +669,12 @@ static void ranged_in_replay(int precise) {
   struct cls_failure_info f;
   CT_OK(cls_report_failure(r, 0, &f));
   ck_assert_int_eq(f.async, 1);
-  if (uses_cb(cap)) {
-    /* One command buffer: the run is the range, named by the capture. */
+  if (has_runs(cap)) {
+    /* One run (a command buffer, or the plan's run): the run is the
+     * range, named by the capture. */
     ck_assert(ranged);
-    ck_assert_msg(strstr(f.message, "command buffer of capture #1 commands 0-3 (ka...)"),
+    ck_assert_msg(strstr(f.message, uses_cb(cap) ? "command buffer of capture #1 commands 0-3 (ka...)"
+                                                 : "run of capture #1 commands 0-3 (ka...)"),
                   "the run's record: %s", f.message);
   } else if (ranged) {
     ck_assert_msg(strstr(f.message, "one of 4 launches") && strstr(f.message, "ka x3") &&
@@ -781,6 +791,92 @@ START_TEST(CB_run_is_recorded_once_and_enqueued_once_per_replay) {
   cls_capture_destroy(cap);
   close_ctx();
   unforce();
+}
+END_TEST
+
+/* The plan's runs (CLS_CAPTURE=plan, ranged attribution): a run of
+ * consecutive commands on one stream that take no parameter is one
+ * command of the command path, its members enqueued one by one with
+ * their arguments set once; the bytes, the stream's counts and the
+ * positions are the uncaptured program's. */
+START_TEST(plan_run_is_one_command_and_equals_uncaptured) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(NULL);
+  int mode = -1;
+  CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
+  int zero = 0, k = 7, want[N];
+  cls_buffer x = buf_of(0, 1), w = ct_alloc(ctx, 0, NB);
+  struct cls_stream_stats s0, s1, s2;
+  CT_OK(cls_stream_stats(ctx, 0, &s0));
+  for (int r = 0; r < REPLAYS; r++) {
+    CT_OK(cls_fill(ctx, 0, w, 0, NB, &zero, sizeof zero));
+    tiny_chain(x, &k);
+    CT_OK(cls_copy(ctx, 0, x, 0, w, 0, NB));
+  }
+  CT_OK(cls_stream_stats(ctx, 0, &s1));
+  ct_download_ints(ctx, 0, w, want, N);
+  cls_buffer y = buf_of(0, 1);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_fill(ctx, 0, w, 0, NB, &zero, sizeof zero));
+  tiny_chain(y, &k);
+  CT_OK(cls_copy(ctx, 0, y, 0, w, 0, NB));
+  CT_OK(cls_capture_end(ctx, &cap));
+  struct cls_stream_stats sc;
+  CT_OK(cls_stream_stats(ctx, 0, &sc));
+  for (int r = 0; r < REPLAYS; r++)
+    CT_OK(cls_replay(ctx, cap, 0, NULL));
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_stream_stats(ctx, 0, &s2));
+  expect_same(w, 0, want, "fill, chain, copy replayed as one run");
+  /* The replays count as the uncaptured loop did: 7 enqueues and 5
+   * launches each. */
+  ck_assert_uint_eq(s2.launches - sc.launches, s1.launches - s0.launches);
+  ck_assert_uint_eq(s2.enqueues - sc.enqueues, s1.enqueues - s0.enqueues);
+  struct cls_capture_stats st;
+  CT_OK(cls_capture_info(cap, &st));
+  ck_assert_str_eq(st.backend, "plan");
+  ck_assert_uint_eq(st.commands, 7);
+  if (mode == CLS_ATTRIBUTION_RANGED) {
+    ck_assert_uint_eq(st.runs, 1);
+    ck_assert_uint_eq(st.in_runs, 7);
+    ck_assert_uint_eq(st.recordings, 1);
+    ck_assert_uint_eq(st.enqueues, REPLAYS);
+  }
+  cls_capture_destroy(cap);
+  close_ctx();
+  unsetenv("CLS_CAPTURE");
+}
+END_TEST
+
+/* The positions after a plan run: each member takes its own, so a
+ * failure after the replays names the position of the uncaptured run. */
+START_TEST(plan_run_members_take_their_positions) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx("enqueue:kernel=fk");
+  cls_buffer a = buf_of(0, 0), b = ct_alloc(ctx, 0, NB), c = ct_alloc(ctx, 0, NB);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  for (int j = 0; j < 3; j++)
+    launch(0, "ka", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  for (int r = 0; r < 2; r++)
+    CT_OK(cls_replay(ctx, cap, 0, NULL));
+  /* The upload is position 1, the replays 2-7: fk is 8. */
+  size_t g = N;
+  cls_launch(ctx, 0, K("fk"), 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(c)});
+  cls_sync(ctx, NULL);
+  int v[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, c, 0, v, NB, &r), CLS_ETAINTED);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_str_eq(fi.kernel, "fk");
+  ck_assert_uint_eq(fi.position, 8);
+  cls_report_free(r);
+  cls_capture_destroy(cap);
+  close_ctx();
+  unsetenv("CLS_CAPTURE");
 }
 END_TEST
 
@@ -969,6 +1065,15 @@ START_TEST(CLS_CAPTURE_malformed_is_ECONFIG_and_plan_never_records) {
   tiny_chain(x, &k);
   CT_OK(cls_capture_end(ctx, &cap));
   ck_assert(!uses_cb(cap)); /* plan: never command buffers */
+  int mode = -1;
+  CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
+  struct cls_capture_stats ps;
+  CT_OK(cls_capture_info(cap, &ps));
+  ck_assert_str_eq(ps.backend, "plan");
+  if (mode == CLS_ATTRIBUTION_RANGED) { /* the chain is one run of the plan */
+    ck_assert_uint_eq(ps.runs, 1);
+    ck_assert_uint_eq(ps.in_runs, ps.commands);
+  }
   CT_ERR(cls_capture_info(cap, NULL), CLS_EINVAL);
   cls_capture_destroy(cap);
   close_ctx();
@@ -1008,6 +1113,8 @@ int main(void) {
   CT_ADD_BOTH(s, F2_replay_whose_inputs_are_tainted_is_skipped);
   CT_ADD_BOTH(s, F2_replay_skips_only_what_the_tainted_input_reaches);
   CT_ADD_BOTH(s, F7_replay_over_two_devices_and_after_a_relocation_equals_uncaptured);
+  CT_ADD(s, plan_run_is_one_command_and_equals_uncaptured);
+  CT_ADD(s, plan_run_members_take_their_positions);
   CT_ADD_BOTH(s, F8a_ranged_attribution_names_a_range_of_the_replay);
   CT_ADD_BOTH(s, F8a_exact_attribution_pins_the_command_of_the_replay);
   CT_ADD_BOTH(s, F7_two_threads_replaying_one_capture_never_interleave);

@@ -54,12 +54,29 @@ struct entry {
   struct run *run;                   /* the run that starts here, NULL none */
 };
 
+/* A member of a plan run (direct_enqueue): what its enqueue takes, set
+ * once when the run is prepared. */
+struct dmember {
+  unsigned char kind;                /* CLS__CMD_LAUNCH, _COPY or _FILL */
+  cl_uint dims;
+  cl_kernel k;                       /* the run's own kernel, arguments set */
+  const size_t *global, *local;      /* into the entry (never moves) */
+  cl_mem src, dst;
+  size_t src_offset, dst_offset, size;
+  const void *pattern;               /* into the entry */
+  size_t pattern_size;
+};
+
 /* One recording of a run: kept until the capture goes (a replay's
- * command may still be deferred by the driver with it as its data). */
+ * command may still be deferred by the driver with it as its data).  A
+ * command buffer (cb, on `queue`), or for a plan run its members, each
+ * enqueued on whatever queue the stream has then (dm; cb and queue
+ * NULL). */
 struct rec {
   cl_command_buffer_khr cb;
   cl_command_queue queue;            /* retained: what cb was recorded on */
   const struct cls__cb_api *api;
+  struct dmember *dm;                /* a plan run's members */
   struct run *run;
   atomic_ullong *enqueues;           /* the capture's count */
   struct rec *next;                  /* the capture's list */
@@ -73,8 +90,11 @@ struct rec {
 struct run {
   size_t first, n;
   int stream;
-  bool off;                          /* the plan for good (no extension,
-                                        recording failed) */
+  bool off;                          /* command by command for good (no
+                                        extension, recording failed) */
+  bool direct;                       /* a plan run: its members enqueued
+                                        one by one, in one command */
+  size_t nlaunch;                    /* its launches */
   char label[96];                    /* what reports call it */
   size_t nu;                         /* the union of its bindings */
   struct { unsigned short e, b; unsigned char access; } u[CLS_MAX_ARGS];
@@ -122,10 +142,13 @@ static void release_recs(struct cls_capture *cap, bool retired_only) {
     *p = r->next;
     if (r->run->rec == r)
       r->run->rec = NULL;
-    r->api->release(r->cb);
-    clReleaseCommandQueue(r->queue);
+    if (r->api)
+      r->api->release(r->cb);
+    if (r->queue)
+      clReleaseCommandQueue(r->queue);
     for (size_t k = 0; k < r->nk; k++)
       clReleaseKernel(r->k[k]);
+    free(r->dm);
     free(r);
   }
   cap->retired = 0;
@@ -178,13 +201,14 @@ CLS_API void cls_capture_destroy(cls_capture *cap) {
 CLS_API int cls_capture_info(const cls_capture *cap, struct cls_capture_stats *out) {
   if (!cap || !out)
     return cls__error(CLS_EINVAL, 0, "cls_capture_info: NULL argument");
-  *out = (struct cls_capture_stats){.commands = cap->n};
+  *out = (struct cls_capture_stats){.commands = cap->n, .backend = "plan"};
   for (size_t r = 0; r < cap->nruns; r++)
     if (!cap->runs[r].off) {
       out->runs++;
       out->in_runs += cap->runs[r].n;
+      if (!cap->runs[r].direct)
+        out->backend = "command-buffer";
     }
-  out->backend = out->runs ? "command-buffer" : "plan";
   out->recordings = atomic_load(&((cls_capture *)cap)->recordings);
   out->enqueues = atomic_load(&((cls_capture *)cap)->enqueues);
   return CLS_OK;
@@ -282,7 +306,8 @@ static bool recordable(const struct entry *e) {
  * hand-over, where a command buffer recorded for the retired queue cannot
  * go, while the plan's commands can. */
 static bool want_cb(cls_context *ctx, struct cls_capture *cap) {
-  if (ctx->capture_mode == CLS__CAPTURE_PLAN || !ctx->ranged || ctx->guard ||
+  if (ctx->capture_mode == CLS__CAPTURE_PLAN || ctx->capture_mode == CLS__CAPTURE_COMMANDS ||
+      !ctx->ranged || ctx->guard ||
       !cls__factory_queue(ctx->pool.factory) || !cls__factory_foreign(ctx->pool.factory))
     return false;
   if (ctx->relocate != CLS__RELOCATE_OFF && ctx->recover) {
@@ -318,21 +343,45 @@ static bool want_cb(cls_context *ctx, struct cls_capture *cap) {
   return faster;
 }
 
-/* The runs of a capture that takes command buffers: maximal sequences of
- * two or more recordable entries on one stream whose bindings fit one
- * command.  Nothing recorded yet: that is the first replay's. */
+/* Whether the plan enqueues its runs as one command each (direct_enqueue):
+ * under the conditions that keep command buffers off the plan too, since
+ * a run is then the unit of attribution (ranged: the run is a range) and
+ * of F2 (its inputs checked once).  Not where command buffers were asked
+ * for and cannot be had (CLS_CAPTURE=command-buffer: command by command,
+ * as documented), nor under CLS_CAPTURE=commands (each command its own
+ * unit, as uncaptured). */
+static bool want_direct(cls_context *ctx) {
+  return ctx->capture_mode != CLS__CAPTURE_CB && ctx->capture_mode != CLS__CAPTURE_COMMANDS &&
+         ctx->ranged && !ctx->guard &&
+         cls__factory_foreign(ctx->pool.factory) &&
+         !(ctx->relocate != CLS__RELOCATE_OFF && ctx->recover);
+}
+
+/* A plan run's member: no parameter (its enqueue is prepared once, never
+ * changed, so a driver that defers may hold it), recordable otherwise. */
+static bool direct_member(const struct entry *e) {
+  return recordable(e) && e->nparam == 0 && !e->swaps;
+}
+
+/* The runs of a capture: maximal sequences of two or more recordable
+ * entries on one stream whose bindings fit one command -- command buffers
+ * where the capture takes them, else (want_direct) plan runs, whose
+ * members take no parameter.  Nothing recorded yet: that is the first
+ * replay's. */
 static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
-  if (!want_cb(ctx, cap))
+  bool direct = !want_cb(ctx, cap);
+  if (direct && !want_direct(ctx))
     return CLS_OK;
+  bool (*fits)(const struct entry *) = direct ? direct_member : recordable;
   size_t i = 0;
   while (i < cap->n) {
-    if (!recordable(&cap->e[i])) {
+    if (!fits(&cap->e[i])) {
       i++;
       continue;
     }
     size_t j = i, nu = 0;
     cls_buffer seen[CLS_MAX_ARGS];
-    while (j < cap->n && recordable(&cap->e[j]) && cap->e[j].stream == cap->e[i].stream) {
+    while (j < cap->n && fits(&cap->e[j]) && cap->e[j].stream == cap->e[i].stream) {
       const struct cls__cmd *cmd = &cap->e[j].cmd;
       size_t more = 0;
       for (size_t b = 0; b < cmd->nbind; b++) {
@@ -368,6 +417,7 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
     r->first = i;
     r->n = j - i;
     r->stream = cap->e[i].stream;
+    r->direct = direct;
     i = j;
   }
   /* The array stops moving: entries point at their runs. */
@@ -409,6 +459,7 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
     for (size_t q = 0; q < r->n; q++) {
       const struct cls__cmd *cmd = &cap->e[r->first + q].cmd;
       r->kinds[q] = (unsigned char)cmd->kind;
+      r->nlaunch += cmd->kind == CLS__CMD_LAUNCH;
       r->names[q] = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : NULL;
     }
   }
@@ -428,9 +479,39 @@ static cl_int run_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   return rc;
 }
 
+/* The foreign callback of a plan run: its members on the stream's queue
+ * (after the wait list's barrier), each after the one before (the queue
+ * is in order), the last one's event the run's.  A member that fails to
+ * enqueue fails the run: those before it are enqueued and run. */
+static cl_int direct_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
+  const struct rec *r = call->data;
+  cl_command_queue q = call->queue;
+  size_t n = r->run->n;
+  cl_int rc = CL_SUCCESS;
+  for (size_t i = 0; i < n && rc == CL_SUCCESS; i++) {
+    const struct dmember *m = &r->dm[i];
+    cl_event *out = i + 1 == n ? ev : NULL;
+    switch (m->kind) {
+    case CLS__CMD_LAUNCH:
+      rc = clEnqueueNDRangeKernel(q, m->k, m->dims, NULL, m->global, m->local, 0, NULL, out);
+      break;
+    case CLS__CMD_COPY:
+      rc = clEnqueueCopyBuffer(q, m->src, m->dst, m->src_offset, m->dst_offset, m->size, 0,
+                               NULL, out);
+      break;
+    default:
+      rc = clEnqueueFillBuffer(q, m->dst, m->pattern, m->pattern_size, m->dst_offset, m->size,
+                               0, NULL, out);
+    }
+  }
+  if (rc == CL_SUCCESS)
+    atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
+  return rc;
+}
+
 bool cls__capture_run_members(const struct cls_foreign_cmd *fc, size_t *n,
                               const unsigned char **kinds, const char *const **names) {
-  if (fc->fn != run_enqueue)
+  if (fc->fn != run_enqueue && fc->fn != direct_enqueue)
     return false;
   const struct rec *r = fc->data;
   *n = r->run->n;
@@ -749,7 +830,7 @@ static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params
  * cl_mem behind a binding, another value of a parameter. */
 static bool stale(const struct cls_capture *cap, const struct run *r, cl_command_queue q,
                   const cls_param *params) {
-  if (!r->rec || r->rec->queue != q)
+  if (!r->rec || (!r->direct && r->rec->queue != q))
     return true;
   size_t m = 0, v = 0;
   for (size_t i = r->first; i < r->first + r->n; i++) {
@@ -765,6 +846,22 @@ static bool stale(const struct cls_capture *cap, const struct run *r, cl_command
     }
   }
   return false;
+}
+
+/* rec becomes r's current recording; the one it replaces is retired. */
+static void keep(cls_context *ctx, struct cls_capture *cap, struct run *r, struct rec *rec) {
+  rec->run = r;
+  rec->enqueues = &cap->enqueues;
+  rec->next = cap->recs;
+  if (!cap->recs && cap->nruns) { /* the first: the context releases it if it goes first */
+    cap->next_cb = ctx->cb_captures;
+    ctx->cb_captures = cap;
+  }
+  cap->recs = rec;
+  if (r->rec)
+    cap->retired++;
+  r->rec = rec;
+  atomic_fetch_add_explicit(&cap->recordings, 1, memory_order_relaxed);
 }
 
 /* Records the run's command buffer on q from its refreshed entries, each
@@ -844,19 +941,63 @@ static cl_int record(cls_context *ctx, struct cls_capture *cap, struct run *r,
   rec->cb = cb;
   rec->queue = q;
   rec->api = api;
-  rec->run = r;
-  rec->enqueues = &cap->enqueues;
-  rec->next = cap->recs;
   rec->nk = nk;
-  if (!cap->recs && cap->nruns) { /* the first: the context releases it if it goes first */
-    cap->next_cb = ctx->cb_captures;
-    ctx->cb_captures = cap;
+  keep(ctx, cap, r, rec);
+  return CL_SUCCESS;
+}
+
+/* Prepares a plan run from its entries (their slots resolved): a kernel
+ * of its own per launch, arguments set, and what each enqueue takes.
+ * Slow path: allocates.  CL status, CL_SUCCESS. */
+static cl_int record_direct(cls_context *ctx, struct cls_capture *cap, struct run *r) {
+  struct rec *rec = calloc(1, sizeof *rec + r->n * sizeof(cl_kernel));
+  struct dmember *dm = calloc(r->n, sizeof *dm);
+  cl_int rc = rec && dm ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+  size_t nk = 0, m = 0;
+  for (size_t i = r->first; i < r->first + r->n && rc == CL_SUCCESS; i++) {
+    const struct cls__cmd *cmd = &cap->e[i].cmd;
+    struct dmember *d = &dm[i - r->first];
+    d->kind = (unsigned char)cmd->kind;
+    switch (cmd->kind) {
+    case CLS__CMD_LAUNCH:
+      /* Its own kernel, as a command buffer's: the arguments set once
+       * here stay, whatever launches outside the capture set. */
+      if (!(rec->k[nk] = clCreateKernel(cmd->kernel->prog->program, cmd->kernel->name, &rc)))
+        break;
+      d->k = rec->k[nk++];
+      for (unsigned a = 0; a < cmd->kcmd.nargs && rc == CL_SUCCESS; a++)
+        rc = clSetKernelArg(d->k, a, cmd->kargs[a].size, cmd->kargs[a].value);
+      d->dims = cmd->kcmd.dims;
+      d->global = cmd->kcmd.global;
+      d->local = cmd->kcmd.local;
+      break;
+    case CLS__CMD_COPY:
+      d->src = cmd->bind[0].slot->mem;
+      d->dst = cmd->bind[1].slot->mem;
+      d->src_offset = cmd->x.src_offset;
+      d->dst_offset = cmd->x.dst_offset;
+      d->size = cmd->x.size;
+      break;
+    default: /* a fill */
+      d->dst = cmd->bind[0].slot->mem;
+      d->dst_offset = cmd->x.dst_offset;
+      d->size = cmd->x.size;
+      d->pattern = cmd->x.pattern;
+      d->pattern_size = cmd->x.pattern_size;
+    }
+    for (size_t b = 0; b < cmd->nbind; b++)
+      r->mems[m++] = cmd->bind[b].slot->mem;
   }
-  cap->recs = rec;
-  if (r->rec)
-    cap->retired++;
-  r->rec = rec;
-  atomic_fetch_add_explicit(&cap->recordings, 1, memory_order_relaxed);
+  if (rc != CL_SUCCESS) {
+    for (size_t k = 0; rec && k < nk; k++)
+      clReleaseKernel(rec->k[k]);
+    free(dm);
+    free(rec);
+    return rc;
+  }
+  rec->dm = dm;
+  rec->nk = nk;
+  keep(ctx, cap, r, rec);
   return CL_SUCCESS;
 }
 
@@ -867,56 +1008,78 @@ static cl_int record(cls_context *ctx, struct cls_capture *cap, struct run *r,
 static int replay_run(cls_context *ctx, struct cls_capture *cap, struct run *r,
                       const cls_param *params, struct cls__slot *const *swap) {
   int rc = CLS_OK;
-  for (size_t i = r->first; i < r->first + r->n; i++)
+  /* A plan run's members are refreshed only to go command by command:
+   * its enqueues were prepared whole (record_direct). */
+  for (size_t i = r->first; !r->direct && i < r->first + r->n; i++)
     if ((rc = refresh(ctx, &cap->e[i], params, swap)) < 0)
       return rc;
-  struct cls__stream *s = cap->e[r->first].cmd.stream;
-  cl_command_queue q = r->off || !s->backend ? NULL : cls__factory_queue(ctx->pool.factory)(s->backend);
+  struct cls__stream *s = cls__stream_get(ctx, r->stream, &rc);
+  if (!s)
+    return rc;
+  cl_command_queue q = r->off || r->direct || !s->backend
+                           ? NULL
+                           : cls__factory_queue(ctx->pool.factory)(s->backend);
   struct cls__cmd cmd;
   for (size_t u = 0; u < r->nu; u++) {
     cmd.bind[u] = cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b];
     cmd.bind[u].access = r->u[u].access;
   }
   cmd.nbind = r->nu;
-  bool plan = !q || ctx->guard || cls__read_failure(ctx, s->id, cmd.bind, cmd.nbind);
+  bool plan = r->off || (!q && !r->direct) || ctx->guard ||
+              cls__read_failure(ctx, s->id, cmd.bind, cmd.nbind);
   if (!plan && __builtin_expect(stale(cap, r, q, params), 0)) {
     if (cap->retired >= 8) {
       /* Recordings replaced: released once their replays are done. */
       cls__poll_all(ctx, true);
       release_recs(cap, true);
     }
-    cl_int st = record(ctx, cap, r, q, params);
+    cl_int st = r->direct ? record_direct(ctx, cap, r) : record(ctx, cap, r, q, params);
     if (st != CL_SUCCESS) {
       r->off = true;
       if (!ctx->said_no_cb) {
         ctx->said_no_cb = true;
         cls__log(&ctx->logger, CLS_LOG_ERRORS,
-                 "capture: %s on stream %d cannot be a command buffer (%s, %d): the prepared "
-                 "plan replays it",
-                 r->label, r->stream, st == CL_INVALID_DEVICE ? "no cl_khr_command_buffer" : "recording failed", st);
+                 "capture: %s on stream %d cannot be %s (%s, %d): it replays command by "
+                 "command",
+                 r->label, r->stream, r->direct ? "one command" : "a command buffer",
+                 st == CL_INVALID_DEVICE ? "no cl_khr_command_buffer" : "recording failed", st);
       }
       plan = true;
     }
   }
   if (plan) {
     for (size_t i = r->first; i < r->first + r->n; i++) {
-      int e = run_one(ctx, &cap->e[i]);
+      int e = r->direct ? refresh(ctx, &cap->e[i], params, swap) : CLS_OK;
+      if (e >= 0)
+        e = run_one(ctx, &cap->e[i]);
       if (e < 0 && rc == CLS_OK)
         rc = e;
     }
     return rc;
   }
   cmd.kind = CLS__CMD_FOREIGN;
-  cmd.op = "command buffer";
+  cmd.op = r->direct ? "run" : "command buffer";
   cmd.kernel = NULL;
   cmd.stream = s;
   cmd.kcmd = (struct cls_kernel_cmd){.name = r->label};
   cmd.x = (struct cls_transfer){0};
   cmd.nwait = 0;
-  struct cls_foreign_cmd fc = {.fn = run_enqueue, .data = r->rec, .label = r->label,
-                               .stream = r->stream};
+  struct cls_foreign_cmd fc = {.fn = r->direct ? direct_enqueue : run_enqueue,
+                               .data = r->rec, .label = r->label, .stream = r->stream};
   cmd.foreign = &fc;
-  return cls__run(ctx, &cmd, NULL, NULL);
+  uint64_t accepted = s->stats.enqueues, issued = s->issued;
+  rc = cls__run(ctx, &cmd, NULL, NULL);
+  if (r->direct) {
+    /* Each member takes its position, as uncaptured (positions in
+     * reports do not depend on the plan), and is an enqueue of its own. */
+    if (s->issued != issued)
+      s->issued += r->n - 1;
+    if (s->stats.enqueues != accepted) {
+      s->stats.enqueues += r->n - 1;
+      s->stats.launches += r->nlaunch;
+    }
+  }
+  return rc;
 }
 
 CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,

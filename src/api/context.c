@@ -186,13 +186,15 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
     goto fail_guard_config;
   const char *cenv = getenv("CLS_CAPTURE");
   if (cenv && *cenv) {
-    /* In the order of CLS__CAPTURE_AUTO, _PLAN, _CB. */
-    static const char *const modes[] = {"auto", "plan", "command-buffer"};
-    _Static_assert(CLS__CAPTURE_AUTO == 0 && CLS__CAPTURE_PLAN == 1 && CLS__CAPTURE_CB == 2,
+    /* In the order of CLS__CAPTURE_AUTO, _PLAN, _CB, _COMMANDS. */
+    static const char *const modes[] = {"auto", "plan", "command-buffer", "commands"};
+    _Static_assert(CLS__CAPTURE_AUTO == 0 && CLS__CAPTURE_PLAN == 1 && CLS__CAPTURE_CB == 2 &&
+                       CLS__CAPTURE_COMMANDS == 3,
                    "modes[] in enum order");
     struct cls__parser ps = {"CLS_CAPTURE", cenv, NULL};
-    if ((rc = cls__parse_word(&ps, modes, 3, &ctx->capture_mode,
-                              "the capture backend is 'auto', 'plan' or 'command-buffer'")) < 0)
+    if ((rc = cls__parse_word(&ps, modes, 4, &ctx->capture_mode,
+                              "the capture backend is 'auto', 'plan', 'command-buffer' or "
+                              "'commands'")) < 0)
       goto fail_guard_config;
   }
   int precise = 0;

@@ -104,7 +104,7 @@ struct cls_context {
   /* The capture in progress (src/api/capture.c); NULL: commands run. */
   struct cls_capture *capture;
   unsigned captures;  /* begun: a capture's number, as reports name it */
-  /* CLS_CAPTURE: CLS__CAPTURE_AUTO, _PLAN or _CB (capture.c). */
+  /* CLS_CAPTURE: CLS__CAPTURE_AUTO, _PLAN, _CB or _COMMANDS (capture.c). */
   int capture_mode;
   bool said_no_cb;          /* "no command buffers here, the plan" once */
   /* Captures holding command buffers: released when the context goes
@@ -182,7 +182,7 @@ static inline uint64_t cls__failures_minted(const cls_context *ctx) {
 /* CLS_RELOCATE (docs/devices.md): ctx->relocate. */
 enum { CLS__RELOCATE_OFF, CLS__RELOCATE_SAME, CLS__RELOCATE_OTHER };
 /* CLS_CAPTURE: how cls_capture_end replays (capture.c). */
-enum { CLS__CAPTURE_AUTO, CLS__CAPTURE_PLAN, CLS__CAPTURE_CB };
+enum { CLS__CAPTURE_AUTO, CLS__CAPTURE_PLAN, CLS__CAPTURE_CB, CLS__CAPTURE_COMMANDS };
 /* CLS_RECOVER=on: a command is run again at most this many times. */
 #define CLS__RECOVER_DEFAULT 2u
 

@@ -438,6 +438,7 @@ static struct {
   uint64_t programs, replays, commands;
   uint64_t whole;      /* replays skipped as a whole (cls_replay's detail) */
   uint64_t whole_seen; /* CLS_SKIP_REPLAY entries compared in reports */
+  uint64_t runs, in_runs; /* the plan's runs (one command each), their commands */
 } replays;
 
 static void say(struct rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -465,6 +466,14 @@ static int rt_open(struct rt *rt, const struct md_world *w, struct md_world *liv
   memset(rt->h, 0, sizeof rt->h);
   rt->len = 0;
   rt->msg[0] = '\0';
+  /* Replays command by command where a command may fail (the model's
+   * skips are per command); where none can (no fault, or allocations'
+   * only), the plan's runs, each one command of several, whose bytes,
+   * codes and positions must be the uncaptured program's. */
+  bool commands_fail = false;
+  for (int i = 0; i < w->nclauses; i++)
+    commands_fail |= w->cl[i].when != MD_W_ALLOC;
+  setenv("CLS_CAPTURE", commands_fail ? "commands" : "plan", 1);
   int rc = cls_context_create(&rt->ctx, &o);
   if (rc != 0) {
     say(rt, "cls_context_create(fault '%s'): %s: %s", spec, cls_err_name(rc),
@@ -936,6 +945,11 @@ static bool flush(struct rt *rt, struct md_world *w, struct pending *pd) {
   }
   int rc = cls_replay(ctx, cap, 0, NULL);
   bool whole = rc < 0 && strstr(cls_last_error_detail(), "as a whole");
+  struct cls_capture_stats cs;
+  if (cls_capture_info(cap, &cs) == CLS_OK) {
+    replays.runs += cs.runs;
+    replays.in_runs += cs.in_runs;
+  }
   cls_capture_destroy(cap);
   replays.replays++;
   replays.commands += (uint64_t)pd->n;
@@ -1274,10 +1288,12 @@ START_TEST(random_programs_agree_with_the_model) {
          (unsigned long long)relax.reads_queue, (unsigned long long)relax.ranges,
          (unsigned long long)relax.parts);
   printf("model: %llu programs captured and replayed: %llu replays of %llu commands, %llu "
-         "skipped as a whole, %llu such skip entries compared in reports\n",
+         "skipped as a whole, %llu such skip entries compared in reports; %llu plan runs "
+         "of %llu commands (contexts where no command can fail)\n",
          (unsigned long long)replays.programs, (unsigned long long)replays.replays,
          (unsigned long long)replays.commands, (unsigned long long)replays.whole,
-         (unsigned long long)replays.whole_seen);
+         (unsigned long long)replays.whole_seen, (unsigned long long)replays.runs,
+         (unsigned long long)replays.in_runs);
   fflush(stdout);
 }
 END_TEST
@@ -1455,9 +1471,10 @@ END_TEST
 
 int main(void) {
   setenv("POCL_DEVICES", "pthread pthread", 0); /* two PoCL devices; others ignore it */
-  /* Replays on the prepared plan, whose skips are per command as the
-   * model's: a command buffer (CLS_CAPTURE=auto may probe one faster) is
-   * one command of several, attributed as a run (docs/capture.md). */
+  /* Replays on the prepared plan (rt_open: command by command where a
+   * command may fail, whose skips are per command as the model's): a
+   * command buffer (CLS_CAPTURE=auto may probe one faster) or a plan run
+   * is one command of several, attributed as a run (docs/capture.md). */
   setenv("CLS_CAPTURE", "plan", 1);
   ct_require_device();
   /* CLS_SCHEDULER=priority (the pair @priority) names it: the example
