@@ -1260,20 +1260,26 @@ CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,
 CLS_API void cls_capture_destroy(cls_capture *cap);
 
 /** What a capture became and did (cls_capture_info()).  The backend is
- * chosen at cls_capture_end() by CLS_CAPTURE (auto, plan or
- * command-buffer; docs/capture.md): under "command-buffer", or "auto"
- * where the device's probe found its command buffers faster, each run of
- * two or more consecutive launches, buffer copies and fills on one stream
- * becomes one cl_khr_command_buffer, replayed as one command. */
+ * chosen at cls_capture_end() by CLS_CAPTURE (auto, plan, command-buffer
+ * or commands; docs/capture.md): under "command-buffer", or "auto" where
+ * the device's probe found its command buffers faster, each run of two or
+ * more consecutive launches, buffer copies and fills on one stream
+ * becomes one cl_khr_command_buffer, replayed as one command; on the
+ * plan (ranged attribution), each such run whose commands take no
+ * parameter is replayed as one command whose members are enqueued one by
+ * one; under "commands", every command is its own. */
 struct cls_capture_stats {
-  const char *backend;  /**< "command-buffer" when it has runs, else "plan" */
+  const char *backend;  /**< "command-buffer" when it has command buffers,
+                             else "plan" */
   size_t commands;      /**< commands captured */
-  size_t runs;          /**< command buffers: runs replayed as one command */
+  size_t runs;          /**< runs replayed as one command */
   size_t in_runs;       /**< the commands inside them */
-  unsigned long long recordings; /**< command buffers recorded: at a run's
-                                      first replay, then when its queue, a
-                                      buffer or a parameter value changed */
-  unsigned long long enqueues;   /**< command buffers enqueued */
+  unsigned long long recordings; /**< runs prepared: command buffers
+                                      recorded, or a plan run's kernels set
+                                      up; at a run's first replay, then when
+                                      its queue (command buffers), a buffer
+                                      or a parameter value changed */
+  unsigned long long enqueues;   /**< runs enqueued */
 };
 
 /** Fills *out for `cap`.  #CLS_EINVAL for a NULL argument. */
