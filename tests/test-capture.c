@@ -849,6 +849,51 @@ START_TEST(plan_run_is_one_command_and_equals_uncaptured) {
 }
 END_TEST
 
+/* A plan run's parameters: a changed value is set on the run's own
+ * kernels (under a driver that defers, on another recording of the run
+ * while one is held: at most eight), never a new recording per replay;
+ * buffers swapped by parameters too.  The bytes are the uncaptured
+ * program's. */
+START_TEST(plan_run_takes_new_parameter_values_in_place) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(NULL);
+  int mode = -1;
+  CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
+  enum { R = 24 };
+  int want[N], k = 0;
+  cls_buffer x = buf_of(0, 1);
+  for (int r = 0; r < R; r++) {
+    k = 1 + r % 5;
+    tiny_chain(x, &k);
+  }
+  ct_download_ints(ctx, 0, x, want, N);
+  cls_buffer y = buf_of(0, 1);
+  cls_capture *cap = NULL;
+  int idx;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_capture_param(ctx, &k, sizeof k, &idx));
+  tiny_chain(y, &k);
+  CT_OK(cls_capture_end(ctx, &cap));
+  for (int r = 0; r < R; r++) {
+    int kr = 1 + r % 5;
+    CT_OK(cls_replay(ctx, cap, 1, &(cls_param){&kr, sizeof kr}));
+  }
+  expect_same(y, 0, want, "tiny chain with k changing at every replay");
+  struct cls_capture_stats st;
+  CT_OK(cls_capture_info(cap, &st));
+  if (mode == CLS_ATTRIBUTION_RANGED) {
+    ck_assert_uint_eq(st.runs, 1);
+    ck_assert_uint_eq(st.enqueues, R);
+    bool now = strcmp(cls_context_driver(ctx), "event") == 0;
+    ck_assert_msg(now ? st.recordings == 1 : st.recordings >= 1 && st.recordings <= 8,
+                  "%llu recordings under %s", st.recordings, cls_context_driver(ctx));
+  }
+  cls_capture_destroy(cap);
+  close_ctx();
+  unsetenv("CLS_CAPTURE");
+}
+END_TEST
+
 /* The positions after a plan run: each member takes its own, so a
  * failure after the replays names the position of the uncaptured run. */
 START_TEST(plan_run_members_take_their_positions) {
@@ -1115,6 +1160,7 @@ int main(void) {
   CT_ADD_BOTH(s, F7_replay_over_two_devices_and_after_a_relocation_equals_uncaptured);
   CT_ADD(s, plan_run_is_one_command_and_equals_uncaptured);
   CT_ADD(s, plan_run_members_take_their_positions);
+  CT_ADD(s, plan_run_takes_new_parameter_values_in_place);
   CT_ADD_BOTH(s, F8a_ranged_attribution_names_a_range_of_the_replay);
   CT_ADD_BOTH(s, F8a_exact_attribution_pins_the_command_of_the_replay);
   CT_ADD_BOTH(s, F7_two_threads_replaying_one_capture_never_interleave);

@@ -77,6 +77,14 @@ struct rec {
   cl_command_queue queue;            /* retained: what cb was recorded on */
   const struct cls__cb_api *api;
   struct dmember *dm;                /* a plan run's members */
+  /* A plan run's: submitted and not yet enqueued by direct_enqueue (a
+   * driver that defers holds it: its values must not change), and the
+   * values its members' enqueues take (each binding's cl_mem, the
+   * parameter bytes), as in the run's mems and pv for command buffers. */
+  atomic_uint held;
+  cl_mem *mems;
+  unsigned char *pv;
+  uint64_t epoch;                    /* ctx->handles_epoch at its update */
   struct run *run;
   atomic_ullong *enqueues;           /* the capture's count */
   struct rec *next;                  /* the capture's list */
@@ -95,6 +103,8 @@ struct run {
   bool direct;                       /* a plan run: its members enqueued
                                         one by one, in one command */
   size_t nlaunch;                    /* its launches */
+  bool swaps;                        /* one of its bindings takes a buffer
+                                        parameter */
   char label[96];                    /* what reports call it */
   size_t nu;                         /* the union of its bindings */
   struct { unsigned short e, b; unsigned char access; } u[CLS_MAX_ARGS];
@@ -135,7 +145,7 @@ static void release_recs(struct cls_capture *cap, bool retired_only) {
   struct rec **p = &cap->recs;
   while (*p) {
     struct rec *r = *p;
-    if (retired_only && r->run->rec == r) {
+    if (retired_only && (r->run->rec == r || r->run->direct)) { /* a plan run's are reused */
       p = &r->next;
       continue;
     }
@@ -149,6 +159,8 @@ static void release_recs(struct cls_capture *cap, bool retired_only) {
     for (size_t k = 0; k < r->nk; k++)
       clReleaseKernel(r->k[k]);
     free(r->dm);
+    free(r->mems);
+    free(r->pv);
     free(r);
   }
   cap->retired = 0;
@@ -357,22 +369,15 @@ static bool want_direct(cls_context *ctx) {
          !(ctx->relocate != CLS__RELOCATE_OFF && ctx->recover);
 }
 
-/* A plan run's member: no parameter (its enqueue is prepared once, never
- * changed, so a driver that defers may hold it), recordable otherwise. */
-static bool direct_member(const struct entry *e) {
-  return recordable(e) && e->nparam == 0 && !e->swaps;
-}
-
 /* The runs of a capture: maximal sequences of two or more recordable
  * entries on one stream whose bindings fit one command -- command buffers
- * where the capture takes them, else (want_direct) plan runs, whose
- * members take no parameter.  Nothing recorded yet: that is the first
- * replay's. */
+ * where the capture takes them, else (want_direct) plan runs.  Nothing
+ * recorded yet: that is the first replay's. */
 static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
   bool direct = !want_cb(ctx, cap);
   if (direct && !want_direct(ctx))
     return CLS_OK;
-  bool (*fits)(const struct entry *) = direct ? direct_member : recordable;
+  bool (*fits)(const struct entry *) = recordable;
   size_t i = 0;
   while (i < cap->n) {
     if (!fits(&cap->e[i])) {
@@ -460,6 +465,7 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
       const struct cls__cmd *cmd = &cap->e[r->first + q].cmd;
       r->kinds[q] = (unsigned char)cmd->kind;
       r->nlaunch += cmd->kind == CLS__CMD_LAUNCH;
+      r->swaps |= cap->e[r->first + q].swaps;
       r->names[q] = cmd->kind == CLS__CMD_LAUNCH ? cmd->kcmd.name : NULL;
     }
   }
@@ -484,7 +490,7 @@ static cl_int run_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
  * is in order), the last one's event the run's.  A member that fails to
  * enqueue fails the run: those before it are enqueued and run. */
 static cl_int direct_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
-  const struct rec *r = call->data;
+  struct rec *r = call->data;
   cl_command_queue q = call->queue;
   size_t n = r->run->n;
   cl_int rc = CL_SUCCESS;
@@ -506,6 +512,8 @@ static cl_int direct_enqueue(const struct cls_foreign_call *call, cl_event *ev) 
   }
   if (rc == CL_SUCCESS)
     atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
+  /* Enqueued: OpenCL has read the arguments, the values may change. */
+  atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
   return rc;
 }
 
@@ -858,7 +866,7 @@ static void keep(cls_context *ctx, struct cls_capture *cap, struct run *r, struc
     ctx->cb_captures = cap;
   }
   cap->recs = rec;
-  if (r->rec)
+  if (r->rec && !r->direct) /* a plan run's stay, to be used again */
     cap->retired++;
   r->rec = rec;
   atomic_fetch_add_explicit(&cap->recordings, 1, memory_order_relaxed);
@@ -946,27 +954,39 @@ static cl_int record(cls_context *ctx, struct cls_capture *cap, struct run *r,
   return CL_SUCCESS;
 }
 
-/* Prepares a plan run from its entries (their slots resolved): a kernel
- * of its own per launch, arguments set, and what each enqueue takes.
- * Slow path: allocates.  CL status, CL_SUCCESS. */
-static cl_int record_direct(cls_context *ctx, struct cls_capture *cap, struct run *r) {
+/* A launch argument's value for this replay: a parameter's, else what
+ * the stored command points at (a buffer's slot, set by prepare or
+ * bind_params; a scalar's copy). */
+static const void *arg_value(const struct entry *e, unsigned a, const cls_param *params) {
+  return e->param[a] >= 0 ? params[e->param[a]].value : e->cmd.kargs[a].value;
+}
+
+/* Prepares a plan run from its entries (their slots resolved, buffer
+ * parameters bound): a kernel of its own per launch, arguments set, and
+ * what each enqueue takes, with this replay's values.  Slow path:
+ * allocates.  CL status, CL_SUCCESS. */
+static cl_int record_direct(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                            const cls_param *params) {
   struct rec *rec = calloc(1, sizeof *rec + r->n * sizeof(cl_kernel));
   struct dmember *dm = calloc(r->n, sizeof *dm);
-  cl_int rc = rec && dm ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
-  size_t nk = 0, m = 0;
+  cl_mem *mems = calloc(r->nmem ? r->nmem : 1, sizeof *mems);
+  unsigned char *pv = malloc(r->npv ? r->npv : 1);
+  cl_int rc = rec && dm && mems && pv ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+  size_t nk = 0, m = 0, v = 0;
   for (size_t i = r->first; i < r->first + r->n && rc == CL_SUCCESS; i++) {
-    const struct cls__cmd *cmd = &cap->e[i].cmd;
+    const struct entry *e = &cap->e[i];
+    const struct cls__cmd *cmd = &e->cmd;
     struct dmember *d = &dm[i - r->first];
     d->kind = (unsigned char)cmd->kind;
     switch (cmd->kind) {
     case CLS__CMD_LAUNCH:
-      /* Its own kernel, as a command buffer's: the arguments set once
-       * here stay, whatever launches outside the capture set. */
+      /* Its own kernel, as a command buffer's: the arguments set here
+       * stay, whatever launches outside the capture set. */
       if (!(rec->k[nk] = clCreateKernel(cmd->kernel->prog->program, cmd->kernel->name, &rc)))
         break;
       d->k = rec->k[nk++];
       for (unsigned a = 0; a < cmd->kcmd.nargs && rc == CL_SUCCESS; a++)
-        rc = clSetKernelArg(d->k, a, cmd->kargs[a].size, cmd->kargs[a].value);
+        rc = clSetKernelArg(d->k, a, cmd->kargs[a].size, arg_value(e, a, params));
       d->dims = cmd->kcmd.dims;
       d->global = cmd->kcmd.global;
       d->local = cmd->kcmd.local;
@@ -986,98 +1006,252 @@ static cl_int record_direct(cls_context *ctx, struct cls_capture *cap, struct ru
       d->pattern_size = cmd->x.pattern_size;
     }
     for (size_t b = 0; b < cmd->nbind; b++)
-      r->mems[m++] = cmd->bind[b].slot->mem;
+      mems[m++] = cmd->bind[b].slot->mem;
+    for (unsigned p = 0; p < e->nparam; p++) {
+      size_t size = cmd->kargs[e->pidx[p]].size;
+      memcpy(pv + v, params[e->param[e->pidx[p]]].value, size);
+      v += size;
+    }
   }
   if (rc != CL_SUCCESS) {
     for (size_t k = 0; rec && k < nk; k++)
       clReleaseKernel(rec->k[k]);
+    free(pv);
+    free(mems);
     free(dm);
     free(rec);
     return rc;
   }
   rec->dm = dm;
+  rec->mems = mems;
+  rec->pv = pv;
   rec->nk = nk;
+  rec->epoch = ctx->handles_epoch;
   keep(ctx, cap, r, rec);
   return CL_SUCCESS;
 }
 
-/* A run: its entries refreshed, then one command of the command path
- * whose enqueue is the command buffer's -- or, where its inputs are
- * tainted (exact F2 skips), where it cannot be recorded, or where the
- * stream gives no queue, its entries one by one as the plan does. */
+/* A plan run's recording brought to this replay's values: each cl_mem and
+ * parameter that differs from the one it holds is set again (a launch's
+ * argument, a copy's or fill's end).  No driver holds it.  CL status. */
+static cl_int update_direct(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                            struct rec *rec, const cls_param *params) {
+  if (!r->npv && !r->swaps && rec->epoch == ctx->handles_epoch)
+    return CL_SUCCESS; /* nothing can have changed */
+  cl_int rc = CL_SUCCESS;
+  size_t m = 0, v = 0;
+  for (size_t i = r->first; i < r->first + r->n && rc == CL_SUCCESS; i++) {
+    const struct entry *e = &cap->e[i];
+    const struct cls__cmd *cmd = &e->cmd;
+    struct dmember *d = &rec->dm[i - r->first];
+    for (size_t b = 0; b < cmd->nbind; b++, m++) {
+      cl_mem mem = cmd->bind[b].slot->mem;
+      if (rec->mems[m] == mem)
+        continue;
+      if (cmd->kind == CLS__CMD_LAUNCH)
+        rc = clSetKernelArg(d->k, e->barg[b], sizeof mem, &mem);
+      else if (cmd->kind == CLS__CMD_COPY && b == 0)
+        d->src = mem;
+      else
+        d->dst = mem;
+      rec->mems[m] = mem;
+    }
+    for (unsigned p = 0; p < e->nparam && rc == CL_SUCCESS; p++) {
+      unsigned a = e->pidx[p];
+      size_t size = cmd->kargs[a].size;
+      const void *val = params[e->param[a]].value;
+      if (memcmp(rec->pv + v, val, size) != 0) {
+        rc = clSetKernelArg(d->k, a, size, val);
+        memcpy(rec->pv + v, val, size);
+      }
+      v += size;
+    }
+  }
+  if (rc == CL_SUCCESS)
+    rec->epoch = ctx->handles_epoch;
+  return rc;
+}
+
+/* Whether rec holds other values than this replay's. */
+static bool differs(cls_context *ctx, const struct cls_capture *cap, const struct run *r,
+                    const struct rec *rec, const cls_param *params) {
+  if (!r->npv && !r->swaps && rec->epoch == ctx->handles_epoch)
+    return false;
+  size_t m = 0, v = 0;
+  for (size_t i = r->first; i < r->first + r->n; i++) {
+    const struct entry *e = &cap->e[i];
+    for (size_t b = 0; b < e->cmd.nbind; b++)
+      if (rec->mems[m++] != e->cmd.bind[b].slot->mem)
+        return true;
+    for (unsigned p = 0; p < e->nparam; p++) {
+      size_t size = e->cmd.kargs[e->pidx[p]].size;
+      if (memcmp(rec->pv + v, params[e->param[e->pidx[p]]].value, size) != 0)
+        return true;
+      v += size;
+    }
+  }
+  return false;
+}
+
+/* The recording a plan run replays with: its current one if it holds
+ * this replay's values or no driver holds it, else another of the run's
+ * that none holds (a driver that defers may hold several replays), else
+ * a new one; past eight, the context's work is waited for, after which
+ * none is held.  Brought to this replay's values.  CL status. */
+#define DIRECT_RECS_MAX 8
+static cl_int direct_rec(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                         const cls_param *params) {
+  struct rec *rec = r->rec;
+  if (!rec)
+    return record_direct(ctx, cap, r, params);
+  if (atomic_load_explicit(&rec->held, memory_order_acquire) &&
+      differs(ctx, cap, r, rec, params)) {
+    size_t mine = 0;
+    rec = NULL;
+    for (struct rec *x = cap->recs; x; x = x->next)
+      if (x->run == r) {
+        mine++;
+        if (!rec && !atomic_load_explicit(&x->held, memory_order_acquire))
+          rec = x;
+      }
+    if (!rec && mine < DIRECT_RECS_MAX)
+      return record_direct(ctx, cap, r, params);
+    if (!rec) {
+      /* Every command handed over and finished: what a driver dropped
+       * without enqueueing (a skip) is held by nothing now. */
+      cls__poll_all(ctx, true);
+      for (struct rec *x = cap->recs; x; x = x->next)
+        if (x->run == r)
+          atomic_store_explicit(&x->held, 0, memory_order_relaxed);
+      rec = r->rec;
+    }
+    r->rec = rec;
+  }
+  return update_direct(ctx, cap, r, rec, params);
+}
+
+/* The union of a run's bindings, as one command's. */
+static void run_bindings(const struct cls_capture *cap, const struct run *r,
+                         struct cls__cmd *cmd) {
+  for (size_t u = 0; u < r->nu; u++) {
+    cmd->bind[u] = cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b];
+    cmd->bind[u].access = r->u[u].access;
+  }
+  cmd->nbind = r->nu;
+}
+
+/* A run as one foreign-like command of the command path: enqueue fn
+ * with rec as its data. */
+static int run_as_one(cls_context *ctx, struct run *r, struct cls__stream *s,
+                      struct cls__cmd *cmd, const char *op, cls_foreign_fn fn, void *rec) {
+  cmd->kind = CLS__CMD_FOREIGN;
+  cmd->op = op;
+  cmd->kernel = NULL;
+  cmd->stream = s;
+  cmd->kcmd = (struct cls_kernel_cmd){.name = r->label};
+  cmd->x = (struct cls_transfer){0};
+  cmd->nwait = 0;
+  struct cls_foreign_cmd fc = {.fn = fn, .data = rec, .label = r->label, .stream = r->stream};
+  cmd->foreign = &fc;
+  return cls__run(ctx, cmd, NULL, NULL);
+}
+
+/* A run's entries one by one, as the plan does command by command. */
+static int run_each(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                    const cls_param *params, struct cls__slot *const *swap, bool refreshed) {
+  int rc = CLS_OK;
+  for (size_t i = r->first; i < r->first + r->n; i++) {
+    int e = refreshed ? CLS_OK : refresh(ctx, &cap->e[i], params, swap);
+    if (e >= 0)
+      e = run_one(ctx, &cap->e[i]);
+    if (e < 0 && rc == CLS_OK)
+      rc = e;
+  }
+  return rc;
+}
+
+/* Says once per context that a run cannot be one command. */
+static void say_no_run(cls_context *ctx, const struct run *r, cl_int st) {
+  if (ctx->said_no_cb)
+    return;
+  ctx->said_no_cb = true;
+  cls__log(&ctx->logger, CLS_LOG_ERRORS,
+           "capture: %s on stream %d cannot be %s (%s, %d): it replays command by command",
+           r->label, r->stream, r->direct ? "one command" : "a command buffer",
+           st == CL_INVALID_DEVICE ? "no cl_khr_command_buffer" : "recording failed", st);
+}
+
+/* A command buffer's run: its entries refreshed, then one command of the
+ * command path whose enqueue is the command buffer's -- or, where its
+ * inputs are tainted (exact F2 skips), where it cannot be recorded, or
+ * where the stream gives no queue, its entries one by one as the plan
+ * does. */
 static int replay_run(cls_context *ctx, struct cls_capture *cap, struct run *r,
                       const cls_param *params, struct cls__slot *const *swap) {
   int rc = CLS_OK;
-  /* A plan run's members are refreshed only to go command by command:
-   * its enqueues were prepared whole (record_direct). */
-  for (size_t i = r->first; !r->direct && i < r->first + r->n; i++)
+  for (size_t i = r->first; i < r->first + r->n; i++)
     if ((rc = refresh(ctx, &cap->e[i], params, swap)) < 0)
       return rc;
-  struct cls__stream *s = cls__stream_get(ctx, r->stream, &rc);
-  if (!s)
-    return rc;
-  cl_command_queue q = r->off || r->direct || !s->backend
-                           ? NULL
-                           : cls__factory_queue(ctx->pool.factory)(s->backend);
+  struct cls__stream *s = cap->e[r->first].cmd.stream;
+  cl_command_queue q = r->off || !s->backend ? NULL : cls__factory_queue(ctx->pool.factory)(s->backend);
   struct cls__cmd cmd;
-  for (size_t u = 0; u < r->nu; u++) {
-    cmd.bind[u] = cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b];
-    cmd.bind[u].access = r->u[u].access;
-  }
-  cmd.nbind = r->nu;
-  bool plan = r->off || (!q && !r->direct) || ctx->guard ||
-              cls__read_failure(ctx, s->id, cmd.bind, cmd.nbind);
+  run_bindings(cap, r, &cmd);
+  bool plan = !q || ctx->guard || cls__read_failure(ctx, s->id, cmd.bind, cmd.nbind);
   if (!plan && __builtin_expect(stale(cap, r, q, params), 0)) {
     if (cap->retired >= 8) {
       /* Recordings replaced: released once their replays are done. */
       cls__poll_all(ctx, true);
       release_recs(cap, true);
     }
-    cl_int st = r->direct ? record_direct(ctx, cap, r) : record(ctx, cap, r, q, params);
+    cl_int st = record(ctx, cap, r, q, params);
     if (st != CL_SUCCESS) {
       r->off = true;
-      if (!ctx->said_no_cb) {
-        ctx->said_no_cb = true;
-        cls__log(&ctx->logger, CLS_LOG_ERRORS,
-                 "capture: %s on stream %d cannot be %s (%s, %d): it replays command by "
-                 "command",
-                 r->label, r->stream, r->direct ? "one command" : "a command buffer",
-                 st == CL_INVALID_DEVICE ? "no cl_khr_command_buffer" : "recording failed", st);
-      }
+      say_no_run(ctx, r, st);
       plan = true;
     }
   }
-  if (plan) {
-    for (size_t i = r->first; i < r->first + r->n; i++) {
-      int e = r->direct ? refresh(ctx, &cap->e[i], params, swap) : CLS_OK;
-      if (e >= 0)
-        e = run_one(ctx, &cap->e[i]);
-      if (e < 0 && rc == CLS_OK)
-        rc = e;
-    }
+  if (plan)
+    return run_each(ctx, cap, r, params, swap, true);
+  return run_as_one(ctx, r, s, &cmd, "command buffer", run_enqueue, r->rec);
+}
+
+/* A plan run: one command of the command path whose enqueue is its
+ * members' (direct_enqueue), with this replay's values -- or, where its
+ * inputs are tainted (exact F2 skips) or it cannot be prepared, its
+ * entries one by one.  Each member takes its position, as uncaptured
+ * (positions in reports do not depend on the plan), and counts as an
+ * enqueue of its own. */
+static int replay_plan_run(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                           const cls_param *params, struct cls__slot *const *swap) {
+  int rc = CLS_OK;
+  if (r->swaps)
+    for (size_t i = r->first; i < r->first + r->n; i++)
+      if (cap->e[i].swaps)
+        bind_params(&cap->e[i], params, swap);
+  struct cls__stream *s = cls__stream_get(ctx, r->stream, &rc);
+  if (!s)
     return rc;
-  }
-  cmd.kind = CLS__CMD_FOREIGN;
-  cmd.op = r->direct ? "run" : "command buffer";
-  cmd.kernel = NULL;
-  cmd.stream = s;
-  cmd.kcmd = (struct cls_kernel_cmd){.name = r->label};
-  cmd.x = (struct cls_transfer){0};
-  cmd.nwait = 0;
-  struct cls_foreign_cmd fc = {.fn = r->direct ? direct_enqueue : run_enqueue,
-                               .data = r->rec, .label = r->label, .stream = r->stream};
-  cmd.foreign = &fc;
-  uint64_t accepted = s->stats.enqueues, issued = s->issued;
-  rc = cls__run(ctx, &cmd, NULL, NULL);
-  if (r->direct) {
-    /* Each member takes its position, as uncaptured (positions in
-     * reports do not depend on the plan), and is an enqueue of its own. */
-    if (s->issued != issued)
-      s->issued += r->n - 1;
-    if (s->stats.enqueues != accepted) {
-      s->stats.enqueues += r->n - 1;
-      s->stats.launches += r->nlaunch;
+  struct cls__cmd cmd;
+  run_bindings(cap, r, &cmd);
+  bool plan = r->off || cls__read_failure(ctx, s->id, cmd.bind, cmd.nbind);
+  if (!plan) {
+    cl_int st = direct_rec(ctx, cap, r, params);
+    if (st != CL_SUCCESS) {
+      r->off = true;
+      say_no_run(ctx, r, st);
+      plan = true;
     }
+  }
+  if (plan)
+    return run_each(ctx, cap, r, params, swap, false);
+  uint64_t accepted = s->stats.enqueues, issued = s->issued;
+  atomic_fetch_add_explicit(&r->rec->held, 1, memory_order_relaxed);
+  rc = run_as_one(ctx, r, s, &cmd, "run", direct_enqueue, r->rec);
+  if (s->issued != issued)
+    s->issued += r->n - 1;
+  if (s->stats.enqueues != accepted) {
+    s->stats.enqueues += r->n - 1;
+    s->stats.launches += r->nlaunch;
   }
   return rc;
 }
@@ -1144,7 +1318,9 @@ CLS_API int cls_replay(cls_context *ctx, cls_capture *cap, size_t nparams,
    * error is the replay's. */
   for (size_t i = 0; i < cap->n;) {
     struct run *run = cap->e[i].run;
-    int r = run ? replay_run(ctx, cap, run, params, swap) : replay_one(ctx, &cap->e[i], params, swap);
+    int r = !run         ? replay_one(ctx, &cap->e[i], params, swap)
+            : run->direct ? replay_plan_run(ctx, cap, run, params, swap)
+                          : replay_run(ctx, cap, run, params, swap);
     if (r < 0 && rc == CLS_OK)
       rc = r;
     i += run ? run->n : 1;
