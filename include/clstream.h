@@ -1265,9 +1265,9 @@ CLS_API void cls_capture_destroy(cls_capture *cap);
  * the device's probe found its command buffers faster, each run of two or
  * more consecutive launches, buffer copies and fills on one stream
  * becomes one cl_khr_command_buffer, replayed as one command; on the
- * plan (ranged attribution), each such run whose commands take no
- * parameter is replayed as one command whose members are enqueued one by
- * one; under "commands", every command is its own. */
+ * plan (ranged attribution), each such run is replayed as one command
+ * whose members are enqueued one by one; under "commands", every command
+ * is its own. */
 struct cls_capture_stats {
   const char *backend;  /**< "command-buffer" when it has command buffers,
                              else "plan" */
