@@ -139,9 +139,16 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
   w->recover = (unsigned)rnd(&rr, 3);
   /* A lost queue is the one of the stream the upload was on; under
    * scheduler:interleave the streams of a device share one queue, and the
-   * others would lose theirs too: not modelled, not planned there. */
+   * others lose theirs too, and move when they next meet it (md_world:
+   * at risk).  There every lost clause of a context names one stream, so
+   * that no stream at risk meets a clause's loss too (its in-call replay
+   * would count one loss more against the bound than the model can know):
+   * stream 0 or 2, which share device 0's queue (spread over one or two
+   * devices), losses early and often, so that the other is at risk. */
   const char *sched = getenv("CLS_SCHEDULER");
   bool shared_queues = sched && strstr(sched, "interleave");
+  uint64_t lr = seed ^ 0x6c6f7374ull;
+  int lost_stream = 2 * rnd(&lr, 2);
   for (int i = 0; i < n; i++) {
     struct md_clause *c = &w->cl[w->nclauses];
     int pick = rnd(&r, 100);
@@ -170,15 +177,19 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
         c->stream = rnd(&r, MD_S);
       only_alloc = false;
     } else if (pick < 92) { /* the nth uploads (programs keep uploads in order) */
-      bool lost = !shared_queues && chance(&r, 40);
+      bool lost = chance(&r, 40);
       clause(c, lost ? MD_W_LOST : chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
       c->op = "upload";
       counted(c, &r, 80);
       if (lost) { /* the queue of the nth upload's stream is lost there */
         c->status = -2; /* CL_DEVICE_NOT_AVAILABLE */
         c->times = 1;
-        if (chance(&r, 60))
+        if (shared_queues) {
+          c->stream = lost_stream;
+          c->nth = 1 + c->nth % 20;
+        } else if (chance(&r, 60)) {
           c->stream = rnd(&r, MD_S);
+        }
       }
       p->no_async_upload = true;
       only_alloc = false;
@@ -192,17 +203,36 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
     w->nclauses++;
   }
   /* Often a lost queue as well, at the nth upload of a stream or of any. */
-  if (!shared_queues && w->nclauses < MD_MAX_CLAUSES && chance(&r, 30)) {
+  if (w->nclauses < MD_MAX_CLAUSES && chance(&r, shared_queues ? 60 : 30)) {
     struct md_clause *c = &w->cl[w->nclauses++];
     clause(c, MD_W_LOST, &r);
     c->op = "upload";
     c->status = -2; /* CL_DEVICE_NOT_AVAILABLE */
     c->nth = 1 + (uint64_t)rnd(&r, 30);
     c->times = 1;
-    if (chance(&r, 60))
+    if (shared_queues) {
+      c->stream = lost_stream;
+      c->nth = 1 + c->nth % 20;
+    } else if (chance(&r, 60)) {
       c->stream = rnd(&r, MD_S);
+    }
     p->no_async_upload = true;
     only_alloc = false;
+  }
+  /* Shared queues, recovery off: a stream at risk may have any command
+   * refused by its lost queue, which counts no clause there (fault.c), so
+   * a clause counting commands ("nth") would count differently from the
+   * model from then on: none is kept beside a loss (those that fire on
+   * every match, and allocation counts, are the same either way). */
+  bool has_lost = false;
+  for (int i = 0; i < w->nclauses; i++)
+    has_lost |= w->cl[i].when == MD_W_LOST;
+  if (shared_queues && w->recover == 0 && has_lost) {
+    int m = 0;
+    for (int i = 0; i < w->nclauses; i++)
+      if (w->cl[i].when == MD_W_LOST || w->cl[i].when == MD_W_ALLOC || !w->cl[i].nth)
+        w->cl[m++] = w->cl[i];
+    w->nclauses = m;
   }
   /* F8 whatever the discovery order: most completion faults hold their
    * failures' discovery for a drawn number of polls (the fault factory's
@@ -440,6 +470,23 @@ static struct {
   uint64_t whole_seen; /* CLS_SKIP_REPLAY entries compared in reports */
 } replays;
 
+/* Lost queues: how often the model planned and met them, and what it
+ * compared after them (printed at the end). */
+static struct {
+  uint64_t programs;   /* programs run while a "lost" clause could fire */
+  uint64_t fired;      /* losses ("lost" clauses that fired) */
+  uint64_t risked;     /* streams a shared queue's loss put at risk */
+  uint64_t moved;      /* ... seen moved (their generation read back) */
+  uint64_t undecided;  /* generations read while still undecided */
+  /* Reads (downloads, checks) after a loss in the context: [0] none on a
+   * shared queue, [1] a shared queue's with recovery on, [2] off; each
+   * [0] compared exactly (CLS_OK, bytes), [1] failed as the model says
+   * (exact report), [2] relaxed (recovery off: the loss allowed; ranged:
+   * a range) */
+  uint64_t reads[3][3];
+  uint64_t records;    /* loss records of streams at risk in reports */
+} lossc;
+
 static void say(struct rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct rt *rt, const char *fmt, ...) {
   if (rt->len >= sizeof rt->msg)
@@ -490,6 +537,9 @@ static int rt_open(struct rt *rt, const struct md_world *w, struct md_world *liv
   cls_context_devices(rt->ctx, NULL, 0, &ndev);
   rt->ndev = (int)ndev;
   *live = *w;
+  const char *sched = getenv("CLS_SCHEDULER");
+  live->shared = sched && strstr(sched, "interleave");
+  live->ndev = rt->ndev;
   /* The scheduler driver defers enqueues; event and the example priority
    * driver enqueue at the call. */
   live->deferred = strcmp(cls_context_driver(rt->ctx), "scheduler") == 0;
@@ -654,6 +704,13 @@ static bool relaxed_report(struct rt *rt, const struct md_state *st, const struc
     bool known = false;
     for (int f = 0; f < st->nfail && !known; f++)
       known = same_root(&st->fail[f], &fi);
+    /* A shared queue lost with recovery off: a command of a stream at
+     * risk that met it carries the loss (CL_DEVICE_NOT_AVAILABLE). */
+    if (!known && fi.stream >= 0 && fi.stream < MD_S && st->lostrec[fi.stream] &&
+        fi.cl_status == -2 && strstr(fi.message, "lost with stream ")) {
+      lossc.records++;
+      continue;
+    }
     /* scheduler:interleave: a range on a queue streams share is cut into
      * each stream's part; a part of one command is reported as that
      * command's own failure after its enqueue (a misattribution the
@@ -797,6 +854,7 @@ static int issue(struct rt *rt, const struct md_op *op, int index, const struct 
 }
 
 
+static bool observe_generation(struct rt *rt, struct md_world *w, int s);
 /* Runs one op through clstream and compares.  false: mismatch (in rt->msg). */
 static bool run_stepped(struct rt *rt, struct md_world *w, struct md_state *st,
                         const struct md_op *op, int index, const struct md_expect *exp);
@@ -808,6 +866,10 @@ static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const
    * (the generator never does this). */
   if (op->kind == MD_ALLOC && st->buf[op->b[0]].state == MD_LIVE)
     cls_free(ctx, rt->h[op->b[0]]);
+  /* A relocation names the generation: one a shared queue's loss left
+   * undecided is read first (the request is then exact). */
+  if (op->kind == MD_RELOCATE && !observe_generation(rt, w, op->stream))
+    return false;
   md_step(w, st, op, &ex);
   return run_stepped(rt, w, st, op, index, &ex);
 }
@@ -820,7 +882,7 @@ static bool run_stepped(struct rt *rt, struct md_world *w, struct md_state *st,
   /* Ranged: a check of diverged buffers may find range records the model
    * does not have (a failure it predicts must still be there). */
   bool check_relaxed = false;
-  for (int i = 0; st->ranged && op->kind == MD_SYNC_CHECK && i < op->len; i++)
+  for (int i = 0; (st->ranged || st->lossy) && op->kind == MD_SYNC_CHECK && i < op->len; i++)
     check_relaxed |= st->buf[op->b[i]].state == MD_LIVE && st->buf[op->b[i]].diverged;
   if (check_relaxed)
     ex.rcmask |= md_bit(MD_ETAINTED);
@@ -857,6 +919,8 @@ static bool run_stepped(struct rt *rt, struct md_world *w, struct md_state *st,
     relax.reads_ok += rc == 0;
     relax.reads_queue += rc == CLS_ECL;
   }
+  if (w->lost_fired && (op->kind == MD_DOWNLOAD || op->kind == MD_SYNC_CHECK))
+    lossc.reads[w->risked ? (w->recover ? 1 : 2) : 0][relaxed ? 2 : rc == 0 ? 0 : 1]++;
   if (rc == CLS_ETAINTED && relaxed) {
     if (!relaxed_report(rt, st, &ex, rep, op->b, op->kind == MD_DOWNLOAD ? 1 : op->len)) {
       say(rt, "\nop %d (%s): the report is not one ranged attribution allows (above)\n", index,
@@ -1037,9 +1101,38 @@ static bool run_replayed(struct rt *rt, struct md_world *w, struct md_state *st,
   return flush(rt, w, &pd);
 }
 
-/* Each stream's position count, which the model tracks as a range. */
+/* Stream s's generation, read back: within what the model allows, and
+ * where a shared queue's loss left it undecided (at risk), what it is now
+ * (seen moved: a queue of its own, the risk is over). */
+static bool observe_generation(struct rt *rt, struct md_world *w, int s) {
+  uint64_t g = 0;
+  if (cls_stream_generation(rt->ctx, s, &g) != 0) {
+    say(rt, "cls_stream_generation(%d) failed\n", s);
+    return false;
+  }
+  if (g < w->gen[s] || g > w->gen_hi[s]) {
+    say(rt, "stream %d is at generation %llu, the model says %llu..%llu\n", s,
+        (unsigned long long)g, (unsigned long long)w->gen[s], (unsigned long long)w->gen_hi[s]);
+    return false;
+  }
+  if (w->gen_hi[s] == w->gen[s])
+    return true;
+  lossc.undecided++;
+  w->gen[s] = g;
+  if (g == w->gen_hi[s]) {
+    lossc.moved++;
+    w->risk[s] = false;
+    w->own[s] = true;
+  }
+  return true;
+}
+
+/* Each stream's position count, which the model tracks as a range, and
+ * its generation. */
 static bool sync_positions(struct rt *rt, struct md_world *w) {
   for (int s = 0; s < MD_S; s++) {
+    if (!observe_generation(rt, w, s))
+      return false;
     struct cls_stream_stats ss;
     if (cls_stream_stats(rt->ctx, s, &ss) != 0) {
       say(rt, "cls_stream_stats(%d) failed\n", s);
@@ -1074,6 +1167,11 @@ static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *o
   }
   rt->inconclusive = false;
   replays.programs += replay;
+  bool may_lose = false;
+  for (int c = 0; c < w->nclauses; c++)
+    may_lose |= w->cl[c].when == MD_W_LOST && w->cl[c].fired < w->cl[c].times;
+  lossc.programs += may_lose;
+  uint64_t fired0 = w->lost_fired, risked0 = w->risked;
   for (int i = 0; i < n;) {
     int j = i;
     while (replay && j < n && capturable(&ops[j]))
@@ -1093,6 +1191,8 @@ static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *o
       if (!run_op(rt, w, st, &f, n))
         return false;
     }
+  lossc.fired += w->lost_fired - fired0;
+  lossc.risked += w->risked - risked0;
   size_t alive = cls__failures_alive();
   if (alive > rt->alive_base + 1) {
     say(rt, "after the program, %zu failure records are alive (at most %zu expected)\n", alive,
@@ -1273,6 +1373,19 @@ START_TEST(random_programs_agree_with_the_model) {
          (unsigned long long)relax.reads, (unsigned long long)relax.reads_ok,
          (unsigned long long)relax.reads_queue, (unsigned long long)relax.ranges,
          (unsigned long long)relax.parts);
+  printf("model: lost queues: %llu programs with a loss planned, %llu losses, %llu streams put "
+         "at risk by a shared queue's loss (%llu seen moved, %llu undecided generations read), "
+         "%llu loss records of streams at risk in reports\n",
+         (unsigned long long)lossc.programs, (unsigned long long)lossc.fired,
+         (unsigned long long)lossc.risked, (unsigned long long)lossc.moved,
+         (unsigned long long)lossc.undecided, (unsigned long long)lossc.records);
+  static const char *const after[3] = {"no shared queue lost", "a shared queue lost, recovery on",
+                                       "a shared queue lost, recovery off"};
+  for (int k = 0; k < 3; k++)
+    printf("model: reads after a loss, %s: %llu exact (CLS_OK, bytes), %llu failed as the model "
+           "says, %llu relaxed (the loss or a range allowed)\n",
+           after[k], (unsigned long long)lossc.reads[k][0], (unsigned long long)lossc.reads[k][1],
+           (unsigned long long)lossc.reads[k][2]);
   printf("model: %llu programs captured and replayed: %llu replays of %llu commands, %llu "
          "skipped as a whole, %llu such skip entries compared in reports\n",
          (unsigned long long)replays.programs, (unsigned long long)replays.replays,
