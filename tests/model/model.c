@@ -187,6 +187,7 @@ static void taint(struct md_state *st, int b, int f) {
   struct md_buf *mb = &st->buf[b];
   mb->failure = f;
   memset(mb->known, 0, sizeof mb->known);
+  memset(mb->unsure, 0, sizeof mb->unsure);
 }
 
 static void chain_add(struct md_state *st, int f, const char *kernel, int stream, uint64_t lo,
@@ -247,6 +248,22 @@ static void wrote(struct md_state *st, int s, int b, bool rd, bool full) {
     mb->diverged = true;
   else if (full)
     mb->diverged = false;
+}
+
+/* A command the model runs wrote elements [off, off+len) of buffer b
+ * (md_buf.unsure): they are unsure when it may not have run in clstream;
+ * the buffer's other unsure elements are no longer known (this write
+ * clears the failure that kept them from being read). */
+static void wrote_elems(struct md_state *st, int s, int b, int off, int len, bool rd) {
+  struct md_buf *mb = &st->buf[b];
+  if (!loosened(st))
+    return;
+  bool u = affected(st, s) || rd;
+  for (int e = 0; e < mb->elems; e++)
+    if (e >= off && e < off + len)
+      mb->unsure[e] = u;
+    else if (mb->unsure[e])
+      mb->known[e] = mb->unsure[e] = 0;
 }
 
 /* A launch writes the first MD_N elements but clears the buffer's failure
@@ -437,6 +454,7 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
     if (acc[i] & MD_W) {
       struct md_buf *o = &st->buf[op->b[i]];
       launch_wrote(st, s, op->b[i], rd);
+      wrote_elems(st, s, op->b[i], 0, MD_N, rd);
       o->failure = MD_CLEAN;
       memcpy(o->val, out, sizeof out);
       memcpy(o->known, kn, sizeof kn);
@@ -506,6 +524,7 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
     return;
   }
   b->failure = MD_CLEAN;
+  wrote_elems(st, s, op->b[0], op->off, op->len, false);
   for (int i = 0; i < op->len; i++) {
     int e = op->off + i;
     b->val[e] = op->kind == MD_FILL ? md_fill_value(op->value, op->psize, e)
@@ -562,6 +581,7 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   memcpy(v, src->val + op->off, (size_t)op->len * sizeof *v);
   memcpy(kn, src->known + op->off, (size_t)op->len);
   dst->failure = MD_CLEAN;
+  wrote_elems(st, s, op->b[1], op->off2, op->len, rd);
   memcpy(dst->val + op->off2, v, (size_t)op->len * sizeof *v);
   memcpy(dst->known + op->off2, kn, (size_t)op->len);
 }

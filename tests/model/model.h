@@ -130,7 +130,7 @@ struct md_world {
    * "lost" clause (op=upload, programs keep uploads blocking) fails the
    * command it fires on like an enqueue fault, and the context relocates
    * the stream at once (CLS_RELOCATE same or other): nothing else of the
-   * program sees it. */
+   * program sees it, unless its queue was shared (below). */
   uint64_t gen[MD_S];
   /* Under scheduler:interleave the streams of a device share one queue
    * (`shared`), so a "lost" clause that fires there loses it for the
@@ -198,6 +198,12 @@ struct md_buf {
    * read a diverged buffer, and no full write on trusted input came since.
    * Its reads are checked for safety only (see md_expect.relaxed). */
   bool diverged;
+  /* Elements last written by a command that may not have run in clstream
+   * (loosened: a stream at risk or affected, a diverged input): while the
+   * failure that stopped it stays on the buffer, a read fails or, if it
+   * ran, gives them; a later write clears the failure without writing
+   * them, and then they are what was there before: no longer known. */
+  uint8_t unsure[MD_MAXE];
 };
 
 struct md_state {

@@ -23,6 +23,21 @@
  * it, the lost upload runs again on the fresh queue and the model expects
  * CLS_OK and exact bytes from every read, as if nothing was lost.
  *
+ * Under scheduler:interleave the lost queue is the one the streams of a
+ * device share: the others with tasks on it lose it too, and move when
+ * they next meet it, at a time the model cannot know ("at risk", model.h).
+ * Their generations are then a range, read back (cls_stream_generation)
+ * at each program's start and before a relocation request, which names
+ * the generation read.  With recovery on, their commands run again on
+ * their fresh queues and every read must still equal the run without the
+ * loss.  With recovery off, a command of a stream at risk may fail with
+ * the loss until the stream moves: a read of what it wrote (or of what
+ * read that) may fail with a report naming that loss (CL_DEVICE_NOT_
+ * AVAILABLE, "lost with stream S", S at risk) or succeed, and then with
+ * the model's bytes; a download or upload on such a stream may fail with
+ * CLS_ECL in the call.  Nothing else is allowed; what does not depend on
+ * the loss is compared exactly.
+ *
  * One program in three runs captured and replayed (run_replayed): its
  * runs of launches, copies and fills are recorded in a capture and
  * replayed once, against the same model (issue 34).
