@@ -93,6 +93,25 @@ static int fires_when(struct md_world *w, int when, const char *op, const char *
   return 0;
 }
 
+/* A "lost" clause fired on a command of stream s: s moves to a queue of
+ * its own, one generation up.  Under scheduler:interleave the queue was
+ * the one every stream of s's device shares that has not moved yet
+ * (placement spread: stream i on device i mod N): each of them is at risk
+ * (md_world).  s itself moves in the call, at a known point. */
+static void lost_moved(struct md_world *w, int s) {
+  w->lost_fired++;
+  int nd = w->ndev > 0 ? w->ndev : 1;
+  for (int t = 0; w->shared && !w->own[s] && t < MD_S; t++)
+    if (t != s && !w->own[t] && !w->risk[t] && t % nd == s % nd) {
+      w->risk[t] = true;
+      w->gen_hi[t] = w->gen[t] + 1;
+      w->risked++;
+    }
+  w->own[s] = true;
+  w->gen[s]++;
+  w->gen_hi[s]++;
+}
+
 /* As src/factory/fault.c: an enqueue meets the "lost" clauses first (one
  * that fires loses the queue: the stream moves to a fresh queue, one
  * generation up, and the command fails), then the "enqueue" clauses.
@@ -108,7 +127,7 @@ static int fires(struct md_world *w, int when, const char *op, const char *kerne
       if (!st)
         break;
       if (!peek)
-        w->gen[stream]++;
+        lost_moved(w, stream);
       if (peek || replays >= w->recover)
         return st;
     }
@@ -168,6 +187,7 @@ static void taint(struct md_state *st, int b, int f) {
   struct md_buf *mb = &st->buf[b];
   mb->failure = f;
   memset(mb->known, 0, sizeof mb->known);
+  memset(mb->unsure, 0, sizeof mb->unsure);
 }
 
 static void chain_add(struct md_state *st, int f, const char *kernel, int stream, uint64_t lo,
@@ -192,15 +212,25 @@ static bool unknown_async(const struct md_state *st, int f) {
 /* Ranged attribution (F8a): where the exact prediction may be wrong    */
 /* ------------------------------------------------------------------ */
 
+/* Whether the model tracks where its prediction may be wrong: ranged
+ * attribution, or a shared queue lost with recovery off. */
+static bool loosened(const struct md_state *st) { return st->ranged || st->lossy; }
+
+/* Whether a command of stream s may fail in ways the model cannot name:
+ * a completion fault's range (ranged), or a lost shared queue. */
+static bool affected(const struct md_state *st, int s) {
+  return st->affected[s] || st->lossrisk[s];
+}
+
 bool md_loose(const struct md_state *st, int f) {
-  return st->ranged && f >= 0 && st->rd_ops > st->fail[f].rd_at;
+  return loosened(st) && f >= 0 && st->rd_ops > st->fail[f].rd_at;
 }
 
 /* Whether the command reads a diverged buffer (its read bindings); counts
  * it in rd_ops when it does. */
 static bool reads_diverged(struct md_state *st, const int *slot, const int *acc, int n) {
   bool rd = false;
-  for (int i = 0; st->ranged && i < n; i++)
+  for (int i = 0; loosened(st) && i < n; i++)
     rd |= (acc[i] & MD_R) && st->buf[slot[i]].diverged;
   st->rd_ops += rd;
   return rd;
@@ -212,12 +242,28 @@ static bool reads_diverged(struct md_state *st, const int *slot, const int *acc,
  * again, a partial one does not (F4 keeps a ranged failure). */
 static void wrote(struct md_state *st, int s, int b, bool rd, bool full) {
   struct md_buf *mb = &st->buf[b];
-  if (!st->ranged)
+  if (!loosened(st))
     return;
-  if (st->affected[s] || rd)
+  if (affected(st, s) || rd)
     mb->diverged = true;
   else if (full)
     mb->diverged = false;
+}
+
+/* A command the model runs wrote elements [off, off+len) of buffer b
+ * (md_buf.unsure): they are unsure when it may not have run in clstream;
+ * the buffer's other unsure elements are no longer known (this write
+ * clears the failure that kept them from being read). */
+static void wrote_elems(struct md_state *st, int s, int b, int off, int len, bool rd) {
+  struct md_buf *mb = &st->buf[b];
+  if (!loosened(st))
+    return;
+  bool u = affected(st, s) || rd;
+  for (int e = 0; e < mb->elems; e++)
+    if (e >= off && e < off + len)
+      mb->unsure[e] = u;
+    else if (mb->unsure[e])
+      mb->known[e] = mb->unsure[e] = 0;
 }
 
 /* A launch writes the first MD_N elements but clears the buffer's failure
@@ -226,7 +272,7 @@ static void wrote(struct md_state *st, int s, int b, bool rd, bool full) {
  * model) left there, so the model stops claiming them. */
 static void launch_wrote(struct md_state *st, int s, int b, bool rd) {
   struct md_buf *mb = &st->buf[b];
-  if (st->ranged && mb->diverged && mb->elems > MD_N)
+  if (loosened(st) && mb->diverged && mb->elems > MD_N)
     memset(mb->known + MD_N, 0, (size_t)(mb->elems - MD_N));
   wrote(st, s, b, rd, true);
 }
@@ -408,6 +454,7 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
     if (acc[i] & MD_W) {
       struct md_buf *o = &st->buf[op->b[i]];
       launch_wrote(st, s, op->b[i], rd);
+      wrote_elems(st, s, op->b[i], 0, MD_N, rd);
       o->failure = MD_CLEAN;
       memcpy(o->val, out, sizeof out);
       memcpy(o->known, kn, sizeof kn);
@@ -464,6 +511,12 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
     status = fires(w, MD_W_COMPLETE, opname, NULL, s, false);
     async = true;
   }
+  /* A blocking upload on a stream still on a lost shared queue is refused
+   * there (recovery off): CLS_ECL in the call, the loss on the buffer. */
+  if (st->lossrisk[s] && !(deferrable && w->deferred)) {
+    ex->rcmask |= md_bit(MD_ECL);
+    ex->imm_rc = MD_ECL;
+  }
   bool full = op->off == 0 && op->len == b->elems;
   wrote(st, s, op->b[0], false, full);
   if (status) {
@@ -471,6 +524,7 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
     return;
   }
   b->failure = MD_CLEAN;
+  wrote_elems(st, s, op->b[0], op->off, op->len, false);
   for (int i = 0; i < op->len; i++) {
     int e = op->off + i;
     b->val[e] = op->kind == MD_FILL ? md_fill_value(op->value, op->psize, e)
@@ -527,6 +581,7 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   memcpy(v, src->val + op->off, (size_t)op->len * sizeof *v);
   memcpy(kn, src->known + op->off, (size_t)op->len);
   dst->failure = MD_CLEAN;
+  wrote_elems(st, s, op->b[1], op->off2, op->len, rd);
   memcpy(dst->val + op->off2, v, (size_t)op->len * sizeof *v);
   memcpy(dst->known + op->off2, kn, (size_t)op->len);
 }
@@ -590,12 +645,14 @@ static void download(struct md_world *w, struct md_state *st, const struct md_op
   int s = op->stream;
   uint64_t lo = w->issued_lo[s], hi = w->issued_hi[s];
   download_exact(w, st, op, ex);
-  if (!st->ranged || resolve(st, op->b[0]) || !in_range(&st->buf[op->b[0]], op->off, op->len))
+  if (!loosened(st) || resolve(st, op->b[0]) || !in_range(&st->buf[op->b[0]], op->off, op->len))
     return;
-  ex->relaxed = st->buf[op->b[0]].diverged || st->affected[s];
+  ex->relaxed = st->buf[op->b[0]].diverged || affected(st, s);
   if (!ex->relaxed)
     return;
-  ex->rcmask |= md_bit(MD_ETAINTED) | (st->affected[s] ? md_bit(MD_ECL) : 0);
+  ex->rcmask |= md_bit(MD_ETAINTED) | (affected(st, s) ? md_bit(MD_ECL) : 0);
+  if (st->lossrisk[s] && !ex->imm_rc) /* refused by the lost queue in the call */
+    ex->imm_rc = MD_ECL;
   if (w->issued_lo[s] > lo)
     w->issued_lo[s]--;
   if (w->issued_hi[s] == hi)
@@ -605,6 +662,13 @@ static void download(struct md_world *w, struct md_state *st, const struct md_op
 void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
              struct md_expect *ex) {
   memset(ex, 0, sizeof *ex);
+  /* Recovery off: a stream at risk may meet its lost queue at any
+   * command until it moves. */
+  for (int s = 0; s < MD_S; s++) {
+    st->lossrisk[s] = w->risk[s] && w->recover == 0;
+    st->lostrec[s] |= st->lossrisk[s];
+    st->lossy |= st->lossrisk[s];
+  }
   switch (op->kind) {
   case MD_ALLOC: {
     struct md_buf *b = &st->buf[op->b[0]];
@@ -664,9 +728,13 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
      * "known" stays as it was), moves it; bytes and failures stay. */
     uint64_t *g = &w->gen[op->stream];
     if (!op->refuse) {
+      /* At risk: the runner read the generation first (gen is what it
+       * read); the stream gets a queue of its own, the risk ends. */
       ex->gen_arg = *g;
       ex->rcmask = md_bit(MD_OK);
-      ++*g;
+      w->gen_hi[op->stream] = ++*g;
+      w->risk[op->stream] = false;
+      w->own[op->stream] = true;
       w->created[op->stream] = true;
     } else {
       ex->gen_arg = *g ? *g - 1 : *g + 1;

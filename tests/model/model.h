@@ -130,8 +130,24 @@ struct md_world {
    * "lost" clause (op=upload, programs keep uploads blocking) fails the
    * command it fires on like an enqueue fault, and the context relocates
    * the stream at once (CLS_RELOCATE same or other): nothing else of the
-   * program sees it. */
+   * program sees it, unless its queue was shared (below). */
   uint64_t gen[MD_S];
+  /* Under scheduler:interleave the streams of a device share one queue
+   * (`shared`), so a "lost" clause that fires there loses it for the
+   * others too: each that has tasks on it later moves at a time the model
+   * cannot know (docs/devices.md).  Such a stream is at `risk`: its
+   * generation is gen..gen_hi (one move more at most: it then gets a
+   * queue of its own), narrowed by what the runner reads back
+   * (cls_stream_generation); with recovery its commands run again and
+   * nothing else shows; without, any of them may fail with the loss
+   * (md_state.lossrisk).  gen_hi == gen for a stream not at risk. */
+  bool shared;
+  int ndev;                    /* the context's devices (placement: spread) */
+  bool own[MD_S];              /* a queue of its own: relocated since creation */
+  bool risk[MD_S];
+  uint64_t gen_hi[MD_S];
+  uint64_t lost_fired;         /* "lost" clauses fired */
+  uint64_t risked;             /* streams put at risk by a shared loss */
   bool relocate_other;         /* the context's CLS_RELOCATE: other, else same */
   /* The context's CLS_RECOVER bound (0: off): a command a "lost" clause
    * fired on runs again on the fresh queue, up to this many times, and
@@ -182,6 +198,12 @@ struct md_buf {
    * read a diverged buffer, and no full write on trusted input came since.
    * Its reads are checked for safety only (see md_expect.relaxed). */
   bool diverged;
+  /* Elements last written by a command that may not have run in clstream
+   * (loosened: a stream at risk or affected, a diverged input): while the
+   * failure that stopped it stays on the buffer, a read fails or, if it
+   * ran, gives them; a later write clears the failure without writing
+   * them, and then they are what was there before: no longer known. */
+  uint8_t unsure[MD_MAXE];
 };
 
 struct md_state {
@@ -194,6 +216,14 @@ struct md_state {
   uint32_t rd_ops;      /* ops so far that read a diverged buffer: a record
                            minted before one may have a different skip chain
                            (that op's skip may be on a range record instead) */
+  /* A shared queue lost with recovery off: the streams at risk (md_world)
+   * whose commands may fail with the loss ("lost with stream ...") until
+   * they move, and, from the first one on, the same tracking as ranged
+   * attribution (diverged buffers, relaxed reads); lostrec: the streams
+   * whose loss records a report of this program may name. */
+  bool lossy;
+  bool lossrisk[MD_S];
+  bool lostrec[MD_S];
 };
 
 /* What one operation must do. */

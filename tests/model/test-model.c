@@ -23,6 +23,21 @@
  * it, the lost upload runs again on the fresh queue and the model expects
  * CLS_OK and exact bytes from every read, as if nothing was lost.
  *
+ * Under scheduler:interleave the lost queue is the one the streams of a
+ * device share: the others with tasks on it lose it too, and move when
+ * they next meet it, at a time the model cannot know ("at risk", model.h).
+ * Their generations are then a range, read back (cls_stream_generation)
+ * at each program's start and before a relocation request, which names
+ * the generation read.  With recovery on, their commands run again on
+ * their fresh queues and every read must still equal the run without the
+ * loss.  With recovery off, a command of a stream at risk may fail with
+ * the loss until the stream moves: a read of what it wrote (or of what
+ * read that) may fail with a report naming that loss (CL_DEVICE_NOT_
+ * AVAILABLE, "lost with stream S", S at risk) or succeed, and then with
+ * the model's bytes; a download or upload on such a stream may fail with
+ * CLS_ECL in the call.  Nothing else is allowed; what does not depend on
+ * the loss is compared exactly.
+ *
  * One program in three runs captured and replayed (run_replayed): its
  * runs of launches, copies and fills are recorded in a capture and
  * replayed once, against the same model (issue 34).
@@ -139,9 +154,16 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
   w->recover = (unsigned)rnd(&rr, 3);
   /* A lost queue is the one of the stream the upload was on; under
    * scheduler:interleave the streams of a device share one queue, and the
-   * others would lose theirs too: not modelled, not planned there. */
+   * others lose theirs too, and move when they next meet it (md_world:
+   * at risk).  There every lost clause of a context names one stream, so
+   * that no stream at risk meets a clause's loss too (its in-call replay
+   * would count one loss more against the bound than the model can know):
+   * stream 0 or 2, which share device 0's queue (spread over one or two
+   * devices), losses early and often, so that the other is at risk. */
   const char *sched = getenv("CLS_SCHEDULER");
   bool shared_queues = sched && strstr(sched, "interleave");
+  uint64_t lr = seed ^ 0x6c6f7374ull;
+  int lost_stream = 2 * rnd(&lr, 2);
   for (int i = 0; i < n; i++) {
     struct md_clause *c = &w->cl[w->nclauses];
     int pick = rnd(&r, 100);
@@ -170,15 +192,19 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
         c->stream = rnd(&r, MD_S);
       only_alloc = false;
     } else if (pick < 92) { /* the nth uploads (programs keep uploads in order) */
-      bool lost = !shared_queues && chance(&r, 40);
+      bool lost = chance(&r, 40);
       clause(c, lost ? MD_W_LOST : chance(&r, 50) ? MD_W_ENQUEUE : MD_W_COMPLETE, &r);
       c->op = "upload";
       counted(c, &r, 80);
       if (lost) { /* the queue of the nth upload's stream is lost there */
         c->status = -2; /* CL_DEVICE_NOT_AVAILABLE */
         c->times = 1;
-        if (chance(&r, 60))
+        if (shared_queues) {
+          c->stream = lost_stream;
+          c->nth = 1 + c->nth % 20;
+        } else if (chance(&r, 60)) {
           c->stream = rnd(&r, MD_S);
+        }
       }
       p->no_async_upload = true;
       only_alloc = false;
@@ -192,17 +218,36 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
     w->nclauses++;
   }
   /* Often a lost queue as well, at the nth upload of a stream or of any. */
-  if (!shared_queues && w->nclauses < MD_MAX_CLAUSES && chance(&r, 30)) {
+  if (w->nclauses < MD_MAX_CLAUSES && chance(&r, shared_queues ? 60 : 30)) {
     struct md_clause *c = &w->cl[w->nclauses++];
     clause(c, MD_W_LOST, &r);
     c->op = "upload";
     c->status = -2; /* CL_DEVICE_NOT_AVAILABLE */
     c->nth = 1 + (uint64_t)rnd(&r, 30);
     c->times = 1;
-    if (chance(&r, 60))
+    if (shared_queues) {
+      c->stream = lost_stream;
+      c->nth = 1 + c->nth % 20;
+    } else if (chance(&r, 60)) {
       c->stream = rnd(&r, MD_S);
+    }
     p->no_async_upload = true;
     only_alloc = false;
+  }
+  /* Shared queues, recovery off: a stream at risk may have any command
+   * refused by its lost queue, which counts no clause there (fault.c), so
+   * a clause counting commands ("nth") would count differently from the
+   * model from then on: none is kept beside a loss (those that fire on
+   * every match, and allocation counts, are the same either way). */
+  bool has_lost = false;
+  for (int i = 0; i < w->nclauses; i++)
+    has_lost |= w->cl[i].when == MD_W_LOST;
+  if (shared_queues && w->recover == 0 && has_lost) {
+    int m = 0;
+    for (int i = 0; i < w->nclauses; i++)
+      if (w->cl[i].when == MD_W_LOST || w->cl[i].when == MD_W_ALLOC || !w->cl[i].nth)
+        w->cl[m++] = w->cl[i];
+    w->nclauses = m;
   }
   /* F8 whatever the discovery order: most completion faults hold their
    * failures' discovery for a drawn number of polls (the fault factory's
@@ -441,6 +486,23 @@ static struct {
   uint64_t runs, in_runs; /* the plan's runs (one command each), their commands */
 } replays;
 
+/* Lost queues: how often the model planned and met them, and what it
+ * compared after them (printed at the end). */
+static struct {
+  uint64_t programs;   /* programs run while a "lost" clause could fire */
+  uint64_t fired;      /* losses ("lost" clauses that fired) */
+  uint64_t risked;     /* streams a shared queue's loss put at risk */
+  uint64_t moved;      /* ... seen moved (their generation read back) */
+  uint64_t undecided;  /* generations read while still undecided */
+  /* Reads (downloads, checks) after a loss in the context: [0] none on a
+   * shared queue, [1] a shared queue's with recovery on, [2] off; each
+   * [0] compared exactly (CLS_OK, bytes), [1] failed as the model says
+   * (exact report), [2] relaxed (recovery off: the loss allowed; ranged:
+   * a range) */
+  uint64_t reads[3][3];
+  uint64_t records;    /* loss records of streams at risk in reports */
+} lossc;
+
 static void say(struct rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct rt *rt, const char *fmt, ...) {
   if (rt->len >= sizeof rt->msg)
@@ -499,6 +561,9 @@ static int rt_open(struct rt *rt, const struct md_world *w, struct md_world *liv
   cls_context_devices(rt->ctx, NULL, 0, &ndev);
   rt->ndev = (int)ndev;
   *live = *w;
+  const char *sched = getenv("CLS_SCHEDULER");
+  live->shared = sched && strstr(sched, "interleave");
+  live->ndev = rt->ndev;
   /* The scheduler driver defers enqueues; event and the example priority
    * driver enqueue at the call. */
   live->deferred = strcmp(cls_context_driver(rt->ctx), "scheduler") == 0;
@@ -663,6 +728,13 @@ static bool relaxed_report(struct rt *rt, const struct md_state *st, const struc
     bool known = false;
     for (int f = 0; f < st->nfail && !known; f++)
       known = same_root(&st->fail[f], &fi);
+    /* A shared queue lost with recovery off: a command of a stream at
+     * risk that met it carries the loss (CL_DEVICE_NOT_AVAILABLE). */
+    if (!known && fi.stream >= 0 && fi.stream < MD_S && st->lostrec[fi.stream] &&
+        fi.cl_status == -2 && strstr(fi.message, "lost with stream ")) {
+      lossc.records++;
+      continue;
+    }
     /* scheduler:interleave: a range on a queue streams share is cut into
      * each stream's part; a part of one command is reported as that
      * command's own failure after its enqueue (a misattribution the
@@ -806,6 +878,7 @@ static int issue(struct rt *rt, const struct md_op *op, int index, const struct 
 }
 
 
+static bool observe_generation(struct rt *rt, struct md_world *w, int s);
 /* Runs one op through clstream and compares.  false: mismatch (in rt->msg). */
 static bool run_stepped(struct rt *rt, struct md_world *w, struct md_state *st,
                         const struct md_op *op, int index, const struct md_expect *exp);
@@ -817,6 +890,10 @@ static bool run_op(struct rt *rt, struct md_world *w, struct md_state *st, const
    * (the generator never does this). */
   if (op->kind == MD_ALLOC && st->buf[op->b[0]].state == MD_LIVE)
     cls_free(ctx, rt->h[op->b[0]]);
+  /* A relocation names the generation: one a shared queue's loss left
+   * undecided is read first (the request is then exact). */
+  if (op->kind == MD_RELOCATE && !observe_generation(rt, w, op->stream))
+    return false;
   md_step(w, st, op, &ex);
   return run_stepped(rt, w, st, op, index, &ex);
 }
@@ -829,7 +906,7 @@ static bool run_stepped(struct rt *rt, struct md_world *w, struct md_state *st,
   /* Ranged: a check of diverged buffers may find range records the model
    * does not have (a failure it predicts must still be there). */
   bool check_relaxed = false;
-  for (int i = 0; st->ranged && op->kind == MD_SYNC_CHECK && i < op->len; i++)
+  for (int i = 0; (st->ranged || st->lossy) && op->kind == MD_SYNC_CHECK && i < op->len; i++)
     check_relaxed |= st->buf[op->b[i]].state == MD_LIVE && st->buf[op->b[i]].diverged;
   if (check_relaxed)
     ex.rcmask |= md_bit(MD_ETAINTED);
@@ -866,6 +943,8 @@ static bool run_stepped(struct rt *rt, struct md_world *w, struct md_state *st,
     relax.reads_ok += rc == 0;
     relax.reads_queue += rc == CLS_ECL;
   }
+  if (w->lost_fired && (op->kind == MD_DOWNLOAD || op->kind == MD_SYNC_CHECK))
+    lossc.reads[w->risked ? (w->recover ? 1 : 2) : 0][relaxed ? 2 : rc == 0 ? 0 : 1]++;
   if (rc == CLS_ETAINTED && relaxed) {
     if (!relaxed_report(rt, st, &ex, rep, op->b, op->kind == MD_DOWNLOAD ? 1 : op->len)) {
       say(rt, "\nop %d (%s): the report is not one ranged attribution allows (above)\n", index,
@@ -1051,9 +1130,38 @@ static bool run_replayed(struct rt *rt, struct md_world *w, struct md_state *st,
   return flush(rt, w, &pd);
 }
 
-/* Each stream's position count, which the model tracks as a range. */
+/* Stream s's generation, read back: within what the model allows, and
+ * where a shared queue's loss left it undecided (at risk), what it is now
+ * (seen moved: a queue of its own, the risk is over). */
+static bool observe_generation(struct rt *rt, struct md_world *w, int s) {
+  uint64_t g = 0;
+  if (cls_stream_generation(rt->ctx, s, &g) != 0) {
+    say(rt, "cls_stream_generation(%d) failed\n", s);
+    return false;
+  }
+  if (g < w->gen[s] || g > w->gen_hi[s]) {
+    say(rt, "stream %d is at generation %llu, the model says %llu..%llu\n", s,
+        (unsigned long long)g, (unsigned long long)w->gen[s], (unsigned long long)w->gen_hi[s]);
+    return false;
+  }
+  if (w->gen_hi[s] == w->gen[s])
+    return true;
+  lossc.undecided++;
+  w->gen[s] = g;
+  if (g == w->gen_hi[s]) {
+    lossc.moved++;
+    w->risk[s] = false;
+    w->own[s] = true;
+  }
+  return true;
+}
+
+/* Each stream's position count, which the model tracks as a range, and
+ * its generation. */
 static bool sync_positions(struct rt *rt, struct md_world *w) {
   for (int s = 0; s < MD_S; s++) {
+    if (!observe_generation(rt, w, s))
+      return false;
     struct cls_stream_stats ss;
     if (cls_stream_stats(rt->ctx, s, &ss) != 0) {
       say(rt, "cls_stream_stats(%d) failed\n", s);
@@ -1088,6 +1196,11 @@ static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *o
   }
   rt->inconclusive = false;
   replays.programs += replay;
+  bool may_lose = false;
+  for (int c = 0; c < w->nclauses; c++)
+    may_lose |= w->cl[c].when == MD_W_LOST && w->cl[c].fired < w->cl[c].times;
+  lossc.programs += may_lose;
+  uint64_t fired0 = w->lost_fired, risked0 = w->risked;
   for (int i = 0; i < n;) {
     int j = i;
     while (replay && j < n && capturable(&ops[j]))
@@ -1107,6 +1220,8 @@ static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *o
       if (!run_op(rt, w, st, &f, n))
         return false;
     }
+  lossc.fired += w->lost_fired - fired0;
+  lossc.risked += w->risked - risked0;
   size_t alive = cls__failures_alive();
   if (alive > rt->alive_base + 1) {
     say(rt, "after the program, %zu failure records are alive (at most %zu expected)\n", alive,
@@ -1287,6 +1402,19 @@ START_TEST(random_programs_agree_with_the_model) {
          (unsigned long long)relax.reads, (unsigned long long)relax.reads_ok,
          (unsigned long long)relax.reads_queue, (unsigned long long)relax.ranges,
          (unsigned long long)relax.parts);
+  printf("model: lost queues: %llu programs with a loss planned, %llu losses, %llu streams put "
+         "at risk by a shared queue's loss (%llu seen moved, %llu undecided generations read), "
+         "%llu loss records of streams at risk in reports\n",
+         (unsigned long long)lossc.programs, (unsigned long long)lossc.fired,
+         (unsigned long long)lossc.risked, (unsigned long long)lossc.moved,
+         (unsigned long long)lossc.undecided, (unsigned long long)lossc.records);
+  static const char *const after[3] = {"no shared queue lost", "a shared queue lost, recovery on",
+                                       "a shared queue lost, recovery off"};
+  for (int k = 0; k < 3; k++)
+    printf("model: reads after a loss, %s: %llu exact (CLS_OK, bytes), %llu failed as the model "
+           "says, %llu relaxed (the loss or a range allowed)\n",
+           after[k], (unsigned long long)lossc.reads[k][0], (unsigned long long)lossc.reads[k][1],
+           (unsigned long long)lossc.reads[k][2]);
   printf("model: %llu programs captured and replayed: %llu replays of %llu commands, %llu "
          "skipped as a whole, %llu such skip entries compared in reports; %llu plan runs "
          "of %llu commands (contexts where no command can fail)\n",
@@ -1319,24 +1447,35 @@ static struct md_clause fault_clause(int when, const char *kernel, const char *o
   return c;
 }
 
+/* Runs a fixed program `rounds` times in one context of the given plan
+ * (fault counters carry over) under the current driver; the model's world
+ * after it into *out. */
+static void run_fixed_world(const struct md_world *plan, const struct md_op *ops, int n,
+                            int rounds, struct md_world *out) {
+  static struct rt rt;
+  struct md_world w;
+  ck_assert_msg(rt_open(&rt, plan, &w) == 0, "%s", rt.msg);
+  for (int r = 0; r < rounds; r++)
+    if (!run_program(&rt, &w, ops, n, false, &model_state)) {
+      char spec[256];
+      md_spec_text(plan, spec, sizeof spec);
+      rt_close(&rt);
+      ck_abort_msg("fault '%s', recovery %u, round %d: %s", spec, plan->recover, r, rt.msg);
+    }
+  rt_close(&rt);
+  if (out)
+    *out = w;
+}
+
 /* Runs a fixed program `rounds` times in one context with the given fault
  * clauses (fault counters carry over) under the current driver. */
 static void run_fixed(const struct md_clause *cl, int ncl, const struct md_op *ops, int n,
                       int rounds) {
-  static struct rt rt;
-  struct md_world plan, w;
+  struct md_world plan;
   md_world_init(&plan, false);
   for (int i = 0; i < ncl; i++)
     plan.cl[plan.nclauses++] = cl[i];
-  ck_assert_msg(rt_open(&rt, &plan, &w) == 0, "%s", rt.msg);
-  for (int r = 0; r < rounds; r++)
-    if (!run_program(&rt, &w, ops, n, false, &model_state)) {
-      char spec[256];
-      md_spec_text(&plan, spec, sizeof spec);
-      rt_close(&rt);
-      ck_abort_msg("fault '%s', round %d: %s", spec, r, rt.msg);
-    }
-  rt_close(&rt);
+  run_fixed_world(&plan, ops, n, rounds, NULL);
 }
 
 /* F8: a launch that ran on the output of a failure found later keeps that
@@ -1427,6 +1566,40 @@ START_TEST(fault_stream_key_names_logical_streams) {
 }
 END_TEST
 
+/* A queue lost at stream 0's upload: under scheduler:interleave it is the
+ * queue stream 2 shares (device 0), so stream 2's next tasks meet it, and
+ * it moves then (its generation read back: 1).  With recovery on every
+ * read equals the run without the loss; off, the reads of what stream 2
+ * wrote may fail with its loss, or give exact bytes.  Under the other
+ * drivers only stream 0 moves. */
+START_TEST(a_lost_shared_queue_moves_every_stream_on_it) {
+  struct md_clause c = {.when = MD_W_LOST, .op = "upload", .stream = 0, .nth = 1, .times = 1,
+                        .status = -2};
+  struct md_op ops[] = {ALLOC(0, 1, MD_N), ALLOC(1, 1, MD_N), ALLOC(2, 1, MD_N),
+                        UPLOAD(0, 2, MD_N), UPLOAD(1, 0, MD_N), SET(2, 2, 5),
+                        INC(2, 2),         DOWN(2, 2, MD_N),  DOWN(0, 1, MD_N),
+                        DOWN(1, 1, MD_N)};
+  const char *sched = getenv("CLS_SCHEDULER");
+  bool shared = sched && strstr(sched, "interleave");
+  for (unsigned recover = 0; recover <= 2; recover++) {
+    struct md_world plan, w;
+    md_world_init(&plan, false);
+    plan.cl[plan.nclauses++] = c;
+    plan.recover = recover;
+    plan.relocate_other = recover == 1;
+    /* Three rounds: the loss in the first; the generations read back at
+     * the start of the next ones. */
+    run_fixed_world(&plan, ops, (int)(sizeof ops / sizeof *ops), 3, &w);
+    ck_assert_uint_eq(w.lost_fired, 1);
+    ck_assert_uint_eq(w.gen[0], 1);
+    ck_assert_uint_eq(w.risked, shared ? 1 : 0);
+    ck_assert_msg(!w.risk[2] && w.gen[2] == (shared ? 1u : 0u),
+                  "recovery %u: stream 2 %s at generation %llu", recover,
+                  w.risk[2] ? "still at risk" : "decided", (unsigned long long)w.gen[2]);
+  }
+}
+END_TEST
+
 /* The harness can fail: with a bug planted in the model (add computes
  * a + b + c + 1), some program disagrees, and the shortened program that
  * still fails is small. */
@@ -1502,5 +1675,6 @@ int main(void) {
   CT_ADD(s, ordering_claims_hold_only_for_waits_that_were_made);
   CT_ADD(s, free_with_deferred_uses_keeps_the_memory_object);
   CT_ADD(s, fault_stream_key_names_logical_streams);
+  CT_ADD(s, a_lost_shared_queue_moves_every_stream_on_it);
   return ct_run(s);
 }
