@@ -397,6 +397,64 @@ START_TEST(relocation_with_replay_cost_is_measured) {
 }
 END_TEST
 
+/* Lost after the enqueue (CLS_FAULT lost:...,at=complete): the queue
+ * accepts the chain's commands from the 4th on and runs none of them; each
+ * ends with CL_DEVICE_NOT_AVAILABLE, found at completion (F8).  Such a
+ * command is not run again yet (docs/devices.md, "What is not replayed"):
+ * the buffer carries the loss, named as found after the enqueue, the
+ * stream moves once, and nothing hangs on the commands that never ran. */
+START_TEST(loss_after_enqueue_is_found_at_completion_and_reported_as_lost) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=4,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0); /* 1 */
+  incs(ctx, 0, inc, b, 10);        /* 2..11: accepted, 4..11 never run */
+  cls_sync(ctx, NULL); /* finds the loss: the stream moves */
+  expect_lost(ctx, 0, b, "failed after its enqueue with CL_DEVICE_NOT_AVAILABLE",
+              "not replayed: lost after its enqueue");
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 1);
+  /* The fresh queue is a fresh lease: the stream works again. */
+  ct_expect_ints(ctx, 0, ct_written(ctx, 0, N, 7), N, 7);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* What waits on a command the lost queue accepted does not run either
+ * (another queue's command behind its event fails without running, as
+ * behind a real lost lease): a copy on stream 1 of the chain's buffer
+ * carries the loss, never the bytes of before it. */
+START_TEST(loss_after_enqueue_fails_a_reader_on_another_stream_without_running_it) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0);
+  cls_buffer c = ct_alloc(ctx, 1, N * sizeof(int));
+  incs(ctx, 0, inc, a, 4); /* the 2nd launch on is accepted and never runs */
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 1, copy, 1, g, NULL, 2, ca);
+  ck_assert_msg(rc == CLS_OK || rc == CLS_ESKIPPED, "copy: %s", cls_err_name(rc));
+  expect_lost(ctx, 1, c, "lost with stream 0 generation 0", "failed after its enqueue");
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The fault's grammar: at=enqueue or at=complete, for lost faults only. */
+START_TEST(lost_fault_at_is_checked) {
+  static const char *bad[] = {"lost:stream=0,at=later", "complete:stream=0,at=complete",
+                              "lost:stream=0,at=complete,times=2", "lost:stream=0,at=",
+                              "lost:stream=0,at=complete,at=enqueue"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .fault = bad[i]};
+    cls_context *c = NULL;
+    ck_assert_msg(cls_context_create(&c, &o) == CLS_ECONFIG, "%s accepted", bad[i]);
+    ck_assert_ptr_null(c);
+  }
+  cls_context_destroy(recctx("same", NULL, "lost:stream=0,at=enqueue"));
+  cls_context_destroy(recctx("same", NULL, "lost:stream=1,op=launch,nth=2,at=complete"));
+}
+END_TEST
+
 /* Seen, not hidden: the trace shows the loss, the relocation's replay
  * and the replayed command on the fresh queue (a download: replayed under
  * every driver). */
@@ -473,6 +531,9 @@ int main(void) {
   CT_ADD(s, context_destroyed_mid_replay_does_not_hang);
   CT_ADD(s, trace_shows_the_loss_and_the_replayed_command);
   CT_ADD(s, recover_setting_is_checked);
+  CT_ADD(s, loss_after_enqueue_is_found_at_completion_and_reported_as_lost);
+  CT_ADD(s, loss_after_enqueue_fails_a_reader_on_another_stream_without_running_it);
+  CT_ADD(s, lost_fault_at_is_checked);
   CT_ADD(s, relocation_with_replay_cost_is_measured);
   return ct_run(s);
 }
