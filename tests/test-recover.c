@@ -399,31 +399,42 @@ END_TEST
 
 /* Lost after the enqueue (CLS_FAULT lost:...,at=complete): the queue
  * accepts the chain's commands from the 4th on and runs none of them; each
- * ends with CL_DEVICE_NOT_AVAILABLE, found at completion (F8).  Such a
- * command is not run again yet (docs/devices.md, "What is not replayed"):
- * the buffer carries the loss, named as found after the enqueue, the
- * stream moves once, and nothing hangs on the commands that never ran. */
-START_TEST(loss_after_enqueue_is_found_at_completion_and_reported_as_lost) {
+ * ends with CL_DEVICE_NOT_AVAILABLE, found at completion (F8).  Recovery
+ * runs the eight again, in their order, on the fresh queue: an in-place
+ * increment chain, so a command run twice or not at all gives other
+ * bytes.  `sync`: the sync finds the loss, else the blocking download
+ * (refused by the lost queue at its enqueue) does. */
+static void late_chain_case(bool sync) {
   cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=4,at=complete");
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
   cls_buffer b = uploaded(ctx, 0); /* 1 */
   incs(ctx, 0, inc, b, 10);        /* 2..11: accepted, 4..11 never run */
-  cls_sync(ctx, NULL); /* finds the loss: the stream moves */
-  expect_lost(ctx, 0, b, "failed after its enqueue with CL_DEVICE_NOT_AVAILABLE",
-              "not replayed: lost after its enqueue");
+  if (sync)
+    CT_OK(cls_sync(ctx, NULL));
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 10);
   ck_assert_uint_eq(ct_generation(ctx, 0), 1);
   ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 1);
-  /* The fresh queue is a fresh lease: the stream works again. */
-  ct_expect_ints(ctx, 0, ct_written(ctx, 0, N, 7), N, 7);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 8 + !sync); /* + the download */
   cls_context_destroy(ctx);
+}
+
+START_TEST(loss_after_enqueue_mid_chain_found_by_a_sync_is_replayed_with_exact_bytes) {
+  late_chain_case(true);
 }
 END_TEST
 
-/* What waits on a command the lost queue accepted does not run either
- * (another queue's command behind its event fails without running, as
- * behind a real lost lease): a copy on stream 1 of the chain's buffer
- * carries the loss, never the bytes of before it. */
-START_TEST(loss_after_enqueue_fails_a_reader_on_another_stream_without_running_it) {
+START_TEST(loss_after_enqueue_mid_chain_found_by_a_download_is_replayed_with_exact_bytes) {
+  late_chain_case(false);
+}
+END_TEST
+
+/* A copy on stream 1 waits on the chain's last launch, which the lost
+ * queue accepted and never ran: it fails behind it without running (as
+ * behind a real lost lease), and runs again once the lost commands have,
+ * with the bytes of a run without the loss. */
+START_TEST(loss_after_enqueue_with_a_reader_on_another_stream_gives_exact_bytes) {
   cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
   cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
@@ -432,9 +443,71 @@ START_TEST(loss_after_enqueue_fails_a_reader_on_another_stream_without_running_i
   incs(ctx, 0, inc, a, 4); /* the 2nd launch on is accepted and never runs */
   cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
   size_t g[1] = {N};
-  int rc = cls_launch(ctx, 1, copy, 1, g, NULL, 2, ca);
-  ck_assert_msg(rc == CLS_OK || rc == CLS_ESKIPPED, "copy: %s", cls_err_name(rc));
-  expect_lost(ctx, 1, c, "lost with stream 0 generation 0", "failed after its enqueue");
+  CT_OK(cls_launch(ctx, 1, copy, 1, g, NULL, 2, ca));
+  int got[N];
+  CT_OK(cls_sync(ctx, NULL));
+  ct_download_ints(ctx, 1, c, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 4);
+  ct_download_ints(ctx, 0, a, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 4);
+  expect_replays(ctx, 0, 3);
+  ck_assert_uint_eq(ct_generation(ctx, 1), 0); /* its queue was not lost */
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The fresh queue is lost after its enqueue too (the second fault fires at
+ * the first replayed command): within the default bound (2) the chain is
+ * run again once more, on a third queue, with exact bytes. */
+START_TEST(loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers) {
+  cls_context *ctx = recctx("other", "on",
+                            "lost:stream=0,nth=4,at=complete;lost:stream=0,nth=4,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 6); /* 2..7: 4..7 lost, then lost again */
+  CT_OK(cls_sync(ctx, NULL));
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 6);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 2);
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 2);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 8);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_RECOVER=1 and the same two losses: the second is past the bound, so
+ * the old rule holds: the chain's buffer carries the loss, and the record
+ * says that replay was tried and why it stopped. */
+START_TEST(loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped) {
+  cls_context *ctx = recctx("other", "1",
+                            "lost:stream=0,nth=4,at=complete;lost:stream=0,nth=4,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 6);
+  cls_sync(ctx, NULL); /* finds both losses */
+  ck_assert_uint_eq(ct_generation(ctx, 0), 2);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 4);
+  expect_lost(ctx, 0, b, "failed after its enqueue with CL_DEVICE_NOT_AVAILABLE",
+              "replay stopped: run again 1 time, the bound CLS_RECOVER=1");
+  /* The stream works on its fresh queue. */
+  ct_expect_ints(ctx, 0, ct_written(ctx, 0, N, 7), N, 7);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Recovery off: a loss after the enqueue is reported, nothing runs again,
+ * and nothing hangs on the commands that never ran. */
+START_TEST(loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed) {
+  cls_context *ctx = recctx("other", "off", "lost:stream=0,nth=4,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 10);
+  cls_sync(ctx, NULL); /* finds the loss: the stream moves */
+  expect_lost(ctx, 0, b, "lost with stream 0 generation 0: command of inc_k failed after its "
+              "enqueue with CL_DEVICE_NOT_AVAILABLE", NULL);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 0);
   cls_context_destroy(ctx);
 }
 END_TEST
@@ -531,8 +604,12 @@ int main(void) {
   CT_ADD(s, context_destroyed_mid_replay_does_not_hang);
   CT_ADD(s, trace_shows_the_loss_and_the_replayed_command);
   CT_ADD(s, recover_setting_is_checked);
-  CT_ADD(s, loss_after_enqueue_is_found_at_completion_and_reported_as_lost);
-  CT_ADD(s, loss_after_enqueue_fails_a_reader_on_another_stream_without_running_it);
+  CT_ADD(s, loss_after_enqueue_mid_chain_found_by_a_sync_is_replayed_with_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_mid_chain_found_by_a_download_is_replayed_with_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_with_a_reader_on_another_stream_gives_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers);
+  CT_ADD(s, loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped);
+  CT_ADD(s, loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed);
   CT_ADD(s, lost_fault_at_is_checked);
   CT_ADD(s, relocation_with_replay_cost_is_measured);
   return ct_run(s);

@@ -40,7 +40,7 @@
  * (a relocation, docs/devices.md) is a fresh lease.  With at=complete
  * the queue accepts the commands but runs none of them: each non-blocking
  * one is enqueued for real behind a user event that a poll of the stream
- * sets to `status`, so it writes nothing, ends with that status (found at
+ * (or a blocking transfer on it, or its end) sets to `status`, so it writes nothing, ends with that status (found at
  * completion, F8), and the commands of other queues that wait on it fail
  * without running, as behind a real lost lease; a blocking transfer is
  * refused at its enqueue (it would wait for nothing else).  Default

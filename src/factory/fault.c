@@ -49,7 +49,7 @@ struct fault_stream {
   cl_int lost;           /* a "lost" fault fired here: every command fails */
   /* A "lost" fault with at=complete fired here: every command from then
    * on is accepted but gated on `gate`, a user event set to `gone` at the
-   * next poll (or marker, or destroy), so none of them runs.  The gate is
+   * next poll (or blocking transfer, or destroy), so none of them runs.  The gate is
    * set only then, never before a command joins it: PoCL 3.1 never
    * finishes a command enqueued behind an event that has already failed
    * (it hangs), and fails those enqueued before (-1, without running
@@ -181,8 +181,10 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     /* Lost after the enqueue: a blocking transfer would wait on the gate,
      * so the queue refuses it (what a blocking call on a lost queue
      * does); anything else joins the gate. */
-    if (x && x->blocking && (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ))
+    if (x && x->blocking && (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ)) {
+      open_gate(fs); /* the queue said it is lost: what it holds ends now */
       return fs->gone;
+    }
     cl_int crc = CL_SUCCESS;
     if (!fs->gate && !(fs->gate = clCreateUserEvent(fs->backend->context, &crc)))
       return crc;
@@ -304,7 +306,9 @@ static cl_int fs_image(void *stream, int kind, const struct cls_transfer *x, uin
 
 static cl_int fs_marker(void *stream, cl_event *out) {
   struct fault_stream *fs = stream;
-  open_gate(fs); /* a marker is waited for: what it stands for must end */
+  /* Not the gate: another queue may wait on the marker, and must fail
+   * behind the commands the lost queue never ran (the in-order queue
+   * puts the marker behind them). */
   cl_int rc = fs->inner->marker(fs->s, out);
   note_events(fs, fs->newest, false); /* ranged: a marker may stand for the newest */
   return rc;
@@ -313,9 +317,6 @@ static cl_int fs_marker(void *stream, cl_event *out) {
 /* Lent on from the wrapped factory, when it lends (version 2 or later). */
 static cl_event fs_last_event(void *stream) {
   struct fault_stream *fs = stream;
-  if (fs->gone)
-    return NULL; /* lost after the enqueue: the caller polls first, and
-                    learns of the loss before it waits on anything (F7) */
   cl_event (*lend)(void *) = cls__factory_last_event(fs->inner);
   cl_event ev = lend ? lend(fs->s) : NULL;
   note_events(fs, fs->newest, false); /* ranged: a marker may stand for the newest */
