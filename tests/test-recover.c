@@ -512,6 +512,25 @@ START_TEST(loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed) {
 }
 END_TEST
 
+/* The program frees the chain's buffer before the loss is found (the
+ * free's wait finds it): the chain cannot run again, so the copy it fed
+ * takes the loss, with the reason, instead of stale bytes. */
+START_TEST(loss_after_enqueue_of_a_freed_input_is_reported_not_replayed) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0);
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
+  incs(ctx, 0, inc, a, 3); /* the 2nd launch on never runs */
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, copy, 1, g, NULL, 2, ca));
+  CT_OK(cls_free(ctx, a));
+  expect_lost(ctx, 0, c, "not replayed: a buffer it binds was freed", NULL);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* The fault's grammar: at=enqueue or at=complete, for lost faults only. */
 START_TEST(lost_fault_at_is_checked) {
   static const char *bad[] = {"lost:stream=0,at=later", "complete:stream=0,at=complete",
@@ -610,6 +629,7 @@ int main(void) {
   CT_ADD(s, loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers);
   CT_ADD(s, loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped);
   CT_ADD(s, loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed);
+  CT_ADD(s, loss_after_enqueue_of_a_freed_input_is_reported_not_replayed);
   CT_ADD(s, lost_fault_at_is_checked);
   CT_ADD(s, relocation_with_replay_cost_is_measured);
   return ct_run(s);

@@ -389,13 +389,17 @@ static __attribute__((noinline)) bool replay_lost(cls_context *ctx, struct cls__
   if (ctx->trace)
     cls__trace_failure(ctx->trace, "lost", s->id, name, pos, msg);
   ctx->lost_mask |= 1ull << s->id;
+  uint64_t issued = s->issued;
   cls__relocate_lost(ctx);
   if (ctx->lost_mask & (1ull << s->id)) {
     snprintf(why, cap, " (replay stopped: the stream could not move to a fresh queue)");
     return false;
   }
   cls__exit_write(prov, cmd->bind, cmd->nbind, NULL);
-  s->issued = pos - 1;
+  /* Its position back, unless commands the queue had accepted ran again
+   * meanwhile (keep.c): then it takes the next one. */
+  if (s->issued == issued)
+    s->issued = pos - 1;
   s->stats.replays++;
   cls__log(&ctx->logger, CLS_LOG_ERRORS,
            "stream %d: replayed 1 command on generation %llu (%s%s%s, lost with generation %llu; "

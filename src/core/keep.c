@@ -24,16 +24,10 @@ static struct cls__kept *at(struct cls__keep *k, size_t i) {
 
 /* Whether cmd can be enqueued again from a copy: a launch whose arguments
  * fit, an upload that did not block, a copy, a fill (of buffers). */
-static bool keepable(const struct cls__cmd *cmd, size_t *bytes) {
-  *bytes = 0;
+static bool keepable(const struct cls__cmd *cmd) {
   switch (cmd->kind) {
-  case CLS__CMD_LAUNCH:
-    if (cmd->kcmd.dims > 3 || cmd->kcmd.nargs > CLS_MAX_ARGS)
-      return false;
-    for (cl_uint i = 0; i < cmd->kcmd.nargs; i++)
-      if (cmd->kargs[i].value)
-        *bytes += cmd->kargs[i].size;
-    return *bytes <= CLS__KEEP_ARG_BYTES;
+  case CLS__CMD_LAUNCH: /* its arguments' size is checked as they are copied */
+    return cmd->kcmd.dims <= 3 && cmd->kcmd.nargs <= CLS_MAX_ARGS;
   case CLS__CMD_WRITE: /* a blocking one finished at its return */
     return !cmd->x.image && !cmd->x.blocking;
   case CLS__CMD_COPY:
@@ -48,8 +42,7 @@ static bool keepable(const struct cls__cmd *cmd, size_t *bytes) {
 
 bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp) {
   struct cls__keep *k = &ctx->keep;
-  size_t bytes;
-  if (!keepable(cmd, &bytes))
+  if (!keepable(cmd))
     return true;
   if (k->len == k->cap)
     cls__keep_prune(ctx);
@@ -79,14 +72,19 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp)
     e->has_local = cmd->kcmd.local != NULL;
     size_t off = 0;
     for (cl_uint i = 0; i < cmd->kcmd.nargs; i++) {
-      e->args[i].size = cmd->kargs[i].size;
-      if (!cmd->kargs[i].value) {
-        e->args[i].at = SIZE_MAX;
+      size_t size = cmd->kargs[i].size;
+      const void *v = cmd->kargs[i].value;
+      e->args[i].size = size;
+      e->args[i].at = v ? off : SIZE_MAX;
+      if (!v)
         continue;
-      }
-      memcpy(e->bytes + off, cmd->kargs[i].value, cmd->kargs[i].size);
-      e->args[i].at = off;
-      off += cmd->kargs[i].size;
+      if (size > CLS__KEEP_ARG_BYTES - off)
+        return true; /* too large to keep: its loss is reported, not replayed */
+      if (size == sizeof(cl_mem)) /* a buffer, the usual argument: no call */
+        memcpy(e->bytes + off, v, sizeof(cl_mem));
+      else
+        memcpy(e->bytes + off, v, size);
+      off += size;
     }
   } else {
     e->x = cmd->x;
@@ -162,9 +160,37 @@ static size_t first_lost(struct cls__keep *k) {
   return k->len;
 }
 
+/* Kept command `e` cannot run again (a buffer it binds was freed after
+ * the poll that found it lost): the old rule, its write set takes the
+ * loss, and the record says why it was not replayed. */
+static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e) {
+  bool launch = e->kind == CLS__CMD_LAUNCH;
+  struct cls__cmd_at where = {.stream = s->id,
+                              .kind = e->kind,
+                              .position = s->issued,
+                              .op = e->op,
+                              .kernel = launch ? e->kcmd.name : ""};
+  struct cls__failure *f = cls__failure_mint(
+      ctx, launch ? CLS_ELAUNCH : CLS_ECL, CL_DEVICE_NOT_AVAILABLE, &where, true,
+      "lost with stream %d generation %llu (not replayed: a buffer it binds was freed): "
+      "command of %s failed after its enqueue with CL_DEVICE_NOT_AVAILABLE",
+      s->id, (unsigned long long)s->generation, launch ? e->kcmd.name : e->op);
+  if (!f)
+    return;
+  uint64_t stamp = ++ctx->stamp;
+  for (size_t i = 0; i < e->nbind; i++) {
+    struct cls__slot *slot = cls__resolve(ctx, e->bind[i].handle);
+    if (slot && (e->bind[i].access & CLS_WRITE)) {
+      cls__slot_set_failure(slot, f);
+      slot->write_stamp = stamp;
+    }
+  }
+  cls__failure_unref(f);
+}
+
 /* Runs kept command `e` (a copy: the ring may grow meanwhile) again
  * through the command path.  False when it could not be built (a binding
- * freed since: the free waited for it, so never while it was lost). */
+ * freed since the poll that found it lost). */
 static bool run_kept(cls_context *ctx, struct cls__kept *e) {
   struct cls__cmd cmd;
   cmd.kind = e->kind;
@@ -179,8 +205,10 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
   for (size_t i = 0; i < e->nbind; i++) {
     cmd.bind[i].handle = e->bind[i].handle;
     cmd.bind[i].access = e->bind[i].access;
-    if (!(cmd.bind[i].slot = cls__resolve(ctx, e->bind[i].handle)))
+    if (!(cmd.bind[i].slot = cls__resolve(ctx, e->bind[i].handle))) {
+      not_replayed(ctx, cmd.stream, e);
       return false;
+    }
   }
   if (e->kind == CLS__CMD_LAUNCH) {
     cmd.kernel = e->kernel;
