@@ -13,7 +13,12 @@
  * keeps the batch's tasks not handed over (several, of several streams
  * on a shared queue under interleave) and they run on the fresh queue,
  * so the replay count is the rest of the batch there, and a call returns
- * CLS_OK even past the bound (the read reports it). */
+ * CLS_OK even past the bound (the read reports it).
+ *
+ * `lost:...,at=complete` makes the loss after the enqueue: the queue
+ * accepts the commands and runs none of them, and a poll finds them lost
+ * (the loss_after_enqueue_* cases): they are kept until proven complete
+ * and run again in their order, under every driver alike. */
 #include "common.h"
 
 #include <pthread.h>
