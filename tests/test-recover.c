@@ -588,6 +588,39 @@ START_TEST(context_destroyed_with_a_loss_after_enqueue_pending_does_not_hang) {
 }
 END_TEST
 
+/* Seen, not hidden: a loss after the enqueue shows in the trace as a
+ * `lost` instant naming the command, then a `replay` instant for it. */
+START_TEST(trace_shows_a_loss_after_enqueue_and_its_replay) {
+  char path[512];
+  ct_temp_file(path, sizeof path, "cls-recover-trace");
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .device = "all",
+                                  .relocate = "other",
+                                  .trace = path,
+                                  .fault = "lost:stream=0,nth=2,at=complete"};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 1);
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 1);
+  cls_context_destroy(ctx);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = 0;
+  fclose(f);
+  unlink(path);
+  const char *lost = strstr(text, "\"cat\":\"lost\"");
+  ck_assert_msg(lost, "trace lacks the loss: %s", text);
+  const char *replay = strstr(lost, "\"cat\":\"replay\"");
+  ck_assert_msg(replay, "trace lacks the replay after the loss: %s", text);
+  ck_assert_msg(strstr(lost, "after its enqueue"), "the loss's message: %s", lost);
+}
+END_TEST
+
 /* The fault's grammar: at=enqueue or at=complete, for lost faults only. */
 START_TEST(lost_fault_at_is_checked) {
   static const char *bad[] = {"lost:stream=0,at=later", "complete:stream=0,at=complete",
@@ -689,6 +722,7 @@ int main(void) {
   CT_ADD(s, loss_after_enqueue_of_a_freed_input_is_reported_not_replayed);
   CT_ADD(s, loss_after_enqueue_of_a_shared_queue_replays_each_stream_in_its_order);
   CT_ADD(s, context_destroyed_with_a_loss_after_enqueue_pending_does_not_hang);
+  CT_ADD(s, trace_shows_a_loss_after_enqueue_and_its_replay);
   CT_ADD(s, lost_fault_at_is_checked);
   CT_ADD(s, relocation_with_replay_cost_is_measured);
   return ct_run(s);

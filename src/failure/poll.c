@@ -143,10 +143,12 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
   char why[96] = "";
   if (ctx->recover && !deferred && cls__keep_mark(ctx, s->id, seq, why, sizeof why)) {
     const struct cls__log_entry *le = cls__log_oldest(ctx, s->id, seq - 1);
-    if (le && le->seq == seq)
+    bool logged = le && le->seq == seq;
+    if (logged)
       hold_behind(ctx, s, (size_t)(le - cls__log_at(ctx, 0)) & (ctx->log.cap - 1));
     if (ctx->trace)
-      cls__trace_failure(ctx->trace, "lost", s->id, "command", seq,
+      cls__trace_failure(ctx->trace, "lost", s->id, logged ? cls__log_name(le) : "command",
+                         logged ? le->position : 0,
                          "lost after its enqueue: runs again on a fresh queue");
     ctx->losses_kept++; /* an ordering in progress retries (cls__failures_minted) */
     ctx->lost_mask |= 1ull << s->id;
@@ -160,8 +162,8 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
     char detail[320];
     /* With recovery on, a deferred enqueue the lost queue refused is
      * here only once its driver stopped keeping it (past the bound); a
-     * command that failed after its enqueue is not replayed at all
-     * (docs/devices.md). */
+     * command lost after its enqueue, when it was not kept (a download,
+     * a foreign command: docs/devices.md) or is past the bound (`why`). */
     char not_replayed[96] = "";
     if (ctx->recover && deferred)
       snprintf(not_replayed, sizeof not_replayed,
