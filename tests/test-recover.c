@@ -621,6 +621,29 @@ START_TEST(trace_shows_a_loss_after_enqueue_and_its_replay) {
 }
 END_TEST
 
+/* A non-blocking download the lost queue accepted is not run again (it
+ * writes the caller's memory): the sync reports it, saying so; the
+ * launch before it runs again, so the buffer itself reads exact bytes. */
+START_TEST(loss_after_enqueue_of_an_async_download_is_reported_not_replayed) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2); /* the 2nd launch is accepted and never runs */
+  int host[N];
+  CT_OK(cls_download_async(ctx, 0, b, 0, host, sizeof host)); /* never runs either */
+  cls_report *r = NULL;
+  CT_ERR(cls_sync(ctx, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(strstr(cls_report_text(r), "not replayed: lost after its enqueue"), "%s",
+                cls_report_text(r));
+  cls_report_free(r);
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 2);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* The fault's grammar: at=enqueue or at=complete, for lost faults only. */
 START_TEST(lost_fault_at_is_checked) {
   static const char *bad[] = {"lost:stream=0,at=later", "complete:stream=0,at=complete",
@@ -723,6 +746,7 @@ int main(void) {
   CT_ADD(s, loss_after_enqueue_of_a_shared_queue_replays_each_stream_in_its_order);
   CT_ADD(s, context_destroyed_with_a_loss_after_enqueue_pending_does_not_hang);
   CT_ADD(s, trace_shows_a_loss_after_enqueue_and_its_replay);
+  CT_ADD(s, loss_after_enqueue_of_an_async_download_is_reported_not_replayed);
   CT_ADD(s, lost_fault_at_is_checked);
   CT_ADD(s, relocation_with_replay_cost_is_measured);
   return ct_run(s);
