@@ -13,7 +13,12 @@
  * keeps the batch's tasks not handed over (several, of several streams
  * on a shared queue under interleave) and they run on the fresh queue,
  * so the replay count is the rest of the batch there, and a call returns
- * CLS_OK even past the bound (the read reports it). */
+ * CLS_OK even past the bound (the read reports it).
+ *
+ * `lost:...,at=complete` makes the loss after the enqueue: the queue
+ * accepts the commands and runs none of them, and a poll finds them lost
+ * (the loss_after_enqueue_* cases): they are kept until proven complete
+ * and run again in their order, under every driver alike. */
 #include "common.h"
 
 #include <pthread.h>
@@ -397,6 +402,264 @@ START_TEST(relocation_with_replay_cost_is_measured) {
 }
 END_TEST
 
+/* Lost after the enqueue (CLS_FAULT lost:...,at=complete): the queue
+ * accepts the chain's commands from the 4th on and runs none of them; each
+ * ends with CL_DEVICE_NOT_AVAILABLE, found at completion (F8).  Recovery
+ * runs the eight again, in their order, on the fresh queue: an in-place
+ * increment chain, so a command run twice or not at all gives other
+ * bytes.  `sync`: the sync finds the loss, else the blocking download
+ * (refused by the lost queue at its enqueue) does. */
+static void late_chain_case(bool sync) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=4,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0); /* 1 */
+  incs(ctx, 0, inc, b, 10);        /* 2..11: accepted, 4..11 never run */
+  if (sync)
+    CT_OK(cls_sync(ctx, NULL));
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 10);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 8 + !sync); /* + the download */
+  cls_context_destroy(ctx);
+}
+
+START_TEST(loss_after_enqueue_mid_chain_found_by_a_sync_is_replayed_with_exact_bytes) {
+  late_chain_case(true);
+}
+END_TEST
+
+START_TEST(loss_after_enqueue_mid_chain_found_by_a_download_is_replayed_with_exact_bytes) {
+  late_chain_case(false);
+}
+END_TEST
+
+/* A copy on stream 1 waits on the chain's last launch, which the lost
+ * queue accepted and never ran: it fails behind it without running (as
+ * behind a real lost lease), and runs again once the lost commands have,
+ * with the bytes of a run without the loss. */
+START_TEST(loss_after_enqueue_with_a_reader_on_another_stream_gives_exact_bytes) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0);
+  cls_buffer c = ct_alloc(ctx, 1, N * sizeof(int));
+  incs(ctx, 0, inc, a, 4); /* the 2nd launch on is accepted and never runs */
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 1, copy, 1, g, NULL, 2, ca));
+  int got[N];
+  CT_OK(cls_sync(ctx, NULL));
+  ct_download_ints(ctx, 1, c, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 4);
+  ct_download_ints(ctx, 0, a, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 4);
+  expect_replays(ctx, 0, 3);
+  ck_assert_uint_eq(ct_generation(ctx, 1), 0); /* its queue was not lost */
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The fresh queue is lost after its enqueue too (the second fault fires at
+ * the first replayed command): within the default bound (2) the chain is
+ * run again once more, on a third queue, with exact bytes. */
+START_TEST(loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers) {
+  cls_context *ctx = recctx("other", "on",
+                            "lost:stream=0,nth=4,at=complete;lost:stream=0,nth=4,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 6); /* 2..7: 4..7 lost, then lost again */
+  CT_OK(cls_sync(ctx, NULL));
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 6);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 2);
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 2);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 8);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* CLS_RECOVER=1 and the same two losses: the second is past the bound, so
+ * the old rule holds: the chain's buffer carries the loss, and the record
+ * says that replay was tried and why it stopped. */
+START_TEST(loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped) {
+  cls_context *ctx = recctx("other", "1",
+                            "lost:stream=0,nth=4,at=complete;lost:stream=0,nth=4,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 6);
+  cls_sync(ctx, NULL); /* finds both losses */
+  ck_assert_uint_eq(ct_generation(ctx, 0), 2);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 4);
+  expect_lost(ctx, 0, b, "failed after its enqueue with CL_DEVICE_NOT_AVAILABLE",
+              "replay stopped: run again 1 time, the bound CLS_RECOVER=1");
+  /* The stream works on its fresh queue. */
+  ct_expect_ints(ctx, 0, ct_written(ctx, 0, N, 7), N, 7);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Recovery off: a loss after the enqueue is reported, nothing runs again,
+ * and nothing hangs on the commands that never ran. */
+START_TEST(loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed) {
+  cls_context *ctx = recctx("other", "off", "lost:stream=0,nth=4,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 10);
+  cls_sync(ctx, NULL); /* finds the loss: the stream moves */
+  expect_lost(ctx, 0, b, "lost with stream 0 generation 0: command of inc_k failed after its "
+              "enqueue with CL_DEVICE_NOT_AVAILABLE", NULL);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 0);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The program frees the chain's buffer before the loss is found (the
+ * free's wait finds it): the chain cannot run again, so the copy it fed
+ * takes the loss, with the reason, instead of stale bytes. */
+START_TEST(loss_after_enqueue_of_a_freed_input_is_reported_not_replayed) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0);
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
+  incs(ctx, 0, inc, a, 3); /* the 2nd launch on never runs */
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, copy, 1, g, NULL, 2, ca));
+  CT_OK(cls_free(ctx, a));
+  expect_lost(ctx, 0, c, "not replayed: a buffer it binds was freed", NULL);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Two streams on one device, the queue lost after its enqueue: under
+ * scheduler:interleave they share it, and both streams' accepted commands
+ * never ran; each runs again in its own order (in submission order
+ * across them), on a queue of its own.  Elsewhere only stream 0's queue
+ * is lost.  Both chains end with exact bytes. */
+START_TEST(loss_after_enqueue_of_a_shared_queue_replays_each_stream_in_its_order) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .device = "all",
+                                  .placement = "first",
+                                  .relocate = "other",
+                                  .fault = "lost:stream=0,nth=4,at=complete"};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer a = uploaded(ctx, 0), b = uploaded(ctx, 1);
+  for (int i = 0; i < 10; i++) {
+    incs(ctx, 0, inc, a, 1);
+    incs(ctx, 1, inc, b, 1);
+  }
+  CT_OK(cls_sync(ctx, NULL));
+  int got[N];
+  ct_download_ints(ctx, 0, a, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 10);
+  ct_download_ints(ctx, 1, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 10);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 8);
+  const char *sched = getenv("CLS_SCHEDULER");
+  if (sched && strstr(sched, "interleave")) { /* the shared queue took stream 1 too */
+    ck_assert_uint_ge(ct_stats(ctx, 1).replays, 1);
+    ck_assert_uint_eq(ct_generation(ctx, 1), 1);
+  } else {
+    ck_assert_uint_eq(ct_stats(ctx, 1).replays, 0);
+    ck_assert_uint_eq(ct_generation(ctx, 1), 0);
+  }
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A context destroyed while its queue's loss after the enqueue is not
+ * found yet, or found and not replayed yet: no hang, no leak (ASan). */
+START_TEST(context_destroyed_with_a_loss_after_enqueue_pending_does_not_hang) {
+  for (int found = 0; found < 2; found++) {
+    cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+    cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+    cls_buffer b = uploaded(ctx, 0);
+    incs(ctx, 0, inc, b, 4);
+    if (found)
+      CT_OK(cls_check(ctx, 1, &b, NULL)); /* found: marked, to run again at the next command */
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
+/* Seen, not hidden: a loss after the enqueue shows in the trace as a
+ * `lost` instant naming the command, then a `replay` instant for it. */
+START_TEST(trace_shows_a_loss_after_enqueue_and_its_replay) {
+  char path[512];
+  ct_temp_file(path, sizeof path, "cls-recover-trace");
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .device = "all",
+                                  .relocate = "other",
+                                  .trace = path,
+                                  .fault = "lost:stream=0,nth=2,at=complete"};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 1);
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 1);
+  cls_context_destroy(ctx);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = 0;
+  fclose(f);
+  unlink(path);
+  const char *lost = strstr(text, "\"cat\":\"lost\"");
+  ck_assert_msg(lost, "trace lacks the loss: %s", text);
+  const char *replay = strstr(lost, "\"cat\":\"replay\"");
+  ck_assert_msg(replay, "trace lacks the replay after the loss: %s", text);
+  ck_assert_msg(strstr(lost, "after its enqueue"), "the loss's message: %s", lost);
+}
+END_TEST
+
+/* A non-blocking download the lost queue accepted is not run again (it
+ * writes the caller's memory): the sync reports it, saying so; the
+ * launch before it runs again, so the buffer itself reads exact bytes. */
+START_TEST(loss_after_enqueue_of_an_async_download_is_reported_not_replayed) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2); /* the 2nd launch is accepted and never runs */
+  int host[N];
+  CT_OK(cls_download_async(ctx, 0, b, 0, host, sizeof host)); /* never runs either */
+  cls_report *r = NULL;
+  CT_ERR(cls_sync(ctx, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(strstr(cls_report_text(r), "not replayed: lost after its enqueue"), "%s",
+                cls_report_text(r));
+  cls_report_free(r);
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 2);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The fault's grammar: at=enqueue or at=complete, for lost faults only. */
+START_TEST(lost_fault_at_is_checked) {
+  static const char *bad[] = {"lost:stream=0,at=later", "complete:stream=0,at=complete",
+                              "lost:stream=0,at=complete,times=2", "lost:stream=0,at=",
+                              "lost:stream=0,at=complete,at=enqueue"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .fault = bad[i]};
+    cls_context *c = NULL;
+    ck_assert_msg(cls_context_create(&c, &o) == CLS_ECONFIG, "%s accepted", bad[i]);
+    ck_assert_ptr_null(c);
+  }
+  cls_context_destroy(recctx("same", NULL, "lost:stream=0,at=enqueue"));
+  cls_context_destroy(recctx("same", NULL, "lost:stream=1,op=launch,nth=2,at=complete"));
+}
+END_TEST
+
 /* Seen, not hidden: the trace shows the loss, the relocation's replay
  * and the replayed command on the fresh queue (a download: replayed under
  * every driver). */
@@ -473,6 +736,18 @@ int main(void) {
   CT_ADD(s, context_destroyed_mid_replay_does_not_hang);
   CT_ADD(s, trace_shows_the_loss_and_the_replayed_command);
   CT_ADD(s, recover_setting_is_checked);
+  CT_ADD(s, loss_after_enqueue_mid_chain_found_by_a_sync_is_replayed_with_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_mid_chain_found_by_a_download_is_replayed_with_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_with_a_reader_on_another_stream_gives_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers);
+  CT_ADD(s, loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped);
+  CT_ADD(s, loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed);
+  CT_ADD(s, loss_after_enqueue_of_a_freed_input_is_reported_not_replayed);
+  CT_ADD(s, loss_after_enqueue_of_a_shared_queue_replays_each_stream_in_its_order);
+  CT_ADD(s, context_destroyed_with_a_loss_after_enqueue_pending_does_not_hang);
+  CT_ADD(s, trace_shows_a_loss_after_enqueue_and_its_replay);
+  CT_ADD(s, loss_after_enqueue_of_an_async_download_is_reported_not_replayed);
+  CT_ADD(s, lost_fault_at_is_checked);
   CT_ADD(s, relocation_with_replay_cost_is_measured);
   return ct_run(s);
 }

@@ -57,7 +57,7 @@ CLS_API int cls_alloc(cls_context *ctx, int stream, size_t size, cls_buffer *out
 
 CLS_API int cls_free(cls_context *ctx, cls_buffer buf) {
   CLS__ENTER(ctx);
-  if (ctx->lost_mask) /* recovery: tasks kept for a fresh queue get it before the free settles them */
+  if (ctx->lost_mask || ctx->keep.nlost) /* recovery: tasks kept for a fresh queue get it before the free settles them */
     cls__relocate_lost(ctx);
   int rc = cls__memory_free(ctx, buf);
   cls__unlock(ctx);

@@ -6,6 +6,7 @@
 #include "core/kernel.h"
 #include "core/program.h"
 #include "core/relocate.h"
+#include "core/keep.h"
 #include "device/device.h"
 #include "device/quirks.h"
 #include "failure/attribution.h"
@@ -371,6 +372,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
   cls__image_caps_free(ctx);
   cls__failures_fini(&ctx->failures);
   cls__log_fini(ctx);
+  cls__keep_fini(ctx);
   cls__replay_fini(ctx);
   free_reads(ctx);
   cls_capture_destroy(ctx->capture); /* one begun and never ended */

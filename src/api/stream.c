@@ -79,8 +79,10 @@ static int finish_reads(cls_context *ctx, int stream, cls_report **report) {
  * they ran on the fresh queue.  Each round is a loss: bounded as a
  * command's replays are. */
 static bool kept_lost(const cls_context *ctx, unsigned round) {
-  if (!ctx->lost_mask || round >= ctx->recover)
+  if ((!ctx->lost_mask && !ctx->keep.nlost) || round >= ctx->recover)
     return false;
+  if (ctx->keep.nlost) /* lost after their enqueue: kept until run again */
+    return true;
   for (uint64_t m = ctx->lost_mask; m; m &= m - 1) {
     const struct cls__stream *s = &ctx->pool.streams[__builtin_ctzll(m)];
     if (s->replay_pending)
@@ -107,7 +109,7 @@ CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
     if (rc == CLS_OK)
       rc = finish_reads(ctx, stream, report);
   }
-  if (ctx->lost_mask) /* queues the polls found lost move now */
+  if (ctx->lost_mask || ctx->keep.nlost) /* queues the polls found lost move now */
     cls__relocate_lost(ctx);
   if (ctx->trace)
     cls__trace_flush(ctx->trace);
@@ -128,7 +130,7 @@ CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
   }
   if (rc == CLS_OK)
     rc = finish_reads(ctx, -1, report);
-  if (ctx->lost_mask) /* queues the polls found lost move now */
+  if (ctx->lost_mask || ctx->keep.nlost) /* queues the polls found lost move now */
     cls__relocate_lost(ctx);
   if (ctx->trace)
     cls__trace_flush(ctx->trace);

@@ -67,6 +67,16 @@ struct cls_context {
   const char *attribution_why;
   uint64_t losses_kept;    /* recovery: times a driver kept a lost queue's
                               tasks for a fresh one (cls_driver_kept) */
+  /* Recovery (src/core/keep.c): the commands in flight, in submission
+   * order, each re-enqueueable until proven complete; kept only with
+   * relocation and recovery on.  nlost: entries a poll found lost after
+   * their enqueue (or failed behind one), to run again at the next safe
+   * point; busy: that replay is running. */
+  struct cls__keep {
+    struct cls__kept *ring;
+    size_t head, len, cap, nlost;
+    bool busy;
+  } keep;
   uint64_t lost_mask;      /* streams whose queue was found lost, not yet
                               relocated (found during a poll: moved at the
                               next command or sync, cls__relocate_lost) */

@@ -18,6 +18,7 @@
 #include "core/command.h"
 #include "core/kernel.h"
 #include "core/relocate.h"
+#include "core/keep.h"
 #include "failure/report.h"
 #include "driver/driver.h"
 #include "order/order.h"
@@ -340,7 +341,7 @@ static void count_migrations(struct cls__cmd *cmd) {
  * hot path for both. */
 static __attribute__((noinline)) int checks_before(cls_context *ctx, struct cls__cmd *cmd) {
   int rc = CLS_OK;
-  if (ctx->lost_mask) {
+  if (ctx->lost_mask || ctx->keep.nlost) {
     /* Queues found lost during a poll move now, before this command is
      * ordered; the polls they make may have failed one of its inputs. */
     cls__relocate_lost(ctx);
@@ -388,13 +389,17 @@ static __attribute__((noinline)) bool replay_lost(cls_context *ctx, struct cls__
   if (ctx->trace)
     cls__trace_failure(ctx->trace, "lost", s->id, name, pos, msg);
   ctx->lost_mask |= 1ull << s->id;
+  uint64_t issued = s->issued;
   cls__relocate_lost(ctx);
   if (ctx->lost_mask & (1ull << s->id)) {
     snprintf(why, cap, " (replay stopped: the stream could not move to a fresh queue)");
     return false;
   }
   cls__exit_write(prov, cmd->bind, cmd->nbind, NULL);
-  s->issued = pos - 1;
+  /* Its position back, unless commands the queue had accepted ran again
+   * meanwhile (keep.c): then it takes the next one. */
+  if (s->issued == issued)
+    s->issued = pos - 1;
   s->stats.replays++;
   cls__log(&ctx->logger, CLS_LOG_ERRORS,
            "stream %d: replayed 1 command on generation %llu (%s%s%s, lost with generation %llu; "
@@ -472,7 +477,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (found)
       return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
                         : cls__refuse(ctx, cmd, found, report);
-    if (ctx->lost_mask) /* recovery: kept tasks go to a fresh queue before the retry */
+    if (ctx->lost_mask || ctx->keep.nlost) /* recovery: kept work goes to a fresh queue first */
       cls__relocate_lost(ctx);
     if ((rc = cls__driver_order_retry(ctx, &retry)) < 0)
       return rc;
@@ -550,6 +555,9 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     commit(ctx, cmd, prov, stamp, NULL); /* finished already: the caller checks what it read */
     return CLS_OK;
   }
+  /* Recovery: kept until proven complete (keep.h); nothing when off. */
+  if (__builtin_expect(ctx->checks != 0, 0) && ctx->recover && ctx->relocate)
+    cls__keep_add(ctx, cmd, stamp);
   const struct cls__cmd_at at = cmd_at(cmd, kernel, pos, stamp);
   struct cls__log_entry *e =
       cls__log_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, cmd->seq, &at, pending);

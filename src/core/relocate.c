@@ -13,6 +13,7 @@
  * of its commands is at or below s->completed, which is what the ordering
  * code checks before it takes an event (src/order). */
 #include "core/relocate.h"
+#include "core/keep.h"
 #include "stream/pool.h"
 #include "device/device.h"
 #include "stream/contract.h"
@@ -105,6 +106,8 @@ int cls__relocate_lost(cls_context *ctx) {
     if (rc < 0 && ret == CLS_OK)
       ret = rc;
   }
+  if (ctx->keep.nlost) /* recovery: what the lost queues took runs again */
+    cls__keep_replay(ctx);
   return ret;
 }
 

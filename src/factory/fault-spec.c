@@ -24,6 +24,7 @@
  *                             blocking download: several held failures are
  *                             found in shuffled order, not in the order
  *                             their commands finished (F8's tests)
+ *          | at=enqueue|complete  lost only: where the loss is met (below)
  *          | rank=R           in the process of MPI rank R only (the rank
  *                             cls_wire_set_rank() gave, else the launcher's
  *                             OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK;
@@ -36,7 +37,14 @@
  * default CL_DEVICE_NOT_AVAILABLE) is an expired lease: from the nth
  * matching command on (default the first), the backend queue the command
  * went to fails every command with that status; a queue created later
- * (a relocation, docs/devices.md) is a fresh lease. */
+ * (a relocation, docs/devices.md) is a fresh lease.  With at=complete
+ * the queue accepts the commands but runs none of them: each non-blocking
+ * one is enqueued for real behind a user event that a poll of the stream
+ * (or a blocking transfer on it, or its end) sets to `status`, so it writes nothing, ends with that status (found at
+ * completion, F8), and the commands of other queues that wait on it fail
+ * without running, as behind a real lost lease; a blocking transfer is
+ * refused at its enqueue (it would wait for nothing else).  Default
+ * at=enqueue: every command is refused at its enqueue. */
 #include "factory/call.h"
 #include "factory/fault.h"
 #include "factory/fault-spec.h"
@@ -97,9 +105,9 @@ static int parse_status(const struct cls__parser *ps, struct cls__span v, cl_int
 
 static const char *const ops[] = {"launch", "upload", "download", "copy", "fill", "foreign"};
 
-enum { K_KERNEL, K_OP, K_STREAM, K_NTH, K_TIMES, K_STATUS, K_HOLD, K_RANK };
-static const char *const key_names[] = {"kernel", "op",     "stream", "nth",
-                                        "times",  "status", "hold",   "rank"};
+enum { K_KERNEL, K_OP, K_STREAM, K_NTH, K_TIMES, K_STATUS, K_HOLD, K_RANK, K_AT };
+static const char *const key_names[] = {"kernel", "op",     "stream", "nth", "times",
+                                        "status", "hold",   "rank",   "at"};
 
 /* Duplicates a value (a kernel or op name) into *out. */
 static int keep(struct cls__span v, char **out) {
@@ -118,7 +126,9 @@ static int parse_key(const struct cls__parser *ps, int key, struct cls__span v,
     return cls__parse_fail(ps, "%s does not apply to alloc", key_names[key]);
   if (key == K_HOLD && f->when != W_COMPLETE)
     return cls__parse_fail(ps, "hold applies to complete faults only");
-  if (key == K_TIMES && f->when == W_LOST)
+  if (key == K_AT && f->when != W_LOST)
+    return cls__parse_fail(ps, "at applies to lost faults only");
+  if (key == K_TIMES && f->when >= W_LOST)
     return cls__parse_fail(ps, "times does not apply to lost (a queue is lost once, then "
                                "for every command)");
   switch (key) {
@@ -142,6 +152,16 @@ static int parse_key(const struct cls__parser *ps, int key, struct cls__span v,
     return cls__parse_uint(ps, "times", v, 1, UINT64_MAX, &f->times);
   case K_HOLD:
     return cls__parse_uint(ps, "hold", v, 1, 1000000, &f->hold);
+  case K_AT:
+    if (cls__span_is(v, "complete"))
+      f->when = W_GONE; /* counted apart from the enqueue-time losses */
+    else if (!cls__span_is(v, "enqueue")) {
+      cls__parse_fail(ps, "at ");
+      cls__parse_append_quoted(v);
+      cls__error_append(" is not one of enqueue, complete");
+      return CLS_ECONFIG;
+    }
+    return CLS_OK;
   case K_RANK:
     if ((rc = cls__parse_uint(ps, "rank", v, 0, INT32_MAX, &u)) == CLS_OK)
       f->rank = (int)u;
@@ -199,7 +219,7 @@ static int parse_one(const struct cls__parser *ps, struct cls__span text, struct
   }
   if (rc < 0)
     return rc;
-  if ((f->nth || f->when == W_LOST) && !f->times)
+  if ((f->nth || f->when == W_LOST || f->when == W_GONE) && !f->times)
     f->times = 1;
   return CLS_OK;
 }

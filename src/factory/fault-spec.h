@@ -6,7 +6,8 @@
 
 #include "factory/fault.h"
 
-enum cls__fault_when { W_ENQUEUE, W_COMPLETE, W_ALLOC, W_LOST };
+/* W_GONE: "lost" with at=complete (a separate count from at=enqueue). */
+enum cls__fault_when { W_ENQUEUE, W_COMPLETE, W_ALLOC, W_LOST, W_GONE };
 
 struct cls__fault {
   int when;

@@ -47,6 +47,17 @@ struct fault_stream {
                             less) */
   uint64_t waits;        /* cfg->waits when it last released its holds */
   cl_int lost;           /* a "lost" fault fired here: every command fails */
+  /* A "lost" fault with at=complete fired here: every command from then
+   * on is accepted but gated on `gate`, a user event set to `gone` at the
+   * next poll (or blocking transfer, or destroy), so none of them runs.  The gate is
+   * set only then, never before a command joins it: PoCL 3.1 never
+   * finishes a command enqueued behind an event that has already failed
+   * (it hangs), and fails those enqueued before (-1, without running
+   * them), on every queue. */
+  cl_int gone;
+  cl_event gate;
+  cl_event *gated;       /* a wait list with the gate appended */
+  size_t capgated;
   bool ranged;           /* the backend asked for ranged attribution */
   /* Ranged: the newest command handed to the inner stream, the newest one
    * with an event there (or finished: a blocking call), and the inner
@@ -85,9 +96,20 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
   return CL_SUCCESS;
 }
 
+/* at=complete: the commands behind the gate fail now (they never ran). */
+static void open_gate(struct fault_stream *fs) {
+  if (!fs->gate)
+    return;
+  clSetUserEventStatus(fs->gate, fs->gone);
+  clReleaseEvent(fs->gate);
+  fs->gate = NULL;
+}
+
 static void fs_destroy(void *stream) {
   struct fault_stream *fs = stream;
+  open_gate(fs);
   fs->inner->destroy(fs->s);
+  free(fs->gated);
   free(fs->doomed);
   free(fs->found);
   free(fs);
@@ -153,6 +175,26 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     if ((fs->lost = cls__fault_fires(fs->cfg, W_LOST, MEMBER_OP(i), MEMBER_KERNEL(i), logical,
                                      NULL)) != CL_SUCCESS)
       return fs->lost;
+  for (size_t i = 0; i < nm && !fs->gone; i++)
+    fs->gone = cls__fault_fires(fs->cfg, W_GONE, MEMBER_OP(i), MEMBER_KERNEL(i), logical, NULL);
+  if (fs->gone) {
+    /* Lost after the enqueue: a blocking transfer would wait on the gate,
+     * so the queue refuses it (what a blocking call on a lost queue
+     * does); anything else joins the gate. */
+    if (x && x->blocking && (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ)) {
+      open_gate(fs); /* the queue said it is lost: what it holds ends now */
+      return fs->gone;
+    }
+    cl_int crc = CL_SUCCESS;
+    if (!fs->gate && !(fs->gate = clCreateUserEvent(fs->backend->context, &crc)))
+      return crc;
+    if (!cls__grow((void **)&fs->gated, &fs->capgated, (size_t)nwait + 1, sizeof *fs->gated, 8))
+      return CL_OUT_OF_HOST_MEMORY;
+    if (nwait)
+      memcpy(fs->gated, wait, nwait * sizeof *wait);
+    fs->gated[nwait++] = fs->gate;
+    wait = fs->gated;
+  }
   cl_int st = CL_SUCCESS;
   for (size_t i = 0; i < nm && st == CL_SUCCESS; i++)
     st = cls__fault_fires(fs->cfg, W_ENQUEUE, MEMBER_OP(i), MEMBER_KERNEL(i), logical, NULL);
@@ -171,6 +213,7 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
   if (kind == CLS__CMD_READ && x->blocking)
     fs->cfg->waits++;
   uint64_t hold = 0;
+  st = fs->gone;
   for (size_t i = 0; i < nm && st == CL_SUCCESS; i++)
     st = cls__fault_fires(fs->cfg, W_COMPLETE, MEMBER_OP(i), MEMBER_KERNEL(i), logical, &hold);
 #undef MEMBER_OP
@@ -263,6 +306,9 @@ static cl_int fs_image(void *stream, int kind, const struct cls_transfer *x, uin
 
 static cl_int fs_marker(void *stream, cl_event *out) {
   struct fault_stream *fs = stream;
+  /* Not the gate: another queue may wait on the marker, and must fail
+   * behind the commands the lost queue never ran (the in-order queue
+   * puts the marker behind them). */
   cl_int rc = fs->inner->marker(fs->s, out);
   note_events(fs, fs->newest, false); /* ranged: a marker may stand for the newest */
   return rc;
@@ -291,6 +337,7 @@ static bool covers(const struct doomed *a, const struct doomed *d) {
 static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_failed, void *arg,
                             uint64_t *completed) {
   struct fault_stream *fs = stream;
+  open_gate(fs);
   fs->nfound = 0;
   cl_int rc = cls__poll_ranges(fs->inner, fs->s, wait, collect_range, fs, completed);
   note_events(fs, fs->newest, false); /* a waiting poll marks the newest command */

@@ -6,6 +6,8 @@
  * the failures it names to settle. */
 #include "failure/poll.h"
 #include "failure/replay.h"
+#include "core/keep.h"
+#include "trace/trace.h"
 #include "stream/contract.h"
 #include "base/cmd.h"
 #include "base/handle.h"
@@ -83,11 +85,75 @@ struct cls__failure *cls__poll_failed_as(cls_context *ctx, int stream, uint64_t 
   return cls__replay_failed_as(ctx, stream, seq, status, detail, wrote);
 }
 
+/* Recovery under a driver that defers (the scheduler): a task of another
+ * stream still in its list, ordered after the lost command at log index
+ * k, would be handed to its queue with that wait dropped (the event
+ * failed: F7), and would run on what the lost command never wrote, or
+ * overwrite what it is to read.  Each later task that touches a buffer
+ * the lost command touches (or such a task does) is withdrawn and kept,
+ * to run again after it, in submission order (keep.c).  A task already
+ * handed over waited on the lost one's event: it fails behind it. */
+static __attribute__((noinline)) void hold_behind(cls_context *ctx, const struct cls__stream *s,
+                                                  size_t k) {
+  const struct cls_driver_ops *d = ctx->driver_ops;
+  if (!d->withdraw)
+    return;
+  cls_buffer dirty[4 * CLS_MAX_ARGS];
+  size_t nd = 0;
+  struct cls__log_entry *x = cls__log_at(ctx, k);
+  const struct cls__log_binding *xb = cls__log_bindings(ctx, x);
+  for (size_t j = 0; j < x->nbind && nd < sizeof dirty / sizeof *dirty; j++)
+    dirty[nd++] = xb[j].handle;
+  for (size_t i = k + 1; i < ctx->log.len; i++) {
+    struct cls__log_entry *e = cls__log_at(ctx, i);
+    if (e->kind != CLS__ENTRY_RUN)
+      continue;
+    const struct cls__log_binding *eb = cls__log_bindings(ctx, e);
+    bool touches = false;
+    for (size_t j = 0; j < e->nbind && !touches; j++)
+      for (size_t m = 0; m < nd && !touches; m++)
+        touches = eb[j].handle.bits == dirty[m].bits;
+    if (!touches)
+      continue;
+    for (size_t j = 0; j < e->nbind && nd < sizeof dirty / sizeof *dirty; j++)
+      dirty[nd++] = eb[j].handle;
+    struct cls__stream *p = cls__stream_peek(ctx, e->stream);
+    if (e->stream == x->stream || !p || p->completed >= e->seq || p->backend == s->backend ||
+        is_polling(p->backend) || cls__keep_is_marked(ctx, e->stream, e->seq) ||
+        !cls__keep_mark(ctx, e->stream, e->seq, NULL, 0))
+      continue;
+    if (!d->withdraw(ctx->driver, &p->pub, e->seq)) {
+      cls__keep_unmark(ctx, e->stream, e->seq); /* handed over: it fails behind */
+      continue;
+    }
+    p->stats.enqueues--; /* counted again when it runs again */
+    p->stats.launches -= e->cmd == CLS__CMD_LAUNCH;
+    ctx->losses_kept++;
+  }
+}
+
 /* A failure that says the queue is lost, with relocation on: the command
  * takes the lost failure (F8 carries it), and the stream moves at the next
  * safe point (cls__relocate_lost: no driver call is then in progress). */
 static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream *s, uint64_t seq,
                                            cl_int status, bool deferred) {
+  /* Recovery: a command the queue accepted and did not run is kept; it
+   * runs again on the fresh queue at the next safe point (keep.c), within
+   * the bound.  Its log entry goes as a finished one's. */
+  char why[96] = "";
+  if (ctx->recover && !deferred && cls__keep_mark(ctx, s->id, seq, why, sizeof why)) {
+    const struct cls__log_entry *le = cls__log_oldest(ctx, s->id, seq - 1);
+    bool logged = le && le->seq == seq;
+    if (logged)
+      hold_behind(ctx, s, (size_t)(le - cls__log_at(ctx, 0)) & (ctx->log.cap - 1));
+    if (ctx->trace)
+      cls__trace_failure(ctx->trace, "lost", s->id, logged ? cls__log_name(le) : "command",
+                         logged ? le->position : 0,
+                         "lost after its enqueue: runs again on a fresh queue");
+    ctx->losses_kept++; /* an ordering in progress retries (cls__failures_minted) */
+    ctx->lost_mask |= 1ull << s->id;
+    return;
+  }
   const struct cls__log_entry *e = cls__log_oldest(ctx, s->id, seq - 1);
   if (!e || e->seq != seq) {
     failed(ctx, s->id, seq, status, deferred);
@@ -96,13 +162,15 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
     char detail[320];
     /* With recovery on, a deferred enqueue the lost queue refused is
      * here only once its driver stopped keeping it (past the bound); a
-     * command that failed after its enqueue is not replayed at all
-     * (docs/devices.md). */
+     * command lost after its enqueue, when it was not kept (a download,
+     * a foreign command: docs/devices.md) or is past the bound (`why`). */
     char not_replayed[96] = "";
     if (ctx->recover && deferred)
       snprintf(not_replayed, sizeof not_replayed,
                " (replay stopped: run again as often as the bound CLS_RECOVER=%u allows)",
                ctx->recover);
+    else if (ctx->recover && why[0])
+      snprintf(not_replayed, sizeof not_replayed, "%s", why);
     else if (ctx->recover)
       snprintf(not_replayed, sizeof not_replayed, " (not replayed: lost after its enqueue)");
     snprintf(detail, sizeof detail, "lost with stream %d generation %llu%s: %s of %s %s %s%s",
@@ -120,6 +188,12 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
   ctx->lost_mask |= 1ull << s->id;
 }
 
+/* The status of a command that waited on a failed event: the
+ * specification's, or PoCL 3.1's (-1, whatever the event failed with). */
+static bool behind_lost(cl_int status) {
+  return status == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST || status == -1;
+}
+
 void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
                         bool deferred) {
   s->failed_seq = seq;
@@ -128,6 +202,9 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
   s->failed_ranged = false;
   if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status))
     lost(ctx, s, seq, status, deferred);
+  else if (__builtin_expect(ctx->keep.nlost != 0, 0) && behind_lost(status) &&
+           cls__keep_mark(ctx, s->id, seq, NULL, 0))
+    ctx->losses_kept++; /* failed behind a lost command: runs again after it */
   else
     failed(ctx, s->id, seq, status, deferred);
 }
@@ -239,6 +316,8 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
   if (ctx->hooks.polled)
     ctx->hooks.polled(ctx); /* guard mode: before the log forgets the launches checked */
   cls__log_prune(ctx);
+  if (ctx->keep.len)
+    cls__keep_prune(ctx);
   return rc;
 }
 
