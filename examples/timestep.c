@@ -16,7 +16,7 @@
  * The two launches of an iteration, consecutive on one stream, are one
  * run of the prepared plan (docs/capture.md), so the root cause names the
  * run ("capture #1 commands 0-1 (heat_step...)") rather than the launch
- * (CLS_PRECISE=1 or CLS_CAPTURE=commands name the launch). */
+ * (CLS_PRECISE=1 or CLS_CAPTURE=commands name the launch).
  *
  * Usage: timestep [--steps N] (iterations, default 100). */
 #include <clstream.h>
