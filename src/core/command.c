@@ -555,8 +555,10 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     commit(ctx, cmd, prov, stamp, NULL); /* finished already: the caller checks what it read */
     return CLS_OK;
   }
-  /* Recovery: kept until proven complete (keep.h); nothing when off. */
-  if (__builtin_expect(ctx->checks != 0, 0) && ctx->recover && ctx->relocate)
+  /* Recovery: kept until proven complete (keep.h); nothing when off, nor
+   * under ranged attribution (CLS_PRECISE=0 asked for it: recovery makes
+   * it exact otherwise), where a lost range's commands may have run. */
+  if (__builtin_expect(ctx->checks != 0, 0) && ctx->recover && ctx->relocate && !ctx->ranged)
     cls__keep_add(ctx, cmd, stamp);
   const struct cls__cmd_at at = cmd_at(cmd, kernel, pos, stamp);
   struct cls__log_entry *e =

@@ -56,6 +56,10 @@ void cls__attribution_choose(cls_context *ctx, int precise, unsigned every, bool
     ctx->attribution_why = "exact: guard mode checks every launch on its own event";
   else if (ctx->trace)
     ctx->attribution_why = "exact: the trace times every command on its own event";
+  else if (precise == 0 && ctx->relocate && ctx->recover)
+    ctx->attribution_why = "exact: recovery runs again what a lost queue did not finish, and "
+                           "only an event per command says what finished (CLS_PRECISE=0 "
+                           "keeps ranges)";
   else if (ctx->quirks.queue_poisoned != 1)
     ctx->attribution_why = "exact: this device does not fail the rest of a queue behind a "
                            "failed command (quirk queue_poisoned), so only an event per "
