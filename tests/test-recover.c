@@ -31,6 +31,15 @@
 
 #define N 64
 
+#ifndef FALLBACK_ENQUEUE_SPEC
+#define FALLBACK_ENQUEUE_SPEC \
+  "lost:stream=0,op=launch,nth=3;enqueue:kernel=inc_k,nth=3,status=CL_MEM_OBJECT_ALLOCATION_FAILURE"
+#endif
+#ifndef FALLBACK_COMPLETE_SPEC
+#define FALLBACK_COMPLETE_SPEC \
+  "lost:stream=0,op=launch,nth=3,at=complete;complete:kernel=inc_k,nth=3,status=CL_OUT_OF_RESOURCES"
+#endif
+
 static cls_context *recctx(const char *relocate, const char *recover, const char *fault) {
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .device = "all",
@@ -57,6 +66,23 @@ static void expect_replays(cls_context *ctx, int stream, uint64_t n) {
     ck_assert_uint_ge(st.replays, n);
 }
 
+
+/* The one failure b carries, read on `stream`: its message has `has` and
+ * `also`, its OpenCL status is `st`. */
+static void expect_lost_as(cls_context *ctx, int stream, cls_buffer b, const char *has,
+                           const char *also, cl_int st) {
+  int got[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, stream, b, 0, got, sizeof got, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, has) && strstr(fi.message, also),
+                "failure '%s' lacks '%s' or '%s'", fi.message, has, also);
+  ck_assert_int_eq(fi.cl_status, st);
+  cls_report_free(r);
+}
 
 /* The one failure b carries, read on `stream`, whose message has `has`
  * (and `also`, when not NULL). */
@@ -563,6 +589,40 @@ START_TEST(loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed) {
 }
 END_TEST
 
+/* The fallback: a command run again after a loss that then fails (not
+ * lost: its inputs' bytes may have gone with the lost device's memory,
+ * where a vendor would refuse it or fail it) is not run again: the old
+ * rule holds, its write set takes the failure, and the record says
+ * replay was tried and why it stopped.  At the enqueue (event driver:
+ * the enqueue-time replay runs in the call) and at completion (a
+ * replayed command of a loss found after the enqueue, every driver). */
+START_TEST(fallback_a_command_failing_when_run_again_is_reported_and_says_so) {
+  cls_context *ctx = recctx("other", NULL, FALLBACK_ENQUEUE_SPEC);
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  cls_arg ia[] = {CLS_INOUT(b)};
+  size_t g[1] = {N};
+  for (int i = 0; i < 5; i++)
+    cls_launch(ctx, 0, inc, 1, g, NULL, 1, ia);
+  cls_sync(ctx, NULL);
+  if (at_call(ctx)) {
+    expect_lost_as(ctx, 0, b, "replay stopped: run again after a loss, it failed: ",
+                   "CL_MEM_OBJECT_ALLOCATION_FAILURE", CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    expect_replays(ctx, 0, 1);
+  }
+  cls_context_destroy(ctx);
+  ctx = recctx("other", NULL, FALLBACK_COMPLETE_SPEC);
+  inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 6);
+  cls_sync(ctx, NULL);
+  expect_lost_as(ctx, 0, b, "replay stopped: run again after a loss, it failed: ",
+                 "CL_OUT_OF_RESOURCES", CL_OUT_OF_RESOURCES);
+  ck_assert_uint_ge(ct_stats(ctx, 0).replays, 1);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* Recovery needs to know which commands a lost queue finished: with
  * relocation and recovery on, attribution is exact (an event per
  * command) unless CLS_PRECISE=0 asks for ranges, and then a loss found at
@@ -829,6 +889,7 @@ int main(void) {
   CT_ADD(s, loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers);
   CT_ADD(s, loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped);
   CT_ADD(s, loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed);
+  CT_ADD(s, fallback_a_command_failing_when_run_again_is_reported_and_says_so);
   CT_ADD(s, recovery_makes_attribution_exact_and_ranges_are_not_replayed);
   CT_ADD(s, loss_after_enqueue_of_a_freed_input_is_reported_not_replayed);
   CT_ADD(s, loss_after_enqueue_of_a_shared_queue_replays_each_stream_in_its_order);

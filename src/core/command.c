@@ -524,6 +524,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (lost)
       snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu%s: ", s->id,
                (unsigned long long)s->generation, why);
+    else if (ctx->replaying) /* its inputs' bytes may have gone with the lost memory */
+      snprintf(lost_as, sizeof lost_as, "replay stopped: run again after a loss, it failed: ");
     struct cls__cmd_at at = cmd_at(cmd, kernel, pos, 0);
     struct cls__failure *f = cls__failure_mint(ctx, status, crc, &at, false,
                                                "%s%s %s failed: %s", lost_as,

@@ -140,6 +140,16 @@ bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq) {
   return false;
 }
 
+unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq) {
+  struct cls__keep *k = &ctx->keep;
+  for (size_t i = 0; i < k->len; i++) {
+    const struct cls__kept *e = at(k, i);
+    if (e->stream == stream && e->seq == seq)
+      return e->replays;
+  }
+  return 0;
+}
+
 void cls__keep_unmark(cls_context *ctx, int stream, uint64_t seq) {
   struct cls__keep *k = &ctx->keep;
   for (size_t i = 0; i < k->len; i++) {

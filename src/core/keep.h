@@ -60,6 +60,9 @@ void cls__keep_prune(cls_context *ctx);
 bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_t cap);
 /* Whether command `seq` of `stream` is kept and marked to run again. */
 bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq);
+/* How often command `seq` of `stream` was run again after a loss (0:
+ * never, or not kept). */
+unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq);
 /* Undoes the mark cls__keep_mark just made (the command ran after all). */
 void cls__keep_unmark(cls_context *ctx, int stream, uint64_t seq);
 /* The marked commands run again, in their submission order, through the

@@ -188,6 +188,30 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
   ctx->lost_mask |= 1ull << s->id;
 }
 
+/* A command run again after a loss failed, not lost (its inputs' bytes
+ * may have gone with the lost device's memory): the old rule holds, and
+ * the record says replay was tried and why it stopped. */
+static __attribute__((noinline)) void failed_when_run_again(cls_context *ctx,
+                                                            struct cls__stream *s, uint64_t seq,
+                                                            cl_int status) {
+  const struct cls__log_entry *e = cls__log_oldest(ctx, s->id, seq - 1);
+  if (!e || e->seq != seq) {
+    failed(ctx, s->id, seq, status, false);
+    return;
+  }
+  bool launch = cls__log_launch(e);
+  char detail[320];
+  snprintf(detail, sizeof detail,
+           "replay stopped: run again after a loss, it failed: command of %s failed after its "
+           "enqueue with %s",
+           launch ? e->kernel : e->op, cls_cl_status_name(status));
+  struct cls__failure *f = cls__poll_failed_as(ctx, s->id, seq, launch ? CLS_ELAUNCH : CLS_ECL,
+                                               detail, (cls_buffer){0});
+  if (f)
+    f->cl_status = status;
+  cls__failure_unref(f);
+}
+
 /* The status of a command that waited on a failed event: the
  * specification's, or PoCL 3.1's (-1, whatever the event failed with). */
 static bool behind_lost(cl_int status) {
@@ -205,6 +229,9 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
   else if (__builtin_expect(ctx->keep.nlost != 0, 0) && behind_lost(status) &&
            cls__keep_mark(ctx, s->id, seq, NULL, 0))
     ctx->losses_kept++; /* failed behind a lost command: runs again after it */
+  else if (__builtin_expect(ctx->keep.len != 0, 0) && !deferred &&
+           cls__keep_replays(ctx, s->id, seq))
+    failed_when_run_again(ctx, s, seq, status);
   else
     failed(ctx, s->id, seq, status, deferred);
 }
