@@ -834,26 +834,31 @@ static int replay_one(cls_context *ctx, struct entry *e, const cls_param *params
   return rc < 0 ? rc : run_one(ctx, e);
 }
 
-/* Whether the run's recording no longer matches: another queue, another
- * cl_mem behind a binding, another value of a parameter. */
-static bool stale(const struct cls_capture *cap, const struct run *r, cl_command_queue q,
-                  const cls_param *params) {
-  if (!r->rec || (!r->direct && r->rec->queue != q))
-    return true;
+/* Whether the values a recording holds (each binding's cl_mem in `mems`,
+ * the parameter bytes in `pv`) differ from this replay's. */
+static bool values_differ(const struct cls_capture *cap, const struct run *r,
+                          const cl_mem *mems, const unsigned char *pv, const cls_param *params) {
   size_t m = 0, v = 0;
   for (size_t i = r->first; i < r->first + r->n; i++) {
     const struct entry *e = &cap->e[i];
     for (size_t b = 0; b < e->cmd.nbind; b++)
-      if (r->mems[m++] != e->cmd.bind[b].slot->mem)
+      if (mems[m++] != e->cmd.bind[b].slot->mem)
         return true;
     for (unsigned p = 0; p < e->nparam; p++) {
       size_t size = e->cmd.kargs[e->pidx[p]].size;
-      if (memcmp(r->pv + v, params[e->param[e->pidx[p]]].value, size) != 0)
+      if (memcmp(pv + v, params[e->param[e->pidx[p]]].value, size) != 0)
         return true;
       v += size;
     }
   }
   return false;
+}
+
+/* Whether a command buffer run's recording no longer matches: another
+ * queue, another cl_mem behind a binding, another value of a parameter. */
+static bool stale(const struct cls_capture *cap, const struct run *r, cl_command_queue q,
+                  const cls_param *params) {
+  return !r->rec || r->rec->queue != q || values_differ(cap, r, r->mems, r->pv, params);
 }
 
 /* rec becomes r's current recording; the one it replaces is retired. */
@@ -1077,20 +1082,7 @@ static bool differs(cls_context *ctx, const struct cls_capture *cap, const struc
                     const struct rec *rec, const cls_param *params) {
   if (!r->npv && !r->swaps && rec->epoch == ctx->handles_epoch)
     return false;
-  size_t m = 0, v = 0;
-  for (size_t i = r->first; i < r->first + r->n; i++) {
-    const struct entry *e = &cap->e[i];
-    for (size_t b = 0; b < e->cmd.nbind; b++)
-      if (rec->mems[m++] != e->cmd.bind[b].slot->mem)
-        return true;
-    for (unsigned p = 0; p < e->nparam; p++) {
-      size_t size = e->cmd.kargs[e->pidx[p]].size;
-      if (memcmp(rec->pv + v, params[e->param[e->pidx[p]]].value, size) != 0)
-        return true;
-      v += size;
-    }
-  }
-  return false;
+  return values_differ(cap, r, rec->mems, rec->pv, params);
 }
 
 /* The recording a plan run replays with: its current one if it holds

@@ -22,6 +22,16 @@ static struct cls__kept *at(struct cls__keep *k, size_t i) {
   return &k->ring[(k->head + i) & (k->cap - 1)];
 }
 
+/* The kept entry of command `seq` of `stream`, NULL when not kept. */
+static struct cls__kept *find(struct cls__keep *k, int stream, uint64_t seq) {
+  for (size_t i = 0; i < k->len; i++) {
+    struct cls__kept *e = at(k, i);
+    if (e->stream == stream && e->seq == seq)
+      return e;
+  }
+  return NULL;
+}
+
 /* Whether cmd can be enqueued again from a copy: a launch whose arguments
  * fit, an upload that did not block, a copy, a fill (of buffers). */
 static bool keepable(const struct cls__cmd *cmd) {
@@ -108,57 +118,39 @@ void cls__keep_prune(cls_context *ctx) {
 }
 
 bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_t cap) {
-  struct cls__keep *k = &ctx->keep;
   if (why && cap)
     why[0] = '\0';
-  for (size_t i = 0; i < k->len; i++) {
-    struct cls__kept *e = at(k, i);
-    if (e->stream != stream || e->seq != seq)
-      continue;
-    if (e->lost)
-      return true;
-    if (e->replays >= ctx->recover) {
-      if (why)
-        snprintf(why, cap, " (replay stopped: run again %u time%s, the bound CLS_RECOVER=%u)",
-                 e->replays, e->replays == 1 ? "" : "s", ctx->recover);
-      return false;
-    }
-    e->lost = true;
-    k->nlost++;
+  struct cls__kept *e = find(&ctx->keep, stream, seq);
+  if (!e)
+    return false;
+  if (e->lost)
     return true;
+  if (e->replays >= ctx->recover) {
+    if (why)
+      snprintf(why, cap, " (replay stopped: run again %u time%s, the bound CLS_RECOVER=%u)",
+               e->replays, e->replays == 1 ? "" : "s", ctx->recover);
+    return false;
   }
-  return false;
+  e->lost = true;
+  ctx->keep.nlost++;
+  return true;
 }
 
 bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq) {
-  struct cls__keep *k = &ctx->keep;
-  for (size_t i = 0; i < k->len; i++) {
-    const struct cls__kept *e = at(k, i);
-    if (e->stream == stream && e->seq == seq)
-      return e->lost;
-  }
-  return false;
+  const struct cls__kept *e = find(&ctx->keep, stream, seq);
+  return e && e->lost;
 }
 
 unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq) {
-  struct cls__keep *k = &ctx->keep;
-  for (size_t i = 0; i < k->len; i++) {
-    const struct cls__kept *e = at(k, i);
-    if (e->stream == stream && e->seq == seq)
-      return e->replays;
-  }
-  return 0;
+  const struct cls__kept *e = find(&ctx->keep, stream, seq);
+  return e ? e->replays : 0;
 }
 
 void cls__keep_unmark(cls_context *ctx, int stream, uint64_t seq) {
-  struct cls__keep *k = &ctx->keep;
-  for (size_t i = 0; i < k->len; i++) {
-    struct cls__kept *e = at(k, i);
-    if (e->stream == stream && e->seq == seq && e->lost) {
-      e->lost = false;
-      k->nlost--;
-      return;
-    }
+  struct cls__kept *e = find(&ctx->keep, stream, seq);
+  if (e && e->lost) {
+    e->lost = false;
+    ctx->keep.nlost--;
   }
 }
 
