@@ -240,6 +240,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   ctx->quirks.page_size = ctx->page_size;
   ctx->tag = new_tag();
   ctx->hooks.released = cls__kernels_forget_args;
+  ctx->hooks.replay_kept = cls__keep_replay;
 
   if ((rc = start_trace(ctx, opts, params)) < 0)
     goto fail_trace;

@@ -144,6 +144,10 @@ struct cls_context {
      * they last set, since the driver may reuse the address (programs,
      * set at creation).  Called by cls_free, never by a launch. */
     void (*released)(cls_context *ctx);
+    /* recovery: the commands kept and found lost after their enqueue run
+     * again (core/keep.c), called by the relocation that moved their
+     * streams (set at creation) */
+    void (*replay_kept)(cls_context *ctx);
     /* Guard mode's side of carving a buffer (memory.c), set with
      * ctx->guard by guard's create: the guard bytes before the data, the
      * span of a buffer with both guards, writing a new buffer's guards,

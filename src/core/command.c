@@ -18,7 +18,7 @@
 #include "core/command.h"
 #include "core/kernel.h"
 #include "core/relocate.h"
-#include "core/keep.h"
+#include "failure/kept.h"
 #include "failure/report.h"
 #include "driver/driver.h"
 #include "order/order.h"

@@ -1,14 +1,13 @@
-/* Recovery's retention and the replay at completion (keep.h;
- * docs/devices.md, "Recovery").  The ring holds each command its queue
- * accepted, in submission order, until its stream proves it complete; an
- * entry is a copy of what the command path needs to enqueue it again, so
- * nothing of the caller's stack or of the kernel's argument memo (which
- * the next launch changes) is kept by pointer, except an upload's host
- * source, valid until the stream is synced (cls_upload_async). */
+/* Recovery's replay at completion (keep.h; docs/devices.md, "Recovery"):
+ * the commands a poll found lost after their enqueue, kept by
+ * failure/kept.c, run again in their submission order through the command
+ * path, on their streams' fresh queues.  Reached through
+ * ctx->hooks.replay_kept from the relocation that moved them. */
 #include "core/keep.h"
 #include "core/command.h"
 #include "core/kernel.h"
 #include "core/relocate.h"
+#include "failure/failure.h"
 #include "failure/poll.h"
 #include "base/handle.h"
 #include "stream/pool.h"
@@ -17,150 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static struct cls__kept *at(struct cls__keep *k, size_t i) {
-  return &k->ring[(k->head + i) & (k->cap - 1)];
-}
-
-/* The kept entry of command `seq` of `stream`, NULL when not kept. */
-static struct cls__kept *find(struct cls__keep *k, int stream, uint64_t seq) {
-  for (size_t i = 0; i < k->len; i++) {
-    struct cls__kept *e = at(k, i);
-    if (e->stream == stream && e->seq == seq)
-      return e;
-  }
-  return NULL;
-}
-
-/* Whether cmd can be enqueued again from a copy: a launch whose arguments
- * fit, an upload that did not block, a copy, a fill (of buffers). */
-static bool keepable(const struct cls__cmd *cmd) {
-  switch (cmd->kind) {
-  case CLS__CMD_LAUNCH: /* its arguments' size is checked as they are copied */
-    return cmd->kcmd.dims <= 3 && cmd->kcmd.nargs <= CLS_MAX_ARGS;
-  case CLS__CMD_WRITE: /* a blocking one finished at its return */
-    return !cmd->x.image && !cmd->x.blocking;
-  case CLS__CMD_COPY:
-    return !cmd->x.image;
-  case CLS__CMD_FILL:
-    return !cmd->x.image && cmd->x.pattern_size <= CLS__KEEP_PATTERN;
-  default: /* a download writes the caller's memory; a foreign command's
-              descriptor lives for its call */
-    return false;
-  }
-}
-
-bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp) {
-  struct cls__keep *k = &ctx->keep;
-  if (!keepable(cmd))
-    return true;
-  if (k->len == k->cap)
-    cls__keep_prune(ctx);
-  if (k->len == k->cap &&
-      !cls__ring_grow((void **)&k->ring, &k->cap, &k->head, k->len, sizeof *k->ring, 16))
-    return false;
-  struct cls__kept *e = at(k, k->len);
-  e->seq = cmd->seq;
-  e->stamp = stamp;
-  e->stream = cmd->stream->id;
-  e->kind = cmd->kind;
-  e->replays = ctx->replaying;
-  e->lost = false;
-  e->op = cmd->op;
-  e->nbind = cmd->nbind;
-  for (size_t i = 0; i < cmd->nbind; i++) {
-    e->bind[i].handle = cmd->bind[i].handle;
-    e->bind[i].access = cmd->bind[i].access;
-  }
-  if (cmd->kind == CLS__CMD_LAUNCH) {
-    e->kernel = cmd->kernel;
-    e->kcmd = cmd->kcmd;
-    for (cl_uint d = 0; d < cmd->kcmd.dims; d++) {
-      e->global[d] = cmd->kcmd.global[d];
-      e->local[d] = cmd->kcmd.local ? cmd->kcmd.local[d] : 0;
-    }
-    e->has_local = cmd->kcmd.local != NULL;
-    size_t off = 0;
-    for (cl_uint i = 0; i < cmd->kcmd.nargs; i++) {
-      size_t size = cmd->kargs[i].size;
-      const void *v = cmd->kargs[i].value;
-      e->args[i].size = size;
-      e->args[i].at = v ? off : SIZE_MAX;
-      if (!v)
-        continue;
-      if (size > CLS__KEEP_ARG_BYTES - off)
-        return true; /* too large to keep: its loss is reported, not replayed */
-      if (size == sizeof(cl_mem)) /* a buffer, the usual argument: no call */
-        memcpy(e->bytes + off, v, sizeof(cl_mem));
-      else
-        memcpy(e->bytes + off, v, size);
-      off += size;
-    }
-  } else {
-    e->x = cmd->x;
-    if (cmd->kind == CLS__CMD_FILL)
-      memcpy(e->pattern, cmd->x.pattern, cmd->x.pattern_size);
-  }
-  k->len++;
-  return true;
-}
-
-void cls__keep_prune(cls_context *ctx) {
-  struct cls__keep *k = &ctx->keep;
-  while (k->len) {
-    const struct cls__kept *e = at(k, 0);
-    const struct cls__stream *s = &ctx->pool.streams[e->stream];
-    if (e->lost || (s->created && s->completed < e->seq))
-      break;
-    k->head = (k->head + 1) & (k->cap - 1);
-    k->len--;
-  }
-}
-
-bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_t cap) {
-  if (why && cap)
-    why[0] = '\0';
-  struct cls__kept *e = find(&ctx->keep, stream, seq);
-  if (!e)
-    return false;
-  if (e->lost)
-    return true;
-  if (e->replays >= ctx->recover) {
-    if (why)
-      snprintf(why, cap, " (replay stopped: run again %u time%s, the bound CLS_RECOVER=%u)",
-               e->replays, e->replays == 1 ? "" : "s", ctx->recover);
-    return false;
-  }
-  e->lost = true;
-  ctx->keep.nlost++;
-  return true;
-}
-
-bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq) {
-  const struct cls__kept *e = find(&ctx->keep, stream, seq);
-  return e && e->lost;
-}
-
-unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq) {
-  const struct cls__kept *e = find(&ctx->keep, stream, seq);
-  return e ? e->replays : 0;
-}
-
-void cls__keep_unmark(cls_context *ctx, int stream, uint64_t seq) {
-  struct cls__kept *e = find(&ctx->keep, stream, seq);
-  if (e && e->lost) {
-    e->lost = false;
-    ctx->keep.nlost--;
-  }
-}
-
-/* The marked entry first in submission order; the ring's index. */
-static size_t first_lost(struct cls__keep *k) {
-  for (size_t i = 0; i < k->len; i++)
-    if (at(k, i)->lost)
-      return i;
-  return k->len;
-}
 
 /* Kept command `e` cannot run again (a buffer it binds was freed after
  * the poll that found it lost): the old rule, its write set takes the
@@ -250,15 +105,8 @@ void cls__keep_replay(cls_context *ctx) {
     cls__relocate_lost(ctx);
   unsigned count[CLS_MAX_STREAMS] = {0}, most[CLS_MAX_STREAMS] = {0};
   uint64_t streams = 0;
-  while (k->nlost) {
-    size_t i = first_lost(k);
-    if (i == k->len) {
-      k->nlost = 0;
-      break;
-    }
-    struct cls__kept e = *at(k, i);
-    at(k, i)->lost = false;
-    k->nlost--;
+  struct cls__kept e;
+  while (k->nlost && cls__keep_take_lost(ctx, &e)) {
     struct cls__stream *s = cls__stream_peek(ctx, e.stream);
     if (!s || !run_kept(ctx, &e))
       continue;
@@ -284,7 +132,3 @@ void cls__keep_replay(cls_context *ctx) {
   k->busy = false;
 }
 
-void cls__keep_fini(cls_context *ctx) {
-  free(ctx->keep.ring);
-  memset(&ctx->keep, 0, sizeof ctx->keep);
-}

@@ -1,75 +1,15 @@
-/* Internal: recovery's retention (docs/devices.md, "Recovery").  With
- * relocation and recovery on, every command a queue accepts is kept here,
- * in submission order, with what enqueueing it again needs -- its kind,
- * stream, bindings, work sizes, kernel and a snapshot of its argument
- * values, fill pattern, copy ranges, upload source -- until its stream
- * proves it complete.  A poll that finds one lost after its enqueue marks
- * it (cls__keep_mark) instead of failing it; at the next safe point the
- * marked commands run again, in their order, on their stream's fresh
- * queue (cls__keep_replay).  No allocation per command: the ring grows
- * amortised and its entries are reused. */
+/* Internal: recovery's replay at completion (docs/devices.md,
+ * "Recovery").  What failure/kept.h keeps and a poll marks lost runs
+ * again here, through the command path, once the lost streams moved. */
 #ifndef CLS_KEEP_H
 #define CLS_KEEP_H
 
-#include "base/cmd.h"
-#include "base/context.h"
+#include "failure/kept.h"
 
-/* A command's argument bytes kept inline; one with more is not kept (its
- * loss takes the old rule: reported, not replayed). */
-#define CLS__KEEP_ARG_BYTES 512
-#define CLS__KEEP_PATTERN 128
-
-struct cls__kept {
-  uint64_t seq;                 /* on its stream */
-  uint64_t stamp;               /* context-wide submission order */
-  int stream;
-  int kind;                     /* enum cls__cmd_kind */
-  unsigned replays;             /* times it ran again already (the bound) */
-  bool lost;                    /* found lost: runs again at the next safe point */
-  const char *op;
-  cls_kernel *kernel;           /* launches */
-  struct cls_kernel_cmd kcmd;   /* global, local, args re-pointed at replay */
-  size_t global[3], local[3];
-  bool has_local;
-  struct cls_transfer x;        /* pattern re-pointed at replay */
-  unsigned char pattern[CLS__KEEP_PATTERN];
-  size_t nbind;
-  struct {
-    cls_buffer handle;
-    int access;
-  } bind[CLS_MAX_ARGS];
-  struct {
-    size_t size;
-    size_t at;                  /* offset in bytes[]; SIZE_MAX: NULL value */
-  } args[CLS_MAX_ARGS];
-  unsigned char bytes[CLS__KEEP_ARG_BYTES];
-};
-
-/* Keeps cmd (just accepted by its queue as command `seq`, write stamp
- * `stamp`) until its stream proves it complete.  A command that cannot be
- * run again (a download, a foreign command, an image transfer, arguments
- * too large) is not kept.  False only when out of memory: then it is not
- * kept, and its loss is reported as without recovery. */
-bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp);
-/* Drops the kept commands proven complete (from the ring's head). */
-void cls__keep_prune(cls_context *ctx);
-/* A poll found command `seq` of `stream` lost after its enqueue (or
- * failed behind a lost one): true when it is kept and the bound lets it
- * run again (it is marked); else false, with why it is not run again in
- * `why` (empty: it was never kept). */
-bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_t cap);
-/* Whether command `seq` of `stream` is kept and marked to run again. */
-bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq);
-/* How often command `seq` of `stream` was run again after a loss (0:
- * never, or not kept). */
-unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq);
-/* Undoes the mark cls__keep_mark just made (the command ran after all). */
-void cls__keep_unmark(cls_context *ctx, int stream, uint64_t seq);
 /* The marked commands run again, in their submission order, through the
  * command path (F2 first, then ordering on their stream's fresh queue).
  * Called where no driver call is in progress, after the lost streams
  * moved (cls__relocate_lost). */
 void cls__keep_replay(cls_context *ctx);
-void cls__keep_fini(cls_context *ctx);
 
 #endif /* CLS_KEEP_H */

@@ -13,7 +13,6 @@
  * of its commands is at or below s->completed, which is what the ordering
  * code checks before it takes an event (src/order). */
 #include "core/relocate.h"
-#include "core/keep.h"
 #include "stream/pool.h"
 #include "device/device.h"
 #include "stream/contract.h"
@@ -106,8 +105,8 @@ int cls__relocate_lost(cls_context *ctx) {
     if (rc < 0 && ret == CLS_OK)
       ret = rc;
   }
-  if (ctx->keep.nlost) /* recovery: what the lost queues took runs again */
-    cls__keep_replay(ctx);
+  if (ctx->keep.nlost && ctx->hooks.replay_kept) /* recovery: what the lost queues took */
+    ctx->hooks.replay_kept(ctx);
   return ret;
 }
 

@@ -6,7 +6,7 @@
  * the failures it names to settle. */
 #include "failure/poll.h"
 #include "failure/replay.h"
-#include "core/keep.h"
+#include "failure/kept.h"
 #include "trace/trace.h"
 #include "stream/contract.h"
 #include "base/cmd.h"
