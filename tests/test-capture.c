@@ -967,10 +967,14 @@ END_TEST
  * whole write set is tainted (w, written before the failing inc, too:
  * the run is the unit attribution can name) and a reader on another
  * stream is skipped.  On the plan w would be intact. */
-static void fault_in_run(const char *spec, bool at_enqueue) {
-  force_cb();
+static void fault_in_run_of(const char *spec, bool at_enqueue, bool plan) {
+  setenv("CLS_CAPTURE", plan ? "plan" : "command-buffer", 1);
   open_ctx(spec);
-  bool has = device_has_cb();
+  int mode = -1;
+  CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
+  /* A run: a command buffer where the device has them, a plan run under
+   * ranged attribution. */
+  bool has = plan ? mode == CLS_ATTRIBUTION_RANGED : device_has_cb();
   int zero = 0;
   cls_buffer x = ct_alloc(ctx, 0, NB), w = ct_alloc(ctx, 0, NB), z = ct_alloc(ctx, 1, NB);
   cls_capture *cap = NULL;
@@ -981,7 +985,8 @@ static void fault_in_run(const char *spec, bool at_enqueue) {
     launch(0, "inc", 1, (cls_arg[]){CLS_INOUT(x)});
   launch(1, "ka", 2, (cls_arg[]){CLS_IN(x), CLS_OUT(z)});
   CT_OK(cls_capture_end(ctx, &cap));
-  ck_assert(uses_cb(cap) == has);
+  ck_assert(has_runs(cap) == has);
+  ck_assert(uses_cb(cap) == (has && !plan));
   int rc = cls_replay(ctx, cap, 0, NULL);
   ck_assert_msg(rc < 0 || !at_enqueue || strcmp(cls_context_driver(ctx), "event") != 0,
                 "replay: %s", cls_err_name(rc));
@@ -1013,8 +1018,20 @@ static void fault_in_run(const char *spec, bool at_enqueue) {
   unforce();
 }
 
+static void fault_in_run(const char *spec, bool at_enqueue) {
+  fault_in_run_of(spec, at_enqueue, false);
+}
+
 START_TEST(CB_fault_inside_a_run_taints_its_whole_write_set_and_skips_readers) {
   fault_in_run("enqueue:kernel=inc,nth=2", true);
+}
+END_TEST
+
+/* The same on a plan run: the run is one command, so a fault of a member
+ * fails it whole, at its enqueue or at its completion. */
+START_TEST(plan_run_fault_inside_taints_its_whole_write_set_and_skips_readers) {
+  fault_in_run_of("enqueue:kernel=inc,nth=2", true, true);
+  fault_in_run_of("complete:kernel=inc,nth=2", false, true);
 }
 END_TEST
 
@@ -1161,6 +1178,7 @@ int main(void) {
   CT_ADD(s, plan_run_is_one_command_and_equals_uncaptured);
   CT_ADD(s, plan_run_members_take_their_positions);
   CT_ADD(s, plan_run_takes_new_parameter_values_in_place);
+  CT_ADD(s, plan_run_fault_inside_taints_its_whole_write_set_and_skips_readers);
   CT_ADD_BOTH(s, F8a_ranged_attribution_names_a_range_of_the_replay);
   CT_ADD_BOTH(s, F8a_exact_attribution_pins_the_command_of_the_replay);
   CT_ADD_BOTH(s, F7_two_threads_replaying_one_capture_never_interleave);
