@@ -6,6 +6,7 @@
 #include "core/refusal.h"
 #include "core/relocate.h"
 #include "failure/report.h"
+#include "failure/kept.h"
 #include "failure/poll.h"
 #include "guard/guard.h"
 #include "memory/memory.h"
@@ -55,8 +56,32 @@ CLS_API int cls_alloc(cls_context *ctx, int stream, size_t size, cls_buffer *out
   return rc;
 }
 
+/* Recovery: a command not proven complete that binds buf may turn out
+ * lost after its enqueue and have to run again, which it cannot once buf
+ * is freed.  So the free waits for those commands' streams, and runs
+ * again what they lost (bounded, as any replay) before it frees: as for
+ * any in-flight user, the free waits. */
+static void settle_kept(cls_context *ctx, cls_buffer buf) {
+  for (unsigned round = 0; round <= ctx->recover; round++) {
+    uint64_t mask = cls__keep_streams_binding(ctx, buf);
+    if (!mask)
+      return;
+    for (; mask; mask &= mask - 1) {
+      struct cls__stream *s = cls__stream_peek(ctx, __builtin_ctzll(mask));
+      if (s)
+        cls__stream_poll(ctx, s, true);
+    }
+    cls__keep_prune(ctx);
+    if (!ctx->lost_mask && !ctx->keep.nlost)
+      return;
+    cls__relocate_lost(ctx);
+  }
+}
+
 CLS_API int cls_free(cls_context *ctx, cls_buffer buf) {
   CLS__ENTER(ctx);
+  if (ctx->keep.len)
+    settle_kept(ctx, buf);
   if (ctx->lost_mask || ctx->keep.nlost) /* recovery: tasks kept for a fresh queue get it before the free settles them */
     cls__relocate_lost(ctx);
   int rc = cls__memory_free(ctx, buf);

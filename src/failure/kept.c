@@ -157,6 +157,18 @@ static size_t first_lost(struct cls__keep *k) {
   return k->len;
 }
 
+uint64_t cls__keep_streams_binding(cls_context *ctx, cls_buffer h) {
+  struct cls__keep *k = &ctx->keep;
+  uint64_t mask = 0;
+  for (size_t i = 0; i < k->len; i++) {
+    const struct cls__kept *e = at(k, i);
+    for (size_t b = 0; b < e->nbind; b++)
+      if (e->bind[b].handle.bits == h.bits)
+        mask |= 1ull << e->stream;
+  }
+  return mask;
+}
+
 bool cls__keep_take_lost(cls_context *ctx, struct cls__kept *out) {
   struct cls__keep *k = &ctx->keep;
   size_t i = first_lost(k);

@@ -65,6 +65,8 @@ bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq);
 unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq);
 /* Undoes the mark cls__keep_mark just made (the command ran after all). */
 void cls__keep_unmark(cls_context *ctx, int stream, uint64_t seq);
+/* The streams of the kept commands (not proven complete) that bind h. */
+uint64_t cls__keep_streams_binding(cls_context *ctx, cls_buffer h);
 /* The first marked command in submission order, copied into *out (the
  * ring may grow while it runs) and unmarked; false when none is. */
 bool cls__keep_take_lost(cls_context *ctx, struct cls__kept *out);
