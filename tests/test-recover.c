@@ -623,6 +623,31 @@ START_TEST(fallback_a_command_failing_when_run_again_is_reported_and_says_so) {
 }
 END_TEST
 
+/* cls_check is a safe point too: once a poll found the chain lost after
+ * its enqueue, the check runs it again before it answers (without a sync,
+ * a command or a free in between), so it says what a read would. */
+START_TEST(loss_after_enqueue_found_by_a_check_runs_again_before_it_answers) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=4,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 10);
+  /* The first check's poll ends the lease; a later one finds the loss.
+   * (A driver that defers hands the chain to its queue in a batch, at a
+   * sync or a flush: no check finds it first there.) */
+  for (int i = 0; at_call(ctx) && i < 500 && ct_stats(ctx, 0).replays == 0; i++) {
+    CT_OK(cls_check(ctx, 1, &b, NULL));
+    struct timespec ms = {0, 2000000};
+    nanosleep(&ms, NULL);
+  }
+  if (at_call(ctx))
+    ck_assert_uint_ge(ct_stats(ctx, 0).replays, 1);
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, j, (int)j + 10);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* Recovery needs to know which commands a lost queue finished: with
  * relocation and recovery on, attribution is exact (an event per
  * command) unless CLS_PRECISE=0 asks for ranges, and then a loss found at
@@ -895,6 +920,7 @@ int main(void) {
   CT_ADD(s, loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed);
   CT_ADD(s, fallback_a_command_failing_when_run_again_is_reported_and_says_so);
   CT_ADD(s, recovery_makes_attribution_exact_and_ranges_are_not_replayed);
+  CT_ADD(s, loss_after_enqueue_found_by_a_check_runs_again_before_it_answers);
   CT_ADD(s, loss_after_enqueue_then_a_free_of_the_input_waits_for_the_replay);
   CT_ADD(s, loss_after_enqueue_of_a_shared_queue_replays_each_stream_in_its_order);
   CT_ADD(s, context_destroyed_with_a_loss_after_enqueue_pending_does_not_hang);

@@ -272,6 +272,10 @@ CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs, cls_re
     return cls__error(CLS_EINVAL, 0, "cls_check: NULL buffers");
   CLS__ENTER(ctx);
   int rc = cls__poll_all(ctx, false);
+  /* Recovery: what the poll found lost runs again first, so the check
+   * says what a read would (a replay that failed is a failure). */
+  if (ctx->lost_mask || ctx->keep.nlost)
+    cls__relocate_lost(ctx);
   if (rc == CLS_OK)
     rc = cls__read_report(ctx, "check", -1, bufs, n, report);
   cls__unlock(ctx);
