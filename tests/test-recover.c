@@ -623,6 +623,39 @@ START_TEST(fallback_a_command_failing_when_run_again_is_reported_and_says_so) {
 }
 END_TEST
 
+/* A foreign command's callback: copies its first buffer into its second
+ * on the queue it is given, and counts its calls. */
+static cl_int copy_foreign(const struct cls_foreign_call *c, cl_event *last) {
+  atomic_int *calls = c->data;
+  atomic_fetch_add(calls, 1);
+  return clEnqueueCopyBuffer(c->queue, c->buffers[0].mem, c->buffers[1].mem, c->buffers[0].offset,
+                             c->buffers[1].offset, N * sizeof(int), 0, NULL, last);
+}
+
+/* A foreign command lost after its enqueue runs again too: its callback
+ * is called again, with its data (valid until the stream is synced, as
+ * cls_foreign says), on the fresh queue, after the chain it reads ran
+ * again; its output has the bytes of a run without the loss. */
+START_TEST(loss_after_enqueue_of_a_foreign_command_calls_it_again) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer a = uploaded(ctx, 0);
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
+  incs(ctx, 0, inc, a, 3); /* the 2nd launch on never runs */
+  static atomic_int calls;
+  atomic_store(&calls, 0);
+  cls_arg fa[] = {CLS_IN(a), CLS_OUT(c)};
+  CT_OK(cls_foreign(ctx, 0, "copy", copy_foreign, &calls, 2, fa));
+  CT_OK(cls_sync(ctx, NULL));
+  int got[N];
+  ct_download_ints(ctx, 0, c, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 3);
+  ck_assert_int_eq(atomic_load(&calls), 2); /* once lost, once on the fresh queue */
+  expect_replays(ctx, 0, 3);                /* the 2nd and 3rd launch, the copy */
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* cls_check is a safe point too: once a poll found the chain lost after
  * its enqueue, the check runs it again before it answers (without a sync,
  * a command or a free in between), so it says what a read would. */
@@ -921,6 +954,7 @@ int main(void) {
   CT_ADD(s, fallback_a_command_failing_when_run_again_is_reported_and_says_so);
   CT_ADD(s, recovery_makes_attribution_exact_and_ranges_are_not_replayed);
   CT_ADD(s, loss_after_enqueue_found_by_a_check_runs_again_before_it_answers);
+  CT_ADD(s, loss_after_enqueue_of_a_foreign_command_calls_it_again);
   CT_ADD(s, loss_after_enqueue_then_a_free_of_the_input_waits_for_the_replay);
   CT_ADD(s, loss_after_enqueue_of_a_shared_queue_replays_each_stream_in_its_order);
   CT_ADD(s, context_destroyed_with_a_loss_after_enqueue_pending_does_not_hang);

@@ -9,6 +9,7 @@
 #include "core/relocate.h"
 #include "failure/failure.h"
 #include "failure/poll.h"
+#include "memory/memory.h"
 #include "base/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
@@ -50,6 +51,8 @@ static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct c
  * freed since the poll that found it lost). */
 static bool run_kept(cls_context *ctx, struct cls__kept *e) {
   struct cls__cmd cmd;
+  struct cls_foreign_buffer bufs[CLS_MAX_ARGS];
+  struct cls_foreign_cmd fc;
   cmd.kind = e->kind;
   cmd.op = e->op;
   cmd.stream = cls__stream_peek(ctx, e->stream);
@@ -78,6 +81,21 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
       cmd.kargs[i].value = e->args[i].at == SIZE_MAX ? NULL : e->bytes + e->args[i].at;
     }
     cmd.kcmd.args = cmd.kargs;
+    memset(&cmd.x, 0, sizeof cmd.x);
+  } else if (e->kind == CLS__CMD_FOREIGN) {
+    /* The callback again, with its data and the buffers as they are now. */
+    for (size_t i = 0; i < e->nbind; i++) {
+      size_t base;
+      cl_mem mem = cls__slot_base(ctx, cmd.bind[i].slot, &base);
+      bufs[i] = (struct cls_foreign_buffer){mem, base, cmd.bind[i].slot->size,
+                                            e->bind[i].access};
+    }
+    fc = (struct cls_foreign_cmd){.fn = e->fn, .data = e->data, .label = e->kcmd.name,
+                                  .stream = e->stream, .nbuffers = (cl_uint)e->nbind,
+                                  .buffers = bufs};
+    cmd.foreign = &fc;
+    cmd.kernel = NULL;
+    cmd.kcmd = (struct cls_kernel_cmd){.name = e->kcmd.name};
     memset(&cmd.x, 0, sizeof cmd.x);
   } else {
     cmd.kernel = NULL;

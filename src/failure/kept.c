@@ -39,8 +39,9 @@ static bool keepable(const struct cls__cmd *cmd) {
     return !cmd->x.image;
   case CLS__CMD_FILL:
     return !cmd->x.image && cmd->x.pattern_size <= CLS__KEEP_PATTERN;
-  default: /* a download writes the caller's memory; a foreign command's
-              descriptor lives for its call */
+  case CLS__CMD_FOREIGN: /* its callback and data (cls_foreign: valid until a sync) */
+    return cmd->foreign && cmd->foreign->fn && cmd->nbind <= CLS_MAX_ARGS;
+  default: /* a download writes the caller's memory */
     return false;
   }
 }
@@ -91,6 +92,11 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp)
         memcpy(e->bytes + off, v, size);
       off += size;
     }
+  } else if (cmd->kind == CLS__CMD_FOREIGN) {
+    e->fn = cmd->foreign->fn;
+    e->data = cmd->foreign->data;
+    e->kcmd = (struct cls_kernel_cmd){.name = cmd->kcmd.name}; /* the context's copy */
+    memset(&e->x, 0, sizeof e->x);
   } else {
     e->x = cmd->x;
     if (cmd->kind == CLS__CMD_FILL)

@@ -27,6 +27,8 @@ struct cls__kept {
   unsigned replays;             /* times it ran again already (the bound) */
   bool lost;                    /* found lost: runs again at the next safe point */
   const char *op;
+  cls_foreign_fn fn;            /* foreign commands: the callback and its */
+  void *data;                   /* data (valid until the stream is synced) */
   cls_kernel *kernel;           /* launches */
   struct cls_kernel_cmd kcmd;   /* global, local, args re-pointed at replay */
   size_t global[3], local[3];
