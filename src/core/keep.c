@@ -23,24 +23,32 @@ static struct cls__kept *at(struct cls__keep *k, size_t i) {
 }
 
 /* Whether cmd can be enqueued again from a copy: a launch whose arguments
- * fit, an upload that did not block, a copy, a fill (of buffers). */
+ * fit, an upload or download that did not block (their host memory stays
+ * the caller's until the stream is synced, as OpenCL asks of a
+ * non-blocking transfer: a download run again writes the same bytes to
+ * the same place once its inputs ran again), a copy, a fill -- of buffers
+ * or images alike (an image transfer's origins, region and pitches are in
+ * struct cls_transfer, copied whole).  Not a blocking transfer (finished
+ * at its return), nor a foreign command (its descriptor and user data
+ * live for its call only). */
 static bool keepable(const struct cls__cmd *cmd) {
   switch (cmd->kind) {
   case CLS__CMD_LAUNCH: /* its arguments' size is checked as they are copied */
     return cmd->kcmd.dims <= 3 && cmd->kcmd.nargs <= CLS_MAX_ARGS;
-  case CLS__CMD_WRITE: /* a blocking one finished at its return */
-    return !cmd->x.image && !cmd->x.blocking;
+  case CLS__CMD_WRITE:
+  case CLS__CMD_READ:
+    return !cmd->x.blocking;
   case CLS__CMD_COPY:
-    return !cmd->x.image;
+    return true;
   case CLS__CMD_FILL:
-    return !cmd->x.image && cmd->x.pattern_size <= CLS__KEEP_PATTERN;
-  default: /* a download writes the caller's memory; a foreign command's
-              descriptor lives for its call */
+    return cmd->x.pattern_size <= CLS__KEEP_PATTERN;
+  default:
     return false;
   }
 }
 
-bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp) {
+bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
+                   struct cls__pending_read *read) {
   struct cls__keep *k = &ctx->keep;
   if (!keepable(cmd))
     return true;
@@ -57,6 +65,7 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp)
   e->replays = ctx->replaying;
   e->lost = false;
   e->op = cmd->op;
+  e->read = read;
   e->nbind = cmd->nbind;
   for (size_t i = 0; i < cmd->nbind; i++) {
     e->bind[i].handle = cmd->bind[i].handle;
@@ -93,6 +102,23 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp)
   }
   k->len++;
   return true;
+}
+
+void cls__keep_forget_read(cls_context *ctx, const struct cls__pending_read *r) {
+  struct cls__keep *k = &ctx->keep;
+  for (size_t i = 0; i < k->len; i++)
+    if (at(k, i)->read == r)
+      at(k, i)->read = NULL;
+}
+
+/* A download run again that could not run (or did not reach its queue):
+ * its sync reports f (a reference is taken), as it reports a failure F8
+ * finds. */
+static void read_fails(struct cls__pending_read *read, struct cls__failure *f) {
+  if (!read || !f || read->failure)
+    return;
+  read->failure = f;
+  cls__failure_ref(f);
 }
 
 void cls__keep_prune(cls_context *ctx) {
@@ -187,6 +213,7 @@ static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct c
       s->id, (unsigned long long)s->generation, launch ? e->kcmd.name : e->op);
   if (!f)
     return;
+  read_fails(e->read, f);
   uint64_t stamp = ++ctx->stamp;
   for (size_t i = 0; i < e->nbind; i++) {
     struct cls__slot *slot = cls__resolve(ctx, e->bind[i].handle);
@@ -240,8 +267,27 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
   }
   unsigned replaying = ctx->replaying;
   ctx->replaying = e->replays + 1;
-  cls__run(ctx, &cmd, NULL, NULL); /* F2 first; a failure is the buffers' */
+  /* F2 first; a failure is the buffers', or a download's: its sync reports
+   * it (run with its pending read, F8 taints that as the first run's) */
+  int rc = cls__run(ctx, &cmd, e->read, NULL);
   ctx->replaying = replaying;
+  if (e->read && rc >= 0) {
+    e->read->seq = cmd.seq;
+  } else if (e->read && rc < 0) {
+    struct cls__failure *f = cls__read_failure(ctx, e->stream, cmd.bind, 1);
+    if (f) {
+      read_fails(e->read, f);
+    } else if (!e->read->failure) { /* its enqueue failed: no record holds it */
+      struct cls__cmd_at where = {.stream = e->stream, .kind = e->kind,
+                                  .position = cmd.stream->issued, .op = e->op, .kernel = ""};
+      f = cls__failure_mint(ctx, CLS_ECL, CL_DEVICE_NOT_AVAILABLE, &where, true,
+                            "replay stopped: run again after a loss, %s on stream %d could not "
+                            "be enqueued: %s",
+                            e->op, e->stream, cls_strerror(rc));
+      read_fails(e->read, f);
+      cls__failure_unref(f);
+    }
+  }
   return true;
 }
 

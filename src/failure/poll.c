@@ -106,7 +106,7 @@ static __attribute__((noinline)) void hold_behind(cls_context *ctx, const struct
     dirty[nd++] = xb[j].handle;
   for (size_t i = k + 1; i < ctx->log.len; i++) {
     struct cls__log_entry *e = cls__log_at(ctx, i);
-    if (e->kind != CLS__ENTRY_RUN)
+    if (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ) /* a download is kept too */
       continue;
     const struct cls__log_binding *eb = cls__log_bindings(ctx, e);
     bool touches = false;
