@@ -873,6 +873,47 @@ START_TEST(loss_after_enqueue_of_image_transfers_is_replayed_with_exact_bytes) {
 }
 END_TEST
 
+/* A launch whose argument values pass the inline bytes an entry keeps
+ * (CLS__KEEP_ARG_BYTES, 512) keeps them in the overflow pool: a chain of
+ * twelve launches, each with its own 640-byte value (the pool grows past
+ * its first 4 KiB, and again as the replayed launches are kept), the 2nd
+ * on accepted and never run, runs again with each launch's own value. */
+#define BIG 160
+static const char BIG_SRC[] =
+    "typedef struct { int v[160]; } big_t;\n"
+    "__kernel void addbig_k(__global int *b, big_t t) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  b[i] += t.v[i];\n"
+    "}\n";
+struct big {
+  int v[BIG];
+};
+
+START_TEST(loss_after_enqueue_of_launches_with_large_arguments_is_replayed_with_exact_bytes) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *add = ct_kernel(ctx, BIG_SRC, "addbig_k");
+  cls_buffer b = uploaded(ctx, 0); /* 1 */
+  size_t g[1] = {N};
+  for (int k = 0; k < 12; k++) { /* 2..13: 3..13 accepted, never run */
+    struct big t;
+    for (int j = 0; j < BIG; j++)
+      t.v[j] = (k + 1) * (j + 1);
+    cls_arg a[] = {CLS_INOUT(b), CLS_SCALAR(t)};
+    CT_OK(cls_launch(ctx, 0, add, 1, g, NULL, 2, a));
+  }
+  cls_report *r = NULL;
+  int rc = cls_sync(ctx, &r);
+  ck_assert_msg(rc == CLS_OK && !r, "sync: %s: %s", cls_err_name(rc),
+                r ? cls_report_text(r) : cls_last_error_detail());
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 78 * ((int)i + 1)); /* 1 + ... + 12 */
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 11);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* The fault's grammar: at=enqueue or at=complete, for lost faults only. */
 START_TEST(lost_fault_at_is_checked) {
   static const char *bad[] = {"lost:stream=0,at=later", "complete:stream=0,at=complete",
@@ -979,6 +1020,7 @@ int main(void) {
   CT_ADD(s, loss_after_enqueue_of_an_async_download_is_replayed_with_exact_bytes);
   CT_ADD(s, loss_after_enqueue_with_an_async_download_on_another_stream_gives_exact_bytes);
   CT_ADD(s, loss_after_enqueue_of_image_transfers_is_replayed_with_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_of_launches_with_large_arguments_is_replayed_with_exact_bytes);
   CT_ADD(s, lost_fault_at_is_checked);
   CT_ADD(s, relocation_with_replay_cost_is_measured);
   CT_ADD(s, relocation_with_replay_at_completion_cost_is_measured);

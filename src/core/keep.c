@@ -47,6 +47,35 @@ static bool keepable(const struct cls__cmd *cmd) {
   }
 }
 
+/* Room for `need` more bytes at the overflow pool's end: the kept spans
+ * (in ring order, so in offset order) move down over the pruned ones
+ * first, and the pool doubles only when they still fill it. */
+static bool over_reserve(struct cls__keep *k, size_t need) {
+  if (need <= k->over_cap - k->over_used)
+    return true;
+  size_t used = 0;
+  for (size_t i = 0; i < k->len; i++) {
+    struct cls__kept *e = at(k, i);
+    if (!e->over_size)
+      continue;
+    memmove(k->over + used, k->over + e->over, e->over_size);
+    e->over = used;
+    used += e->over_size;
+  }
+  k->over_used = used;
+  if (need <= k->over_cap - used)
+    return true;
+  size_t cap = k->over_cap ? 2 * k->over_cap : 4096;
+  while (cap - used < need)
+    cap *= 2;
+  unsigned char *n = realloc(k->over, cap);
+  if (!n)
+    return false;
+  k->over = n;
+  k->over_cap = cap;
+  return true;
+}
+
 bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
                    struct cls__pending_read *read) {
   struct cls__keep *k = &ctx->keep;
@@ -71,6 +100,7 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
     e->bind[i].handle = cmd->bind[i].handle;
     e->bind[i].access = cmd->bind[i].access;
   }
+  e->over_size = 0;
   if (cmd->kind == CLS__CMD_LAUNCH) {
     e->kernel = cmd->kernel;
     e->kcmd = cmd->kcmd;
@@ -79,6 +109,19 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
       e->local[d] = cmd->kcmd.local ? cmd->kcmd.local[d] : 0;
     }
     e->has_local = cmd->kcmd.local != NULL;
+    size_t total = 0;
+    for (cl_uint i = 0; i < cmd->kcmd.nargs; i++)
+      if (cmd->kargs[i].value)
+        total += cmd->kargs[i].size;
+    unsigned char *bytes = e->bytes;
+    if (total > CLS__KEEP_ARG_BYTES) { /* rare: a large value by argument */
+      if (!over_reserve(k, total))
+        return false; /* not kept: its loss is reported, not replayed */
+      e->over = k->over_used;
+      e->over_size = total;
+      k->over_used += total;
+      bytes = k->over + e->over;
+    }
     size_t off = 0;
     for (cl_uint i = 0; i < cmd->kcmd.nargs; i++) {
       size_t size = cmd->kargs[i].size;
@@ -87,12 +130,10 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
       e->args[i].at = v ? off : SIZE_MAX;
       if (!v)
         continue;
-      if (size > CLS__KEEP_ARG_BYTES - off)
-        return true; /* too large to keep: its loss is reported, not replayed */
       if (size == sizeof(cl_mem)) /* a buffer, the usual argument: no call */
-        memcpy(e->bytes + off, v, sizeof(cl_mem));
+        memcpy(bytes + off, v, sizeof(cl_mem));
       else
-        memcpy(e->bytes + off, v, size);
+        memcpy(bytes + off, v, size);
       off += size;
     }
   } else {
@@ -131,6 +172,8 @@ void cls__keep_prune(cls_context *ctx) {
     k->head = (k->head + 1) & (k->cap - 1);
     k->len--;
   }
+  if (!k->len)
+    k->over_used = 0; /* nothing kept overflows: the pool is free again */
 }
 
 bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_t cap) {
@@ -253,9 +296,22 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
     cls__kernel_for(e->kernel, e->stream, &cmd.kcmd.kernel, &cmd.kcmd.memo);
     cmd.kcmd.global = e->global;
     cmd.kcmd.local = e->has_local ? e->local : NULL;
+    const unsigned char *bytes = e->bytes;
+    if (e->over_size) { /* a copy: keeping the replay may move the pool */
+      struct cls__keep *k = &ctx->keep;
+      if (k->scratch_cap < e->over_size) {
+        unsigned char *n = realloc(k->scratch, e->over_size);
+        if (!n)
+          return false;
+        k->scratch = n;
+        k->scratch_cap = e->over_size;
+      }
+      memcpy(k->scratch, k->over + e->over, e->over_size);
+      bytes = k->scratch;
+    }
     for (cl_uint i = 0; i < e->kcmd.nargs; i++) {
       cmd.kargs[i].size = e->args[i].size;
-      cmd.kargs[i].value = e->args[i].at == SIZE_MAX ? NULL : e->bytes + e->args[i].at;
+      cmd.kargs[i].value = e->args[i].at == SIZE_MAX ? NULL : bytes + e->args[i].at;
     }
     cmd.kcmd.args = cmd.kargs;
     memset(&cmd.x, 0, sizeof cmd.x);
@@ -340,5 +396,7 @@ void cls__keep_replay(cls_context *ctx) {
 
 void cls__keep_fini(cls_context *ctx) {
   free(ctx->keep.ring);
+  free(ctx->keep.over);
+  free(ctx->keep.scratch);
   memset(&ctx->keep, 0, sizeof ctx->keep);
 }

@@ -14,8 +14,8 @@
 #include "base/cmd.h"
 #include "base/context.h"
 
-/* A command's argument bytes kept inline; one with more is not kept (its
- * loss takes the old rule: reported, not replayed). */
+/* A command's argument bytes kept inline; one with more keeps them in the
+ * context's overflow pool (struct cls__keep's over). */
 #define CLS__KEEP_ARG_BYTES 512
 #define CLS__KEEP_PATTERN 128
 
@@ -45,14 +45,15 @@ struct cls__kept {
     size_t size;
     size_t at;                  /* offset in bytes[]; SIZE_MAX: NULL value */
   } args[CLS_MAX_ARGS];
+  size_t over;                  /* its bytes' offset in the overflow pool */
+  size_t over_size;             /* 0: its bytes are inline, in bytes[] */
   unsigned char bytes[CLS__KEEP_ARG_BYTES];
 };
 
 /* Keeps cmd (just accepted by its queue as command `seq`, write stamp
  * `stamp`; `read`: a non-blocking download's pending read, else NULL)
  * until its stream proves it complete.  A command that cannot be run
- * again (a blocking download, a foreign command, arguments too large) is
- * not kept.  False only when out of memory: then it is not kept, and its
+ * again (a blocking download, a foreign command) is not kept.  False only when out of memory: then it is not kept, and its
  * loss is reported as without recovery. */
 bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
                    struct cls__pending_read *read);
