@@ -795,6 +795,28 @@ START_TEST(loss_after_enqueue_of_an_async_download_is_replayed_with_exact_bytes)
 }
 END_TEST
 
+/* Past the bound (CLS_RECOVER=1, lost again when run again) the async
+ * download is not given bytes it cannot vouch for: its sync reports the
+ * loss and says that replay stopped. */
+START_TEST(loss_after_enqueue_of_an_async_download_past_the_bound_is_reported_by_its_sync) {
+  cls_context *ctx = recctx("other", "1",
+                            "lost:stream=0,nth=3,at=complete;lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2);
+  int host[N];
+  CT_OK(cls_download_async(ctx, 0, b, 0, host, sizeof host));
+  cls_report *r = NULL;
+  CT_ERR(cls_sync(ctx, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(strstr(cls_report_text(r), "replay stopped: run again 1 time"), "%s",
+                cls_report_text(r));
+  cls_report_free(r);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 2);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* The same download on another stream, ordered after the lost launch: it
  * fails behind it (or is withdrawn before its queue gets it) and runs
  * again once the launch has, into the same host memory. */
@@ -1019,6 +1041,7 @@ int main(void) {
   CT_ADD(s, trace_shows_a_loss_after_enqueue_and_its_replay);
   CT_ADD(s, loss_after_enqueue_of_an_async_download_is_replayed_with_exact_bytes);
   CT_ADD(s, loss_after_enqueue_with_an_async_download_on_another_stream_gives_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_of_an_async_download_past_the_bound_is_reported_by_its_sync);
   CT_ADD(s, loss_after_enqueue_of_image_transfers_is_replayed_with_exact_bytes);
   CT_ADD(s, loss_after_enqueue_of_launches_with_large_arguments_is_replayed_with_exact_bytes);
   CT_ADD(s, lost_fault_at_is_checked);

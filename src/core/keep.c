@@ -3,8 +3,9 @@
  * accepted, in submission order, until its stream proves it complete; an
  * entry is a copy of what the command path needs to enqueue it again, so
  * nothing of the caller's stack or of the kernel's argument memo (which
- * the next launch changes) is kept by pointer, except an upload's host
- * source, valid until the stream is synced (cls_upload_async). */
+ * the next launch changes) is kept by pointer, except the host memory of
+ * a non-blocking upload or download, valid until the stream is synced
+ * (cls_upload_async, cls_download_async). */
 #include "core/keep.h"
 #include "core/command.h"
 #include "core/kernel.h"

@@ -2,7 +2,8 @@
  * relocation and recovery on, every command a queue accepts is kept here,
  * in submission order, with what enqueueing it again needs -- its kind,
  * stream, bindings, work sizes, kernel and a snapshot of its argument
- * values, fill pattern, copy ranges, upload source -- until its stream
+ * values, fill pattern, copy ranges or image region, host memory of a
+ * non-blocking upload or download -- until its stream
  * proves it complete.  A poll that finds one lost after its enqueue marks
  * it (cls__keep_mark) instead of failing it; at the next safe point the
  * marked commands run again, in their order, on their stream's fresh
