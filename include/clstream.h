@@ -652,8 +652,10 @@ CLS_API int cls_download(cls_context *ctx, int stream, cls_buffer src,
                          size_t offset, void *dst, size_t size,
                          cls_report **report);
 /** Device to host, completed by cls_stream_sync() / cls_sync() on `stream`,
- * which report a failure found then; `dst` must stay valid until then.  A
- * failure already known returns #CLS_ETAINTED at once.
+ * which report a failure found then; `dst` must stay valid until then (and
+ * unread: recovery, docs/devices.md, may write it again until then, to run
+ * a download a lost queue took on the fresh one).  A failure already known
+ * returns #CLS_ETAINTED at once.
  * \return as cls_download() (no report: the sync gives it). */
 CLS_API int cls_download_async(cls_context *ctx, int stream, cls_buffer src,
                                size_t offset, void *dst, size_t size);
@@ -824,7 +826,8 @@ CLS_API int cls_image_upload(cls_context *ctx, int stream, cls_image dst,
                              const void *src, size_t row_pitch,
                              size_t slice_pitch);
 /** cls_image_upload() that does not wait: `src` must stay valid and
- * unchanged until `stream` is synced.  \return as cls_image_upload(). */
+ * unchanged until `stream` is synced (recovery may read it again until
+ * then, as for cls_upload_async()).  \return as cls_image_upload(). */
 CLS_API int cls_image_upload_async(cls_context *ctx, int stream,
                                    cls_image dst, const size_t *origin,
                                    const size_t *region, const void *src,
@@ -844,8 +847,9 @@ CLS_API int cls_image_download(cls_context *ctx, int stream, cls_image src,
                                size_t slice_pitch, cls_report **report);
 /** Image to host, completed by cls_stream_sync() / cls_sync() on
  * `stream`, which report a failure found then; `dst` must stay valid
- * until then.  \return as cls_image_download() (no report: the sync gives
- * it). */
+ * until then (recovery may write it again until then, as for
+ * cls_download_async()).  \return as cls_image_download() (no report: the
+ * sync gives it). */
 CLS_API int cls_image_download_async(cls_context *ctx, int stream,
                                      cls_image src, const size_t *origin,
                                      const size_t *region, void *dst,

@@ -831,25 +831,169 @@ START_TEST(trace_shows_a_loss_after_enqueue_and_its_replay) {
 }
 END_TEST
 
-/* A non-blocking download the lost queue accepted is not run again (it
- * writes the caller's memory): the sync reports it, saying so; the
- * launch before it runs again, so the buffer itself reads exact bytes. */
-START_TEST(loss_after_enqueue_of_an_async_download_is_reported_not_replayed) {
+/* A non-blocking download the lost queue accepted runs again too, after
+ * the launch before it, into the same host memory (the caller's until the
+ * sync, as OpenCL asks): the sync is clean and the host holds the bytes
+ * of a run without the loss. */
+START_TEST(loss_after_enqueue_of_an_async_download_is_replayed_with_exact_bytes) {
   cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
   cls_buffer b = uploaded(ctx, 0);
   incs(ctx, 0, inc, b, 2); /* the 2nd launch is accepted and never runs */
   int host[N];
+  memset(host, 0xff, sizeof host);
   CT_OK(cls_download_async(ctx, 0, b, 0, host, sizeof host)); /* never runs either */
   cls_report *r = NULL;
-  CT_ERR(cls_sync(ctx, &r), CLS_ETAINTED);
-  ck_assert_ptr_nonnull(r);
-  ck_assert_msg(strstr(cls_report_text(r), "not replayed: lost after its enqueue"), "%s",
-                cls_report_text(r));
-  cls_report_free(r);
+  int rc = cls_sync(ctx, &r);
+  ck_assert_msg(rc == CLS_OK && !r, "sync: %s: %s", cls_err_name(rc),
+                r ? cls_report_text(r) : cls_last_error_detail());
+  CT_EXPECT_INTS(host, (size_t)N, i, (int)i + 2);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 2);
   int got[N];
   ct_download_ints(ctx, 0, b, got, N);
   CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 2);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Past the bound (CLS_RECOVER=1, lost again when run again) the async
+ * download is not given bytes it cannot vouch for: its sync reports the
+ * loss and says that replay stopped. */
+START_TEST(loss_after_enqueue_of_an_async_download_past_the_bound_is_reported_by_its_sync) {
+  cls_context *ctx = recctx("other", "1",
+                            "lost:stream=0,nth=3,at=complete;lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 2);
+  int host[N];
+  CT_OK(cls_download_async(ctx, 0, b, 0, host, sizeof host));
+  cls_report *r = NULL;
+  CT_ERR(cls_sync(ctx, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_msg(strstr(cls_report_text(r), "replay stopped: run again 1 time"), "%s",
+                cls_report_text(r));
+  cls_report_free(r);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 2);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The same download on another stream, ordered after the lost launch: it
+ * fails behind it (or is withdrawn before its queue gets it) and runs
+ * again once the launch has, into the same host memory. */
+START_TEST(loss_after_enqueue_with_an_async_download_on_another_stream_gives_exact_bytes) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0);
+  incs(ctx, 0, inc, b, 3); /* the 2nd launch on is accepted and never runs */
+  int host[N];
+  memset(host, 0xff, sizeof host);
+  CT_OK(cls_download_async(ctx, 1, b, 0, host, sizeof host));
+  cls_report *r = NULL;
+  int rc = cls_sync(ctx, &r);
+  ck_assert_msg(rc == CLS_OK && !r, "sync: %s: %s", cls_err_name(rc),
+                r ? cls_report_text(r) : cls_last_error_detail());
+  CT_EXPECT_INTS(host, (size_t)N, i, (int)i + 3);
+  ck_assert_uint_eq(ct_generation(ctx, 1), 0); /* its queue was not lost */
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Image transfers are kept as buffer ones are (origins, region and
+ * pitches with them): an async image upload, a fill, a buffer-to-image,
+ * an image copy, an image-to-buffer and an async image download, all
+ * accepted by the lost queue and never run, run again in their order:
+ * the sync is clean, the host and the buffer hold the bytes of a run
+ * without the loss. */
+START_TEST(loss_after_enqueue_of_image_transfers_is_replayed_with_exact_bytes) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=2,at=complete");
+  enum { W = 8, H = N / W };
+  const struct cls_image_desc d = {.type = CLS_IMAGE_2D, .order = CL_R,
+                                   .data_type = CL_UNSIGNED_INT32, .width = W, .height = H};
+  size_t nformats = 0;
+  CT_OK(cls_image_formats(ctx, 0, CLS_IMAGE_2D, NULL, 0, &nformats));
+  ck_assert_msg(nformats > 0, "the device has no images");
+  cls_image img, img2;
+  CT_OK(cls_image_alloc(ctx, 0, &d, &img));
+  CT_OK(cls_image_alloc(ctx, 0, &d, &img2));
+  cls_buffer b = uploaded(ctx, 0); /* 1: runs */
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
+  unsigned src[N];
+  for (int i = 0; i < N; i++)
+    src[i] = 3u * (unsigned)i;
+  /* 2..7: accepted, never run */
+  CT_OK(cls_image_upload_async(ctx, 0, img, NULL, NULL, src, 0, 0));
+  const unsigned colour[4] = {7, 0, 0, 0};
+  const size_t o0[3] = {0, 0, 0}, quarter[3] = {W / 2, H / 2, 1};
+  CT_OK(cls_image_fill(ctx, 0, img2, colour, o0, quarter));
+  const size_t lower[3] = {0, H / 2, 0}, half[3] = {W, H / 2, 1};
+  CT_OK(cls_buffer_to_image(ctx, 0, b, 0, img2, lower, half));
+  const size_t right[3] = {W / 2, 0, 0};
+  CT_OK(cls_image_copy(ctx, 0, img, right, img2, right, quarter));
+  CT_OK(cls_image_to_buffer(ctx, 0, img2, NULL, NULL, c, 0));
+  unsigned host[N];
+  memset(host, 0xff, sizeof host);
+  CT_OK(cls_image_download_async(ctx, 0, img2, NULL, NULL, host, 0, 0));
+  cls_report *r = NULL;
+  int rc = cls_sync(ctx, &r);
+  ck_assert_msg(rc == CLS_OK && !r, "sync: %s: %s", cls_err_name(rc),
+                r ? cls_report_text(r) : cls_last_error_detail());
+  unsigned want[N];
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      want[y * W + x] = y >= H / 2  ? (unsigned)((y - H / 2) * W + x)
+                        : x < W / 2 ? 7u
+                                    : 3u * (unsigned)(y * W + x);
+  for (int i = 0; i < N; i++)
+    ck_assert_msg(host[i] == want[i], "pixel %d: %u, want %u", i, host[i], want[i]);
+  int got[N];
+  ct_download_ints(ctx, 0, c, got, N);
+  for (int i = 0; i < N; i++)
+    ck_assert_msg((unsigned)got[i] == want[i], "buffer %d: %d, want %u", i, got[i], want[i]);
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 6);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* A launch whose argument values pass the inline bytes an entry keeps
+ * (CLS__KEEP_ARG_BYTES, 512) keeps them in the overflow pool: a chain of
+ * twelve launches, each with its own 640-byte value (the pool grows past
+ * its first 4 KiB, and again as the replayed launches are kept), the 2nd
+ * on accepted and never run, runs again with each launch's own value. */
+#define BIG 160
+static const char BIG_SRC[] =
+    "typedef struct { int v[160]; } big_t;\n"
+    "__kernel void addbig_k(__global int *b, big_t t) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  b[i] += t.v[i];\n"
+    "}\n";
+struct big {
+  int v[BIG];
+};
+
+START_TEST(loss_after_enqueue_of_launches_with_large_arguments_is_replayed_with_exact_bytes) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=3,at=complete");
+  cls_kernel *add = ct_kernel(ctx, BIG_SRC, "addbig_k");
+  cls_buffer b = uploaded(ctx, 0); /* 1 */
+  size_t g[1] = {N};
+  for (int k = 0; k < 12; k++) { /* 2..13: 3..13 accepted, never run */
+    struct big t;
+    for (int j = 0; j < BIG; j++)
+      t.v[j] = (k + 1) * (j + 1);
+    cls_arg a[] = {CLS_INOUT(b), CLS_SCALAR(t)};
+    CT_OK(cls_launch(ctx, 0, add, 1, g, NULL, 2, a));
+  }
+  cls_report *r = NULL;
+  int rc = cls_sync(ctx, &r);
+  ck_assert_msg(rc == CLS_OK && !r, "sync: %s: %s", cls_err_name(rc),
+                r ? cls_report_text(r) : cls_last_error_detail());
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 78 * ((int)i + 1)); /* 1 + ... + 12 */
+  ck_assert_uint_eq(ct_generation(ctx, 0), 1);
+  ck_assert_uint_eq(ct_stats(ctx, 0).replays, 11);
   cls_context_destroy(ctx);
 }
 END_TEST
@@ -959,7 +1103,11 @@ int main(void) {
   CT_ADD(s, loss_after_enqueue_of_a_shared_queue_replays_each_stream_in_its_order);
   CT_ADD(s, context_destroyed_with_a_loss_after_enqueue_pending_does_not_hang);
   CT_ADD(s, trace_shows_a_loss_after_enqueue_and_its_replay);
-  CT_ADD(s, loss_after_enqueue_of_an_async_download_is_reported_not_replayed);
+  CT_ADD(s, loss_after_enqueue_of_an_async_download_is_replayed_with_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_with_an_async_download_on_another_stream_gives_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_of_an_async_download_past_the_bound_is_reported_by_its_sync);
+  CT_ADD(s, loss_after_enqueue_of_image_transfers_is_replayed_with_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_of_launches_with_large_arguments_is_replayed_with_exact_bytes);
   CT_ADD(s, lost_fault_at_is_checked);
   CT_ADD(s, relocation_with_replay_cost_is_measured);
   CT_ADD(s, relocation_with_replay_at_completion_cost_is_measured);

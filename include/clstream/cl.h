@@ -124,8 +124,11 @@ typedef cl_int (*cls_foreign_fn)(const struct cls_foreign_call *call, cl_event *
  * When the callback runs: at the call under the event driver; under the
  * scheduler driver when the stream's task list is submitted (at the latest
  * by cls_stream_sync() or cls_sync()), so `fn`, `data` and what it points
- * to must stay valid until the stream has been synced.  The label is
- * copied.  Under the null stream factory the command completes at once and
+ * to must stay valid until the stream has been synced.  With relocation
+ * and recovery on, a callback whose work a lost queue accepted and never
+ * ran is called again before that sync, with the same data, on the
+ * stream's fresh queue (docs/devices.md, "Recovery"): it must enqueue the
+ * same work again.  The label is copied.  Under the null stream factory the command completes at once and
  * `fn` is never called (nothing runs there).
  *
  * Takes the context lock.  A refused call leaves a record on its declared

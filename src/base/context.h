@@ -76,6 +76,11 @@ struct cls_context {
     struct cls__kept *ring;
     size_t head, len, cap, nlost;
     bool busy;
+    /* Argument bytes past an entry's inline ones: spans in ring order,
+     * compacted and grown amortised (no allocation per launch); scratch:
+     * a replayed launch's copy (the pool may move while it is kept). */
+    unsigned char *over, *scratch;
+    size_t over_used, over_cap, scratch_cap;
   } keep;
   uint64_t lost_mask;      /* streams whose queue was found lost, not yet
                               relocated (found during a poll: moved at the

@@ -561,7 +561,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
    * under ranged attribution (CLS_PRECISE=0 asked for it: recovery makes
    * it exact otherwise), where a lost range's commands may have run. */
   if (__builtin_expect(ctx->checks != 0, 0) && ctx->recover && ctx->relocate && !ctx->ranged)
-    cls__keep_add(ctx, cmd, stamp);
+    cls__keep_add(ctx, cmd, stamp, pending);
   const struct cls__cmd_at at = cmd_at(cmd, kernel, pos, stamp);
   struct cls__log_entry *e =
       cls__log_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, cmd->seq, &at, pending);

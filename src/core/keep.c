@@ -18,6 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A download run again that could not run (or did not reach its queue):
+ * its sync reports f (a reference is taken), as it reports a failure F8
+ * finds. */
+static void read_fails(struct cls__pending_read *read, struct cls__failure *f) {
+  if (!read || !f || read->failure)
+    return;
+  read->failure = f;
+  cls__failure_ref(f);
+}
+
 /* Kept command `e` cannot run again (a buffer it binds was freed after
  * the poll that found it lost): the old rule, its write set takes the
  * loss, and the record says why it was not replayed. */
@@ -35,6 +45,7 @@ static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct c
       s->id, (unsigned long long)s->generation, launch ? e->kcmd.name : e->op);
   if (!f)
     return;
+  read_fails(e->read, f);
   uint64_t stamp = ++ctx->stamp;
   for (size_t i = 0; i < e->nbind; i++) {
     struct cls__slot *slot = cls__resolve(ctx, e->bind[i].handle);
@@ -76,9 +87,22 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
     cls__kernel_for(e->kernel, e->stream, &cmd.kcmd.kernel, &cmd.kcmd.memo);
     cmd.kcmd.global = e->global;
     cmd.kcmd.local = e->has_local ? e->local : NULL;
+    const unsigned char *bytes = e->bytes;
+    if (e->over_size) { /* a copy: keeping the replay may move the pool */
+      struct cls__keep *k = &ctx->keep;
+      if (k->scratch_cap < e->over_size) {
+        unsigned char *n = realloc(k->scratch, e->over_size);
+        if (!n)
+          return false;
+        k->scratch = n;
+        k->scratch_cap = e->over_size;
+      }
+      memcpy(k->scratch, k->over + e->over, e->over_size);
+      bytes = k->scratch;
+    }
     for (cl_uint i = 0; i < e->kcmd.nargs; i++) {
       cmd.kargs[i].size = e->args[i].size;
-      cmd.kargs[i].value = e->args[i].at == SIZE_MAX ? NULL : e->bytes + e->args[i].at;
+      cmd.kargs[i].value = e->args[i].at == SIZE_MAX ? NULL : bytes + e->args[i].at;
     }
     cmd.kcmd.args = cmd.kargs;
     memset(&cmd.x, 0, sizeof cmd.x);
@@ -105,8 +129,27 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
   }
   unsigned replaying = ctx->replaying;
   ctx->replaying = e->replays + 1;
-  cls__run(ctx, &cmd, NULL, NULL); /* F2 first; a failure is the buffers' */
+  /* F2 first; a failure is the buffers', or a download's: its sync reports
+   * it (run with its pending read, F8 taints that as the first run's) */
+  int rc = cls__run(ctx, &cmd, e->read, NULL);
   ctx->replaying = replaying;
+  if (e->read && rc >= 0) {
+    e->read->seq = cmd.seq;
+  } else if (e->read && rc < 0) {
+    struct cls__failure *f = cls__read_failure(ctx, e->stream, cmd.bind, 1);
+    if (f) {
+      read_fails(e->read, f);
+    } else if (!e->read->failure) { /* its enqueue failed: no record holds it */
+      struct cls__cmd_at where = {.stream = e->stream, .kind = e->kind,
+                                  .position = cmd.stream->issued, .op = e->op, .kernel = ""};
+      f = cls__failure_mint(ctx, CLS_ECL, CL_DEVICE_NOT_AVAILABLE, &where, true,
+                            "replay stopped: run again after a loss, %s on stream %d could not "
+                            "be enqueued: %s",
+                            e->op, e->stream, cls_strerror(rc));
+      read_fails(e->read, f);
+      cls__failure_unref(f);
+    }
+  }
   return true;
 }
 

@@ -3,8 +3,9 @@
  * stream proves it complete; an entry is a copy of what the command path
  * needs to enqueue it again, so nothing of the caller's stack or of the
  * kernel's argument memo (which the next launch changes) is kept by
- * pointer, except an upload's host source, valid until the stream is
- * synced (cls_upload_async).  The replay of what a poll marked lost is
+ * pointer, except the host memory of a non-blocking upload or download,
+ * valid until the stream is synced (cls_upload_async, cls_download_async),
+ * and a foreign command's data.  The replay of what a poll marked lost is
  * the core's (core/keep.c). */
 #include "failure/kept.h"
 #include "stream/pool.h"
@@ -27,26 +28,64 @@ static struct cls__kept *find(struct cls__keep *k, int stream, uint64_t seq) {
   return NULL;
 }
 
-/* Whether cmd can be enqueued again from a copy: a launch whose arguments
- * fit, an upload that did not block, a copy, a fill (of buffers). */
+/* Whether cmd can be enqueued again from a copy: a launch, an upload or
+ * download that did not block (their host memory stays the caller's until
+ * the stream is synced, as OpenCL asks of a non-blocking transfer: a
+ * download run again writes the same bytes to the same place once its
+ * inputs ran again), a copy, a fill -- of buffers or images alike (an
+ * image transfer's origins, region and pitches are in struct
+ * cls_transfer, copied whole) -- and a foreign command (its callback and
+ * data: cls_foreign says they may be used again until a sync).  Not a
+ * blocking transfer (finished at its return). */
 static bool keepable(const struct cls__cmd *cmd) {
   switch (cmd->kind) {
   case CLS__CMD_LAUNCH: /* its arguments' size is checked as they are copied */
     return cmd->kcmd.dims <= 3 && cmd->kcmd.nargs <= CLS_MAX_ARGS;
-  case CLS__CMD_WRITE: /* a blocking one finished at its return */
-    return !cmd->x.image && !cmd->x.blocking;
+  case CLS__CMD_WRITE:
+  case CLS__CMD_READ:
+    return !cmd->x.blocking;
   case CLS__CMD_COPY:
-    return !cmd->x.image;
+    return true;
   case CLS__CMD_FILL:
-    return !cmd->x.image && cmd->x.pattern_size <= CLS__KEEP_PATTERN;
-  case CLS__CMD_FOREIGN: /* its callback and data (cls_foreign: valid until a sync) */
+    return cmd->x.pattern_size <= CLS__KEEP_PATTERN;
+  case CLS__CMD_FOREIGN:
     return cmd->foreign && cmd->foreign->fn && cmd->nbind <= CLS_MAX_ARGS;
-  default: /* a download writes the caller's memory */
+  default:
     return false;
   }
 }
 
-bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp) {
+/* Room for `need` more bytes at the overflow pool's end: the kept spans
+ * (in ring order, so in offset order) move down over the pruned ones
+ * first, and the pool doubles only when they still fill it. */
+static bool over_reserve(struct cls__keep *k, size_t need) {
+  if (need <= k->over_cap - k->over_used)
+    return true;
+  size_t used = 0;
+  for (size_t i = 0; i < k->len; i++) {
+    struct cls__kept *e = at(k, i);
+    if (!e->over_size)
+      continue;
+    memmove(k->over + used, k->over + e->over, e->over_size);
+    e->over = used;
+    used += e->over_size;
+  }
+  k->over_used = used;
+  if (need <= k->over_cap - used)
+    return true;
+  size_t cap = k->over_cap ? 2 * k->over_cap : 4096;
+  while (cap - used < need)
+    cap *= 2;
+  unsigned char *n = realloc(k->over, cap);
+  if (!n)
+    return false;
+  k->over = n;
+  k->over_cap = cap;
+  return true;
+}
+
+bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
+                   struct cls__pending_read *read) {
   struct cls__keep *k = &ctx->keep;
   if (!keepable(cmd))
     return true;
@@ -63,11 +102,13 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp)
   e->replays = ctx->replaying;
   e->lost = false;
   e->op = cmd->op;
+  e->read = read;
   e->nbind = cmd->nbind;
   for (size_t i = 0; i < cmd->nbind; i++) {
     e->bind[i].handle = cmd->bind[i].handle;
     e->bind[i].access = cmd->bind[i].access;
   }
+  e->over_size = 0;
   if (cmd->kind == CLS__CMD_LAUNCH) {
     e->kernel = cmd->kernel;
     e->kcmd = cmd->kcmd;
@@ -76,6 +117,19 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp)
       e->local[d] = cmd->kcmd.local ? cmd->kcmd.local[d] : 0;
     }
     e->has_local = cmd->kcmd.local != NULL;
+    size_t total = 0;
+    for (cl_uint i = 0; i < cmd->kcmd.nargs; i++)
+      if (cmd->kargs[i].value)
+        total += cmd->kargs[i].size;
+    unsigned char *bytes = e->bytes;
+    if (total > CLS__KEEP_ARG_BYTES) { /* rare: a large value by argument */
+      if (!over_reserve(k, total))
+        return false; /* not kept: its loss is reported, not replayed */
+      e->over = k->over_used;
+      e->over_size = total;
+      k->over_used += total;
+      bytes = k->over + e->over;
+    }
     size_t off = 0;
     for (cl_uint i = 0; i < cmd->kcmd.nargs; i++) {
       size_t size = cmd->kargs[i].size;
@@ -84,12 +138,10 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp)
       e->args[i].at = v ? off : SIZE_MAX;
       if (!v)
         continue;
-      if (size > CLS__KEEP_ARG_BYTES - off)
-        return true; /* too large to keep: its loss is reported, not replayed */
       if (size == sizeof(cl_mem)) /* a buffer, the usual argument: no call */
-        memcpy(e->bytes + off, v, sizeof(cl_mem));
+        memcpy(bytes + off, v, sizeof(cl_mem));
       else
-        memcpy(e->bytes + off, v, size);
+        memcpy(bytes + off, v, size);
       off += size;
     }
   } else if (cmd->kind == CLS__CMD_FOREIGN) {
@@ -106,6 +158,13 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp)
   return true;
 }
 
+void cls__keep_forget_read(cls_context *ctx, const struct cls__pending_read *r) {
+  struct cls__keep *k = &ctx->keep;
+  for (size_t i = 0; i < k->len; i++)
+    if (at(k, i)->read == r)
+      at(k, i)->read = NULL;
+}
+
 void cls__keep_prune(cls_context *ctx) {
   struct cls__keep *k = &ctx->keep;
   while (k->len) {
@@ -116,6 +175,8 @@ void cls__keep_prune(cls_context *ctx) {
     k->head = (k->head + 1) & (k->cap - 1);
     k->len--;
   }
+  if (!k->len)
+    k->over_used = 0; /* nothing kept overflows: the pool is free again */
 }
 
 bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_t cap) {
@@ -190,5 +251,7 @@ bool cls__keep_take_lost(cls_context *ctx, struct cls__kept *out) {
 
 void cls__keep_fini(cls_context *ctx) {
   free(ctx->keep.ring);
+  free(ctx->keep.over);
+  free(ctx->keep.scratch);
   memset(&ctx->keep, 0, sizeof ctx->keep);
 }

@@ -14,8 +14,8 @@
 #include "base/cmd.h"
 #include "base/context.h"
 
-/* A command's argument bytes kept inline; one with more is not kept (its
- * loss takes the old rule: reported, not replayed). */
+/* A command's argument bytes kept inline; one with more keeps them in the
+ * context's overflow pool (struct cls__keep's over). */
 #define CLS__KEEP_ARG_BYTES 512
 #define CLS__KEEP_PATTERN 128
 
@@ -33,7 +33,10 @@ struct cls__kept {
   struct cls_kernel_cmd kcmd;   /* global, local, args re-pointed at replay */
   size_t global[3], local[3];
   bool has_local;
-  struct cls_transfer x;        /* pattern re-pointed at replay */
+  struct cls_transfer x;        /* pattern re-pointed at replay; an image's
+                                   origins, region and pitches are in it */
+  struct cls__pending_read *read; /* a non-blocking download's, until its sync
+                                   (cls__keep_forget_read) */
   unsigned char pattern[CLS__KEEP_PATTERN];
   size_t nbind;
   struct {
@@ -44,15 +47,22 @@ struct cls__kept {
     size_t size;
     size_t at;                  /* offset in bytes[]; SIZE_MAX: NULL value */
   } args[CLS_MAX_ARGS];
+  size_t over;                  /* its bytes' offset in the overflow pool */
+  size_t over_size;             /* 0: its bytes are inline, in bytes[] */
   unsigned char bytes[CLS__KEEP_ARG_BYTES];
 };
 
 /* Keeps cmd (just accepted by its queue as command `seq`, write stamp
- * `stamp`) until its stream proves it complete.  A command that cannot be
- * run again (a download, a foreign command, an image transfer, arguments
- * too large) is not kept.  False only when out of memory: then it is not
- * kept, and its loss is reported as without recovery. */
-bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp);
+ * `stamp`; `read`: a non-blocking download's pending read, else NULL)
+ * until its stream proves it complete.  A command that cannot be run
+ * again (a blocking transfer, finished at its return) is not kept.  False
+ * only when out of memory: then it is not kept, and its loss is reported
+ * as without recovery. */
+bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
+                   struct cls__pending_read *read);
+/* Pending read r is being freed (its sync ended it): entries stop
+ * pointing at it. */
+void cls__keep_forget_read(cls_context *ctx, const struct cls__pending_read *r);
 /* Drops the kept commands proven complete (from the ring's head). */
 void cls__keep_prune(cls_context *ctx);
 /* A poll found command `seq` of `stream` lost after its enqueue (or

@@ -4,6 +4,7 @@
  * head once its command is known complete.  What a failure found later
  * does to the entries is replay.c's. */
 #include "failure/log.h"
+#include "failure/kept.h"
 #include "stream/pool.h"
 
 #include <stdlib.h>
@@ -135,6 +136,8 @@ void cls__log_forget_read(cls_context *ctx, struct cls__pending_read *r) {
   for (size_t i = 0; i < ctx->log.len; i++)
     if (cls__log_at(ctx, i)->read == r)
       cls__log_at(ctx, i)->read = NULL;
+  if (ctx->keep.len) /* recovery keeps it to run the download again */
+    cls__keep_forget_read(ctx, r);
 }
 
 void cls__log_fini(cls_context *ctx) {

@@ -106,7 +106,7 @@ static __attribute__((noinline)) void hold_behind(cls_context *ctx, const struct
     dirty[nd++] = xb[j].handle;
   for (size_t i = k + 1; i < ctx->log.len; i++) {
     struct cls__log_entry *e = cls__log_at(ctx, i);
-    if (e->kind != CLS__ENTRY_RUN)
+    if (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ) /* a download is kept too */
       continue;
     const struct cls__log_binding *eb = cls__log_bindings(ctx, e);
     bool touches = false;
@@ -162,8 +162,8 @@ static __attribute__((noinline)) void lost(cls_context *ctx, struct cls__stream 
     char detail[320];
     /* With recovery on, a deferred enqueue the lost queue refused is
      * here only once its driver stopped keeping it (past the bound); a
-     * command lost after its enqueue, when it was not kept (a download,
-     * a foreign command: docs/devices.md) or is past the bound (`why`). */
+     * command lost after its enqueue, when it was not kept (a foreign
+     * command: docs/devices.md) or is past the bound (`why`). */
     char not_replayed[96] = "";
     if (ctx->recover && deferred)
       snprintf(not_replayed, sizeof not_replayed,
