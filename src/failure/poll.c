@@ -218,6 +218,17 @@ static bool behind_lost(cl_int status) {
   return status == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST || status == -1;
 }
 
+/* Recovery: command `seq` of s failed behind another one.  If that one
+ * was lost after its enqueue, this one runs again after it (it is marked,
+ * true).  The lost one may not be found yet -- its stream comes later in
+ * this poll of every stream -- so the streams with earlier commands in
+ * flight are polled first, as before any failure is applied (F8). */
+static bool behind_kept_loss(cls_context *ctx, struct cls__stream *s, uint64_t seq) {
+  if (!ctx->keep.nlost)
+    poll_before(ctx, &(struct cls__range_part){s->id, seq, seq}, 1);
+  return ctx->keep.nlost && cls__keep_mark(ctx, s->id, seq, NULL, 0);
+}
+
 void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
                         bool deferred) {
   s->failed_seq = seq;
@@ -226,8 +237,8 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
   s->failed_ranged = false;
   if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status))
     lost(ctx, s, seq, status, deferred);
-  else if (__builtin_expect(ctx->keep.nlost != 0, 0) && behind_lost(status) &&
-           cls__keep_mark(ctx, s->id, seq, NULL, 0))
+  else if (__builtin_expect(ctx->keep.len != 0, 0) && behind_lost(status) &&
+           behind_kept_loss(ctx, s, seq))
     ctx->losses_kept++; /* failed behind a lost command: runs again after it */
   else if (__builtin_expect(ctx->keep.len != 0, 0) && !deferred &&
            cls__keep_replays(ctx, s->id, seq))
