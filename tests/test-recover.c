@@ -546,6 +546,25 @@ START_TEST(loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_no
 }
 END_TEST
 
+/* REPRODUCER (issue 35, tests/model with CLS_MODEL_LATE=1, shortened to
+ * these three ops), FAILS: with recovery on, a blocking upload on stream 0
+ * to a buffer the lost queue's accepted launch writes meets the failed
+ * launch before any poll of stream 1 found the loss: CLS_ECL
+ * (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST), not run again. */
+START_TEST(loss_after_enqueue_then_a_blocking_transfer_on_another_stream_is_recovered) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=1,nth=2,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer a = uploaded(ctx, 1);
+  incs(ctx, 1, inc, a, 1); /* accepted, never runs */
+  int host[4] = {100, 101, 102, 103};
+  CT_OK(cls_upload(ctx, 0, a, 0, host, sizeof host));
+  int got[N];
+  ct_download_ints(ctx, 1, a, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, i < 4 ? 100 + (int)i : (int)i + 1);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* REPRODUCER (issue 35, found by tests/model with CLS_MODEL_LATE=1), FAILS:
  * with recovery on, the reader on the earlier stream 0 fails behind the
  * lost launch (-1, or CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) and its
@@ -903,6 +922,7 @@ int main(void) {
     CT_ADD(s, loss_after_enqueue_with_a_reader_on_an_earlier_stream_does_not_hang);
     CT_ADD(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_not_hang);
     CT_ADD(s, loss_after_enqueue_with_a_reader_on_an_earlier_stream_gives_exact_bytes);
+    CT_ADD(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_is_recovered);
   }
   CT_ADD(s, loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers);
   CT_ADD(s, loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped);
