@@ -49,7 +49,8 @@ struct fault_stream {
   cl_int lost;           /* a "lost" fault fired here: every command fails */
   /* A "lost" fault with at=complete fired here: every command from then
    * on is accepted but gated on `gate`, a user event set to `gone` at the
-   * next poll (or blocking transfer, or destroy), so none of them runs.  The gate is
+   * next poll (or blocking transfer, or destroy; any stream's that waits:
+   * open_gates), so none of them runs.  The gate is
    * set only then, never before a command joins it: PoCL 3.1 never
    * finishes a command enqueued behind an event that has already failed
    * (it hangs), and fails those enqueued before (-1, without running
