@@ -29,6 +29,10 @@ struct cls__fault_config {
   uint64_t waits; /* waits so far on any stream (a poll that waits, a
                      blocking download): each releases every hold */
   int rank;      /* this process's MPI rank; -1: not known */
+  /* fault.c: the streams whose at=complete gate is closed (a list through
+   * them): anything that waits opens them all first, since a command of
+   * another queue may wait behind a gated one. */
+  void *gated;
 };
 
 /* Does a fault fire for this event?  Counts the event either way.  *hold:

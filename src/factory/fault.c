@@ -49,13 +49,15 @@ struct fault_stream {
   cl_int lost;           /* a "lost" fault fired here: every command fails */
   /* A "lost" fault with at=complete fired here: every command from then
    * on is accepted but gated on `gate`, a user event set to `gone` at the
-   * next poll (or blocking transfer, or destroy), so none of them runs.  The gate is
+   * next poll (or blocking transfer, or destroy; any stream's that waits:
+   * open_gates), so none of them runs.  The gate is
    * set only then, never before a command joins it: PoCL 3.1 never
    * finishes a command enqueued behind an event that has already failed
    * (it hangs), and fails those enqueued before (-1, without running
    * them), on every queue. */
   cl_int gone;
   cl_event gate;
+  struct fault_stream *next_gated; /* cfg->gated's list, while gate is set */
   cl_event *gated;       /* a wait list with the gate appended */
   size_t capgated;
   bool ranged;           /* the backend asked for ranged attribution */
@@ -100,14 +102,30 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
 static void open_gate(struct fault_stream *fs) {
   if (!fs->gate)
     return;
+  for (struct fault_stream **p = (struct fault_stream **)&fs->cfg->gated; *p;
+       p = &(*p)->next_gated)
+    if (*p == fs) {
+      *p = fs->next_gated;
+      break;
+    }
+  fs->next_gated = NULL;
   clSetUserEventStatus(fs->gate, fs->gone);
   clReleaseEvent(fs->gate);
   fs->gate = NULL;
 }
 
+/* Before anything waits (a waiting poll, a blocking transfer, a destroy):
+ * every gate of the context opens, not only this stream's, since the
+ * wait may reach a command of another queue gated behind it (a reader of
+ * the lost queue's output): it would never finish. */
+static void open_gates(struct cls__fault_config *cfg) {
+  while (cfg->gated)
+    open_gate(cfg->gated);
+}
+
 static void fs_destroy(void *stream) {
   struct fault_stream *fs = stream;
-  open_gate(fs);
+  open_gates(fs->cfg);
   fs->inner->destroy(fs->s);
   free(fs->gated);
   free(fs->doomed);
@@ -182,18 +200,39 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
      * so the queue refuses it (what a blocking call on a lost queue
      * does); anything else joins the gate. */
     if (x && x->blocking && (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ)) {
-      open_gate(fs); /* the queue said it is lost: what it holds ends now */
+      open_gates(fs->cfg); /* the queue said it is lost: what it holds ends now */
       return fs->gone;
     }
     cl_int crc = CL_SUCCESS;
-    if (!fs->gate && !(fs->gate = clCreateUserEvent(fs->backend->context, &crc)))
-      return crc;
+    if (!fs->gate) {
+      if (!(fs->gate = clCreateUserEvent(fs->backend->context, &crc)))
+        return crc;
+      fs->next_gated = fs->cfg->gated;
+      fs->cfg->gated = fs;
+    }
     if (!cls__grow((void **)&fs->gated, &fs->capgated, (size_t)nwait + 1, sizeof *fs->gated, 8))
       return CL_OUT_OF_HOST_MEMORY;
     if (nwait)
       memcpy(fs->gated, wait, nwait * sizeof *wait);
     fs->gated[nwait++] = fs->gate;
     wait = fs->gated;
+  }
+  /* A blocking transfer may wait on a command of another queue gated
+   * behind a lost one: the gates open, and since PoCL 3.1 never finishes
+   * a command queued behind a failed event, the transfer waits for its
+   * wait list here and fails without running behind a failed one (as a
+   * dependent of the lost queue does). */
+  if (fs->cfg->gated && nwait && x && x->blocking &&
+      (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ)) {
+    open_gates(fs->cfg);
+    clWaitForEvents(nwait, wait);
+    for (cl_uint i = 0; i < nwait; i++) {
+      cl_int es = CL_COMPLETE;
+      if (clGetEventInfo(wait[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL) ==
+              CL_SUCCESS &&
+          es < 0)
+        return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    }
   }
   cl_int st = CL_SUCCESS;
   for (size_t i = 0; i < nm && st == CL_SUCCESS; i++)
@@ -337,7 +376,10 @@ static bool covers(const struct doomed *a, const struct doomed *d) {
 static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_failed, void *arg,
                             uint64_t *completed) {
   struct fault_stream *fs = stream;
-  open_gate(fs);
+  if (wait)
+    open_gates(fs->cfg);
+  else
+    open_gate(fs);
   fs->nfound = 0;
   cl_int rc = cls__poll_ranges(fs->inner, fs->s, wait, collect_range, fs, completed);
   note_events(fs, fs->newest, false); /* a waiting poll marks the newest command */

@@ -70,10 +70,11 @@ void md_all_known(struct md_state *st) {
 /* ------------------------------------------------------------------ */
 
 static int fires_when(struct md_world *w, int when, const char *op, const char *kernel,
-                      int stream, bool peek) {
+                      int stream, bool peek, bool at_complete) {
   for (int i = 0; i < w->nclauses; i++) {
     struct md_clause *c = &w->cl[i];
-    if (c->when != when || (c->stream >= 0 && c->stream != stream) ||
+    if (c->when != when || c->at_complete != at_complete ||
+        (c->stream >= 0 && c->stream != stream) ||
         (c->op && strcmp(c->op, op) != 0) ||
         (c->kernel[0] && (!kernel || strcmp(c->kernel, kernel) != 0)))
       continue;
@@ -98,7 +99,7 @@ static int fires_when(struct md_world *w, int when, const char *op, const char *
  * the one every stream of s's device shares that has not moved yet
  * (placement spread: stream i on device i mod N): each of them is at risk
  * (md_world).  s itself moves in the call, at a known point. */
-static void lost_moved(struct md_world *w, int s) {
+static void lost_moved(struct md_world *w, int s, bool late) {
   w->lost_fired++;
   int nd = w->ndev > 0 ? w->ndev : 1;
   for (int t = 0; w->shared && !w->own[s] && t < MD_S; t++)
@@ -107,6 +108,14 @@ static void lost_moved(struct md_world *w, int s) {
       w->gen_hi[t] = w->gen[t] + 1;
       w->risked++;
     }
+  if (late) { /* found later: s moves when it meets the loss, as the others */
+    w->late = true;
+    if (!w->risk[s]) {
+      w->risk[s] = true;
+      w->gen_hi[s] = w->gen[s] + 1;
+    }
+    return;
+  }
   w->own[s] = true;
   w->gen[s]++;
   w->gen_hi[s]++;
@@ -123,15 +132,37 @@ static int fires(struct md_world *w, int when, const char *op, const char *kerne
                  bool peek) {
   if (when == MD_W_ENQUEUE)
     for (unsigned replays = 0;; replays++) {
-      int st = fires_when(w, MD_W_LOST, op, kernel, stream, peek);
+      int st = fires_when(w, MD_W_LOST, op, kernel, stream, peek, false);
       if (!st)
         break;
       if (!peek)
-        lost_moved(w, stream);
+        lost_moved(w, stream, false);
       if (peek || replays >= w->recover)
         return st;
     }
-  return fires_when(w, when, op, kernel, stream, peek);
+  return fires_when(w, when, op, kernel, stream, peek, false);
+}
+
+/* A "lost" clause at=complete, met by a command the queue accepted (a
+ * launch, before its enqueue and completion faults: on the lost queue it
+ * runs nothing).  With recovery within the bound (exact attribution) the
+ * command and what waits on it run again: as if nothing was lost.
+ * Without, the command's stream is at risk as a shared queue's peers
+ * (md_state.lossrisk): it and what follows on it until the stream moves
+ * may fail with the loss.  Returns whether the loss shows (no replay). */
+static bool lost_at_complete(struct md_world *w, struct md_state *st, const char *op,
+                             const char *kernel, int s) {
+  if (!fires_when(w, MD_W_LOST, op, kernel, s, false, true))
+    return false;
+  lost_moved(w, s, true);
+  w->late_fired++;
+  if (w->recover && !w->ranged) {
+    w->late_losses++;
+    w->issued_hi[s]++; /* this command runs again too */
+    return false;
+  }
+  st->lossrisk[s] = st->lostrec[s] = st->lossy = true;
+  return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -153,7 +184,10 @@ static int resolve(const struct md_state *st, int b) {
 
 static void issue(struct md_world *w, int s, uint64_t *lo, uint64_t *hi) {
   *lo = ++w->issued_lo[s];
-  *hi = ++w->issued_hi[s];
+  /* A loss at completion not yet seen moved: this command (or one before
+   * it) may be run again first, a position more (one per command). */
+  w->issued_hi[s] += w->late && w->recover && !w->ranged ? 2 : 1;
+  *hi = w->issued_hi[s];
 }
 
 static int fail_new(struct md_state *st, int status, int cl, const char *op, const char *kernel,
@@ -343,9 +377,14 @@ static void skipped(struct md_world *w, struct md_state *st, struct md_expect *e
  * any (0: none), with *async set when the failure is found after the call
  * (a completion fault, or an enqueue fault a driver meets when it submits);
  * the call answers rc_fail for an immediate one. */
-static int issued(struct md_world *w, struct md_expect *ex, const char *op, const char *kernel,
-                  int s, int rc_fail, uint64_t *lo, uint64_t *hi, bool *async) {
+static int issued(struct md_world *w, struct md_state *st, struct md_expect *ex, const char *op,
+                  const char *kernel, int s, int rc_fail, uint64_t *lo, uint64_t *hi,
+                  bool *async) {
   issue(w, s, lo, hi);
+  /* fault.c: the "lost" clauses at=complete are met after those at the
+   * enqueue (fires) and before the enqueue faults; a command behind the
+   * gate meets no completion fault (it ends with the loss). */
+  bool gone = lost_at_complete(w, st, op, kernel, s);
   int status = fires(w, MD_W_ENQUEUE, op, kernel, s, false);
   *async = false;
   if (status) {
@@ -355,7 +394,8 @@ static int issued(struct md_world *w, struct md_expect *ex, const char *op, cons
       ex->imm_rc = rc_fail;
   } else {
     ex->rcmask = md_bit(MD_OK);
-    status = fires(w, MD_W_COMPLETE, op, kernel, s, false);
+    if (!gone)
+      status = fires(w, MD_W_COMPLETE, op, kernel, s, false);
     *async = true; /* found at completion */
   }
   return status;
@@ -410,7 +450,7 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
     return;
   }
   bool async;
-  int status = issued(w, ex, "launch", name, s, MD_ELAUNCH, &lo, &hi, &async);
+  int status = issued(w, st, ex, "launch", name, s, MD_ELAUNCH, &lo, &hi, &async);
   /* Ranged: clean inputs here may carry a range failure in clstream. */
   if (rd)
     ex->rcmask |= md_bit(MD_ESKIPPED);
@@ -568,7 +608,7 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
     return;
   }
   bool async;
-  int status = issued(w, ex, "copy", NULL, s, MD_ECL, &lo, &hi, &async);
+  int status = issued(w, st, ex, "copy", NULL, s, MD_ECL, &lo, &hi, &async);
   if (rd) /* ranged: the source may carry a range failure in clstream */
     ex->rcmask |= md_bit(MD_ETAINTED);
   wrote(st, s, op->b[1], rd, full);
@@ -673,7 +713,7 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
   case MD_ALLOC: {
     struct md_buf *b = &st->buf[op->b[0]];
     w->created[op->stream] = true;
-    if (fires(w, MD_W_ALLOC, "alloc", NULL, op->stream, false)) {
+    if (fires_when(w, MD_W_ALLOC, "alloc", NULL, op->stream, false, false)) {
       ex->rcmask = md_bit(MD_EALLOC);
       b->state = MD_NONE;
       return;
@@ -871,5 +911,7 @@ void md_spec_text(const struct md_world *w, char *out, size_t cap) {
                               (unsigned long long)c->times);
     if (c->hold && len < cap)
       len += (size_t)snprintf(out + len, cap - len, ",hold=%llu", (unsigned long long)c->hold);
+    if (c->at_complete && len < cap)
+      len += (size_t)snprintf(out + len, cap - len, ",at=complete");
   }
 }

@@ -109,6 +109,7 @@ struct md_clause {
   uint64_t nth, times;
   uint64_t hold;        /* complete: found after 0..hold polls (shuffled) */
   int status;           /* OpenCL status */
+  bool at_complete;     /* lost: at=complete (the queue accepts, runs nothing) */
   uint64_t seen, fired;
 };
 
@@ -153,6 +154,23 @@ struct md_world {
    * fired on runs again on the fresh queue, up to this many times, and
    * the program sees exact bytes; past the bound it fails as without. */
   unsigned recover;
+  /* A "lost" clause at=complete (keyed on a launch of set_sN) that fired:
+   * the queue accepted the launch and runs nothing from it on; the loss is
+   * found at a poll the model cannot place, so the stream (and, shared,
+   * the others of its queue) is at risk until seen moved.  With recovery
+   * the lost commands and their dependents run again then, each taking
+   * one more position on its stream: while `late`, every position count
+   * is a range one wider per command.  `ranged` (the context's
+   * attribution): nothing is kept, a loss at completion is not replayed. */
+  bool late;
+  bool ranged;
+  /* Losses at completion replayed so far: the command that met the gate
+   * in its call (a blocking transfer) takes a position, then the next
+   * after the replayed ones (src/core/command.c), so each may leave one
+   * position no count shows: read-back position counts are a range that
+   * wide. */
+  uint64_t late_losses;
+  uint64_t late_fired;         /* "lost" clauses at=complete fired */
   /* Planted bug for the harness's self-test: add computes a+b+c+1. */
   bool planted_bug;
   /* Completion faults that fired (or may fire: a peek) per stream: a
