@@ -575,11 +575,12 @@ START_TEST(loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_no
 }
 END_TEST
 
-/* REPRODUCER (issue 35, tests/model with CLS_MODEL_LATE=1, shortened to
- * these three ops), FAILS: with recovery on, a blocking upload on stream 0
- * to a buffer the lost queue's accepted launch writes meets the failed
- * launch before any poll of stream 1 found the loss: CLS_ECL
- * (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST), not run again. */
+/* Found by tests/model (CLS_MODEL_LATE=1), shortened to these three ops:
+ * with recovery on, a blocking upload on stream 0 to a buffer the lost
+ * queue's accepted launch writes meets the failed launch before any poll
+ * of stream 1 found the loss (CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+ * at its enqueue).  The polls that then find the loss run the launch
+ * again, and the upload after it (it returned CLS_ECL before). */
 START_TEST(loss_after_enqueue_then_a_blocking_transfer_on_another_stream_is_recovered) {
   cls_context *ctx = recctx("other", NULL, "lost:stream=1,nth=2,at=complete");
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
@@ -594,13 +595,13 @@ START_TEST(loss_after_enqueue_then_a_blocking_transfer_on_another_stream_is_reco
 }
 END_TEST
 
-/* REPRODUCER (issue 35, found by tests/model with CLS_MODEL_LATE=1), FAILS:
- * with recovery on, the reader on the earlier stream 0 fails behind the
- * lost launch (-1, or CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) and its
- * failure is found before stream 1's loss is (cls__poll_all polls stream
- * 0 first; cls__stream_failed marks a failure "behind a lost one" only
- * while ctx->keep.nlost != 0), so it is recorded as a plain failure and
- * not run again: the read of c gets CLS_ETAINTED instead of the bytes. */
+/* Found by tests/model (CLS_MODEL_LATE=1): with recovery on, the reader
+ * on the earlier stream 0 fails behind the lost launch (-1, or
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) and its failure is found
+ * before stream 1's loss is (cls__poll_all polls stream 0 first).  The
+ * streams with earlier commands are polled first now, so the loss is
+ * found and the reader runs again after it (the read of c was
+ * CLS_ETAINTED before). */
 START_TEST(loss_after_enqueue_with_a_reader_on_an_earlier_stream_gives_exact_bytes) {
   cls_context *ctx = recctx("other", NULL, "lost:stream=1,nth=3,at=complete");
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
@@ -1193,16 +1194,16 @@ int main(void) {
   CT_ADD(s, loss_after_enqueue_mid_chain_found_by_a_sync_is_replayed_with_exact_bytes);
   CT_ADD(s, loss_after_enqueue_mid_chain_found_by_a_download_is_replayed_with_exact_bytes);
   CT_ADD(s, loss_after_enqueue_with_a_reader_on_another_stream_gives_exact_bytes);
-  /* Open bugs (issue 35, found by tests/model with CLS_MODEL_LATE=1), run
-   * with CLS_TEST_OPEN_BUGS=1 until fixed: the reader's exact bytes fail
-   * (not replayed); the two that no longer hang abort now and then inside
-   * PoCL 3.1 (pocl_lock_events_inorder: EINVAL, a worker thread), a
-   * failed user event's dependents on another device. */
+  /* Found by tests/model with losses after the enqueue (CLS_MODEL_LATE=1). */
+  CT_ADD(s, loss_after_enqueue_with_a_reader_on_an_earlier_stream_gives_exact_bytes);
+  CT_ADD(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_is_recovered);
+  /* Recovery off, the same two: they no longer hang, but abort now and
+   * then inside PoCL 3.1 (pocl_lock_events_inorder: EINVAL, a worker
+   * thread: a failed user event's dependents on another device), so they
+   * run with CLS_TEST_OPEN_BUGS=1 only. */
   if (getenv("CLS_TEST_OPEN_BUGS")) {
     CT_ADD(s, loss_after_enqueue_with_a_reader_on_an_earlier_stream_does_not_hang);
     CT_ADD(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_not_hang);
-    CT_ADD(s, loss_after_enqueue_with_a_reader_on_an_earlier_stream_gives_exact_bytes);
-    CT_ADD(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_is_recovered);
   }
   CT_ADD(s, loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers);
   CT_ADD(s, loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped);

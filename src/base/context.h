@@ -191,6 +191,11 @@ static inline struct cls__stream *cls__stream_peek(cls_context *ctx, int id) {
 /* Whether an OpenCL status, returned for a command, means its queue is
  * lost rather than the command failed (docs/devices.md, "Lease expiry"). */
 static inline bool cls__lost_status(cl_int status) { return status == CL_DEVICE_NOT_AVAILABLE; }
+/* The status of a command that waited on a failed event: the
+ * specification's, or PoCL 3.1's (-1, whatever the event failed with). */
+static inline bool cls__behind_failed_status(cl_int status) {
+  return status == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST || status == -1;
+}
 /* Number of failures minted so far: a driver that submits deferred work
  * while ordering compares it before and after (a failure was found). */
 static inline uint64_t cls__failures_minted(const cls_context *ctx) {

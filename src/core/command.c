@@ -412,6 +412,28 @@ static __attribute__((noinline)) bool replay_lost(cls_context *ctx, struct cls__
   return true;
 }
 
+/* Recovery: cmd's enqueue failed because a command it waits for failed
+ * (the status a vendor gives a wait on a failed event).  If that one was
+ * lost after its enqueue and is kept, the polls that find it mark it, the
+ * relocation runs it again on a fresh queue, and cmd can then run after it
+ * (true: its write scope left, its position given back).  False when no
+ * such loss is found, or past the bound. */
+static __attribute__((noinline)) bool behind_lost_replay(cls_context *ctx, struct cls__cmd *cmd,
+                                                         struct cls__failure *prov,
+                                                         uint64_t pos) {
+  struct cls__stream *s = cmd->stream;
+  if (ctx->replaying >= ctx->recover)
+    return false;
+  cls__poll_all(ctx, true); /* finds the loss it waited on (marked, kept) */
+  if (!ctx->keep.nlost && !ctx->lost_mask)
+    return false;
+  /* Its scope is left first: what runs again may read what it writes. */
+  cls__exit_write(prov, cmd->bind, cmd->nbind, NULL);
+  s->issued = pos - 1; /* its position back (what runs again takes the next ones) */
+  cls__relocate_lost(ctx);
+  return true;
+}
+
 /* Recovery: cmd runs again on the fresh queue replay_lost gave its
  * stream: F2 first (the relocation's wait may have found an input
  * failed, F8), then steps 2-6, with ctx->replaying counting the runs
@@ -519,6 +541,9 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     bool lost = ctx->relocate && cls__lost_status(crc);
     char why[96] = "";
     if (lost && ctx->recover && replay_lost(ctx, cmd, prov, name, pos, crc, why, sizeof why))
+      return run_again(ctx, cmd, pending, report);
+    if (!lost && ctx->keep.len && cls__behind_failed_status(crc) &&
+        behind_lost_replay(ctx, cmd, prov, pos))
       return run_again(ctx, cmd, pending, report);
     char lost_as[192] = "";
     if (lost)

@@ -212,11 +212,7 @@ static __attribute__((noinline)) void failed_when_run_again(cls_context *ctx,
   cls__failure_unref(f);
 }
 
-/* The status of a command that waited on a failed event: the
- * specification's, or PoCL 3.1's (-1, whatever the event failed with). */
-static bool behind_lost(cl_int status) {
-  return status == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST || status == -1;
-}
+static bool behind_lost(cl_int status) { return cls__behind_failed_status(status); }
 
 /* Recovery: command `seq` of s failed behind another one.  If that one
  * was lost after its enqueue, this one runs again after it (it is marked,
