@@ -74,8 +74,16 @@ binary_the_vendor_refuses_is_dropped_and_rebuilt"
 # timeout cases run a kernel for seconds of device time:
 # oclgrind simulates it inside the caller's clFlush, for hours, and no
 # deadline can apply to a call that does not return; the same holds for a
-# foreign command whose event (a user event) never completes.
+# foreign command whose event (a user event) never completes.  The same
+# holds for the four recovery cases where a stream's command waits on
+# one that a queue accepted and lost (fault injection's
+# lost:...,at=complete gates it behind a user event): the waiting
+# stream's flush runs it behind the gate, forever.
 oclgrind_exclude="timeout_sync_names_a_foreign_command_that_never_finishes
+loss_after_enqueue_with_a_reader_on_another_stream_gives_exact_bytes
+loss_after_enqueue_with_an_async_download_on_another_stream_gives_exact_bytes
+loss_after_enqueue_with_a_reader_on_an_earlier_stream_gives_exact_bytes
+loss_after_enqueue_then_a_blocking_transfer_on_another_stream_is_recovered
 F8_consumer_on_other_stream_ran_on_untrusted_input
 F8_replay_over_a_grown_wrapped_log
 F8_argument_order_decides_when_the_later_argument_fails_first
