@@ -127,12 +127,39 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
     if (e->kind == CLS__CMD_FILL)
       cmd.x.pattern = e->pattern;
   }
+  /* A buffer it writes that a later command left a record on (one that
+   * did not run and is not run again: refused, F12, or failed for another
+   * cause) keeps that record: in program order that command comes after
+   * it (a later writer that ran waited for this one, failed behind it,
+   * and runs again after it). */
+  struct cls__failure *later[CLS_MAX_ARGS];
+  uint64_t later_stamp[CLS_MAX_ARGS];
+  for (size_t i = 0; i < e->nbind; i++) {
+    struct cls__slot *slot = cmd.bind[i].slot;
+    struct cls__failure *f = slot->failure;
+    later[i] = NULL;
+    if ((e->bind[i].access & CLS_WRITE) && slot->write_stamp > e->stamp && f &&
+        f != &cls__never_written && !f->provisional) {
+      later[i] = f;
+      later_stamp[i] = slot->write_stamp;
+      cls__failure_ref(f);
+    }
+  }
   unsigned replaying = ctx->replaying;
   ctx->replaying = e->replays + 1;
   /* F2 first; a failure is the buffers', or a download's: its sync reports
    * it (run with its pending read, F8 taints that as the first run's) */
   int rc = cls__run(ctx, &cmd, e->read, NULL);
   ctx->replaying = replaying;
+  for (size_t i = 0; i < e->nbind; i++) {
+    if (!later[i])
+      continue;
+    if (cmd.bind[i].slot->failure != later[i]) {
+      cls__slot_set_failure(cmd.bind[i].slot, later[i]);
+      cmd.bind[i].slot->write_stamp = later_stamp[i];
+    }
+    cls__failure_unref(later[i]);
+  }
   if (e->read && rc >= 0) {
     e->read->seq = cmd.seq;
   } else if (e->read && rc < 0) {
