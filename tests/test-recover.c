@@ -747,6 +747,31 @@ START_TEST(loss_after_enqueue_of_a_foreign_command_calls_it_again) {
 }
 END_TEST
 
+/* A command run again after a loss keeps a later command's record on
+ * what it writes: here a copy of the buffer onto itself, refused at the
+ * call (F12), after a launch the queue accepted and lost.  In program
+ * order the refusal comes last, so the read fails with it even though the
+ * launch ran again (found by tests/model with CLS_MODEL_LATE=1; the read
+ * returned CLS_OK before). */
+START_TEST(loss_after_enqueue_run_again_keeps_a_later_refusal_on_its_output) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=0,nth=2,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer a = uploaded(ctx, 0);
+  incs(ctx, 0, inc, a, 1); /* accepted, never runs */
+  ck_assert_int_lt(cls_copy(ctx, 0, a, 0, a, 4, 8 * sizeof(int)), 0); /* overlap: refused */
+  cls_sync(ctx, NULL);
+  expect_replays(ctx, 0, 1);
+  int got[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, a, 0, got, sizeof got, &r), CLS_ETAINTED);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(!strstr(fi.message, "lost with"), "the refusal's record: %s", fi.message);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* cls_check is a safe point too: once a poll found the chain lost after
  * its enqueue, the check runs it again before it answers (without a sync,
  * a command or a free in between), so it says what a read would. */
@@ -1197,6 +1222,7 @@ int main(void) {
   /* Found by tests/model with losses after the enqueue (CLS_MODEL_LATE=1). */
   CT_ADD(s, loss_after_enqueue_with_a_reader_on_an_earlier_stream_gives_exact_bytes);
   CT_ADD(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_is_recovered);
+  CT_ADD(s, loss_after_enqueue_run_again_keeps_a_later_refusal_on_its_output);
   /* Recovery off, the same two: they no longer hang, but abort now and
    * then inside PoCL 3.1 (pocl_lock_events_inorder: EINVAL, a worker
    * thread: a failed user event's dependents on another device), so they
