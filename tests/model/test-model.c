@@ -53,8 +53,11 @@
  * context keeps no other counted clause (the gate skips completion
  * clauses, a replay meets every clause again); the model makes no
  * non-blocking download, the one kind not replayed that it could meet
- * (buffers are freed only after the end's sync).  Off by default: it finds the open
- * bug of issue 35 (tests/test-recover.c, CLS_TEST_OPEN_BUGS=1).
+ * (buffers are freed only after the end's sync).  Off by default: under
+ * scheduler:interleave with recovery off the model still expects a
+ * blocking transfer behind a command of the lost shared queue to
+ * succeed, where it fails (CLS_ECL) -- the model's gap; the library bugs
+ * it found are fixed (tests/test-recover.c).
  *
  * One program in three runs captured and replayed (run_replayed): its
  * runs of launches, copies and fills are recorded in a capture and
@@ -259,9 +262,7 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
    * above).  The gated commands meet no completion clause and the replays
    * meet every clause again, at a time the model cannot place, so such a
    * context keeps no other counted clause but the allocations'.
-   * Planned only with CLS_MODEL_LATE=1 until the open bug of issue 35 is
-   * fixed (a dependent on another stream found before the loss is not
-   * run again: tests/test-recover.c, CLS_TEST_OPEN_BUGS=1). */
+   * Planned only with CLS_MODEL_LATE=1 (the header says why). */
   uint64_t cr = seed ^ 0x676f6e65ull;
   const char *late = getenv("CLS_MODEL_LATE");
   if (late && strcmp(late, "1") == 0 && chance(&cr, shared_queues ? 35 : 25)) {
