@@ -390,12 +390,19 @@ static __attribute__((noinline)) bool replay_lost(cls_context *ctx, struct cls__
     cls__trace_failure(ctx->trace, "lost", s->id, name, pos, msg);
   ctx->lost_mask |= 1ull << s->id;
   uint64_t issued = s->issued;
+  /* What the lost queue had accepted runs again only once cmd's scope is
+   * left (it may read what cmd writes): not inside the relocation. */
+  bool busy = ctx->keep.busy;
+  ctx->keep.busy = true;
   cls__relocate_lost(ctx);
+  ctx->keep.busy = busy;
   if (ctx->lost_mask & (1ull << s->id)) {
     snprintf(why, cap, " (replay stopped: the stream could not move to a fresh queue)");
     return false;
   }
   cls__exit_write(prov, cmd->bind, cmd->nbind, NULL);
+  if (ctx->keep.nlost && ctx->hooks.replay_kept)
+    ctx->hooks.replay_kept(ctx);
   /* Its position back, unless commands the queue had accepted ran again
    * meanwhile (keep.c): then it takes the next one. */
   if (s->issued == issued)
