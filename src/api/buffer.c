@@ -82,8 +82,7 @@ CLS_API int cls_free(cls_context *ctx, cls_buffer buf) {
   CLS__ENTER(ctx);
   if (ctx->keep.len)
     settle_kept(ctx, buf);
-  if (ctx->lost_mask || ctx->keep.nlost) /* recovery: tasks kept for a fresh queue get it before the free settles them */
-    cls__relocate_lost(ctx);
+  cls__relocate_pending(ctx); /* recovery: tasks kept for a fresh queue get it before the free settles them */
   int rc = cls__memory_free(ctx, buf);
   cls__unlock(ctx);
   return rc;
@@ -274,8 +273,7 @@ CLS_API int cls_check(cls_context *ctx, size_t n, const cls_buffer *bufs, cls_re
   int rc = cls__poll_all(ctx, false);
   /* Recovery: what the poll found lost runs again first, so the check
    * says what a read would (a replay that failed is a failure). */
-  if (ctx->lost_mask || ctx->keep.nlost)
-    cls__relocate_lost(ctx);
+  cls__relocate_pending(ctx);
   if (rc == CLS_OK)
     rc = cls__read_report(ctx, "check", -1, bufs, n, report);
   cls__unlock(ctx);

@@ -109,8 +109,7 @@ CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
     if (rc == CLS_OK)
       rc = finish_reads(ctx, stream, report);
   }
-  if (ctx->lost_mask || ctx->keep.nlost) /* queues the polls found lost move now */
-    cls__relocate_lost(ctx);
+  cls__relocate_pending(ctx); /* queues the polls found lost move now */
   if (ctx->trace)
     cls__trace_flush(ctx->trace);
   cls__unlock(ctx);
@@ -130,8 +129,7 @@ CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
   }
   if (rc == CLS_OK)
     rc = finish_reads(ctx, -1, report);
-  if (ctx->lost_mask || ctx->keep.nlost) /* queues the polls found lost move now */
-    cls__relocate_lost(ctx);
+  cls__relocate_pending(ctx); /* queues the polls found lost move now */
   if (ctx->trace)
     cls__trace_flush(ctx->trace);
   cls__unlock(ctx);

@@ -506,8 +506,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (found)
       return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
                         : cls__refuse(ctx, cmd, found, report);
-    if (ctx->lost_mask || ctx->keep.nlost) /* recovery: kept work goes to a fresh queue first */
-      cls__relocate_lost(ctx);
+    cls__relocate_pending(ctx); /* recovery: kept work goes to a fresh queue first */
     if ((rc = cls__driver_order_retry(ctx, &retry)) < 0)
       return rc;
   }

@@ -20,6 +20,13 @@ int cls__relocate_parse(const char *text, int *out);
  * progress: before a command, and after a sync's polls.  Returns the
  * first error; a stream that could not move stays in the mask. */
 int cls__relocate_lost(cls_context *ctx);
+/* The same at a safe point only when something is pending: a queue found
+ * lost, or kept work marked to run again (recovery).  The one test every
+ * API call and command makes. */
+static inline void cls__relocate_pending(cls_context *ctx) {
+  if (ctx->lost_mask || ctx->keep.nlost)
+    cls__relocate_lost(ctx);
+}
 /* CLS_RECOVER's grammar: "off" (0), "on" (CLS__RECOVER_DEFAULT) or a
  * bound N from 1 to 1000 (how many times one command is run again);
  * CLS_ECONFIG. */
