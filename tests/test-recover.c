@@ -1201,24 +1201,18 @@ END_TEST
  * (oclgrind): then a command held behind fault injection's gate (a user
  * event, lost:...,at=complete) is waited for there for ever, so the
  * cases of a loss after the enqueue do not run on it (docs/portability.md). */
+static int oclgrind_probe(void) {
+  struct cls_device_info d[8];
+  size_t n = 0;
+  if (cls_device_list(d, 8, &n) != CLS_OK)
+    return 0;
+  for (size_t i = 0; i < n && i < 8; i++)
+    if (strstr(d[i].platform_name, "Oclgrind"))
+      return 1;
+  return 0;
+}
 static bool runs_queues_in_flush(void) {
-  /* Asked in a child that leaves with _exit, as ct_require_device does:
-   * the loader and the vendors keep allocations from their first load,
-   * which LeakSanitizer would charge to this process at its exit. */
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    struct cls_device_info d[8];
-    size_t n = 0;
-    if (cls_device_list(d, 8, &n) != CLS_OK)
-      _exit(0);
-    for (size_t i = 0; i < n && i < 8; i++)
-      if (strstr(d[i].platform_name, "Oclgrind"))
-        _exit(1);
-    _exit(0);
-  }
-  int st = 0;
-  return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 1;
+  return ct_probe_in_child(oclgrind_probe) == 1; /* not in this process: see there */
 }
 #define CT_ADD_LATE(suite, fn)                                                 \
   do {                                                                         \
