@@ -25,6 +25,8 @@
 #include "core/kernel.h"
 #include "base/handle.h"
 #include "device/cmdbuf.h"
+#include "driver/driver.h"
+#include "factory/fault.h"
 #include "failure/failure.h"
 #include "failure/log.h"
 #include "failure/poll.h"
@@ -72,6 +74,9 @@ struct dmember {
  * command buffer (cb, on `queue`), or for a plan run its members, each
  * enqueued on whatever queue the stream has then (dm; cb and queue
  * NULL). */
+/* The most streams one plan run may span (a run over several streams). */
+#define RUN_STREAMS 8
+
 struct rec {
   cl_command_buffer_khr cb;
   cl_command_queue queue;            /* retained: what cb was recorded on */
@@ -88,6 +93,13 @@ struct rec {
   struct run *run;
   atomic_ullong *enqueues;           /* the capture's count */
   struct rec *next;                  /* the capture's list */
+  /* A run over several streams: each member's planned event (NULL where
+   * none is asked for), each stream's queue at this replay (set before
+   * the run's enqueue; [0] unused: the run's own), and the last member's
+   * event of each other stream, handed to that stream's record. */
+  cl_event *evs;
+  cl_command_queue qs[RUN_STREAMS];
+  cl_event last[RUN_STREAMS];
   size_t nk;
   cl_kernel k[];                     /* the launches' own kernels: PoCL reads
                                         their arguments at the enqueue */
@@ -115,6 +127,25 @@ struct run {
   unsigned char *kinds;              /* fault injection's view */
   const char **names;
   struct rec *rec;                   /* the current recording, NULL none */
+  /* A plan run over several streams (multi_enqueue): its members on
+   * their own streams' queues, ordered among themselves by events planned
+   * here, at capture.  sid[0] is the run's own stream (its first
+   * member's); per stream index: members, launches, first and last
+   * member.  Per member: its stream index (ms) and id (mstream, fault
+   * injection's view), whether its event is asked for (need), and the
+   * members of other streams it waits for, wl[wfirst[i]..wfirst[i+1]):
+   * for each other stream, the latest one it conflicts with (a buffer
+   * both touch, one of them writing), which covers the earlier ones of
+   * that in-order queue. */
+  bool multi;
+  size_t nst;
+  int sid[RUN_STREAMS];
+  size_t cnt[RUN_STREAMS], nl[RUN_STREAMS], firstm[RUN_STREAMS], lastm[RUN_STREAMS];
+  unsigned char *ms;
+  int *mstream;
+  bool *need;
+  unsigned *wfirst;
+  unsigned *wl;
 };
 
 struct cls_capture {
@@ -158,6 +189,10 @@ static void release_recs(struct cls_capture *cap, bool retired_only) {
       clReleaseCommandQueue(r->queue);
     for (size_t k = 0; k < r->nk; k++)
       clReleaseKernel(r->k[k]);
+    for (size_t k = 0; k < RUN_STREAMS; k++)
+      if (r->last[k])
+        clReleaseEvent(r->last[k]);
+    free(r->evs);
     free(r->dm);
     free(r->mems);
     free(r->pv);
@@ -204,6 +239,11 @@ CLS_API void cls_capture_destroy(cls_capture *cap) {
     free(cap->runs[r].pv);
     free(cap->runs[r].kinds);
     free(cap->runs[r].names);
+    free(cap->runs[r].ms);
+    free(cap->runs[r].mstream);
+    free(cap->runs[r].need);
+    free(cap->runs[r].wfirst);
+    free(cap->runs[r].wl);
   }
   free(cap->runs);
   free(cap->e);
@@ -369,43 +409,162 @@ static bool want_direct(cls_context *ctx) {
          !(ctx->relocate != CLS__RELOCATE_OFF && ctx->recover);
 }
 
+/* Whether a plan run may span several streams (multi_enqueue): under
+ * the event driver, which enqueues every command at the call on each
+ * stream's own queue, where the members can go to their streams' queues
+ * themselves.  Not where a loss is possible and recovered or injected
+ * (relocation, a "lost" fault: they act on one stream's queue, which a
+ * run of another stream's would bypass), nor under a deadline (a
+ * stream's commands are waited for one by one).  Each replay also checks
+ * that the run's streams share one device (else command by command). */
+static bool want_multi(cls_context *ctx) {
+  return ctx->driver_ops == &cls__event_driver && ctx->relocate == CLS__RELOCATE_OFF &&
+         !ctx->sync_timeout_ns && !ctx->guard && cls__factory_queue(ctx->pool.factory) &&
+         !cls__fault_loses(ctx->faults);
+}
+
+/* The end of the run that starts at entry i: entries that fit one command
+ * (bindings), on i's stream, or with `multi` on at most RUN_STREAMS
+ * streams and taking no buffer parameter (the order inside is planned on
+ * the captured buffers).  *nst: the streams it spans. */
+#define MULTI_MAX 1024
+static size_t run_end(const struct cls_capture *cap, size_t i, bool multi, size_t *nst) {
+  size_t j = i, nu = 0;
+  cls_buffer seen[CLS_MAX_ARGS];
+  int st[RUN_STREAMS];
+  *nst = 0;
+  while (j < cap->n && recordable(&cap->e[j]) &&
+         (multi ? !cap->e[j].swaps && j - i < MULTI_MAX : cap->e[j].stream == cap->e[i].stream)) {
+    const struct cls__cmd *cmd = &cap->e[j].cmd;
+    size_t more = 0, k = 0;
+    for (size_t b = 0; b < cmd->nbind; b++) {
+      bool dup = false;
+      for (size_t u = 0; u < nu && !dup; u++)
+        dup = seen[u].bits == cmd->bind[b].handle.bits;
+      more += !dup;
+    }
+    if (nu + more > CLS_MAX_ARGS)
+      break;
+    while (k < *nst && st[k] != cap->e[j].stream)
+      k++;
+    if (k == *nst) {
+      if (k == RUN_STREAMS)
+        break;
+      st[(*nst)++] = cap->e[j].stream;
+    }
+    for (size_t b = 0; b < cmd->nbind; b++) {
+      bool dup = false;
+      for (size_t u = 0; u < nu && !dup; u++)
+        dup = seen[u].bits == cmd->bind[b].handle.bits;
+      if (!dup)
+        seen[nu++] = cmd->bind[b].handle;
+    }
+    j++;
+  }
+  return j;
+}
+
+/* A run over several streams, planned: its streams and each member's
+ * waits (struct run).  One walk, with per binding of the union its last
+ * writer and each stream's readers since: a member reading waits for the
+ * last writer, one writing for the last writer and the readers of other
+ * streams since it (earlier readers came before that writer). */
+static int plan_multi(struct cls_capture *cap, struct run *r) {
+  size_t n = r->n;
+  r->ms = malloc(n);
+  r->mstream = malloc(n * sizeof *r->mstream);
+  r->need = calloc(n, sizeof *r->need);
+  r->wfirst = malloc((n + 1) * sizeof *r->wfirst);
+  r->wl = malloc(n * (RUN_STREAMS - 1) * sizeof *r->wl);
+  if (!r->ms || !r->mstream || !r->need || !r->wfirst || !r->wl)
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  long writer[CLS_MAX_ARGS], reader[CLS_MAX_ARGS][RUN_STREAMS];
+  for (size_t u = 0; u < CLS_MAX_ARGS; u++) {
+    writer[u] = -1;
+    for (size_t k = 0; k < RUN_STREAMS; k++)
+      reader[u][k] = -1;
+  }
+  unsigned nw = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct entry *e = &cap->e[r->first + i];
+    size_t k = 0;
+    while (k < r->nst && r->sid[k] != e->stream)
+      k++;
+    if (k == r->nst) {
+      r->sid[r->nst++] = e->stream;
+      r->firstm[k] = i;
+    }
+    r->ms[i] = (unsigned char)k;
+    r->mstream[i] = e->stream;
+    r->cnt[k]++;
+    r->nl[k] += e->cmd.kind == CLS__CMD_LAUNCH;
+    r->lastm[k] = i;
+    long dep[RUN_STREAMS]; /* per stream: the latest member waited for */
+    for (size_t o = 0; o < RUN_STREAMS; o++)
+      dep[o] = -1;
+#define DEP(m)                                                                                     \
+  do {                                                                                             \
+    long m_ = (m);                                                                                 \
+    if (m_ >= 0 && r->ms[m_] != k && m_ > dep[r->ms[m_]])                                          \
+      dep[r->ms[m_]] = m_;                                                                         \
+  } while (0)
+    for (size_t b = 0; b < e->cmd.nbind; b++) {
+      size_t u = 0;
+      while (cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b].handle.bits !=
+             e->cmd.bind[b].handle.bits)
+        u++;
+      DEP(writer[u]);
+      if (e->cmd.bind[b].access & CLS_WRITE)
+        for (size_t o = 0; o < RUN_STREAMS; o++)
+          DEP(reader[u][o]);
+    }
+#undef DEP
+    for (size_t b = 0; b < e->cmd.nbind; b++) {
+      size_t u = 0;
+      while (cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b].handle.bits !=
+             e->cmd.bind[b].handle.bits)
+        u++;
+      if (e->cmd.bind[b].access & CLS_WRITE) {
+        writer[u] = (long)i;
+        for (size_t o = 0; o < RUN_STREAMS; o++)
+          reader[u][o] = -1;
+      } else {
+        reader[u][k] = (long)i;
+      }
+    }
+    r->wfirst[i] = nw;
+    for (size_t o = 0; o < RUN_STREAMS; o++)
+      if (dep[o] >= 0) {
+        r->wl[nw++] = (unsigned)dep[o];
+        r->need[dep[o]] = true;
+      }
+  }
+  r->wfirst[n] = nw;
+  for (size_t k = 1; k < r->nst; k++)
+    r->need[r->lastm[k]] = true; /* the final marker's and the stream's record */
+  return CLS_OK;
+}
+
 /* The runs of a capture: maximal sequences of two or more recordable
  * entries on one stream whose bindings fit one command -- command buffers
- * where the capture takes them, else (want_direct) plan runs.  Nothing
- * recorded yet: that is the first replay's. */
+ * where the capture takes them, else (want_direct) plan runs, which under
+ * want_multi may span several streams.  Nothing recorded yet: that is the
+ * first replay's. */
 static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
   bool direct = !want_cb(ctx, cap);
   if (direct && !want_direct(ctx))
     return CLS_OK;
-  bool (*fits)(const struct entry *) = recordable;
+  bool multi = direct && want_multi(ctx);
   size_t i = 0;
   while (i < cap->n) {
-    if (!fits(&cap->e[i])) {
+    if (!recordable(&cap->e[i])) {
       i++;
       continue;
     }
-    size_t j = i, nu = 0;
-    cls_buffer seen[CLS_MAX_ARGS];
-    while (j < cap->n && fits(&cap->e[j]) && cap->e[j].stream == cap->e[i].stream) {
-      const struct cls__cmd *cmd = &cap->e[j].cmd;
-      size_t more = 0;
-      for (size_t b = 0; b < cmd->nbind; b++) {
-        bool dup = false;
-        for (size_t u = 0; u < nu && !dup; u++)
-          dup = seen[u].bits == cmd->bind[b].handle.bits;
-        more += !dup;
-      }
-      if (nu + more > CLS_MAX_ARGS)
-        break;
-      for (size_t b = 0; b < cmd->nbind; b++) {
-        bool dup = false;
-        for (size_t u = 0; u < nu && !dup; u++)
-          dup = seen[u].bits == cmd->bind[b].handle.bits;
-        if (!dup)
-          seen[nu++] = cmd->bind[b].handle;
-      }
-      j++;
-    }
+    size_t nst = 0, j = multi ? run_end(cap, i, true, &nst) : i;
+    bool over = nst > 1 && j - i >= 2;
+    if (!over)
+      j = run_end(cap, i, false, &nst);
     if (j == i) { /* one command's bindings do not fit: cannot happen */
       i++;
       continue;
@@ -423,6 +582,7 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
     r->n = j - i;
     r->stream = cap->e[i].stream;
     r->direct = direct;
+    r->multi = over;
     i = j;
   }
   /* The array stops moving: entries point at their runs. */
@@ -461,6 +621,8 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
     r->names = calloc(r->n, sizeof *r->names);
     if (!r->mems || !r->pv || !r->kinds || !r->names)
       return cls__error(CLS_ENOMEM, 0, "out of host memory");
+    if (r->multi && plan_multi(cap, r) < 0)
+      return CLS_ENOMEM;
     for (size_t q = 0; q < r->n; q++) {
       const struct cls__cmd *cmd = &cap->e[r->first + q].cmd;
       r->kinds[q] = (unsigned char)cmd->kind;
@@ -517,14 +679,100 @@ static cl_int direct_enqueue(const struct cls_foreign_call *call, cl_event *ev) 
   return rc;
 }
 
+/* One member of a plan run on queue q, waiting for nw events of wl. */
+static cl_int member_enqueue(cl_command_queue q, const struct dmember *m, cl_uint nw,
+                             const cl_event *wl, cl_event *out) {
+  switch (m->kind) {
+  case CLS__CMD_LAUNCH:
+    return clEnqueueNDRangeKernel(q, m->k, m->dims, NULL, m->global, m->local, nw, wl, out);
+  case CLS__CMD_COPY:
+    return clEnqueueCopyBuffer(q, m->src, m->dst, m->src_offset, m->dst_offset, m->size, nw, wl,
+                               out);
+  default:
+    return clEnqueueFillBuffer(q, m->dst, m->pattern, m->pattern_size, m->dst_offset, m->size,
+                               nw, wl, out);
+  }
+}
+
+/* The foreign callback of a plan run over several streams, on the run's
+ * own queue after the wait list's barrier: a marker there that the first
+ * member of each other stream waits for (so the run's waits hold for
+ * every member), each member on its stream's queue waiting for the
+ * members of other streams planned at capture, then a marker on the run's
+ * queue waiting for each other stream's last member: the run's event,
+ * complete when every member is (and failed, where the vendor fails what
+ * waits for a failed event, as PoCL does: each stream's record has its
+ * own last member's event too).  The planned events are released once
+ * enqueued, except each other stream's last, which goes to its record.
+ * A member that fails to enqueue fails the run: those enqueued are
+ * waited for, so that nothing of it still runs once the failure is
+ * reported. */
+static cl_int multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
+  struct rec *r = call->data;
+  const struct run *run = r->run;
+  cl_event start = NULL, wl[RUN_STREAMS];
+  cl_int rc = clEnqueueMarkerWithWaitList(call->queue, 0, NULL, &start);
+  for (size_t i = 0; i < run->n && rc == CL_SUCCESS; i++) {
+    unsigned k = run->ms[i];
+    cl_uint nw = 0;
+    if (k && run->firstm[k] == i)
+      wl[nw++] = start;
+    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1]; w++)
+      wl[nw++] = r->evs[run->wl[w]];
+    rc = member_enqueue(k ? r->qs[k] : call->queue, &r->dm[i], nw, nw ? wl : NULL,
+                        run->need[i] ? &r->evs[i] : NULL);
+  }
+  if (rc == CL_SUCCESS) {
+    cl_uint nw = 0;
+    for (size_t k = 1; k < run->nst; k++)
+      wl[nw++] = r->evs[run->lastm[k]];
+    rc = clEnqueueMarkerWithWaitList(call->queue, nw, wl, ev);
+  }
+  if (rc == CL_SUCCESS) {
+    for (size_t k = 1; k < run->nst; k++) {
+      r->last[k] = r->evs[run->lastm[k]];
+      r->evs[run->lastm[k]] = NULL;
+    }
+    atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
+  } else {
+    clFinish(call->queue);
+    for (size_t k = 1; k < run->nst; k++)
+      clFinish(r->qs[k]);
+  }
+  for (size_t i = 0; i < run->n; i++)
+    if (r->evs[i]) {
+      clReleaseEvent(r->evs[i]);
+      r->evs[i] = NULL;
+    }
+  if (start)
+    clReleaseEvent(start);
+  atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
+  return rc;
+}
+
+/* The foreign callback of a stream's record of a run over several
+ * streams: the event of its last member on this stream, handed over. */
+static cl_int record_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
+  cl_event *last = call->data;
+  *ev = *last;
+  *last = NULL;
+  return CL_SUCCESS;
+}
+
 bool cls__capture_run_members(const struct cls_foreign_cmd *fc, size_t *n,
-                              const unsigned char **kinds, const char *const **names) {
-  if (fc->fn != run_enqueue && fc->fn != direct_enqueue)
+                              const unsigned char **kinds, const char *const **names,
+                              const int **streams) {
+  if (fc->fn == record_enqueue) {
+    *n = 0; /* the run's commands are counted where the run is */
+    return true;
+  }
+  if (fc->fn != run_enqueue && fc->fn != direct_enqueue && fc->fn != multi_enqueue)
     return false;
   const struct rec *r = fc->data;
   *n = r->run->n;
   *kinds = r->run->kinds;
   *names = r->run->names;
+  *streams = r->run->multi ? r->run->mstream : NULL;
   return true;
 }
 
@@ -1027,6 +1275,15 @@ static cl_int record_direct(cls_context *ctx, struct cls_capture *cap, struct ru
     free(rec);
     return rc;
   }
+  if (r->multi && !(rec->evs = calloc(r->n, sizeof *rec->evs))) {
+    for (size_t k = 0; k < nk; k++)
+      clReleaseKernel(rec->k[k]);
+    free(pv);
+    free(mems);
+    free(dm);
+    free(rec);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
   rec->dm = dm;
   rec->mems = mems;
   rec->pv = pv;
@@ -1207,6 +1464,65 @@ static int replay_run(cls_context *ctx, struct cls_capture *cap, struct run *r,
   return run_as_one(ctx, r, s, &cmd, "command buffer", run_enqueue, r->rec);
 }
 
+/* A plan run over several streams (multi_enqueue), its recording brought
+ * to this replay's values: one command of the command path on the run's
+ * stream s, which orders it (F7) after what any member waits for, checks
+ * its inputs once (F2), and takes the union of the members' writes (F3,
+ * F4); each other stream then logs a record with its last member's event,
+ * so that its sync waits for its members and its poll sees them.  Each
+ * member takes its position on its own stream and counts there, as
+ * uncaptured.  Command by command where the streams are not all on s's
+ * device now. */
+static int replay_multi(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                        struct cls__stream *s, struct cls__cmd *cmd, const cls_param *params,
+                        struct cls__slot *const *swap) {
+  struct cls__stream *st[RUN_STREAMS];
+  cl_command_queue (*queue)(void *) = cls__factory_queue(ctx->pool.factory);
+  struct rec *rec = r->rec;
+  int rc = CLS_OK;
+  st[0] = s;
+  for (size_t k = 1; k < r->nst; k++) {
+    if (!(st[k] = cls__stream_get(ctx, r->sid[k], &rc)))
+      return rc;
+    if (st[k]->device != s->device || !st[k]->backend ||
+        !(rec->qs[k] = queue(st[k]->backend)))
+      return run_each(ctx, cap, r, params, swap, false);
+  }
+  uint64_t accepted = s->stats.enqueues, issued = s->issued;
+  atomic_fetch_add_explicit(&rec->held, 1, memory_order_relaxed);
+  rc = run_as_one(ctx, r, s, cmd, "run", multi_enqueue, rec);
+  bool placed = s->issued != issued, ran = s->stats.enqueues != accepted;
+  if (placed)
+    s->issued += r->cnt[0] - 1;
+  if (ran) {
+    s->stats.enqueues += r->cnt[0] - 1;
+    s->stats.launches += r->nl[0];
+  }
+  for (size_t k = 1; k < r->nst; k++) {
+    struct cls__stream *sk = st[k];
+    uint64_t pos = sk->issued, acc = sk->stats.enqueues;
+    if (rec->last[k]) {
+      /* Its record takes its last member's position; its failure, if
+       * any, is the run's too, found where the run is. */
+      sk->issued += r->cnt[k] - 1;
+      struct cls_foreign_cmd fc = {
+          .fn = record_enqueue, .data = &rec->last[k], .label = r->label, .stream = r->sid[k]};
+      struct cls__cmd rcmd = {.kind = CLS__CMD_FOREIGN, .op = "run", .stream = sk,
+                              .kcmd = {.name = r->label}, .foreign = &fc};
+      (void)cls__run(ctx, &rcmd, NULL, NULL);
+      if (rec->last[k]) { /* not handed over */
+        clReleaseEvent(rec->last[k]);
+        rec->last[k] = NULL;
+      }
+    }
+    sk->issued = pos + (placed ? r->cnt[k] : 0);
+    sk->stats.enqueues = acc + (ran ? r->cnt[k] : 0);
+    if (ran)
+      sk->stats.launches += r->nl[k];
+  }
+  return rc;
+}
+
 /* A plan run: one command of the command path whose enqueue is its
  * members' (direct_enqueue), with this replay's values -- or, where its
  * inputs are tainted (exact F2 skips) or it cannot be prepared, its
@@ -1236,6 +1552,8 @@ static int replay_plan_run(cls_context *ctx, struct cls_capture *cap, struct run
   }
   if (plan)
     return run_each(ctx, cap, r, params, swap, false);
+  if (r->multi)
+    return replay_multi(ctx, cap, r, s, &cmd, params, swap);
   uint64_t accepted = s->stats.enqueues, issued = s->issued;
   atomic_fetch_add_explicit(&r->rec->held, 1, memory_order_relaxed);
   rc = run_as_one(ctx, r, s, &cmd, "run", direct_enqueue, r->rec);

@@ -36,7 +36,7 @@ struct fault_stream {
   struct cls__fault_config *cfg;
   /* cls__fault_data.members: the commands inside a foreign command */
   bool (*members)(const struct cls_foreign_cmd *fc, size_t *n, const unsigned char **kinds,
-                  const char *const **names);
+                  const char *const **names, const int **streams);
   const struct cls_backend *backend;
   int id;
   struct doomed *doomed; /* in seq order */
@@ -183,18 +183,21 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
   size_t nm = 1;
   const unsigned char *mkinds = NULL;
   const char *const *mnames = NULL;
+  const int *mstreams = NULL;
   if (fc && fs->members)
-    fs->members(fc, &nm, &mkinds, &mnames);
+    fs->members(fc, &nm, &mkinds, &mnames, &mstreams);
 #define MEMBER_OP(i) (mkinds ? op_names[mkinds[i]] : op)
 #define MEMBER_KERNEL(i) (mkinds ? mnames[i] : kernel)
+#define MEMBER_STREAM(i) (mstreams ? mstreams[i] : logical)
   if (fs->lost)
     return fs->lost;
   for (size_t i = 0; i < nm; i++)
-    if ((fs->lost = cls__fault_fires(fs->cfg, W_LOST, MEMBER_OP(i), MEMBER_KERNEL(i), logical,
-                                     NULL)) != CL_SUCCESS)
+    if ((fs->lost = cls__fault_fires(fs->cfg, W_LOST, MEMBER_OP(i), MEMBER_KERNEL(i),
+                                     MEMBER_STREAM(i), NULL)) != CL_SUCCESS)
       return fs->lost;
   for (size_t i = 0; i < nm && !fs->gone; i++)
-    fs->gone = cls__fault_fires(fs->cfg, W_GONE, MEMBER_OP(i), MEMBER_KERNEL(i), logical, NULL);
+    fs->gone =
+        cls__fault_fires(fs->cfg, W_GONE, MEMBER_OP(i), MEMBER_KERNEL(i), MEMBER_STREAM(i), NULL);
   if (fs->gone) {
     /* Lost after the enqueue: a blocking transfer would wait on the gate,
      * so the queue refuses it (what a blocking call on a lost queue
@@ -236,7 +239,8 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
   }
   cl_int st = CL_SUCCESS;
   for (size_t i = 0; i < nm && st == CL_SUCCESS; i++)
-    st = cls__fault_fires(fs->cfg, W_ENQUEUE, MEMBER_OP(i), MEMBER_KERNEL(i), logical, NULL);
+    st = cls__fault_fires(fs->cfg, W_ENQUEUE, MEMBER_OP(i), MEMBER_KERNEL(i), MEMBER_STREAM(i),
+                          NULL);
   if (st != CL_SUCCESS)
     return st;
   /* Ranged: what is proven finished before this command (F8a). */
@@ -254,9 +258,11 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
   uint64_t hold = 0;
   st = fs->gone;
   for (size_t i = 0; i < nm && st == CL_SUCCESS; i++)
-    st = cls__fault_fires(fs->cfg, W_COMPLETE, MEMBER_OP(i), MEMBER_KERNEL(i), logical, &hold);
+    st = cls__fault_fires(fs->cfg, W_COMPLETE, MEMBER_OP(i), MEMBER_KERNEL(i), MEMBER_STREAM(i),
+                          &hold);
 #undef MEMBER_OP
 #undef MEMBER_KERNEL
+#undef MEMBER_STREAM
   if (st != CL_SUCCESS && push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, seq, st)) {
     struct doomed *d = &fs->doomed[fs->ndoomed - 1];
     d->hold = hold;

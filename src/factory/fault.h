@@ -29,12 +29,20 @@ struct cls__fault_data {
   /* Set by the layer that makes foreign commands standing for several
    * (a replay's command buffer, src/api/capture.c), so that faults count
    * the commands inside one: true with *n and, per command, *kinds
-   * (CLS__CMD_*) and *names (kernel names, NULL for transfers) when fc
-   * is such a command.  NULL: every foreign command is one. */
+   * (CLS__CMD_*), *names (kernel names, NULL for transfers) and
+   * *streams (the logical stream each runs on; NULL: fc's own) when fc
+   * is such a command (n 0: it stands for none, a stream's record of a
+   * run over several streams).  NULL: every foreign command is one. */
   bool (*members)(const struct cls_foreign_cmd *fc, size_t *n, const unsigned char **kinds,
-                  const char *const **names);
+                  const char *const **names, const int **streams);
 };
 extern const struct cls_stream_factory cls__fault_factory;
+
+/* Whether cfg has a "lost" fault (at enqueue or at completion): it acts
+ * on a backend queue as a whole, so whatever enqueues on a queue without
+ * its stream's fault layer (a capture's run over several streams) must
+ * not be used. */
+bool cls__fault_loses(const struct cls__fault_config *cfg);
 
 /* A command enqueued on a fault stream for logical stream `logical`: a
  * driver whose backend streams are shared by several logical streams
