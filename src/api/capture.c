@@ -412,13 +412,17 @@ static bool want_direct(cls_context *ctx) {
 /* Whether a plan run may span several streams (multi_enqueue): under
  * the event driver, which enqueues every command at the call on each
  * stream's own queue, where the members can go to their streams' queues
- * themselves.  Not where a loss is possible and recovered or injected
+ * themselves; and under the scheduler, whose lists replay_multi hands
+ * over around the run (settle): the other streams' before it, so their
+ * earlier tasks come first on their queues, and the run's own right
+ * after it.  Not where a loss is possible and recovered or injected
  * (relocation, a "lost" fault: they act on one stream's queue, which a
  * run of another stream's would bypass), nor under a deadline (a
  * stream's commands are waited for one by one).  Each replay also checks
  * that the run's streams share one device (else command by command). */
 static bool want_multi(cls_context *ctx) {
-  return ctx->driver_ops == &cls__event_driver && ctx->relocate == CLS__RELOCATE_OFF &&
+  return (ctx->driver_ops == &cls__event_driver || ctx->driver_ops == &cls__scheduler_driver) &&
+         ctx->relocate == CLS__RELOCATE_OFF &&
          !ctx->sync_timeout_ns && !ctx->guard && cls__factory_queue(ctx->pool.factory) &&
          !cls__fault_loses(ctx->faults);
 }
@@ -730,6 +734,8 @@ static cl_int multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   }
   if (rc == CL_SUCCESS) {
     for (size_t k = 1; k < run->nst; k++) {
+      if (r->last[k]) /* a record not handed over yet takes the newer one */
+        clReleaseEvent(r->last[k]);
       r->last[k] = r->evs[run->lastm[k]];
       r->evs[run->lastm[k]] = NULL;
     }
@@ -1488,9 +1494,19 @@ static int replay_multi(cls_context *ctx, struct cls_capture *cap, struct run *r
         !(rec->qs[k] = queue(st[k]->backend)))
       return run_each(ctx, cap, r, params, swap, false);
   }
+  /* A driver that defers (the scheduler): what the other streams hold
+   * goes to their queues before the run's members, and the run goes at
+   * once after it is ordered, so that its members' events exist when
+   * the streams' records are handed over. */
+  const struct cls_driver_ops *d = ctx->driver_ops;
+  if (d->settle)
+    for (size_t k = 1; k < r->nst; k++)
+      d->settle(ctx->driver, &st[k]->pub, st[k]->submitted);
   uint64_t accepted = s->stats.enqueues, issued = s->issued;
   atomic_fetch_add_explicit(&rec->held, 1, memory_order_relaxed);
   rc = run_as_one(ctx, r, s, cmd, "run", multi_enqueue, rec);
+  if (d->settle)
+    d->settle(ctx->driver, &s->pub, s->submitted);
   bool placed = s->issued != issued, ran = s->stats.enqueues != accepted;
   if (placed)
     s->issued += r->cnt[0] - 1;
