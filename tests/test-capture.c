@@ -531,6 +531,7 @@ START_TEST(F2_replay_failed_command_taints_its_writes_and_skips_readers) {
     ck_assert_str_eq(fi.kernel, "capture #1 commands 0-2 (fk...)");
     CT_ERR(cls_download(ctx, 1, d, 0, v, NB, NULL), CLS_ETAINTED);
     cls_report_free(r);
+    cls_capture_destroy(cap);
     close_ctx();
     unforce();
     return;
