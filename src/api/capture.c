@@ -429,8 +429,9 @@ static bool want_multi(cls_context *ctx) {
 
 /* The end of the run that starts at entry i: entries that fit one command
  * (bindings), on i's stream, or with `multi` on at most RUN_STREAMS
- * streams and taking no buffer parameter (the order inside is planned on
- * the captured buffers).  *nst: the streams it spans. */
+ * streams of i's stream's device (as placed now) and taking no buffer
+ * parameter (the order inside is planned on the captured buffers).
+ * *nst: the streams it spans. */
 #define MULTI_MAX 1024
 static size_t run_end(const struct cls_capture *cap, size_t i, bool multi, size_t *nst) {
   size_t j = i, nu = 0;
@@ -438,7 +439,9 @@ static size_t run_end(const struct cls_capture *cap, size_t i, bool multi, size_
   int st[RUN_STREAMS];
   *nst = 0;
   while (j < cap->n && recordable(&cap->e[j]) &&
-         (multi ? !cap->e[j].swaps && j - i < MULTI_MAX : cap->e[j].stream == cap->e[i].stream)) {
+         (multi ? !cap->e[j].swaps && j - i < MULTI_MAX &&
+                      cap->e[j].cmd.stream->device == cap->e[i].cmd.stream->device
+                : cap->e[j].stream == cap->e[i].stream)) {
     const struct cls__cmd *cmd = &cap->e[j].cmd;
     size_t more = 0, k = 0;
     for (size_t b = 0; b < cmd->nbind; b++) {
