@@ -146,6 +146,8 @@ struct run {
   bool *need;
   unsigned *wfirst;
   unsigned *wl;
+  unsigned *lastuse;  /* member j's event: the last member that waits for
+                         it (its index; n: the final marker or a record) */
 };
 
 struct cls_capture {
@@ -244,6 +246,7 @@ CLS_API void cls_capture_destroy(cls_capture *cap) {
     free(cap->runs[r].need);
     free(cap->runs[r].wfirst);
     free(cap->runs[r].wl);
+    free(cap->runs[r].lastuse);
   }
   free(cap->runs);
   free(cap->e);
@@ -483,7 +486,8 @@ static int plan_multi(struct cls_capture *cap, struct run *r) {
   r->need = calloc(n, sizeof *r->need);
   r->wfirst = malloc((n + 1) * sizeof *r->wfirst);
   r->wl = malloc(n * (RUN_STREAMS - 1) * sizeof *r->wl);
-  if (!r->ms || !r->mstream || !r->need || !r->wfirst || !r->wl)
+  r->lastuse = calloc(n, sizeof *r->lastuse);
+  if (!r->ms || !r->mstream || !r->need || !r->wfirst || !r->wl || !r->lastuse)
     return cls__error(CLS_ENOMEM, 0, "out of host memory");
   long writer[CLS_MAX_ARGS], reader[CLS_MAX_ARGS][RUN_STREAMS];
   for (size_t u = 0; u < CLS_MAX_ARGS; u++) {
@@ -544,11 +548,14 @@ static int plan_multi(struct cls_capture *cap, struct run *r) {
       if (dep[o] >= 0) {
         r->wl[nw++] = (unsigned)dep[o];
         r->need[dep[o]] = true;
+        r->lastuse[dep[o]] = (unsigned)i;
       }
   }
   r->wfirst[n] = nw;
-  for (size_t k = 1; k < r->nst; k++)
+  for (size_t k = 1; k < r->nst; k++) {
     r->need[r->lastm[k]] = true; /* the final marker's and the stream's record */
+    r->lastuse[r->lastm[k]] = (unsigned)n;
+  }
   return CLS_OK;
 }
 
@@ -709,8 +716,9 @@ static cl_int member_enqueue(cl_command_queue q, const struct dmember *m, cl_uin
  * queue waiting for each other stream's last member: the run's event,
  * complete when every member is (and failed, where the vendor fails what
  * waits for a failed event, as PoCL does: each stream's record has its
- * own last member's event too).  The planned events are released once
- * enqueued, except each other stream's last, which goes to its record.
+ * own last member's event too).  A planned event is released once its
+ * last waiter is enqueued, except each other stream's last, which goes
+ * to its record.
  * A member that fails to enqueue fails the run: those enqueued are
  * waited for, so that nothing of it still runs once the failure is
  * reported. */
@@ -728,6 +736,16 @@ static cl_int multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
       wl[nw++] = r->evs[run->wl[w]];
     rc = member_enqueue(k ? r->qs[k] : call->queue, &r->dm[i], nw, nw ? wl : NULL,
                         run->need[i] ? &r->evs[i] : NULL);
+    /* An event no later member waits for goes now, while its command is
+     * likely still in flight (as raw code releases its events): one
+     * released once complete is freed on this thread. */
+    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1]; w++) {
+      unsigned j = run->wl[w];
+      if (run->lastuse[j] == i && r->evs[j]) {
+        clReleaseEvent(r->evs[j]);
+        r->evs[j] = NULL;
+      }
+    }
   }
   if (rc == CL_SUCCESS) {
     cl_uint nw = 0;
