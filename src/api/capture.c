@@ -95,8 +95,8 @@ struct rec {
   struct rec *next;                  /* the capture's list */
   /* A run over several streams: each member's planned event (NULL where
    * none is asked for), each stream's queue at this replay (set before
-   * the run's enqueue; [0] unused: the run's own), and the last member's
-   * event of each other stream, handed to that stream's record. */
+   * the run's enqueue; [0], the run's own, by its enqueue), and the last
+   * member's event of each other stream, handed to that stream's record. */
   cl_event *evs;
   cl_command_queue qs[RUN_STREAMS];
   cl_event last[RUN_STREAMS];
@@ -722,20 +722,41 @@ static cl_int member_enqueue(cl_command_queue q, const struct dmember *m, cl_uin
  * A member that fails to enqueue fails the run: those enqueued are
  * waited for, so that nothing of it still runs once the failure is
  * reported. */
+/* Before a command of queue q waits for an event of stream index k's
+ * queue: that queue is flushed if it took a command since its last flush
+ * (OpenCL asks it of a wait across queues; oclgrind runs a queue inside
+ * clFlush, so a queue is flushed only after those it waits for). */
+static inline cl_int flush_for(cl_command_queue q, cl_command_queue *qk, bool *dirty,
+                               unsigned k) {
+  if (!dirty[k] || qk[k] == q)
+    return CL_SUCCESS;
+  dirty[k] = false;
+  return clFlush(qk[k]);
+}
+
 static cl_int multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   struct rec *r = call->data;
   const struct run *run = r->run;
   cl_event start = NULL, wl[RUN_STREAMS];
+  cl_command_queue *qk = r->qs;
+  bool dirty[RUN_STREAMS] = {true};
+  qk[0] = call->queue;
   cl_int rc = clEnqueueMarkerWithWaitList(call->queue, 0, NULL, &start);
   for (size_t i = 0; i < run->n && rc == CL_SUCCESS; i++) {
     unsigned k = run->ms[i];
     cl_uint nw = 0;
-    if (k && run->firstm[k] == i)
+    if (k && run->firstm[k] == i) {
+      rc = flush_for(qk[k], qk, dirty, 0);
       wl[nw++] = start;
-    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1]; w++)
+    }
+    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1] && rc == CL_SUCCESS; w++) {
+      rc = flush_for(qk[k], qk, dirty, run->ms[run->wl[w]]);
       wl[nw++] = r->evs[run->wl[w]];
-    rc = member_enqueue(k ? r->qs[k] : call->queue, &r->dm[i], nw, nw ? wl : NULL,
-                        run->need[i] ? &r->evs[i] : NULL);
+    }
+    if (rc == CL_SUCCESS)
+      rc = member_enqueue(qk[k], &r->dm[i], nw, nw ? wl : NULL,
+                          run->need[i] ? &r->evs[i] : NULL);
+    dirty[k] = true;
     /* An event no later member waits for goes now, while its command is
      * likely still in flight (as raw code releases its events): one
      * released once complete is freed on this thread. */
@@ -749,9 +770,12 @@ static cl_int multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   }
   if (rc == CL_SUCCESS) {
     cl_uint nw = 0;
-    for (size_t k = 1; k < run->nst; k++)
+    for (unsigned k = 1; k < run->nst && rc == CL_SUCCESS; k++) {
+      rc = flush_for(call->queue, qk, dirty, k);
       wl[nw++] = r->evs[run->lastm[k]];
-    rc = clEnqueueMarkerWithWaitList(call->queue, nw, wl, ev);
+    }
+    if (rc == CL_SUCCESS)
+      rc = clEnqueueMarkerWithWaitList(call->queue, nw, wl, ev);
   }
   if (rc == CL_SUCCESS) {
     for (size_t k = 1; k < run->nst; k++) {
@@ -762,9 +786,8 @@ static cl_int multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
     }
     atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
   } else {
-    clFinish(call->queue);
-    for (size_t k = 1; k < run->nst; k++)
-      clFinish(r->qs[k]);
+    for (size_t k = 0; k < run->nst; k++)
+      clFinish(qk[k]);
   }
   for (size_t i = 0; i < run->n; i++)
     if (r->evs[i]) {
