@@ -31,6 +31,27 @@ static const char SRC[] =
     "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }\n"
     "kernel void tally(global const int *x, global int *y, int k) {\n"
     "  size_t i = get_global_id(0); y[i] += x[i] == k;\n"
+    "}\n"
+    /* ping-pong steps whose result depends on their order */
+    "kernel void pp_ab(global const int *a, global int *b) {\n"
+    "  size_t i = get_global_id(0); b[i] = (a[i] * 2 + 1) % 100003;\n"
+    "}\n"
+    "kernel void pp_ba(global const int *b, global int *a) {\n"
+    "  size_t i = get_global_id(0); a[i] = (b[i] + 3 + (int)i) % 100003;\n"
+    "}\n"
+    "kernel void red4(global const int *p, global const int *q, global const int *r,\n"
+    "                 global const int *s, global int *o) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  o[i] = (o[i] * 2 + p[i] + 3 * q[i] + 5 * r[i] + 7 * s[i]) % 1000003;\n"
+    "}\n"
+    /* slow_k (tests/common.h) with outer * inner steps */
+    "kernel void slow2_k(global const int *a, global int *b, int outer, int inner) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  uint acc = (uint)i;\n"
+    "  for (int o = 0; o < outer; o++)\n"
+    "    for (int k = 0; k < inner; k++)\n"
+    "      acc = acc * 1664525u + 1013904223u;\n"
+    "  b[i] = (int)(acc + (uint)a[i]);\n"
     "}\n";
 
 static cls_context *ctx;
@@ -1169,6 +1190,672 @@ START_TEST(CLS_CAPTURE_malformed_is_ECONFIG_and_plan_never_records) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Plan runs over several streams (the event driver, ranged            */
+/* attribution, no relocation, deadline, guard or "lost" fault): one   */
+/* run, one command on its first member's stream, its members on their */
+/* own streams' queues ordered by events planned at capture.  Under    */
+/* any other setting the same programs give the uncaptured behaviour.  */
+/* ------------------------------------------------------------------ */
+
+/* Whether this context plans runs over several streams: the event
+ * driver with ranged attribution (the cases below set no relocation,
+ * deadline, guard mode or "lost" fault). */
+static bool plans_multi(void) {
+  int mode = -1;
+  CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
+  return strcmp(cls_context_driver(ctx), "event") == 0 && mode == CLS_ATTRIBUTION_RANGED;
+}
+
+/* Whether streams 0..n-1 are all on one device. */
+static bool one_device(int n) {
+  int d0 = -1, d = -1;
+  CT_OK(cls_stream_device(ctx, 0, &d0));
+  for (int s = 1; s < n; s++) {
+    CT_OK(cls_stream_device(ctx, s, &d));
+    if (d != d0)
+      return false;
+  }
+  return true;
+}
+
+static struct cls_capture_stats cap_stats(const cls_capture *cap) {
+  struct cls_capture_stats st;
+  CT_OK(cls_capture_info(cap, &st));
+  return st;
+}
+
+#define PP_PAIRS 20
+#define MS_COMMANDS (2 * PP_PAIRS + 6)
+
+/* The buffers of the multi-stream program: a ping-pong pair, then a fan's
+ * source, its four consumers' outputs and the reducer's output. */
+struct ms_bufs {
+  cls_buffer a, b, src, out[4], res;
+};
+
+static struct ms_bufs ms_alloc(void) {
+  struct ms_bufs m = {.a = buf_of(0, 2), .b = buf_of(1, 7), .src = buf_of(0, 1), .res = buf_of(5, 3)};
+  for (int s = 0; s < 4; s++)
+    m.out[s] = buf_of(s + 1, 10 * (s + 1));
+  return m;
+}
+
+/* A ping-pong over streams 0 and 1 (each step reads what the other
+ * stream's step wrote and overwrites what it read), then a fan: the
+ * producer on stream 0, four consumers on streams 1-4, the reducer on
+ * stream 5.  MS_COMMANDS launches; stream 1 has PP_PAIRS + 1. */
+static void ms_program(const struct ms_bufs *m, int k) {
+  for (int j = 0; j < PP_PAIRS; j++) {
+    launch(0, "pp_ab", 2, (cls_arg[]){CLS_IN(m->a), CLS_OUT(m->b)});
+    launch(1, "pp_ba", 2, (cls_arg[]){CLS_IN(m->b), CLS_OUT(m->a)});
+  }
+  launch(0, "chain_k", 2, (cls_arg[]){CLS_INOUT(m->src), CLS_SCALAR(k)});
+  for (int s = 1; s <= 4; s++)
+    launch(s, "mix_k", 3, (cls_arg[]){CLS_IN(m->src), CLS_INOUT(m->out[s - 1]), CLS_SCALAR(k)});
+  launch(5, "red4", 5,
+         (cls_arg[]){CLS_IN(m->out[0]), CLS_IN(m->out[1]), CLS_IN(m->out[2]), CLS_IN(m->out[3]),
+                     CLS_INOUT(m->res)});
+}
+
+static void ms_expect_same(const struct ms_bufs *got, const struct ms_bufs *want) {
+  int w[N];
+  ct_download_ints(ctx, 2, want->a, w, N);
+  expect_same(got->a, 3, w, "ping-pong a");
+  ct_download_ints(ctx, 3, want->b, w, N);
+  expect_same(got->b, 2, w, "ping-pong b");
+  ct_download_ints(ctx, 1, want->src, w, N);
+  expect_same(got->src, 4, w, "fan source");
+  for (int s = 0; s < 4; s++) {
+    ct_download_ints(ctx, 0, want->out[s], w, N);
+    expect_same(got->out[s], 5 - s, w, "fan consumer");
+  }
+  ct_download_ints(ctx, 0, want->res, w, N);
+  expect_same(got->res, 1, w, "fan reducer");
+}
+
+/* The program REPS times uncaptured on one set of buffers, captured once
+ * on a second and replayed REPS times: the bytes agree.  Where runs over
+ * several streams are planned the capture is one run of every command,
+ * enqueued as one (multi_enqueue) at each replay where its six streams
+ * are on one device, else command by command. */
+#define MS_REPS 3
+static void ms_replayed_equals_uncaptured(void) {
+  struct ms_bufs u = ms_alloc(), c = ms_alloc();
+  bool one = one_device(6);
+  for (int r = 0; r < MS_REPS; r++)
+    ms_program(&u, 5);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  ms_program(&c, 5);
+  CT_OK(cls_capture_end(ctx, &cap));
+  for (int r = 0; r < MS_REPS; r++)
+    CT_OK(cls_replay(ctx, cap, 0, NULL));
+  ms_expect_same(&c, &u);
+  struct cls_capture_stats st = cap_stats(cap);
+  ck_assert_uint_eq(st.commands, MS_COMMANDS);
+  if (plans_multi()) {
+    ck_assert_uint_eq(st.runs, 1);
+    ck_assert_uint_eq(st.in_runs, st.commands);
+    ck_assert_uint_eq(st.enqueues, one ? MS_REPS : 0);
+  } else { /* per stream: no two consecutive commands on one stream */
+    ck_assert_uint_eq(st.runs, 0);
+  }
+  cls_capture_destroy(cap);
+}
+
+/* The run's members ordered among themselves as the program orders them
+ * (a ping-pong: read after write and write after read across two
+ * streams; a fan out and in over six): replayed three times, the bytes
+ * equal the program's uncaptured.  Streams spread over two devices, the
+ * run replays command by command: the same bytes. */
+START_TEST(plan_run_over_streams_equals_uncaptured) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(NULL);
+  ms_replayed_equals_uncaptured();
+  close_ctx();
+  int ndev = open_ctx_with(NULL, "all", 0);
+  if (ndev > 1) {
+    ck_assert(!one_device(6));
+    ms_replayed_equals_uncaptured();
+  }
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* A run spans at most 8 streams and 1024 commands: a fan over ten
+ * streams is two runs, a ping-pong of 1200 launches two; the bytes equal
+ * the program's uncaptured either way. */
+#define LIM_FAN 10
+#define LIM_PAIRS 600
+static void lim_program(cls_buffer src, const cls_buffer *out, cls_buffer a, cls_buffer b,
+                        bool fan) {
+  if (fan) {
+    int two = 2;
+    launch(0, "chain_k", 2, (cls_arg[]){CLS_INOUT(src), CLS_SCALAR(two)});
+    for (int s = 1; s < LIM_FAN; s++)
+      launch(s, "mix_k", 3, (cls_arg[]){CLS_IN(src), CLS_INOUT(out[s - 1]), CLS_SCALAR(s)});
+    return;
+  }
+  for (int j = 0; j < LIM_PAIRS; j++) {
+    launch(0, "pp_ab", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
+    launch(1, "pp_ba", 2, (cls_arg[]){CLS_IN(b), CLS_OUT(a)});
+  }
+}
+
+START_TEST(plan_run_over_streams_at_most_8_streams_and_1024_commands) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(NULL);
+  for (int fan = 1; fan >= 0; fan--) {
+    cls_buffer su = buf_of(0, 1), sc = buf_of(0, 1), ou[LIM_FAN - 1], oc[LIM_FAN - 1];
+    for (int s = 0; s < LIM_FAN - 1; s++) {
+      ou[s] = buf_of(s + 1, 10 * s);
+      oc[s] = buf_of(s + 1, 10 * s);
+    }
+    cls_buffer au = buf_of(0, 3), bu = buf_of(1, 4), ac = buf_of(0, 3), bc = buf_of(1, 4);
+    for (int r = 0; r < 2; r++)
+      lim_program(su, ou, au, bu, fan);
+    cls_capture *cap = NULL;
+    CT_OK(cls_capture_begin(ctx));
+    lim_program(sc, oc, ac, bc, fan);
+    CT_OK(cls_capture_end(ctx, &cap));
+    for (int r = 0; r < 2; r++)
+      CT_OK(cls_replay(ctx, cap, 0, NULL));
+    int w[N];
+    if (fan) {
+      ct_download_ints(ctx, 0, su, w, N);
+      expect_same(sc, 1, w, "fan source");
+      for (int s = 0; s < LIM_FAN - 1; s++) {
+        ct_download_ints(ctx, 0, ou[s], w, N);
+        expect_same(oc[s], 0, w, "fan output");
+      }
+    } else {
+      ct_download_ints(ctx, 0, au, w, N);
+      expect_same(ac, 1, w, "ping-pong a");
+      ct_download_ints(ctx, 0, bu, w, N);
+      expect_same(bc, 1, w, "ping-pong b");
+    }
+    struct cls_capture_stats st = cap_stats(cap);
+    if (plans_multi()) {
+      ck_assert_uint_eq(st.runs, 2);
+      ck_assert_uint_eq(st.in_runs, st.commands);
+    } else {
+      ck_assert_uint_eq(st.runs, 0);
+    }
+    cls_capture_destroy(cap);
+  }
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* fk (failing at its enqueue: the context's fault) on stream 1 into its
+ * own fresh output: the failure's position, the stream's command count. */
+static uint64_t fk_position(void) {
+  cls_buffer in = buf_of(2, 0), out = ct_alloc(ctx, 2, NB);
+  size_t g = N;
+  cls_launch(ctx, 1, K("fk"), 1, &g, NULL, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)});
+  cls_sync(ctx, NULL);
+  int v[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 2, out, 0, v, NB, &r), CLS_ETAINTED);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_str_eq(fi.kernel, "fk");
+  ck_assert_int_eq(fi.stream, 1);
+  uint64_t pos = fi.position;
+  cls_report_free(r);
+  return pos;
+}
+
+/* Each member takes its position on its own stream and counts there as
+ * an enqueue and a launch: per stream, the replay's counts equal the
+ * uncaptured program's, and a failure after it on stream 1 has the
+ * position it has after the program uncaptured. */
+START_TEST(plan_run_over_streams_members_take_their_positions_and_counts) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx("enqueue:kernel=fk");
+  struct ms_bufs u = ms_alloc(), c = ms_alloc();
+  struct cls_stream_stats s0[6], s1[6], s2[6], s3[6];
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  ms_program(&c, 4);
+  CT_OK(cls_capture_end(ctx, &cap));
+  CT_OK(cls_sync(ctx, NULL));
+  uint64_t p0 = fk_position();
+  for (int s = 0; s < 6; s++)
+    CT_OK(cls_stream_stats(ctx, s, &s0[s]));
+  ms_program(&u, 4);
+  for (int s = 0; s < 6; s++)
+    CT_OK(cls_stream_stats(ctx, s, &s1[s]));
+  uint64_t p1 = fk_position();
+  for (int s = 0; s < 6; s++)
+    CT_OK(cls_stream_stats(ctx, s, &s2[s]));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  for (int s = 0; s < 6; s++)
+    CT_OK(cls_stream_stats(ctx, s, &s3[s]));
+  uint64_t p2 = fk_position();
+  if (plans_multi())
+    ck_assert_uint_eq(in_runs(cap), MS_COMMANDS);
+  for (int s = 0; s < 6; s++) {
+    ck_assert_msg(s3[s].enqueues - s2[s].enqueues == s1[s].enqueues - s0[s].enqueues,
+                  "stream %d: %llu enqueues replayed, %llu uncaptured", s,
+                  (unsigned long long)(s3[s].enqueues - s2[s].enqueues),
+                  (unsigned long long)(s1[s].enqueues - s0[s].enqueues));
+    ck_assert_msg(s3[s].launches - s2[s].launches == s1[s].launches - s0[s].launches,
+                  "stream %d: %llu launches replayed, %llu uncaptured", s,
+                  (unsigned long long)(s3[s].launches - s2[s].launches),
+                  (unsigned long long)(s1[s].launches - s0[s].launches));
+  }
+  ck_assert_uint_eq(s1[1].launches - s0[1].launches, PP_PAIRS + 1);
+  ck_assert_uint_eq(s1[5].launches - s0[5].launches, 1);
+  /* fk, then stream 1's PP_PAIRS + 1 launches, then fk. */
+  ck_assert_uint_eq(p1 - p0, PP_PAIRS + 2);
+  ck_assert_msg(p2 - p1 == p1 - p0, "fk at %llu after the replay, %llu after the program",
+                (unsigned long long)(p2 - p1), (unsigned long long)(p1 - p0));
+  ms_expect_same(&c, &u);
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* slow2_k's steps per item, SLOW_OUTER * SLOW_INNER: enough on PoCL that
+ * a missing wait shows (milliseconds); elsewhere under 65536, where
+ * llvmpipe (rusticl) stops counting loops, nested ones included; few
+ * under CLS_TEST_QUICK (oclgrind).  The bytes are checked everywhere. */
+static int slow_outer(void) {
+  return !ct_quick() &&
+                 ct_icontains(ct_context_info(ctx).platform_name, "Portable Computing Language")
+             ? 32
+             : 1;
+}
+#define SLOW_OUTER slow_outer()
+#define SLOW_INNER ct_scale(60000, 200)
+
+/* After a replay, no sync: an uncaptured launch on a third stream reads
+ * what the run's member on stream 1 wrote, and one on a fourth overwrites
+ * what that member reads (slowly: slow2_k works before it reads).  Both
+ * are ordered after the run's members on every stream: the reader gets
+ * the member's bytes, and the member read the old bytes. */
+START_TEST(plan_run_over_streams_later_commands_on_any_stream_are_ordered_after_it) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(NULL);
+  int outer = SLOW_OUTER, inner = SLOW_INNER, iters = outer * inner;
+  cls_buffer x = buf_of(0, 1), p = ct_alloc(ctx, 0, NB), q = ct_alloc(ctx, 1, NB);
+  cls_buffer r = ct_written(ctx, 2, N, -1), z = buf_of(3, 5000);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  launch(0, "slow2_k", 4, (cls_arg[]){CLS_IN(x), CLS_OUT(p), CLS_SCALAR(outer), CLS_SCALAR(inner)});
+  launch(1, "slow2_k", 4, (cls_arg[]){CLS_IN(p), CLS_OUT(q), CLS_SCALAR(outer), CLS_SCALAR(inner)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  if (plans_multi())
+    ck_assert_uint_eq(in_runs(cap), 2);
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  launch(2, "ka", 2, (cls_arg[]){CLS_IN(q), CLS_OUT(r)});  /* reads q */
+  launch(3, "fk", 2, (cls_arg[]){CLS_IN(z), CLS_OUT(p)});  /* overwrites p */
+  int vp[N], vq[N], vr[N];
+  ct_download_ints(ctx, 3, p, vp, N);
+  ct_download_ints(ctx, 2, r, vr, N);
+  ct_download_ints(ctx, 2, q, vq, N);
+  for (int i = 0; i < N; i++) {
+    int old_p = ct_slow_expect((uint32_t)i, iters, 1 + i);
+    int want_q = ct_slow_expect((uint32_t)i, iters, old_p);
+    ck_assert_msg(vp[i] == 5000 + i + 1, "p[%d] = %d after the overwrite", i, vp[i]);
+    ck_assert_msg(vq[i] == want_q, "q[%d] = %d, %d expected (the member read p overwritten?)", i,
+                  vq[i], want_q);
+    ck_assert_msg(vr[i] == want_q + 2, "r[%d] = %d, %d expected (read q before its member?)", i,
+                  vr[i], want_q + 2);
+  }
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* Before a replay, no sync: an uncaptured slow launch on stream 3 writes
+ * what the run's member on stream 1 reads, and one on stream 4 reads
+ * (late: slow2_k works before it reads) what the run's member on stream 2
+ * overwrites.  The run's members on every stream are ordered after
+ * them, not only its first member: the reader member gets the new
+ * bytes, the slow reader the old ones. */
+START_TEST(plan_run_over_streams_members_are_ordered_after_earlier_commands_on_any_stream) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(NULL);
+  int outer = SLOW_OUTER, inner = SLOW_INNER, iters = outer * inner;
+  cls_buffer x = buf_of(0, 1), p = ct_alloc(ctx, 0, NB), y = buf_of(1, 300), q = ct_alloc(ctx, 1, NB);
+  cls_buffer w = buf_of(2, 700), z = buf_of(3, 5000), v = ct_alloc(ctx, 4, NB);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  launch(0, "ka", 2, (cls_arg[]){CLS_IN(x), CLS_OUT(p)});
+  launch(1, "ka", 2, (cls_arg[]){CLS_IN(y), CLS_OUT(q)});
+  launch(2, "ka", 2, (cls_arg[]){CLS_IN(x), CLS_OUT(w)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  if (plans_multi())
+    ck_assert_uint_eq(in_runs(cap), 3);
+  CT_OK(cls_sync(ctx, NULL));
+  launch(3, "slow2_k", 4, (cls_arg[]){CLS_IN(z), CLS_OUT(y), CLS_SCALAR(outer), CLS_SCALAR(inner)}); /* writes y */
+  launch(4, "slow2_k", 4, (cls_arg[]){CLS_IN(w), CLS_OUT(v), CLS_SCALAR(outer), CLS_SCALAR(inner)}); /* reads w */
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  int vq[N], vv[N], vw[N];
+  ct_download_ints(ctx, 5, q, vq, N);
+  ct_download_ints(ctx, 5, v, vv, N);
+  ct_download_ints(ctx, 5, w, vw, N);
+  for (int i = 0; i < N; i++) {
+    int new_y = ct_slow_expect((uint32_t)i, iters, 5000 + i);
+    ck_assert_msg(vq[i] == new_y + 2, "q[%d] = %d, %d expected (read y before its writer?)", i,
+                  vq[i], new_y + 2);
+    int want_v = ct_slow_expect((uint32_t)i, iters, 700 + i);
+    ck_assert_msg(vv[i] == want_v, "v[%d] = %d, %d expected (w overwritten before read?)", i,
+                  vv[i], want_v);
+    ck_assert_int_eq(vw[i], 1 + i + 2);
+  }
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* An input of the run tainted before the replay (fk failed at its
+ * enqueue: the context's fault, outside the capture): the run replays
+ * command by command, exactly, as uncaptured: its readers on stream 1
+ * are skipped on fk's chain, the independent member on stream 2 runs. */
+START_TEST(plan_run_over_streams_tainted_input_replays_command_by_command) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx("enqueue:kernel=fk");
+  cls_buffer a = buf_of(0, 0), b = buf_of(0, 0), c = buf_of(1, 0), f = buf_of(1, 0);
+  cls_buffer d = buf_of(2, 10), e = buf_of(2, 0);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  launch(1, "ka", 2, (cls_arg[]){CLS_IN(b), CLS_OUT(c)});
+  launch(2, "ka", 2, (cls_arg[]){CLS_IN(d), CLS_OUT(e)});
+  launch(1, "fk", 2, (cls_arg[]){CLS_IN(c), CLS_OUT(f)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  bool multi = plans_multi();
+  if (multi) {
+    ck_assert_uint_eq(cap_stats(cap).runs, 1);
+    ck_assert_uint_eq(in_runs(cap), 3);
+  }
+  /* fk's fault would fail the run's third member: the run as one command
+   * would fail whole (e tainted); command by command, fk is skipped. */
+  struct cls_stream_stats st0, st1;
+  CT_OK(cls_stream_stats(ctx, 1, &st0));
+  taint_b_then_replay(a, b, cap);
+  ck_assert_ptr_null(strstr(cls_last_error_detail(), "as a whole"));
+  CT_OK(cls_stream_stats(ctx, 1, &st1));
+  ck_assert_uint_eq(st1.skips - st0.skips, 2);
+  int v[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 1, f, 0, v, NB, &r), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_str_eq(fi.kernel, "fk");
+  ck_assert_int_eq(fi.stream, 0);
+  ck_assert_uint_eq(fi.skipped, 2);
+  ck_assert_uint_eq(fi.nskips, 2);
+  struct cls_skip_info si;
+  CT_OK(cls_report_skip(r, 0, 0, &si));
+  ck_assert_int_eq(si.kind, CLS_SKIP_SKIPPED);
+  ck_assert_str_eq(si.kernel, "ka");
+  ck_assert_int_eq(si.stream, 1);
+  CT_OK(cls_report_skip(r, 0, 1, &si));
+  ck_assert_int_eq(si.kind, CLS_SKIP_SKIPPED);
+  ck_assert_str_eq(si.kernel, "fk");
+  ck_assert_int_eq(si.stream, 1);
+  cls_report_free(r);
+  CT_ERR(cls_download(ctx, 1, c, 0, v, NB, NULL), CLS_ETAINTED);
+  ct_download_ints(ctx, 0, e, v, N);
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(v[i], 12 + i);
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
+/* The program of the fault cases over streams 0-3: ka on streams 0, 1
+ * and 2, then ka on stream 1 again and fk on stream 3 (both reading
+ * stream 1's first output): one run over four streams where they are
+ * planned.  Captured and replayed once, or run once uncaptured, in a
+ * context with fault `spec`; then each output's state: its failure's
+ * kernel name ("" where it keeps its bytes, checked), into got[5]. */
+#define FS_OUTS 5
+static void fault_on_stream_program(const char *spec, bool captured, bool at_enqueue,
+                                    bool *multi, char got[FS_OUTS][96]) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(spec);
+  *multi = captured && plans_multi();
+  cls_buffer a = buf_of(0, 100), x0 = buf_of(0, 0), x1 = buf_of(1, 0), x2 = buf_of(2, 0);
+  cls_buffer y1 = buf_of(1, 0), y3 = buf_of(3, 0);
+  cls_capture *cap = NULL;
+  CT_OK(cls_sync(ctx, NULL));
+  if (captured)
+    CT_OK(cls_capture_begin(ctx));
+  size_t g = N;
+  int rc = 0;
+  rc |= cls_launch(ctx, 0, K("ka"), 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(x0)});
+  rc |= cls_launch(ctx, 1, K("ka"), 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(x1)});
+  rc |= cls_launch(ctx, 2, K("ka"), 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(x2)});
+  rc |= cls_launch(ctx, 1, K("ka"), 1, &g, NULL, 2, (cls_arg[]){CLS_IN(x1), CLS_OUT(y1)});
+  rc |= cls_launch(ctx, 3, K("fk"), 1, &g, NULL, 2, (cls_arg[]){CLS_IN(x1), CLS_OUT(y3)});
+  if (captured) {
+    ck_assert_int_eq(rc, 0);
+    CT_OK(cls_capture_end(ctx, &cap));
+    if (*multi) {
+      ck_assert_uint_eq(cap_stats(cap).runs, 1);
+      ck_assert_uint_eq(in_runs(cap), 5);
+    }
+    rc = cls_replay(ctx, cap, 0, NULL);
+    if (*multi && at_enqueue)
+      ck_assert_msg(rc == CLS_ELAUNCH || !strstr(spec, "stream=1"), "replay: %s: %s",
+                    cls_err_name(rc), cls_last_error_detail());
+  }
+  if (!strstr(spec, "stream=1")) /* fires on nothing */
+    ck_assert_msg(rc == 0, "%s: %s", cls_err_name(rc), cls_last_error_detail());
+  cls_sync(ctx, NULL);
+  cls_buffer outs[FS_OUTS] = {x0, x1, x2, y1, y3};
+  const int want[FS_OUTS] = {102, 102, 102, 104, 103};
+  for (int o = 0; o < FS_OUTS; o++) {
+    int v[N];
+    cls_report *r = NULL;
+    rc = cls_download(ctx, 4, outs[o], 0, v, NB, &r);
+    got[o][0] = 0;
+    if (rc == 0) {
+      CT_EXPECT_INTS(v, N, i, want[o] + (int)i);
+      cls_report_free(r);
+      continue;
+    }
+    ck_assert_msg(rc == CLS_ETAINTED, "output %d: %s", o, cls_err_name(rc));
+    ck_assert_uint_eq(cls_report_failures(r), 1);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    if (strcmp(cls_context_driver(ctx), "event") == 0) /* a scheduler defers the enqueue */
+      ck_assert_int_eq(fi.async, !at_enqueue);
+    snprintf(got[o], sizeof got[o], "%s@%d", fi.kernel[0] ? fi.kernel : "(range)", fi.stream);
+    cls_report_free(r);
+  }
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+
+/* The captured program's outputs against the uncaptured's, the fault
+ * `spec` firing (or not) on ka's second launch on stream 1.  A run over
+ * several streams is one command: its whole write set, on every stream,
+ * carries its one failure, named by the run; elsewhere the outputs are
+ * as uncaptured. */
+static void fault_on_stream_of(const char *spec, bool at_enqueue, bool fires) {
+  char unc[FS_OUTS][96], cap[FS_OUTS][96];
+  bool multi, none;
+  fault_on_stream_program(spec, false, at_enqueue, &none, unc);
+  fault_on_stream_program(spec, true, at_enqueue, &multi, cap);
+  /* Uncaptured, a fault that fires taints y1 (ka on stream 1, exactly
+   * at the enqueue; in a range at completion); x0 keeps its bytes at
+   * the enqueue. */
+  ck_assert_msg(fires == (unc[3][0] != 0), "%s: y1 uncaptured: '%s'", spec, unc[3]);
+  if (fires && at_enqueue) {
+    ck_assert_str_eq(unc[3], "ka@1");
+    ck_assert_str_eq(unc[0], "");
+  }
+  for (int o = 0; o < FS_OUTS; o++) {
+    if (multi && fires)
+      ck_assert_msg(strcmp(cap[o], "capture #1 commands 0-4 (ka...)@0") == 0,
+                    "%s: output %d of the run: '%s'", spec, o, cap[o]);
+    else
+      ck_assert_msg(strcmp(cap[o], unc[o]) == 0, "%s: output %d: '%s' replayed, '%s' uncaptured",
+                    spec, o, cap[o], unc[o]);
+  }
+}
+
+/* Fault injection matches each member with its own stream and kernel: a
+ * fault on a member of stream 1 (not the run's first stream) fails the
+ * run as a whole, at its enqueue or found at its completion; one naming
+ * stream 3 with a kernel no member of stream 3 runs does not fire. */
+START_TEST(plan_run_over_streams_fault_on_a_member_of_another_stream_fails_the_run) {
+  fault_on_stream_of("enqueue:kernel=ka,stream=1,nth=2", true, true);
+  fault_on_stream_of("enqueue:kernel=ka,stream=3,nth=1", true, false);
+  fault_on_stream_of("complete:kernel=ka,stream=1,nth=2", false, true);
+  fault_on_stream_of("complete:kernel=ka,stream=3,nth=1", false, false);
+}
+END_TEST
+
+/* Three launches on stream 0, three on stream 1 reading stream 0's
+ * output, two on stream 2: one run over three streams, or three runs of
+ * one stream each. */
+static struct cls_capture_stats lost_fault_capture(const char *spec) {
+  open_ctx(spec);
+  int k = 3;
+  cls_buffer x = buf_of(0, 1), y = buf_of(1, 2), z = buf_of(2, 3);
+  cls_buffer x2 = buf_of(0, 1), y2 = buf_of(1, 2), z2 = buf_of(2, 3);
+  cls_capture *cap = NULL;
+  for (int pass = 0; pass < 2; pass++) {
+    cls_buffer bx = pass ? x2 : x, by = pass ? y2 : y, bz = pass ? z2 : z;
+    if (pass)
+      CT_OK(cls_capture_begin(ctx));
+    for (int reps = 0; reps < (pass ? 1 : 2); reps++) {
+      for (int j = 0; j < 3; j++)
+        launch(0, "chain_k", 2, (cls_arg[]){CLS_INOUT(bx), CLS_SCALAR(k)});
+      for (int j = 0; j < 3; j++)
+        launch(1, "mix_k", 3, (cls_arg[]){CLS_IN(bx), CLS_INOUT(by), CLS_SCALAR(k)});
+      for (int j = 0; j < 2; j++)
+        launch(2, "mix_k", 3, (cls_arg[]){CLS_IN(by), CLS_INOUT(bz), CLS_SCALAR(k)});
+    }
+    if (pass)
+      CT_OK(cls_capture_end(ctx, &cap));
+  }
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  int w[N];
+  ct_download_ints(ctx, 0, x, w, N);
+  expect_same(x2, 1, w, "stream 0's chain");
+  ct_download_ints(ctx, 0, y, w, N);
+  expect_same(y2, 2, w, "stream 1's mix");
+  ct_download_ints(ctx, 0, z, w, N);
+  expect_same(z2, 0, w, "stream 2's mix");
+  struct cls_capture_stats st = cap_stats(cap);
+  cls_capture_destroy(cap);
+  close_ctx();
+  return st;
+}
+
+/* A "lost" fault in CLS_FAULT (here one that never fires) acts on a
+ * stream's queue as a whole, which a run over several streams would
+ * bypass: the capture's runs are per stream, the bytes right. */
+START_TEST(plan_run_over_streams_not_with_a_lost_fault) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  struct cls_capture_stats with = lost_fault_capture("lost:stream=0,kernel=chain_k,nth=1000000");
+  struct cls_capture_stats without = lost_fault_capture(NULL);
+  open_ctx(NULL);
+  int mode = -1;
+  CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
+  bool multi = plans_multi();
+  close_ctx();
+  ck_assert_uint_eq(with.commands, 8);
+  if (mode == CLS_ATTRIBUTION_RANGED) {
+    ck_assert_uint_eq(with.runs, 3);
+    ck_assert_uint_eq(with.in_runs, 8);
+    ck_assert_uint_eq(without.runs, multi ? 1 : 3);
+    ck_assert_uint_eq(without.in_runs, 8);
+  } else {
+    ck_assert_uint_eq(with.runs, 0);
+    ck_assert_uint_eq(without.runs, 0);
+  }
+  unforce();
+}
+END_TEST
+
+/* cls_stream_sync of a stream that is not the run's first waits for its
+ * members: right after it, the member's output read through a queue of
+ * our own that waits for nothing has the member's bytes (the member is
+ * slow and waits for a slow member of stream 0 first). */
+START_TEST(plan_run_over_streams_stream_sync_waits_for_its_members) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(NULL);
+  int outer = SLOW_OUTER, inner = SLOW_INNER, iters = outer * inner;
+  cls_buffer x = buf_of(0, 1), p = ct_alloc(ctx, 0, NB), q = ct_written(ctx, 2, N, -7);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  launch(0, "slow2_k", 4, (cls_arg[]){CLS_IN(x), CLS_OUT(p), CLS_SCALAR(outer), CLS_SCALAR(inner)});
+  launch(2, "slow2_k", 4, (cls_arg[]){CLS_IN(p), CLS_OUT(q), CLS_SCALAR(outer), CLS_SCALAR(inner)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  if (plans_multi())
+    ck_assert_uint_eq(in_runs(cap), 2);
+  CT_OK(cls_sync(ctx, NULL));
+  cl_command_queue sq;
+  CT_OK(cls_stream_queue(ctx, 2, &sq));
+  cl_context clctx;
+  cl_device_id dev;
+  ck_assert_int_eq(clGetCommandQueueInfo(sq, CL_QUEUE_CONTEXT, sizeof clctx, &clctx, NULL),
+                   CL_SUCCESS);
+  ck_assert_int_eq(clGetCommandQueueInfo(sq, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL),
+                   CL_SUCCESS);
+  cl_int err;
+  cl_command_queue own = clCreateCommandQueue(clctx, dev, 0, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  cl_mem mem;
+  size_t off, size;
+  CT_OK(cls_buffer_mem(ctx, q, &mem, &off, &size));
+  /* PoCL orders a read of a buffer after the commands that use it on
+   * any queue: the bytes are looked at through a mapping instead, taken
+   * before the replay (a CPU device: the mapping is the buffer's
+   * memory), read right after the sync with no OpenCL call. */
+  cl_device_type type = 0;
+  clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  bool direct = (type & CL_DEVICE_TYPE_CPU) &&
+                ct_icontains(ct_context_info(ctx).platform_name, "Portable Computing Language");
+  const int *mapped = NULL;
+  if (direct) {
+    mapped = clEnqueueMapBuffer(own, mem, CL_TRUE, CL_MAP_READ, off, NB, 0, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(mapped[0], -7);
+  }
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  CT_OK(cls_stream_sync(ctx, 2, NULL));
+  int v[N];
+  if (direct)
+    memcpy(v, mapped, NB);
+  else
+    ck_assert_int_eq(clEnqueueReadBuffer(own, mem, CL_TRUE, off, NB, v, 0, NULL, NULL),
+                     CL_SUCCESS);
+  for (int i = 0; i < N; i++) {
+    int want = ct_slow_expect((uint32_t)i, iters, ct_slow_expect((uint32_t)i, iters, 1 + i));
+    ck_assert_msg(v[i] == want, "q[%d] = %d right after stream 2's sync, %d expected", i, v[i],
+                  want);
+  }
+  if (mapped) {
+    clEnqueueUnmapMemObject(own, mem, (void *)mapped, 0, NULL, NULL);
+    clFinish(own);
+  }
+  clReleaseCommandQueue(own);
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
 /* The shared cases once per backend: as CLS_CAPTURE says (auto by
  * default), and forced onto command buffers. */
 #define CT_ADD_BOTH(suite, fn)                                                \
@@ -1205,6 +1892,15 @@ int main(void) {
   CT_ADD(s, plan_run_members_take_their_positions);
   CT_ADD(s, plan_run_takes_new_parameter_values_in_place);
   CT_ADD(s, plan_run_fault_inside_taints_its_whole_write_set_and_skips_readers);
+  CT_ADD(s, plan_run_over_streams_equals_uncaptured);
+  CT_ADD(s, plan_run_over_streams_at_most_8_streams_and_1024_commands);
+  CT_ADD(s, plan_run_over_streams_members_take_their_positions_and_counts);
+  CT_ADD(s, plan_run_over_streams_later_commands_on_any_stream_are_ordered_after_it);
+  CT_ADD(s, plan_run_over_streams_members_are_ordered_after_earlier_commands_on_any_stream);
+  CT_ADD(s, plan_run_over_streams_tainted_input_replays_command_by_command);
+  CT_ADD(s, plan_run_over_streams_fault_on_a_member_of_another_stream_fails_the_run);
+  CT_ADD(s, plan_run_over_streams_not_with_a_lost_fault);
+  CT_ADD(s, plan_run_over_streams_stream_sync_waits_for_its_members);
   CT_ADD_BOTH(s, F8a_ranged_attribution_names_a_range_of_the_replay);
   CT_ADD_BOTH(s, F8a_exact_attribution_pins_the_command_of_the_replay);
   CT_ADD_BOTH(s, F7_two_threads_replaying_one_capture_never_interleave);
