@@ -10,7 +10,8 @@
  * read and write.
  *
  * Seeds: a fixed list; CLS_TEST_SEED=N runs seed N alone.  A failure names
- * its seed, variant and driver. */
+ * its seed, variant and driver.  CLS_TEST_QUICK: two seeds a variant, and
+ * the slow kernels 50 times shorter. */
 #include "common.h"
 
 #include <inttypes.h>
@@ -122,7 +123,7 @@ static void gen_cmd(struct rprog *p, struct rcmd *c, int prev_stream, bool param
     c->k = rnd(0, NKS - 1);
     pick_distinct(p->nbuf, KS[c->k].nb, c->b);
     c->c = rnd(-1000, 1000);
-    c->iters = rnd(1000, 6000);
+    c->iters = rnd(1000, 6000) / ct_scale(1, 50); /* oclgrind: every step simulated */
     c->param = params && rnd(0, 3) == 0;
   } else if (r < 87) {
     c->op = C_COPY;
@@ -435,6 +436,7 @@ static void run_seeds(const char *variant, const char *device, size_t n, size_t 
     cur_seed = strtoull(env, NULL, 0);
     run_seed(cur_seed, K, sync, params);
   } else {
+    n = (size_t)ct_scale((int)n, 2);
     for (size_t i = 0; i < n; i++) {
       cur_seed = SEEDS[(i + off) % NSEEDS];
       run_seed(cur_seed, K, sync, params);
