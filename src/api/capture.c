@@ -19,14 +19,12 @@
  * cl_mem it names or a parameter value it was recorded with changed (no
  * mutable dispatch: correct, slower).  A run whose inputs are tainted
  * replays on the plan (exact F2 skips). */
-#include "api/capture.h"
+#include "api/capture-impl.h"
 #include "api/enter.h"
 #include "core/command.h"
 #include "core/kernel.h"
 #include "base/handle.h"
 #include "device/cmdbuf.h"
-#include "driver/driver.h"
-#include "factory/fault.h"
 #include "failure/failure.h"
 #include "failure/log.h"
 #include "failure/poll.h"
@@ -37,140 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct entry {
-  struct cls__cmd cmd;           /* as recorded; pointers refreshed at replay */
-  int stream;
-  size_t global[3], local[3];
-  bool has_local;
-  signed char param[CLS_MAX_ARGS];   /* launch scalar i: parameter number, -1 none */
-  unsigned char pidx[CLS_MAX_ARGS];  /* the arguments that take a parameter */
-  unsigned nparam;
-  signed char bparam[CLS_MAX_ARGS];  /* binding b: buffer parameter number, -1 none */
-  unsigned char barg[CLS_MAX_ARGS];  /* binding b of a launch: its argument */
-  bool swaps;                        /* a binding takes a buffer parameter */
-  unsigned char akind[CLS_MAX_ARGS]; /* launch argument i: enum cls_arg_kind */
-  size_t voff[CLS_MAX_ARGS];         /* launch scalar i: its bytes in vals */
-  unsigned char pattern[128];        /* a fill's pattern, copied */
-  unsigned char *vals;               /* a launch's scalars, copied */
-  struct run *run;                   /* the run that starts here, NULL none */
-};
-
-/* A member of a plan run (direct_enqueue): what its enqueue takes, set
- * once when the run is prepared. */
-struct dmember {
-  unsigned char kind;                /* CLS__CMD_LAUNCH, _COPY or _FILL */
-  cl_uint dims;
-  cl_kernel k;                       /* the run's own kernel, arguments set */
-  const size_t *global, *local;      /* into the entry (never moves) */
-  cl_mem src, dst;
-  size_t src_offset, dst_offset, size;
-  const void *pattern;               /* into the entry */
-  size_t pattern_size;
-};
-
-/* One recording of a run: kept until the capture goes (a replay's
- * command may still be deferred by the driver with it as its data).  A
- * command buffer (cb, on `queue`), or for a plan run its members, each
- * enqueued on whatever queue the stream has then (dm; cb and queue
- * NULL). */
-/* The most streams one plan run may span (a run over several streams). */
-#define RUN_STREAMS 8
-
-struct rec {
-  cl_command_buffer_khr cb;
-  cl_command_queue queue;            /* retained: what cb was recorded on */
-  const struct cls__cb_api *api;
-  struct dmember *dm;                /* a plan run's members */
-  /* A plan run's: submitted and not yet enqueued by direct_enqueue (a
-   * driver that defers holds it: its values must not change), and the
-   * values its members' enqueues take (each binding's cl_mem, the
-   * parameter bytes), as in the run's mems and pv for command buffers. */
-  atomic_uint held;
-  cl_mem *mems;
-  unsigned char *pv;
-  uint64_t epoch;                    /* ctx->handles_epoch at its update */
-  struct run *run;
-  atomic_ullong *enqueues;           /* the capture's count */
-  struct rec *next;                  /* the capture's list */
-  /* A run over several streams: each member's planned event (NULL where
-   * none is asked for), each stream's queue at this replay (set before
-   * the run's enqueue; [0], the run's own, by its enqueue), and the last
-   * member's event of each other stream, handed to that stream's record. */
-  cl_event *evs;
-  cl_command_queue qs[RUN_STREAMS];
-  cl_event last[RUN_STREAMS];
-  size_t nk;
-  cl_kernel k[];                     /* the launches' own kernels: PoCL reads
-                                        their arguments at the enqueue */
-};
-
-/* A run of consecutive commands on one stream, replayed as one command
- * buffer. */
-struct run {
-  size_t first, n;
-  int stream;
-  bool off;                          /* command by command for good (no
-                                        extension, recording failed) */
-  bool direct;                       /* a plan run: its members enqueued
-                                        one by one, in one command */
-  size_t nlaunch;                    /* its launches */
-  bool swaps;                        /* one of its bindings takes a buffer
-                                        parameter */
-  char label[96];                    /* what reports call it */
-  size_t nu;                         /* the union of its bindings */
-  struct { unsigned short e, b; unsigned char access; } u[CLS_MAX_ARGS];
-  size_t nmem;                       /* each binding's cl_mem, as recorded */
-  cl_mem *mems;
-  size_t npv;                        /* the parameter bytes, as recorded */
-  unsigned char *pv;
-  unsigned char *kinds;              /* fault injection's view */
-  const char **names;
-  struct rec *rec;                   /* the current recording, NULL none */
-  /* A plan run over several streams (multi_enqueue): its members on
-   * their own streams' queues, ordered among themselves by events planned
-   * here, at capture.  sid[0] is the run's own stream (its first
-   * member's); per stream index: members, launches, first and last
-   * member.  Per member: its stream index (ms) and id (mstream, fault
-   * injection's view), whether its event is asked for (need), and the
-   * members of other streams it waits for, wl[wfirst[i]..wfirst[i+1]):
-   * for each other stream, the latest one it conflicts with (a buffer
-   * both touch, one of them writing), which covers the earlier ones of
-   * that in-order queue. */
-  bool multi;
-  size_t nst;
-  int sid[RUN_STREAMS];
-  size_t cnt[RUN_STREAMS], nl[RUN_STREAMS], firstm[RUN_STREAMS], lastm[RUN_STREAMS];
-  unsigned char *ms;
-  int *mstream;
-  bool *need;
-  unsigned *wfirst;
-  unsigned *wl;
-  unsigned *lastuse;  /* member j's event: the last member that waits for
-                         it (its index; n: the final marker or a record) */
-};
-
-struct cls_capture {
-  cls_context *ctx;
-  char name[24];   /* "capture #N": a whole-replay skip names it */
-  struct entry *e;
-  size_t n, cap;
-  uint64_t epoch;  /* ctx->handles_epoch when the handles were last resolved */
-  struct run *runs;   /* the command-buffer backend's; nruns 0: the plan */
-  size_t nruns, capruns;
-  struct rec *recs;   /* every recording, current or retired */
-  size_t retired;     /* recordings replaced since the last release */
-  atomic_ullong recordings, enqueues;
-  struct cls_capture *next_cb; /* ctx->cb_captures */
-  size_t nparams;
-  struct {
-    const void *ptr;
-    size_t size;       /* a buffer parameter: the buffer's size */
-    bool buffer;       /* cls_capture_buffer_param */
-    cls_buffer handle; /* the buffer the capture's commands name */
-    unsigned char kind;
-  } params[CLS_MAX_ARGS];
-};
 
 /* Releases the recordings (all but `keep`'s run's current ones when
  * `keep`: the retired ones only).  Their commands have finished. */
@@ -412,30 +276,11 @@ static bool want_direct(cls_context *ctx) {
          !(ctx->relocate != CLS__RELOCATE_OFF && ctx->recover);
 }
 
-/* Whether a plan run may span several streams (multi_enqueue): under
- * the event driver, which enqueues every command at the call on each
- * stream's own queue, where the members can go to their streams' queues
- * themselves; and under the scheduler, whose lists replay_multi hands
- * over around the run (settle): the other streams' before it, so their
- * earlier tasks come first on their queues, and the run's own right
- * after it.  Not where a loss is possible and recovered or injected
- * (relocation, a "lost" fault: they act on one stream's queue, which a
- * run of another stream's would bypass), nor under a deadline (a
- * stream's commands are waited for one by one).  Each replay also checks
- * that the run's streams share one device (else command by command). */
-static bool want_multi(cls_context *ctx) {
-  return (ctx->driver_ops == &cls__event_driver || ctx->driver_ops == &cls__scheduler_driver) &&
-         ctx->relocate == CLS__RELOCATE_OFF &&
-         !ctx->sync_timeout_ns && !ctx->guard && cls__factory_queue(ctx->pool.factory) &&
-         !cls__fault_loses(ctx->faults);
-}
-
 /* The end of the run that starts at entry i: entries that fit one command
  * (bindings), on i's stream, or with `multi` on at most RUN_STREAMS
  * streams of i's stream's device (as placed now) and taking no buffer
  * parameter (the order inside is planned on the captured buffers).
  * *nst: the streams it spans. */
-#define MULTI_MAX 1024
 static size_t run_end(const struct cls_capture *cap, size_t i, bool multi, size_t *nst) {
   size_t j = i, nu = 0;
   cls_buffer seen[CLS_MAX_ARGS];
@@ -474,101 +319,16 @@ static size_t run_end(const struct cls_capture *cap, size_t i, bool multi, size_
   return j;
 }
 
-/* A run over several streams, planned: its streams and each member's
- * waits (struct run).  One walk, with per binding of the union its last
- * writer and each stream's readers since: a member reading waits for the
- * last writer, one writing for the last writer and the readers of other
- * streams since it (earlier readers came before that writer). */
-static int plan_multi(struct cls_capture *cap, struct run *r) {
-  size_t n = r->n;
-  r->ms = malloc(n);
-  r->mstream = malloc(n * sizeof *r->mstream);
-  r->need = calloc(n, sizeof *r->need);
-  r->wfirst = malloc((n + 1) * sizeof *r->wfirst);
-  r->wl = malloc(n * (RUN_STREAMS - 1) * sizeof *r->wl);
-  r->lastuse = calloc(n, sizeof *r->lastuse);
-  if (!r->ms || !r->mstream || !r->need || !r->wfirst || !r->wl || !r->lastuse)
-    return cls__error(CLS_ENOMEM, 0, "out of host memory");
-  long writer[CLS_MAX_ARGS], reader[CLS_MAX_ARGS][RUN_STREAMS];
-  for (size_t u = 0; u < CLS_MAX_ARGS; u++) {
-    writer[u] = -1;
-    for (size_t k = 0; k < RUN_STREAMS; k++)
-      reader[u][k] = -1;
-  }
-  unsigned nw = 0;
-  for (size_t i = 0; i < n; i++) {
-    const struct entry *e = &cap->e[r->first + i];
-    size_t k = 0;
-    while (k < r->nst && r->sid[k] != e->stream)
-      k++;
-    if (k == r->nst) {
-      r->sid[r->nst++] = e->stream;
-      r->firstm[k] = i;
-    }
-    r->ms[i] = (unsigned char)k;
-    r->mstream[i] = e->stream;
-    r->cnt[k]++;
-    r->nl[k] += e->cmd.kind == CLS__CMD_LAUNCH;
-    r->lastm[k] = i;
-    long dep[RUN_STREAMS]; /* per stream: the latest member waited for */
-    for (size_t o = 0; o < RUN_STREAMS; o++)
-      dep[o] = -1;
-#define DEP(m)                                                                                     \
-  do {                                                                                             \
-    long m_ = (m);                                                                                 \
-    if (m_ >= 0 && r->ms[m_] != k && m_ > dep[r->ms[m_]])                                          \
-      dep[r->ms[m_]] = m_;                                                                         \
-  } while (0)
-    for (size_t b = 0; b < e->cmd.nbind; b++) {
-      size_t u = 0;
-      while (cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b].handle.bits !=
-             e->cmd.bind[b].handle.bits)
-        u++;
-      DEP(writer[u]);
-      if (e->cmd.bind[b].access & CLS_WRITE)
-        for (size_t o = 0; o < RUN_STREAMS; o++)
-          DEP(reader[u][o]);
-    }
-#undef DEP
-    for (size_t b = 0; b < e->cmd.nbind; b++) {
-      size_t u = 0;
-      while (cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b].handle.bits !=
-             e->cmd.bind[b].handle.bits)
-        u++;
-      if (e->cmd.bind[b].access & CLS_WRITE) {
-        writer[u] = (long)i;
-        for (size_t o = 0; o < RUN_STREAMS; o++)
-          reader[u][o] = -1;
-      } else {
-        reader[u][k] = (long)i;
-      }
-    }
-    r->wfirst[i] = nw;
-    for (size_t o = 0; o < RUN_STREAMS; o++)
-      if (dep[o] >= 0) {
-        r->wl[nw++] = (unsigned)dep[o];
-        r->need[dep[o]] = true;
-        r->lastuse[dep[o]] = (unsigned)i;
-      }
-  }
-  r->wfirst[n] = nw;
-  for (size_t k = 1; k < r->nst; k++) {
-    r->need[r->lastm[k]] = true; /* the final marker's and the stream's record */
-    r->lastuse[r->lastm[k]] = (unsigned)n;
-  }
-  return CLS_OK;
-}
-
 /* The runs of a capture: maximal sequences of two or more recordable
  * entries on one stream whose bindings fit one command -- command buffers
- * where the capture takes them, else (want_direct) plan runs, which under
- * want_multi may span several streams.  Nothing recorded yet: that is the
- * first replay's. */
+ * where the capture takes them, else (want_direct) plan runs, which where
+ * cls__multi_wanted may span several streams.  Nothing recorded yet: that
+ * is the first replay's. */
 static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
   bool direct = !want_cb(ctx, cap);
   if (direct && !want_direct(ctx))
     return CLS_OK;
-  bool multi = direct && want_multi(ctx);
+  bool multi = direct && cls__multi_wanted(ctx);
   size_t i = 0;
   while (i < cap->n) {
     if (!recordable(&cap->e[i])) {
@@ -635,7 +395,7 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
     r->names = calloc(r->n, sizeof *r->names);
     if (!r->mems || !r->pv || !r->kinds || !r->names)
       return cls__error(CLS_ENOMEM, 0, "out of host memory");
-    if (r->multi && plan_multi(cap, r) < 0)
+    if (r->multi && cls__multi_plan(cap, r) < 0)
       return CLS_ENOMEM;
     for (size_t q = 0; q < r->n; q++) {
       const struct cls__cmd *cmd = &cap->e[r->first + q].cmd;
@@ -693,130 +453,14 @@ static cl_int direct_enqueue(const struct cls_foreign_call *call, cl_event *ev) 
   return rc;
 }
 
-/* One member of a plan run on queue q, waiting for nw events of wl. */
-static cl_int member_enqueue(cl_command_queue q, const struct dmember *m, cl_uint nw,
-                             const cl_event *wl, cl_event *out) {
-  switch (m->kind) {
-  case CLS__CMD_LAUNCH:
-    return clEnqueueNDRangeKernel(q, m->k, m->dims, NULL, m->global, m->local, nw, wl, out);
-  case CLS__CMD_COPY:
-    return clEnqueueCopyBuffer(q, m->src, m->dst, m->src_offset, m->dst_offset, m->size, nw, wl,
-                               out);
-  default:
-    return clEnqueueFillBuffer(q, m->dst, m->pattern, m->pattern_size, m->dst_offset, m->size,
-                               nw, wl, out);
-  }
-}
-
-/* The foreign callback of a plan run over several streams, on the run's
- * own queue after the wait list's barrier: a marker there that the first
- * member of each other stream waits for (so the run's waits hold for
- * every member), each member on its stream's queue waiting for the
- * members of other streams planned at capture, then a marker on the run's
- * queue waiting for each other stream's last member: the run's event,
- * complete when every member is (and failed, where the vendor fails what
- * waits for a failed event, as PoCL does: each stream's record has its
- * own last member's event too).  A planned event is released once its
- * last waiter is enqueued, except each other stream's last, which goes
- * to its record.
- * A member that fails to enqueue fails the run: those enqueued are
- * waited for, so that nothing of it still runs once the failure is
- * reported. */
-/* Before a command of queue q waits for an event of stream index k's
- * queue: that queue is flushed if it took a command since its last flush
- * (OpenCL asks it of a wait across queues; oclgrind runs a queue inside
- * clFlush, so a queue is flushed only after those it waits for). */
-static inline cl_int flush_for(cl_command_queue q, cl_command_queue *qk, bool *dirty,
-                               unsigned k) {
-  if (!dirty[k] || qk[k] == q)
-    return CL_SUCCESS;
-  dirty[k] = false;
-  return clFlush(qk[k]);
-}
-
-static cl_int multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
-  struct rec *r = call->data;
-  const struct run *run = r->run;
-  cl_event start = NULL, wl[RUN_STREAMS];
-  cl_command_queue *qk = r->qs;
-  bool dirty[RUN_STREAMS] = {true};
-  qk[0] = call->queue;
-  cl_int rc = clEnqueueMarkerWithWaitList(call->queue, 0, NULL, &start);
-  for (size_t i = 0; i < run->n && rc == CL_SUCCESS; i++) {
-    unsigned k = run->ms[i];
-    cl_uint nw = 0;
-    if (k && run->firstm[k] == i) {
-      rc = flush_for(qk[k], qk, dirty, 0);
-      wl[nw++] = start;
-    }
-    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1] && rc == CL_SUCCESS; w++) {
-      rc = flush_for(qk[k], qk, dirty, run->ms[run->wl[w]]);
-      wl[nw++] = r->evs[run->wl[w]];
-    }
-    if (rc == CL_SUCCESS)
-      rc = member_enqueue(qk[k], &r->dm[i], nw, nw ? wl : NULL,
-                          run->need[i] ? &r->evs[i] : NULL);
-    dirty[k] = true;
-    /* An event no later member waits for goes now, while its command is
-     * likely still in flight (as raw code releases its events): one
-     * released once complete is freed on this thread. */
-    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1]; w++) {
-      unsigned j = run->wl[w];
-      if (run->lastuse[j] == i && r->evs[j]) {
-        clReleaseEvent(r->evs[j]);
-        r->evs[j] = NULL;
-      }
-    }
-  }
-  if (rc == CL_SUCCESS) {
-    cl_uint nw = 0;
-    for (unsigned k = 1; k < run->nst && rc == CL_SUCCESS; k++) {
-      rc = flush_for(call->queue, qk, dirty, k);
-      wl[nw++] = r->evs[run->lastm[k]];
-    }
-    if (rc == CL_SUCCESS)
-      rc = clEnqueueMarkerWithWaitList(call->queue, nw, wl, ev);
-  }
-  if (rc == CL_SUCCESS) {
-    for (size_t k = 1; k < run->nst; k++) {
-      if (r->last[k]) /* a record not handed over yet takes the newer one */
-        clReleaseEvent(r->last[k]);
-      r->last[k] = r->evs[run->lastm[k]];
-      r->evs[run->lastm[k]] = NULL;
-    }
-    atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
-  } else {
-    for (size_t k = 0; k < run->nst; k++)
-      clFinish(qk[k]);
-  }
-  for (size_t i = 0; i < run->n; i++)
-    if (r->evs[i]) {
-      clReleaseEvent(r->evs[i]);
-      r->evs[i] = NULL;
-    }
-  if (start)
-    clReleaseEvent(start);
-  atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
-  return rc;
-}
-
-/* The foreign callback of a stream's record of a run over several
- * streams: the event of its last member on this stream, handed over. */
-static cl_int record_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
-  cl_event *last = call->data;
-  *ev = *last;
-  *last = NULL;
-  return CL_SUCCESS;
-}
-
 bool cls__capture_run_members(const struct cls_foreign_cmd *fc, size_t *n,
                               const unsigned char **kinds, const char *const **names,
                               const int **streams) {
-  if (fc->fn == record_enqueue) {
+  if (fc->fn == cls__multi_record) {
     *n = 0; /* the run's commands are counted where the run is */
     return true;
   }
-  if (fc->fn != run_enqueue && fc->fn != direct_enqueue && fc->fn != multi_enqueue)
+  if (fc->fn != run_enqueue && fc->fn != direct_enqueue && fc->fn != cls__multi_enqueue)
     return false;
   const struct rec *r = fc->data;
   *n = r->run->n;
@@ -1441,8 +1085,8 @@ static void run_bindings(const struct cls_capture *cap, const struct run *r,
 
 /* A run as one foreign-like command of the command path: enqueue fn
  * with rec as its data. */
-static int run_as_one(cls_context *ctx, struct run *r, struct cls__stream *s,
-                      struct cls__cmd *cmd, const char *op, cls_foreign_fn fn, void *rec) {
+int cls__capture_run_as_one(cls_context *ctx, struct run *r, struct cls__stream *s,
+                            struct cls__cmd *cmd, const char *op, cls_foreign_fn fn, void *rec) {
   cmd->kind = CLS__CMD_FOREIGN;
   cmd->op = op;
   cmd->kernel = NULL;
@@ -1456,8 +1100,9 @@ static int run_as_one(cls_context *ctx, struct run *r, struct cls__stream *s,
 }
 
 /* A run's entries one by one, as the plan does command by command. */
-static int run_each(cls_context *ctx, struct cls_capture *cap, struct run *r,
-                    const cls_param *params, struct cls__slot *const *swap, bool refreshed) {
+int cls__capture_run_each(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                          const cls_param *params, struct cls__slot *const *swap,
+                          bool refreshed) {
   int rc = CLS_OK;
   for (size_t i = r->first; i < r->first + r->n; i++) {
     int e = refreshed ? CLS_OK : refresh(ctx, &cap->e[i], params, swap);
@@ -1510,77 +1155,8 @@ static int replay_run(cls_context *ctx, struct cls_capture *cap, struct run *r,
     }
   }
   if (plan)
-    return run_each(ctx, cap, r, params, swap, true);
-  return run_as_one(ctx, r, s, &cmd, "command buffer", run_enqueue, r->rec);
-}
-
-/* A plan run over several streams (multi_enqueue), its recording brought
- * to this replay's values: one command of the command path on the run's
- * stream s, which orders it (F7) after what any member waits for, checks
- * its inputs once (F2), and takes the union of the members' writes (F3,
- * F4); each other stream then logs a record with its last member's event,
- * so that its sync waits for its members and its poll sees them.  Each
- * member takes its position on its own stream and counts there, as
- * uncaptured.  Command by command where the streams are not all on s's
- * device now. */
-static int replay_multi(cls_context *ctx, struct cls_capture *cap, struct run *r,
-                        struct cls__stream *s, struct cls__cmd *cmd, const cls_param *params,
-                        struct cls__slot *const *swap) {
-  struct cls__stream *st[RUN_STREAMS];
-  cl_command_queue (*queue)(void *) = cls__factory_queue(ctx->pool.factory);
-  struct rec *rec = r->rec;
-  int rc = CLS_OK;
-  st[0] = s;
-  for (size_t k = 1; k < r->nst; k++) {
-    if (!(st[k] = cls__stream_get(ctx, r->sid[k], &rc)))
-      return rc;
-    if (st[k]->device != s->device || !st[k]->backend ||
-        !(rec->qs[k] = queue(st[k]->backend)))
-      return run_each(ctx, cap, r, params, swap, false);
-  }
-  /* A driver that defers (the scheduler): what the other streams hold
-   * goes to their queues before the run's members, and the run goes at
-   * once after it is ordered, so that its members' events exist when
-   * the streams' records are handed over. */
-  const struct cls_driver_ops *d = ctx->driver_ops;
-  if (d->settle)
-    for (size_t k = 1; k < r->nst; k++)
-      d->settle(ctx->driver, &st[k]->pub, st[k]->submitted);
-  uint64_t accepted = s->stats.enqueues, issued = s->issued;
-  atomic_fetch_add_explicit(&rec->held, 1, memory_order_relaxed);
-  rc = run_as_one(ctx, r, s, cmd, "run", multi_enqueue, rec);
-  if (d->settle)
-    d->settle(ctx->driver, &s->pub, s->submitted);
-  bool placed = s->issued != issued, ran = s->stats.enqueues != accepted;
-  if (placed)
-    s->issued += r->cnt[0] - 1;
-  if (ran) {
-    s->stats.enqueues += r->cnt[0] - 1;
-    s->stats.launches += r->nl[0];
-  }
-  for (size_t k = 1; k < r->nst; k++) {
-    struct cls__stream *sk = st[k];
-    uint64_t pos = sk->issued, acc = sk->stats.enqueues;
-    if (rec->last[k]) {
-      /* Its record takes its last member's position; its failure, if
-       * any, is the run's too, found where the run is. */
-      sk->issued += r->cnt[k] - 1;
-      struct cls_foreign_cmd fc = {
-          .fn = record_enqueue, .data = &rec->last[k], .label = r->label, .stream = r->sid[k]};
-      struct cls__cmd rcmd = {.kind = CLS__CMD_FOREIGN, .op = "run", .stream = sk,
-                              .kcmd = {.name = r->label}, .foreign = &fc};
-      (void)cls__run(ctx, &rcmd, NULL, NULL);
-      if (rec->last[k]) { /* not handed over */
-        clReleaseEvent(rec->last[k]);
-        rec->last[k] = NULL;
-      }
-    }
-    sk->issued = pos + (placed ? r->cnt[k] : 0);
-    sk->stats.enqueues = acc + (ran ? r->cnt[k] : 0);
-    if (ran)
-      sk->stats.launches += r->nl[k];
-  }
-  return rc;
+    return cls__capture_run_each(ctx, cap, r, params, swap, true);
+  return cls__capture_run_as_one(ctx, r, s, &cmd, "command buffer", run_enqueue, r->rec);
 }
 
 /* A plan run: one command of the command path whose enqueue is its
@@ -1611,12 +1187,12 @@ static int replay_plan_run(cls_context *ctx, struct cls_capture *cap, struct run
     }
   }
   if (plan)
-    return run_each(ctx, cap, r, params, swap, false);
+    return cls__capture_run_each(ctx, cap, r, params, swap, false);
   if (r->multi)
-    return replay_multi(ctx, cap, r, s, &cmd, params, swap);
+    return cls__multi_replay(ctx, cap, r, s, &cmd, params, swap);
   uint64_t accepted = s->stats.enqueues, issued = s->issued;
   atomic_fetch_add_explicit(&r->rec->held, 1, memory_order_relaxed);
-  rc = run_as_one(ctx, r, s, &cmd, "run", direct_enqueue, r->rec);
+  rc = cls__capture_run_as_one(ctx, r, s, &cmd, "run", direct_enqueue, r->rec);
   if (s->issued != issued)
     s->issued += r->n - 1;
   if (s->stats.enqueues != accepted) {

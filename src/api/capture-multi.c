@@ -1,0 +1,305 @@
+/* Capture and replay, runs over several streams (docs/capture.md, "Runs
+ * over several streams"): under the event driver and the scheduler, a
+ * plan run may hold the consecutive launches, copies and fills of up to
+ * RUN_STREAMS streams of one device.  At capture each member gets its
+ * waits on the members of other streams (cls__multi_plan); at replay the
+ * run is ONE command of the command path on its first member's stream
+ * (F2, F3/F4, F7, F8 once, as any run), whose enqueue puts each member on
+ * its own stream's queue with its planned waits (cls__multi_enqueue),
+ * and each other stream then logs a record of the run with its last
+ * member's event (cls__multi_record), so that its sync waits for them. */
+#include "api/capture-impl.h"
+#include "driver/driver.h"
+#include "factory/fault.h"
+#include "stream/pool.h"
+
+#include <stdlib.h>
+
+/* Whether a plan run may span several streams (multi_enqueue): under
+ * the event driver, which enqueues every command at the call on each
+ * stream's own queue, where the members can go to their streams' queues
+ * themselves; and under the scheduler, whose lists replay_multi hands
+ * over around the run (settle): the other streams' before it, so their
+ * earlier tasks come first on their queues, and the run's own right
+ * after it.  Not where a loss is possible and recovered or injected
+ * (relocation, a "lost" fault: they act on one stream's queue, which a
+ * run of another stream's would bypass), nor under a deadline (a
+ * stream's commands are waited for one by one).  Each replay also checks
+ * that the run's streams share one device (else command by command). */
+bool cls__multi_wanted(cls_context *ctx) {
+  return (ctx->driver_ops == &cls__event_driver || ctx->driver_ops == &cls__scheduler_driver) &&
+         ctx->relocate == CLS__RELOCATE_OFF &&
+         !ctx->sync_timeout_ns && !ctx->guard && cls__factory_queue(ctx->pool.factory) &&
+         !cls__fault_loses(ctx->faults);
+}
+
+/* A run over several streams, planned: its streams and each member's
+ * waits (struct run).  One walk, with per binding of the union its last
+ * writer and each stream's readers since: a member reading waits for the
+ * last writer, one writing for the last writer and the readers of other
+ * streams since it (earlier readers came before that writer). */
+int cls__multi_plan(struct cls_capture *cap, struct run *r) {
+  size_t n = r->n;
+  r->ms = malloc(n);
+  r->mstream = malloc(n * sizeof *r->mstream);
+  r->need = calloc(n, sizeof *r->need);
+  r->wfirst = malloc((n + 1) * sizeof *r->wfirst);
+  r->wl = malloc(n * (RUN_STREAMS - 1) * sizeof *r->wl);
+  r->lastuse = calloc(n, sizeof *r->lastuse);
+  if (!r->ms || !r->mstream || !r->need || !r->wfirst || !r->wl || !r->lastuse)
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  long writer[CLS_MAX_ARGS], reader[CLS_MAX_ARGS][RUN_STREAMS];
+  for (size_t u = 0; u < CLS_MAX_ARGS; u++) {
+    writer[u] = -1;
+    for (size_t k = 0; k < RUN_STREAMS; k++)
+      reader[u][k] = -1;
+  }
+  unsigned nw = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct entry *e = &cap->e[r->first + i];
+    size_t k = 0;
+    while (k < r->nst && r->sid[k] != e->stream)
+      k++;
+    if (k == r->nst) {
+      r->sid[r->nst++] = e->stream;
+      r->firstm[k] = i;
+    }
+    r->ms[i] = (unsigned char)k;
+    r->mstream[i] = e->stream;
+    r->cnt[k]++;
+    r->nl[k] += e->cmd.kind == CLS__CMD_LAUNCH;
+    r->lastm[k] = i;
+    long dep[RUN_STREAMS]; /* per stream: the latest member waited for */
+    for (size_t o = 0; o < RUN_STREAMS; o++)
+      dep[o] = -1;
+#define DEP(m)                                                                                     \
+  do {                                                                                             \
+    long m_ = (m);                                                                                 \
+    if (m_ >= 0 && r->ms[m_] != k && m_ > dep[r->ms[m_]])                                          \
+      dep[r->ms[m_]] = m_;                                                                         \
+  } while (0)
+    for (size_t b = 0; b < e->cmd.nbind; b++) {
+      size_t u = 0;
+      while (cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b].handle.bits !=
+             e->cmd.bind[b].handle.bits)
+        u++;
+      DEP(writer[u]);
+      if (e->cmd.bind[b].access & CLS_WRITE)
+        for (size_t o = 0; o < RUN_STREAMS; o++)
+          DEP(reader[u][o]);
+    }
+#undef DEP
+    for (size_t b = 0; b < e->cmd.nbind; b++) {
+      size_t u = 0;
+      while (cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b].handle.bits !=
+             e->cmd.bind[b].handle.bits)
+        u++;
+      if (e->cmd.bind[b].access & CLS_WRITE) {
+        writer[u] = (long)i;
+        for (size_t o = 0; o < RUN_STREAMS; o++)
+          reader[u][o] = -1;
+      } else {
+        reader[u][k] = (long)i;
+      }
+    }
+    r->wfirst[i] = nw;
+    for (size_t o = 0; o < RUN_STREAMS; o++)
+      if (dep[o] >= 0) {
+        r->wl[nw++] = (unsigned)dep[o];
+        r->need[dep[o]] = true;
+        r->lastuse[dep[o]] = (unsigned)i;
+      }
+  }
+  r->wfirst[n] = nw;
+  for (size_t k = 1; k < r->nst; k++) {
+    r->need[r->lastm[k]] = true; /* the final marker's and the stream's record */
+    r->lastuse[r->lastm[k]] = (unsigned)n;
+  }
+  return CLS_OK;
+}
+
+/* One member of a plan run on queue q, waiting for nw events of wl. */
+static cl_int member_enqueue(cl_command_queue q, const struct dmember *m, cl_uint nw,
+                             const cl_event *wl, cl_event *out) {
+  switch (m->kind) {
+  case CLS__CMD_LAUNCH:
+    return clEnqueueNDRangeKernel(q, m->k, m->dims, NULL, m->global, m->local, nw, wl, out);
+  case CLS__CMD_COPY:
+    return clEnqueueCopyBuffer(q, m->src, m->dst, m->src_offset, m->dst_offset, m->size, nw, wl,
+                               out);
+  default:
+    return clEnqueueFillBuffer(q, m->dst, m->pattern, m->pattern_size, m->dst_offset, m->size,
+                               nw, wl, out);
+  }
+}
+
+/* The foreign callback of a plan run over several streams, on the run's
+ * own queue after the wait list's barrier: a marker there that the first
+ * member of each other stream waits for (so the run's waits hold for
+ * every member), each member on its stream's queue waiting for the
+ * members of other streams planned at capture, then a marker on the run's
+ * queue waiting for each other stream's last member: the run's event,
+ * complete when every member is (and failed, where the vendor fails what
+ * waits for a failed event, as PoCL does: each stream's record has its
+ * own last member's event too).  A planned event is released once its
+ * last waiter is enqueued, except each other stream's last, which goes
+ * to its record.
+ * A member that fails to enqueue fails the run: those enqueued are
+ * waited for, so that nothing of it still runs once the failure is
+ * reported. */
+
+/* Before a command of queue q waits for an event of stream index k's
+ * queue: that queue is flushed if it took a command since its last flush
+ * (OpenCL asks it of a wait across queues; oclgrind runs a queue inside
+ * clFlush, so a queue is flushed only after those it waits for). */
+static inline cl_int flush_for(cl_command_queue q, cl_command_queue *qk, bool *dirty,
+                               unsigned k) {
+  if (!dirty[k] || qk[k] == q)
+    return CL_SUCCESS;
+  dirty[k] = false;
+  return clFlush(qk[k]);
+}
+
+cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
+  struct rec *r = call->data;
+  const struct run *run = r->run;
+  cl_event start = NULL, wl[RUN_STREAMS];
+  cl_command_queue *qk = r->qs;
+  bool dirty[RUN_STREAMS] = {true};
+  qk[0] = call->queue;
+  cl_int rc = clEnqueueMarkerWithWaitList(call->queue, 0, NULL, &start);
+  for (size_t i = 0; i < run->n && rc == CL_SUCCESS; i++) {
+    unsigned k = run->ms[i];
+    cl_uint nw = 0;
+    if (k && run->firstm[k] == i) {
+      rc = flush_for(qk[k], qk, dirty, 0);
+      wl[nw++] = start;
+    }
+    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1] && rc == CL_SUCCESS; w++) {
+      rc = flush_for(qk[k], qk, dirty, run->ms[run->wl[w]]);
+      wl[nw++] = r->evs[run->wl[w]];
+    }
+    if (rc == CL_SUCCESS)
+      rc = member_enqueue(qk[k], &r->dm[i], nw, nw ? wl : NULL,
+                          run->need[i] ? &r->evs[i] : NULL);
+    dirty[k] = true;
+    /* An event no later member waits for goes now, while its command is
+     * likely still in flight (as raw code releases its events): one
+     * released once complete is freed on this thread. */
+    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1]; w++) {
+      unsigned j = run->wl[w];
+      if (run->lastuse[j] == i && r->evs[j]) {
+        clReleaseEvent(r->evs[j]);
+        r->evs[j] = NULL;
+      }
+    }
+  }
+  if (rc == CL_SUCCESS) {
+    cl_uint nw = 0;
+    for (unsigned k = 1; k < run->nst && rc == CL_SUCCESS; k++) {
+      rc = flush_for(call->queue, qk, dirty, k);
+      wl[nw++] = r->evs[run->lastm[k]];
+    }
+    if (rc == CL_SUCCESS)
+      rc = clEnqueueMarkerWithWaitList(call->queue, nw, wl, ev);
+  }
+  if (rc == CL_SUCCESS) {
+    for (size_t k = 1; k < run->nst; k++) {
+      if (r->last[k]) /* a record not handed over yet takes the newer one */
+        clReleaseEvent(r->last[k]);
+      r->last[k] = r->evs[run->lastm[k]];
+      r->evs[run->lastm[k]] = NULL;
+    }
+    atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
+  } else {
+    for (size_t k = 0; k < run->nst; k++)
+      clFinish(qk[k]);
+  }
+  for (size_t i = 0; i < run->n; i++)
+    if (r->evs[i]) {
+      clReleaseEvent(r->evs[i]);
+      r->evs[i] = NULL;
+    }
+  if (start)
+    clReleaseEvent(start);
+  atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
+  return rc;
+}
+
+/* The foreign callback of a stream's record of a run over several
+ * streams: the event of its last member on this stream, handed over. */
+cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev) {
+  cl_event *last = call->data;
+  *ev = *last;
+  *last = NULL;
+  return CL_SUCCESS;
+}
+
+/* A plan run over several streams (multi_enqueue), its recording brought
+ * to this replay's values: one command of the command path on the run's
+ * stream s, which orders it (F7) after what any member waits for, checks
+ * its inputs once (F2), and takes the union of the members' writes (F3,
+ * F4); each other stream then logs a record with its last member's event,
+ * so that its sync waits for its members and its poll sees them.  Each
+ * member takes its position on its own stream and counts there, as
+ * uncaptured.  Command by command where the streams are not all on s's
+ * device now. */
+int cls__multi_replay(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                      struct cls__stream *s, struct cls__cmd *cmd, const cls_param *params,
+                      struct cls__slot *const *swap) {
+  struct cls__stream *st[RUN_STREAMS];
+  cl_command_queue (*queue)(void *) = cls__factory_queue(ctx->pool.factory);
+  struct rec *rec = r->rec;
+  int rc = CLS_OK;
+  st[0] = s;
+  for (size_t k = 1; k < r->nst; k++) {
+    if (!(st[k] = cls__stream_get(ctx, r->sid[k], &rc)))
+      return rc;
+    if (st[k]->device != s->device || !st[k]->backend ||
+        !(rec->qs[k] = queue(st[k]->backend)))
+      return cls__capture_run_each(ctx, cap, r, params, swap, false);
+  }
+  /* A driver that defers (the scheduler): what the other streams hold
+   * goes to their queues before the run's members, and the run goes at
+   * once after it is ordered, so that its members' events exist when
+   * the streams' records are handed over. */
+  const struct cls_driver_ops *d = ctx->driver_ops;
+  if (d->settle)
+    for (size_t k = 1; k < r->nst; k++)
+      d->settle(ctx->driver, &st[k]->pub, st[k]->submitted);
+  uint64_t accepted = s->stats.enqueues, issued = s->issued;
+  atomic_fetch_add_explicit(&rec->held, 1, memory_order_relaxed);
+  rc = cls__capture_run_as_one(ctx, r, s, cmd, "run", cls__multi_enqueue, rec);
+  if (d->settle)
+    d->settle(ctx->driver, &s->pub, s->submitted);
+  bool placed = s->issued != issued, ran = s->stats.enqueues != accepted;
+  if (placed)
+    s->issued += r->cnt[0] - 1;
+  if (ran) {
+    s->stats.enqueues += r->cnt[0] - 1;
+    s->stats.launches += r->nl[0];
+  }
+  for (size_t k = 1; k < r->nst; k++) {
+    struct cls__stream *sk = st[k];
+    uint64_t pos = sk->issued, acc = sk->stats.enqueues;
+    if (rec->last[k]) {
+      /* Its record takes its last member's position; its failure, if
+       * any, is the run's too, found where the run is. */
+      sk->issued += r->cnt[k] - 1;
+      struct cls_foreign_cmd fc = {
+          .fn = cls__multi_record, .data = &rec->last[k], .label = r->label, .stream = r->sid[k]};
+      struct cls__cmd rcmd = {.kind = CLS__CMD_FOREIGN, .op = "run", .stream = sk,
+                              .kcmd = {.name = r->label}, .foreign = &fc};
+      (void)cls__run(ctx, &rcmd, NULL, NULL);
+      if (rec->last[k]) { /* not handed over */
+        clReleaseEvent(rec->last[k]);
+        rec->last[k] = NULL;
+      }
+    }
+    sk->issued = pos + (placed ? r->cnt[k] : 0);
+    sk->stats.enqueues = acc + (ran ? r->cnt[k] : 0);
+    if (ran)
+      sk->stats.launches += r->nl[k];
+  }
+  return rc;
+}
