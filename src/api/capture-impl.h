@@ -152,26 +152,21 @@ struct cls_capture {
 /* The most commands one run over several streams may hold. */
 #define MULTI_MAX 1024
 
-/* capture.c: a run as one command of the command path, its enqueue fn
- * with `rec` as its data; a run's entries one by one (refreshed first
- * unless `refreshed`), as the plan does command by command. */
-int cls__capture_run_as_one(cls_context *ctx, struct run *r, struct cls__stream *s,
-                            struct cls__cmd *cmd, const char *op, cls_foreign_fn fn, void *rec);
-int cls__capture_run_each(cls_context *ctx, struct cls_capture *cap, struct run *r,
-                          const cls_param *params, struct cls__slot *const *swap,
-                          bool refreshed);
-
-/* capture-multi.c: runs over several streams.  Whether the context may
- * plan them; a run's plan (its streams and each member's waits: struct
- * run), CLS_OK or CLS_ENOMEM; its replay, with its recording brought to
- * this replay's values and its bindings' union in cmd; the foreign
- * callbacks of the run and of each other stream's record (fault
- * injection tells them apart: cls__capture_run_members). */
+/* capture-multi.c (capture.c calls it; it calls nothing of capture.c):
+ * runs over several streams.  Whether the context may plan them; a
+ * run's plan (its streams and each member's waits: struct run), CLS_OK
+ * or CLS_ENOMEM; what a replay does before and after the run goes
+ * through the command path as one command whose enqueue is
+ * cls__multi_enqueue (before: 1 go, 0 command by command, <0 an error;
+ * st gets the run's streams); the foreign callbacks of the run and of
+ * each other stream's record (fault injection tells them apart:
+ * cls__capture_run_members). */
 bool cls__multi_wanted(cls_context *ctx);
 int cls__multi_plan(struct cls_capture *cap, struct run *r);
-int cls__multi_replay(cls_context *ctx, struct cls_capture *cap, struct run *r,
-                      struct cls__stream *s, struct cls__cmd *cmd, const cls_param *params,
-                      struct cls__slot *const *swap);
+int cls__multi_before(cls_context *ctx, struct run *r, struct cls__stream *s,
+                      struct cls__stream **st);
+void cls__multi_after(cls_context *ctx, struct run *r, struct cls__stream **st, bool placed,
+                      bool ran);
 cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev);
 cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev);
 

@@ -235,44 +235,44 @@ cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev) {
   return CL_SUCCESS;
 }
 
-/* A plan run over several streams (multi_enqueue), its recording brought
- * to this replay's values: one command of the command path on the run's
- * stream s, which orders it (F7) after what any member waits for, checks
- * its inputs once (F2), and takes the union of the members' writes (F3,
- * F4); each other stream then logs a record with its last member's event,
- * so that its sync waits for its members and its poll sees them.  Each
- * member takes its position on its own stream and counts there, as
- * uncaptured.  Command by command where the streams are not all on s's
- * device now. */
-int cls__multi_replay(cls_context *ctx, struct cls_capture *cap, struct run *r,
-                      struct cls__stream *s, struct cls__cmd *cmd, const cls_param *params,
-                      struct cls__slot *const *swap) {
-  struct cls__stream *st[RUN_STREAMS];
+/* Before a run over several streams is handed to the command path on
+ * its first member's stream s: each other stream, into st[], with its
+ * queue now in the run's recording (1); 0 where one of them is no longer
+ * on s's device (cls_stream_relocate): the run then goes command by
+ * command.  A driver that defers (the scheduler) hands what the other
+ * streams hold to their queues now, before the run's members. */
+int cls__multi_before(cls_context *ctx, struct run *r, struct cls__stream *s,
+                      struct cls__stream **st) {
   cl_command_queue (*queue)(void *) = cls__factory_queue(ctx->pool.factory);
-  struct rec *rec = r->rec;
   int rc = CLS_OK;
   st[0] = s;
   for (size_t k = 1; k < r->nst; k++) {
     if (!(st[k] = cls__stream_get(ctx, r->sid[k], &rc)))
       return rc;
     if (st[k]->device != s->device || !st[k]->backend ||
-        !(rec->qs[k] = queue(st[k]->backend)))
-      return cls__capture_run_each(ctx, cap, r, params, swap, false);
+        !(r->rec->qs[k] = queue(st[k]->backend)))
+      return 0;
   }
-  /* A driver that defers (the scheduler): what the other streams hold
-   * goes to their queues before the run's members, and the run goes at
-   * once after it is ordered, so that its members' events exist when
-   * the streams' records are handed over. */
   const struct cls_driver_ops *d = ctx->driver_ops;
   if (d->settle)
     for (size_t k = 1; k < r->nst; k++)
       d->settle(ctx->driver, &st[k]->pub, st[k]->submitted);
-  uint64_t accepted = s->stats.enqueues, issued = s->issued;
-  atomic_fetch_add_explicit(&rec->held, 1, memory_order_relaxed);
-  rc = cls__capture_run_as_one(ctx, r, s, cmd, "run", cls__multi_enqueue, rec);
+  return 1;
+}
+
+/* After the run went through the command path (`placed`: it took a
+ * position, as a skip does; `ran`: it was accepted): a driver that
+ * defers hands it over now, so that its members' events exist when the
+ * records are; each other stream logs its record, with its last
+ * member's event; and each member takes its position on its own stream
+ * and counts there, as uncaptured. */
+void cls__multi_after(cls_context *ctx, struct run *r, struct cls__stream **st, bool placed,
+                      bool ran) {
+  struct rec *rec = r->rec;
+  struct cls__stream *s = st[0];
+  const struct cls_driver_ops *d = ctx->driver_ops;
   if (d->settle)
     d->settle(ctx->driver, &s->pub, s->submitted);
-  bool placed = s->issued != issued, ran = s->stats.enqueues != accepted;
   if (placed)
     s->issued += r->cnt[0] - 1;
   if (ran) {
@@ -301,5 +301,4 @@ int cls__multi_replay(cls_context *ctx, struct cls_capture *cap, struct run *r,
     if (ran)
       sk->stats.launches += r->nl[k];
   }
-  return rc;
 }

@@ -1085,8 +1085,8 @@ static void run_bindings(const struct cls_capture *cap, const struct run *r,
 
 /* A run as one foreign-like command of the command path: enqueue fn
  * with rec as its data. */
-int cls__capture_run_as_one(cls_context *ctx, struct run *r, struct cls__stream *s,
-                            struct cls__cmd *cmd, const char *op, cls_foreign_fn fn, void *rec) {
+static int run_as_one(cls_context *ctx, struct run *r, struct cls__stream *s,
+                      struct cls__cmd *cmd, const char *op, cls_foreign_fn fn, void *rec) {
   cmd->kind = CLS__CMD_FOREIGN;
   cmd->op = op;
   cmd->kernel = NULL;
@@ -1100,9 +1100,8 @@ int cls__capture_run_as_one(cls_context *ctx, struct run *r, struct cls__stream 
 }
 
 /* A run's entries one by one, as the plan does command by command. */
-int cls__capture_run_each(cls_context *ctx, struct cls_capture *cap, struct run *r,
-                          const cls_param *params, struct cls__slot *const *swap,
-                          bool refreshed) {
+static int run_each(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                    const cls_param *params, struct cls__slot *const *swap, bool refreshed) {
   int rc = CLS_OK;
   for (size_t i = r->first; i < r->first + r->n; i++) {
     int e = refreshed ? CLS_OK : refresh(ctx, &cap->e[i], params, swap);
@@ -1155,8 +1154,30 @@ static int replay_run(cls_context *ctx, struct cls_capture *cap, struct run *r,
     }
   }
   if (plan)
-    return cls__capture_run_each(ctx, cap, r, params, swap, true);
-  return cls__capture_run_as_one(ctx, r, s, &cmd, "command buffer", run_enqueue, r->rec);
+    return run_each(ctx, cap, r, params, swap, true);
+  return run_as_one(ctx, r, s, &cmd, "command buffer", run_enqueue, r->rec);
+}
+
+/* A plan run over several streams (capture-multi.c), its recording
+ * brought to this replay's values, its bindings' union in cmd: one
+ * command of the command path on its first member's stream s, which
+ * orders it (F7) after what any member waits for, checks its inputs once
+ * (F2) and takes the union of the members' writes (F3, F4); around it,
+ * cls__multi_before and cls__multi_after (the other streams' records,
+ * positions and counts).  Command by command where the streams are not
+ * all on s's device now. */
+static int replay_multi(cls_context *ctx, struct cls_capture *cap, struct run *r,
+                        struct cls__stream *s, struct cls__cmd *cmd, const cls_param *params,
+                        struct cls__slot *const *swap) {
+  struct cls__stream *st[RUN_STREAMS];
+  int go = cls__multi_before(ctx, r, s, st);
+  if (go <= 0)
+    return go < 0 ? go : run_each(ctx, cap, r, params, swap, false);
+  uint64_t accepted = s->stats.enqueues, issued = s->issued;
+  atomic_fetch_add_explicit(&r->rec->held, 1, memory_order_relaxed);
+  int rc = run_as_one(ctx, r, s, cmd, "run", cls__multi_enqueue, r->rec);
+  cls__multi_after(ctx, r, st, s->issued != issued, s->stats.enqueues != accepted);
+  return rc;
 }
 
 /* A plan run: one command of the command path whose enqueue is its
@@ -1187,12 +1208,12 @@ static int replay_plan_run(cls_context *ctx, struct cls_capture *cap, struct run
     }
   }
   if (plan)
-    return cls__capture_run_each(ctx, cap, r, params, swap, false);
+    return run_each(ctx, cap, r, params, swap, false);
   if (r->multi)
-    return cls__multi_replay(ctx, cap, r, s, &cmd, params, swap);
+    return replay_multi(ctx, cap, r, s, &cmd, params, swap);
   uint64_t accepted = s->stats.enqueues, issued = s->issued;
   atomic_fetch_add_explicit(&r->rec->held, 1, memory_order_relaxed);
-  rc = cls__capture_run_as_one(ctx, r, s, &cmd, "run", direct_enqueue, r->rec);
+  rc = run_as_one(ctx, r, s, &cmd, "run", direct_enqueue, r->rec);
   if (s->issued != issued)
     s->issued += r->n - 1;
   if (s->stats.enqueues != accepted) {
