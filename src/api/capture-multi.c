@@ -160,6 +160,30 @@ static inline cl_int flush_for(cl_command_queue q, cl_command_queue *qk, bool *d
   return clFlush(qk[k]);
 }
 
+/* cls__multi_enqueue where every stream of the run has the run's queue
+ * (scheduler:interleave: the streams of a device share one): the members
+ * one after the other on it, in capture order, with no event but the
+ * last one's, the run's; each other stream's record takes it too. */
+static cl_int one_queue_enqueue(const struct cls_foreign_call *call, struct rec *r,
+                                cl_event *ev) {
+  const struct run *run = r->run;
+  cl_int rc = CL_SUCCESS;
+  for (size_t i = 0; i < run->n && rc == CL_SUCCESS; i++)
+    rc = member_enqueue(call->queue, &r->dm[i], 0, NULL, i + 1 == run->n ? ev : NULL);
+  if (rc != CL_SUCCESS) {
+    clFinish(call->queue);
+    return rc;
+  }
+  for (size_t k = 1; k < run->nst; k++) {
+    if (r->last[k])
+      clReleaseEvent(r->last[k]);
+    clRetainEvent(*ev);
+    r->last[k] = *ev;
+  }
+  atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
+  return CL_SUCCESS;
+}
+
 cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   struct rec *r = call->data;
   const struct run *run = r->run;
@@ -167,6 +191,14 @@ cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   cl_command_queue *qk = r->qs;
   bool dirty[RUN_STREAMS] = {true};
   qk[0] = call->queue;
+  bool one = true;
+  for (size_t k = 1; k < run->nst; k++)
+    one &= qk[k] == call->queue;
+  if (one) {
+    cl_int rc = one_queue_enqueue(call, r, ev);
+    atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
+    return rc;
+  }
   cl_int rc = clEnqueueMarkerWithWaitList(call->queue, 0, NULL, &start);
   for (size_t i = 0; i < run->n && rc == CL_SUCCESS; i++) {
     unsigned k = run->ms[i];
