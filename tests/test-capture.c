@@ -8,6 +8,8 @@
 #include "common.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <CL/cl_ext.h>
 
@@ -1792,6 +1794,91 @@ START_TEST(plan_run_over_streams_not_with_a_lost_fault) {
 }
 END_TEST
 
+/* A foreign command on stream 2 whose event (a user event) fails, set by
+ * another thread, while a replayed run over streams 0 and 1 waits behind
+ * it: the run's members of stream 1 wait explicitly on events of stream
+ * 0 (its start marker, its members), which fail in turn.  Nothing aborts
+ * or hangs (PoCL fails them on the thread that sets the status); the
+ * run's outputs carry the failure.  The thread sets it once the replay
+ * returned and the callback ran (a driver that defers runs it when the
+ * sync below hands the stream over), so the outcome does not depend on
+ * timing. */
+static _Atomic(cl_event) late_user;
+static atomic_int late_replayed;
+static cl_int late_user_cb(const struct cls_foreign_call *c, cl_event *ev) {
+  cl_context mine;
+  cl_int rc = clGetCommandQueueInfo(c->queue, CL_QUEUE_CONTEXT, sizeof mine, &mine, NULL);
+  if (rc != CL_SUCCESS)
+    return rc;
+  cl_event u = clCreateUserEvent(mine, &rc);
+  if (rc != CL_SUCCESS)
+    return rc;
+  clRetainEvent(u); /* one for clstream, one for the setter */
+  *ev = u;
+  atomic_store(&late_user, u);
+  return CL_SUCCESS;
+}
+static void *late_setter(void *arg) {
+  (void)arg;
+  while (!atomic_load(&late_replayed) || !atomic_load(&late_user))
+    usleep(1000);
+  usleep(20000); /* let the run's members queue up behind it */
+  clSetUserEventStatus(atomic_load(&late_user), -5);
+  return NULL;
+}
+
+/* The replay of a capture over `streams` streams (1: every launch on
+ * stream 0) behind a foreign command on stream 2 whose user event fails
+ * later, set by another thread: the outputs carry the failure. */
+static void behind_late_failure(int streams) {
+  open_ctx(NULL);
+  int t1 = streams > 1 ? 1 : 0;
+  cls_buffer x = buf_of(2, 1), a = buf_of(0, 0), b = buf_of(t1, 0), c = buf_of(0, 0);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  launch(0, "ka", 2, (cls_arg[]){CLS_IN(x), CLS_OUT(a)});
+  launch(t1, "ka", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
+  launch(0, "ka", 2, (cls_arg[]){CLS_IN(b), CLS_OUT(c)});
+  launch(t1, "ka", 2, (cls_arg[]){CLS_IN(c), CLS_OUT(b)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  atomic_store(&late_user, NULL);
+  atomic_store(&late_replayed, 0);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, late_setter, NULL), 0);
+  CT_OK(cls_foreign(ctx, 2, "late", late_user_cb, NULL, 1, (cls_arg[]){CLS_OUT(x)}));
+  int rc = cls_replay(ctx, cap, 0, NULL);
+  atomic_store(&late_replayed, 1);
+  ck_assert_msg(rc == 0, "replay: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  cls_sync(ctx, NULL);
+  pthread_join(t, NULL);
+  int v[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, c, 0, v, NB, &r), CLS_ETAINTED);
+  ck_assert_ptr_nonnull(r);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(fi.stream == 2 && strstr(fi.message, "late"),
+                "root cause on stream %d, '%s': not the foreign command", fi.stream, fi.message);
+  cls_report_free(r);
+  CT_ERR(cls_download(ctx, t1, b, 0, v, NB, NULL), CLS_ETAINTED);
+  /* Replayed again once the failure is known: skipped whole (F2). */
+  CT_ERR(cls_replay(ctx, cap, 0, NULL), CLS_ESKIPPED);
+  CT_ERR(cls_download(ctx, 0, a, 0, v, NB, NULL), CLS_ETAINTED);
+  clReleaseEvent(atomic_load(&late_user));
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+
+START_TEST(plan_run_over_streams_behind_a_foreign_event_that_fails_later) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  behind_late_failure(2);
+  unforce();
+}
+END_TEST
+
+START_TEST(F2_replay_behind_a_foreign_event_that_fails_later) { behind_late_failure(1); }
+END_TEST
+
 /* cls_stream_sync of a stream that is not the run's first waits for its
  * members: right after it, the member's output read through a queue of
  * our own that waits for nothing has the member's bytes (the member is
@@ -1906,6 +1993,8 @@ int main(void) {
   CT_ADD(s, plan_run_over_streams_fault_on_a_member_of_another_stream_fails_the_run);
   CT_ADD(s, plan_run_over_streams_not_with_a_lost_fault);
   CT_ADD(s, plan_run_over_streams_stream_sync_waits_for_its_members);
+  CT_ADD(s, plan_run_over_streams_behind_a_foreign_event_that_fails_later);
+  CT_ADD_BOTH(s, F2_replay_behind_a_foreign_event_that_fails_later);
   CT_ADD_BOTH(s, F8a_ranged_attribution_names_a_range_of_the_replay);
   CT_ADD_BOTH(s, F8a_exact_attribution_pins_the_command_of_the_replay);
   CT_ADD_BOTH(s, F7_two_threads_replaying_one_capture_never_interleave);

@@ -356,6 +356,49 @@ START_TEST(F8_foreign_event_failing_later_taints_write_set) {
 }
 END_TEST
 
+/* F8 under ranged attribution (the default): behind the event that fails
+ * later, a chain of launches on its stream and on another, most of which
+ * would go without an event.  PoCL 3.1 aborts when it fails a command
+ * that has no event the program holds and another follows it; once an
+ * event of another queue is seen, every command keeps one.  The event
+ * fails once everything is enqueued, so the outcome does not depend on
+ * timing. */
+START_TEST(F8_foreign_event_failing_later_under_ranged_attribution_taints_a_chain) {
+  cls_context *ctx = ct_context();
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer in = ramp(ctx, 0), b[6];
+  for (int i = 0; i < 6; i++)
+    b[i] = ct_alloc(ctx, i < 4 ? 0 : 1, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_USER_EVENT);
+  CT_OK(cls_foreign(ctx, 0, "late", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(b[0])}));
+  size_t g[1] = {N};
+  for (int i = 1; i < 6; i++)
+    ck_assert_int_le(cls_launch(ctx, i < 4 ? 0 : 1, copy, 1, g, NULL, 2,
+                                (cls_arg[]){CLS_IN(b[i - 1]), CLS_OUT(b[i])}),
+                     0);
+  struct failer f = {&s, -5};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, fail_later, &f), 0);
+  cls_sync(ctx, NULL); /* returns once the event failed */
+  pthread_join(t, NULL);
+  /* Ranged: the range the failure names holds the foreign command. */
+  for (int i = 3; i < 6; i += 2) {
+    int got[N];
+    cls_report *r = NULL;
+    CT_ERR(cls_download(ctx, i < 4 ? 0 : 1, b[i], 0, got, sizeof got, &r), CLS_ETAINTED);
+    ck_assert_ptr_nonnull(r);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    ck_assert_msg(fi.stream == 0 && fi.async && strstr(fi.message, "late x1"),
+                  "the failure is not the range of the foreign command: %s", fi.message);
+    cls_report_free(r);
+  }
+  clReleaseEvent(s.user);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* A foreign command that never finishes (its event never completes) is
  * reported by the sync deadline, named by its label, and its write set
  * takes the timeout. */
@@ -633,6 +676,7 @@ int main(void) {
   CT_ADD(s, F3_foreign_garbage_status_taints_write_set);
   CT_ADD(s, F3_foreign_event_of_another_context_taints_write_set);
   CT_ADD(s, F8_foreign_event_failing_later_taints_write_set);
+  CT_ADD(s, F8_foreign_event_failing_later_under_ranged_attribution_taints_a_chain);
   CT_ADD(s, timeout_sync_names_a_foreign_command_that_never_finishes);
   CT_ADD(s, F12_foreign_refusals_leave_a_record);
   CT_ADD(s, F12_foreign_on_a_factory_without_it_is_enosys);

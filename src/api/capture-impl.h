@@ -77,6 +77,15 @@ struct rec {
   cl_event *evs;
   cl_command_queue qs[RUN_STREAMS];
   cl_event last[RUN_STREAMS];
+  /* Where an event of another queue may fail later (keep, set by each
+   * replay of a plan run from ctx->foreign_seen): every member has an
+   * event, and it and the start marker's are kept until complete
+   * instead of released once waited for.  PoCL 3.1 aborts when it fails
+   * the commands behind a failed user event and one of them has no
+   * event the program holds (opencl.c, any_outside). */
+  bool keep;
+  cl_event *kept;
+  size_t nkept, capkept;
   size_t nk;
   cl_kernel k[];                     /* the launches' own kernels: PoCL reads
                                         their arguments at the enqueue */
@@ -169,5 +178,8 @@ void cls__multi_after(cls_context *ctx, struct run *r, struct cls__stream **st, 
                       bool ran);
 cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev);
 cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev);
+/* An event of a plan run's enqueue that nothing later waits for: kept
+ * until complete where rec->keep, else released now (struct rec). */
+void cls__rec_drop(struct rec *r, cl_event ev);
 
 #endif /* CLS_CAPTURE_IMPL_H */

@@ -10,6 +10,7 @@
  * member's event (cls__multi_record), so that its sync waits for them. */
 #include "api/capture-impl.h"
 #include "driver/driver.h"
+#include "util/util.h"
 #include "factory/fault.h"
 #include "stream/pool.h"
 
@@ -160,6 +161,35 @@ static inline cl_int flush_for(cl_command_queue q, cl_command_queue *qk, bool *d
   return clFlush(qk[k]);
 }
 
+/* An event of a plan run that nothing enqueued later waits for:
+ * released, or kept until complete where r->keep says a waited-for event
+ * may fail later (struct rec).  The kept ones that completed go first;
+ * where the list cannot grow, the event is waited for before it is
+ * released. */
+void cls__rec_drop(struct rec *r, cl_event ev) {
+  if (!r->keep) {
+    clReleaseEvent(ev);
+    return;
+  }
+  size_t keep = 0;
+  for (size_t i = 0; i < r->nkept; i++) {
+    cl_int st = CL_QUEUED;
+    if (clGetEventInfo(r->kept[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+            CL_SUCCESS &&
+        st > CL_COMPLETE)
+      r->kept[keep++] = r->kept[i];
+    else
+      clReleaseEvent(r->kept[i]);
+  }
+  r->nkept = keep;
+  if (!cls__grow((void **)&r->kept, &r->capkept, r->nkept + 1, sizeof *r->kept, 8)) {
+    clWaitForEvents(1, &ev); /* its status, failed or not, is final after it */
+    clReleaseEvent(ev);
+    return;
+  }
+  r->kept[r->nkept++] = ev;
+}
+
 /* cls__multi_enqueue where every stream of the run has the run's queue
  * (scheduler:interleave: the streams of a device share one): the members
  * one after the other on it, in capture order, with no event but the
@@ -168,8 +198,13 @@ static cl_int one_queue_enqueue(const struct cls_foreign_call *call, struct rec 
                                 cl_event *ev) {
   const struct run *run = r->run;
   cl_int rc = CL_SUCCESS;
-  for (size_t i = 0; i < run->n && rc == CL_SUCCESS; i++)
-    rc = member_enqueue(call->queue, &r->dm[i], 0, NULL, i + 1 == run->n ? ev : NULL);
+  for (size_t i = 0; i < run->n && rc == CL_SUCCESS; i++) {
+    cl_event mine = NULL;
+    rc = member_enqueue(call->queue, &r->dm[i], 0, NULL,
+                        i + 1 == run->n ? ev : r->keep ? &mine : NULL);
+    if (mine)
+      cls__rec_drop(r, mine);
+  }
   if (rc != CL_SUCCESS) {
     clFinish(call->queue);
     return rc;
@@ -213,7 +248,7 @@ cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
     }
     if (rc == CL_SUCCESS)
       rc = member_enqueue(qk[k], &r->dm[i], nw, nw ? wl : NULL,
-                          run->need[i] ? &r->evs[i] : NULL);
+                          run->need[i] || r->keep ? &r->evs[i] : NULL);
     dirty[k] = true;
     /* An event no later member waits for goes now, while its command is
      * likely still in flight (as raw code releases its events): one
@@ -221,7 +256,7 @@ cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
     for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1]; w++) {
       unsigned j = run->wl[w];
       if (run->lastuse[j] == i && r->evs[j]) {
-        clReleaseEvent(r->evs[j]);
+        cls__rec_drop(r, r->evs[j]);
         r->evs[j] = NULL;
       }
     }
@@ -249,11 +284,11 @@ cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   }
   for (size_t i = 0; i < run->n; i++)
     if (r->evs[i]) {
-      clReleaseEvent(r->evs[i]);
+      cls__rec_drop(r, r->evs[i]);
       r->evs[i] = NULL;
     }
   if (start)
-    clReleaseEvent(start);
+    cls__rec_drop(r, start);
   atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
   return rc;
 }

@@ -58,6 +58,9 @@ static void release_recs(struct cls_capture *cap, bool retired_only) {
     for (size_t k = 0; k < RUN_STREAMS; k++)
       if (r->last[k])
         clReleaseEvent(r->last[k]);
+    for (size_t k = 0; k < r->nkept; k++)
+      clReleaseEvent(r->kept[k]);
+    free(r->kept);
     free(r->evs);
     free(r->dm);
     free(r->mems);
@@ -432,7 +435,7 @@ static cl_int direct_enqueue(const struct cls_foreign_call *call, cl_event *ev) 
   cl_int rc = CL_SUCCESS;
   for (size_t i = 0; i < n && rc == CL_SUCCESS; i++) {
     const struct dmember *m = &r->dm[i];
-    cl_event *out = i + 1 == n ? ev : NULL;
+    cl_event mine = NULL, *out = i + 1 == n ? ev : r->keep ? &mine : NULL;
     switch (m->kind) {
     case CLS__CMD_LAUNCH:
       rc = clEnqueueNDRangeKernel(q, m->k, m->dims, NULL, m->global, m->local, 0, NULL, out);
@@ -445,6 +448,8 @@ static cl_int direct_enqueue(const struct cls_foreign_call *call, cl_event *ev) 
       rc = clEnqueueFillBuffer(q, m->dst, m->pattern, m->pattern_size, m->dst_offset, m->size,
                                0, NULL, out);
     }
+    if (mine)
+      cls__rec_drop(r, mine);
   }
   if (rc == CL_SUCCESS)
     atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
@@ -1139,7 +1144,11 @@ static int replay_run(cls_context *ctx, struct cls_capture *cap, struct run *r,
   cl_command_queue q = r->off || !s->backend ? NULL : cls__factory_queue(ctx->pool.factory)(s->backend);
   struct cls__cmd cmd;
   run_bindings(cap, r, &cmd);
-  bool plan = !q || ctx->guard || cls__read_failure(ctx, s->id, cmd.bind, cmd.nbind);
+  /* After a foreign command, command by command: an event it handed back
+   * may fail later, and a command buffer's commands have no events the
+   * program holds (PoCL 3.1 aborts failing them: opencl.c, any_outside). */
+  bool plan = !q || ctx->guard || ctx->foreign_seen ||
+              cls__read_failure(ctx, s->id, cmd.bind, cmd.nbind);
   if (!plan && __builtin_expect(stale(cap, r, q, params), 0)) {
     if (cap->retired >= 8) {
       /* Recordings replaced: released once their replays are done. */
@@ -1209,6 +1218,7 @@ static int replay_plan_run(cls_context *ctx, struct cls_capture *cap, struct run
   }
   if (plan)
     return run_each(ctx, cap, r, params, swap, false);
+  r->rec->keep = ctx->foreign_seen;
   if (r->multi)
     return replay_multi(ctx, cap, r, s, &cmd, params, swap);
   uint64_t accepted = s->stats.enqueues, issued = s->issued;

@@ -113,6 +113,7 @@ CLS_API int cls_foreign(cls_context *ctx, int stream, const char *label, cls_for
   fc = (struct cls_foreign_cmd){.fn = fn, .data = data, .label = name, .stream = stream,
                                 .nbuffers = (cl_uint)nargs, .buffers = bufs};
   cmd.foreign = &fc;
+  ctx->foreign_seen = true;
   rc = cls__run(ctx, &cmd, NULL, NULL);
   if (__builtin_expect(ctx->guard != NULL, 0))
     cls__guard_launched(ctx, &cmd, rc);

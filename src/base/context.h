@@ -40,6 +40,10 @@ struct cls_context {
   bool said_no_access_info; /* F11's "not checked" is logged once */
   bool strict;             /* F11: CLS_IN on a pointer the kernel may
                               write is refused (CLS_STRICT), not trusted */
+  bool foreign_seen;       /* a cls_foreign call was made: an event of
+                              another queue (a user event) may fail
+                              later (runs over several streams keep
+                              their events until complete) */
   size_t max_work_items;   /* of one launch: what the device's size_t
                               holds (CL_DEVICE_ADDRESS_BITS) */
   cl_platform_id platform;

@@ -19,6 +19,7 @@
  * last event that completed cleanly, and poll_range reports that range. */
 #include "factory/call.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,17 @@ struct ocl_stream {
   cl_event *kept;
   size_t nkept, capkept;
 };
+
+/* Set once any stream was handed an event of another queue (a user
+ * event): it may fail later, and PoCL 3.1 then fails every command
+ * behind it, on any queue, on the thread that sets the status -- and
+ * aborts ("pocl_update_event_failed") where one of them has no event the
+ * program still holds (raw OpenCL does the same: a command enqueued
+ * without an event behind a user event that fails, then another).  From
+ * then on every command gets an event (eventless, below), barriers and
+ * failed events are kept (drain), and a capture's plan runs keep theirs
+ * (capture-impl.h, struct rec). */
+static atomic_bool any_outside;
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
   cl_int rc = CL_SUCCESS;
@@ -242,7 +254,7 @@ static void drain(struct ocl_stream *s, bool all) {
       report_times(s, e);
     }
     s->completed = e->seq;
-    if (st < 0 && s->outside &&
+    if (st < 0 && (s->outside || atomic_load_explicit(&any_outside, memory_order_relaxed)) &&
         cls__grow((void **)&s->kept, &s->capkept, s->nkept + 1, sizeof *s->kept, 4))
       s->kept[s->nkept++] = e->ev;
     else
@@ -252,8 +264,12 @@ static void drain(struct ocl_stream *s, bool all) {
   }
   size_t keep = 0;
   for (size_t i = 0; i < s->nheld; i++) {
-    if (!all && status_of(s->held[i]) > CL_COMPLETE)
+    cl_int st = all ? CL_COMPLETE : status_of(s->held[i]);
+    if (st > CL_COMPLETE)
       s->held[keep++] = s->held[i];
+    else if (st < 0 && atomic_load_explicit(&any_outside, memory_order_relaxed) &&
+             cls__grow((void **)&s->kept, &s->capkept, s->nkept + 1, sizeof *s->kept, 4))
+      s->kept[s->nkept++] = s->held[i]; /* as a failed command's event (above) */
     else
       clReleaseEvent(s->held[i]);
   }
@@ -342,9 +358,11 @@ static cl_int mark_tail(struct ocl_stream *s, bool for_wait) {
 /* Ranged: whether command `seq` goes without an event.  Counts it.  A
  * command that waits on other events keeps its own: a failed event it
  * waits on fails it, and on PoCL a command enqueued after that failure
- * runs, so no later event would tell. */
+ * runs, so no later event would tell.  None goes without once an event
+ * of another queue was seen (any_outside). */
 static inline bool eventless(struct ocl_stream *s, uint64_t seq, cl_uint nwait) {
-  if (!s->ranged || nwait || ++s->since_event >= s->every)
+  if (!s->ranged || nwait || ++s->since_event >= s->every ||
+      atomic_load_explicit(&any_outside, memory_order_relaxed))
     return false;
   if (s->eager) {
     s->eager--;
@@ -519,6 +537,7 @@ static cl_int ocl_foreign(void *stream, const struct cls_foreign_cmd *c, uint64_
      * (it orders what follows; PoCL fails it when ev fails). */
     cl_event other = ev;
     s->outside = true;
+    atomic_store_explicit(&any_outside, true, memory_order_relaxed);
     rc = clEnqueueMarkerWithWaitList(s->q, 1, &other, &ev);
     clReleaseEvent(other);
     if (rc != CL_SUCCESS)
