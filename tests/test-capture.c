@@ -30,6 +30,9 @@ static const char SRC[] =
     "kernel void ka(global const int *a, global int *b) {\n"
     "  size_t i = get_global_id(0); b[i] = a[i] + 2;\n"
     "}\n"
+    "kernel void kb(global int *b, global const int *a) {\n"
+    "  size_t i = get_global_id(0); b[i] = a[i] + 2;\n"
+    "}\n"
     "kernel void inc(global int *x) { x[get_global_id(0)] += 1; }\n"
     "kernel void tally(global const int *x, global int *y, int k) {\n"
     "  size_t i = get_global_id(0); y[i] += x[i] == k;\n"
@@ -674,6 +677,84 @@ END_TEST
 START_TEST(F7_replay_over_two_devices_and_after_a_relocation_equals_uncaptured) {
   int ndev = open_ctx_with(NULL, "all", 0);
   fan_replayed(3, ndev);
+  close_ctx();
+}
+END_TEST
+
+/* F4 inside a run: a member that writes part of a buffer keeps its
+ * ranged failure, and a later member reading it is skipped, as
+ * uncaptured.  x carries a ranged failure (fk fails at completion); the
+ * capture fills half of x, then reads it into y: uncaptured, y2 is
+ * tainted; replayed, y must be too (the run reads x from outside it:
+ * no member wrote it whole before the read). */
+START_TEST(F4_a_partial_write_inside_a_replay_keeps_a_ranged_failure) {
+  open_ctx_with("complete:kernel=fk", NULL, 0);
+  int mode = -1;
+  CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
+  cls_buffer a = buf_of(0, 5), x = buf_of(0, 1), y = ct_alloc(ctx, 0, NB),
+             y2 = ct_alloc(ctx, 0, NB);
+  int zero = 0;
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_fill(ctx, 0, x, 0, NB / 2, &zero, sizeof zero));
+  launch(0, "ka", 2, (cls_arg[]){CLS_IN(x), CLS_OUT(y)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  CT_OK(cls_sync(ctx, NULL));
+  /* fk in a range of three launches (ranged: none of them has its own
+   * event), so that x's failure is a range's. */
+  launch(0, "ka", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(y)});
+  launch(0, "fk", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(x)});
+  launch(0, "ka", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(y2)});
+  cls_sync(ctx, NULL);
+  int v[N];
+  CT_ERR(cls_download(ctx, 0, x, 0, v, NB, NULL), CLS_ETAINTED);
+  /* Uncaptured: the reference. */
+  size_t g = N;
+  cls_fill(ctx, 0, x, 0, NB / 2, &zero, sizeof zero);
+  cls_launch(ctx, 0, K("ka"), 1, &g, NULL, 2, (cls_arg[]){CLS_IN(x), CLS_OUT(y2)});
+  cls_sync(ctx, NULL);
+  bool kept = cls_download(ctx, 0, y2, 0, v, NB, NULL) == CLS_ETAINTED;
+  ck_assert_msg(kept == (mode == CLS_ATTRIBUTION_RANGED),
+                "uncaptured: a partial fill %s the failure under %s attribution",
+                kept ? "kept" : "cleared", mode == CLS_ATTRIBUTION_RANGED ? "ranged" : "exact");
+  cls_replay(ctx, cap, 0, NULL);
+  cls_sync(ctx, NULL);
+  int rc = cls_download(ctx, 0, y, 0, v, NB, NULL);
+  ck_assert_msg((rc == CLS_ETAINTED) == kept, "replayed: y %s, uncaptured y2 %s",
+                cls_err_name(rc), kept ? "CLS_ETAINTED" : "CLS_OK");
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
+/* A member that writes a buffer and reads it in the same launch (two
+ * bindings of one buffer, the write first) reads it from outside its run:
+ * where an earlier command of the replay (fk, which fails at its enqueue,
+ * then an upload, which no run holds) left it tainted, the run's members
+ * are skipped and y carries fk's failure, as uncaptured. */
+static int up_src[N];
+START_TEST(F2_a_member_reading_and_writing_one_buffer_reads_it) {
+  open_ctx("enqueue:kernel=fk");
+  cls_buffer a = buf_of(0, 5), x = buf_of(0, 1), y = ct_alloc(ctx, 0, NB),
+             z = ct_alloc(ctx, 0, NB);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  launch(0, "fk", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(x)});
+  CT_OK(cls_upload_async(ctx, 0, z, 0, up_src, NB));
+  launch(0, "kb", 2, (cls_arg[]){CLS_OUT(x), CLS_IN(x)});
+  launch(0, "ka", 2, (cls_arg[]){CLS_IN(x), CLS_OUT(y)});
+  CT_OK(cls_capture_end(ctx, &cap));
+  cls_replay(ctx, cap, 0, NULL);
+  cls_sync(ctx, NULL);
+  int v[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, y, 0, v, NB, &r), CLS_ETAINTED);
+  struct cls_failure_info f;
+  CT_OK(cls_report_failure(r, 0, &f));
+  ck_assert_str_eq(f.kernel, "fk");
+  ck_assert_uint_ge(f.nskips, 2); /* kb, then ka */
+  cls_report_free(r);
+  cls_capture_destroy(cap);
   close_ctx();
 }
 END_TEST
@@ -1995,6 +2076,8 @@ int main(void) {
   CT_ADD(s, plan_run_over_streams_stream_sync_waits_for_its_members);
   CT_ADD(s, plan_run_over_streams_behind_a_foreign_event_that_fails_later);
   CT_ADD_BOTH(s, F2_replay_behind_a_foreign_event_that_fails_later);
+  CT_ADD_BOTH(s, F4_a_partial_write_inside_a_replay_keeps_a_ranged_failure);
+  CT_ADD_BOTH(s, F2_a_member_reading_and_writing_one_buffer_reads_it);
   CT_ADD_BOTH(s, F8a_ranged_attribution_names_a_range_of_the_replay);
   CT_ADD_BOTH(s, F8a_exact_attribution_pins_the_command_of_the_replay);
   CT_ADD_BOTH(s, F7_two_threads_replaying_one_capture_never_interleave);

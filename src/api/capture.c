@@ -369,29 +369,42 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
     const struct cls__cmd *c0 = &cap->e[r->first].cmd;
     snprintf(r->label, sizeof r->label, "%s commands %zu-%zu (%s...)", cap->name, r->first,
              r->first + r->n - 1, c0->kind == CLS__CMD_LAUNCH ? c0->kcmd.name : c0->op);
+    /* The union's access: read from outside the run where a member
+     * reads it before any earlier member wrote it whole (a member's own
+     * bindings count as read before its write: k(out X, in X) reads X);
+     * written as its members write it, partial (CLS__PARTIAL, which keeps
+     * a ranged failure: F4) unless one of them writes it whole. */
+    bool whole[CLS_MAX_ARGS] = {false};
     for (size_t q = r->first; q < r->first + r->n; q++) {
       const struct entry *e = &cap->e[q];
       r->nmem += e->cmd.nbind;
       for (unsigned p = 0; p < e->nparam; p++)
         r->npv += e->cmd.kargs[e->pidx[p]].size;
+      size_t touched[CLS_MAX_ARGS];
       for (size_t b = 0; b < e->cmd.nbind; b++) {
         size_t u = 0;
         while (u < r->nu && cap->e[r->first + r->u[u].e].cmd.bind[r->u[u].b].handle.bits !=
                                 e->cmd.bind[b].handle.bits)
           u++;
-        bool new_u = u == r->nu;
-        if (new_u) {
+        if (u == r->nu) {
           r->u[u].e = (unsigned short)(q - r->first);
           r->u[u].b = (unsigned short)b;
           r->u[u].access = 0;
           r->nu++;
         }
-        /* Read from outside the run only where the first command to
-         * touch it reads it: a command that writes it first (whole, as
-         * the core counts writes) gives the later ones their input. */
-        r->u[u].access |= (unsigned char)(e->cmd.bind[b].access & (new_u ? CLS_READ_WRITE : CLS_WRITE));
+        touched[b] = u;
+        int a = e->cmd.bind[b].access;
+        if ((a & CLS_READ) && !whole[u])
+          r->u[u].access |= CLS_READ;
+        r->u[u].access |= (unsigned char)(a & CLS_WRITE);
       }
+      for (size_t b = 0; b < e->cmd.nbind; b++)
+        if ((e->cmd.bind[b].access & (CLS_WRITE | CLS__PARTIAL)) == CLS_WRITE)
+          whole[touched[b]] = true;
     }
+    for (size_t u = 0; u < r->nu; u++)
+      if ((r->u[u].access & CLS_WRITE) && !whole[u])
+        r->u[u].access |= CLS__PARTIAL;
     r->mems = calloc(r->nmem ? r->nmem : 1, sizeof *r->mems);
     r->pv = malloc(r->npv ? r->npv : 1);
     r->kinds = malloc(r->n);
