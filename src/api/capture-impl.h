@@ -79,8 +79,9 @@ struct rec {
   cl_event last[RUN_STREAMS];
   /* Where an event of another queue may fail later (keep, set by each
    * replay of a plan run from ctx->foreign_seen): every member has an
-   * event, and it and the start marker's are kept until complete
-   * instead of released once waited for.  PoCL 3.1 aborts when it fails
+   * event, and it and the start marker's are kept until complete (a
+   * failed one until the capture is destroyed: cls__rec_drop) instead
+   * of released once waited for.  PoCL 3.1 aborts when it fails
    * the commands behind a failed user event and one of them has no
    * event the program holds (opencl.c, any_outside). */
   bool keep;

@@ -162,10 +162,12 @@ static inline cl_int flush_for(cl_command_queue q, cl_command_queue *qk, bool *d
 }
 
 /* An event of a plan run that nothing enqueued later waits for:
- * released, or kept until complete where r->keep says a waited-for event
- * may fail later (struct rec).  The kept ones that completed go first;
- * where the list cannot grow, the event is waited for before it is
- * released. */
+ * released, or kept where r->keep says a waited-for event may fail later
+ * (struct rec): until complete, or, failed, until the capture is
+ * destroyed (PoCL may still be failing what waits for it, on the thread
+ * that set a user event's status).  The kept ones that completed go
+ * first; where the list cannot grow, the event is waited for before it
+ * is released. */
 void cls__rec_drop(struct rec *r, cl_event ev) {
   if (!r->keep) {
     clReleaseEvent(ev);
@@ -176,7 +178,7 @@ void cls__rec_drop(struct rec *r, cl_event ev) {
     cl_int st = CL_QUEUED;
     if (clGetEventInfo(r->kept[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
             CL_SUCCESS &&
-        st > CL_COMPLETE)
+        st != CL_COMPLETE) /* a failed one too: its failure may still be spreading */
       r->kept[keep++] = r->kept[i];
     else
       clReleaseEvent(r->kept[i]);

@@ -264,8 +264,8 @@ static void drain(struct ocl_stream *s, bool all) {
   }
   size_t keep = 0;
   for (size_t i = 0; i < s->nheld; i++) {
-    cl_int st = all ? CL_COMPLETE : status_of(s->held[i]);
-    if (st > CL_COMPLETE)
+    cl_int st = status_of(s->held[i]); /* a failed one is kept, even with all */
+    if (!all && st > CL_COMPLETE)
       s->held[keep++] = s->held[i];
     else if (st < 0 && atomic_load_explicit(&any_outside, memory_order_relaxed) &&
              cls__grow((void **)&s->kept, &s->capkept, s->nkept + 1, sizeof *s->kept, 4))
