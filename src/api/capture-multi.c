@@ -296,9 +296,20 @@ cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
 }
 
 /* The foreign callback of a stream's record of a run over several
- * streams: the event of its last member on this stream, handed over. */
+ * streams: the event of its last member on this stream, handed over --
+ * unless it failed already, which cls_foreign_run would take for the
+ * record's own failure at its enqueue (a second failure, and an error
+ * left on a replay that returned CLS_OK): none then, and the record is a
+ * marker behind the member on the in-order queue, found failed like any
+ * command behind a failed one (the run's failure is found where the run
+ * is, its event waiting for this one). */
 cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev) {
   cl_event *last = call->data;
+  cl_int st = CL_QUEUED;
+  if (clGetEventInfo(*last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+          CL_SUCCESS &&
+      st < 0)
+    return CL_SUCCESS; /* *last stays: cls__multi_after drops it */
   *ev = *last;
   *last = NULL;
   return CL_SUCCESS;
@@ -360,8 +371,12 @@ void cls__multi_after(cls_context *ctx, struct run *r, struct cls__stream **st, 
       struct cls__cmd rcmd = {.kind = CLS__CMD_FOREIGN, .op = "run", .stream = sk,
                               .kcmd = {.name = r->label}, .foreign = &fc};
       (void)cls__run(ctx, &rcmd, NULL, NULL);
+      /* A driver that defers hands the record over now, while its event
+       * is still the member's (the next replay's enqueue replaces it). */
+      if (d->settle)
+        d->settle(ctx->driver, &sk->pub, sk->submitted);
       if (rec->last[k]) { /* not handed over */
-        clReleaseEvent(rec->last[k]);
+        cls__rec_drop(rec, rec->last[k]);
         rec->last[k] = NULL;
       }
     }
