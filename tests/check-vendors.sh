@@ -78,8 +78,16 @@ binary_the_vendor_refuses_is_dropped_and_rebuilt"
 # holds for the four recovery cases where a stream's command waits on
 # one that a queue accepted and lost (fault injection's
 # lost:...,at=complete gates it behind a user event): the waiting
-# stream's flush runs it behind the gate, forever.
+# stream's flush runs it behind the gate, forever.  So do the three cases
+# where a foreign command's user event fails later, set by another thread
+# once the consumers are enqueued: the first consumer on another stream
+# flushes the foreign command's queue, which waits for the event before
+# the thread can set it.
 oclgrind_exclude="timeout_sync_names_a_foreign_command_that_never_finishes
+F8_foreign_event_failing_later_under_ranged_attribution_taints_a_chain
+F2_replay_behind_a_foreign_event_that_fails_later
+F2_replay_behind_a_foreign_event_that_fails_later_cb
+plan_run_over_streams_behind_a_foreign_event_that_fails_later
 loss_after_enqueue_with_a_reader_on_another_stream_gives_exact_bytes
 loss_after_enqueue_with_an_async_download_on_another_stream_gives_exact_bytes
 loss_after_enqueue_with_a_reader_on_an_earlier_stream_gives_exact_bytes
