@@ -406,15 +406,24 @@ static inline bool eventless(struct ocl_stream *s, uint64_t seq, cl_uint nwait) 
   } while (0)
 
 /* The memo's form of argument a's value: up to 8 bytes, 0 for local
- * memory (its size is the value).  False: larger; the memo keeps none. */
+ * memory (its size is the value).  False: larger; the memo keeps none.
+ * The usual sizes (a cl_mem, an int or float) take a fixed-size load, not
+ * a call to memcpy. */
 static inline bool memo_bits(const struct cls_kernel_arg *a, uint64_t *bits) {
   *bits = 0;
   if (a->size > sizeof *bits)
     return false;
-  if (a->value && a->size == sizeof *bits) /* a buffer's cl_mem: one load, not a call */
+  if (!a->value)
+    return true;
+  if (a->size == sizeof *bits) {
     memcpy(bits, a->value, sizeof *bits);
-  else if (a->value)
+  } else if (a->size == sizeof(uint32_t)) {
+    uint32_t v;
+    memcpy(&v, a->value, sizeof v);
+    memcpy(bits, &v, sizeof v); /* the same bytes as the general case */
+  } else {
     memcpy(bits, a->value, a->size);
+  }
   return true;
 }
 
@@ -428,55 +437,47 @@ static inline bool memo_holds(const struct cls_kernel_args_memo *m, cl_uint i,
 
 /* Sets argument i of c unless the kernel holds that value already (the
  * memo: a tiny chain then makes no clSetKernelArg call, as raw OpenCL code
- * that sets its arguments once makes none). */
-static inline cl_int set_arg(const struct cls_kernel_cmd *c, cl_uint i) {
-  const struct cls_kernel_arg *a = &c->args[i];
+ * that sets its arguments once makes none).  One pass: each argument's
+ * memo form is read once, and only the arguments that changed (a time
+ * step) are set. */
+static inline cl_int set_args(const struct cls_kernel_cmd *c) {
   struct cls_kernel_args_memo *m = c->memo;
-  uint64_t bits;
-  bool known = m && i < 32 && memo_bits(a, &bits);
-  if (known && memo_holds(m, i, a, bits))
-    return CL_SUCCESS;
-  cl_int rc = clSetKernelArg(c->kernel, i, a->size, a->value);
-  if (!m || i >= 32)
-    return rc;
-  if (rc != CL_SUCCESS || !known) {
-    m->valid &= ~(1u << i);
-    return rc;
-  }
-  m->valid |= 1u << i;
-  m->size[i] = a->size;
-  m->bits[i] = bits;
-  if (a->value)
-    m->local &= ~(1u << i);
-  else
-    m->local |= 1u << i;
-  return rc;
-}
-
-/* Whether the kernel holds every argument of c already (the usual launch
- * of a chain): set_arg's test in one pass, no call.  False sends each
- * argument through set_arg. */
-static inline bool args_held(const struct cls_kernel_cmd *c) {
-  const struct cls_kernel_args_memo *m = c->memo;
-  if (!m || c->nargs > 32)
-    return false;
   for (cl_uint i = 0; i < c->nargs; i++) {
+    const struct cls_kernel_arg *a = &c->args[i];
     uint64_t bits;
-    if (!memo_bits(&c->args[i], &bits) || !memo_holds(m, i, &c->args[i], bits))
-      return false;
+    bool known = m && i < 32 && memo_bits(a, &bits);
+    if (known && memo_holds(m, i, a, bits))
+      continue;
+    cl_int rc = clSetKernelArg(c->kernel, i, a->size, a->value);
+    if (!m || i >= 32) {
+      if (rc != CL_SUCCESS)
+        return rc;
+      continue;
+    }
+    uint32_t bit = 1u << i;
+    if (rc != CL_SUCCESS || !known) {
+      m->valid &= ~bit;
+      if (rc != CL_SUCCESS)
+        return rc;
+      continue;
+    }
+    m->valid |= bit;
+    m->size[i] = a->size;
+    m->bits[i] = bits;
+    if (a->value)
+      m->local &= ~bit;
+    else
+      m->local |= bit;
   }
-  return true;
+  return CL_SUCCESS;
 }
 
 static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t seq,
                          cl_uint nwait, const cl_event *wait) {
   struct ocl_stream *s = stream;
-  if (!args_held(c))
-    for (cl_uint i = 0; i < c->nargs; i++) {
-      cl_int rc = set_arg(c, i);
-      if (rc != CL_SUCCESS)
-        return rc;
-    }
+  cl_int rc = set_args(c);
+  if (rc != CL_SUCCESS)
+    return rc;
   WITH_EVENT(s, seq, c->name, clEnqueueNDRangeKernel(s->q, c->kernel, c->dims, NULL, c->global,
                                             c->local, nwait, nwait ? wait : NULL, ev_));
 }
