@@ -314,12 +314,18 @@ static void ocl_destroy(void *stream) {
 static cl_int ocl_flush(void *stream) { return clFlush(((struct ocl_stream *)stream)->q); }
 
 /* Room for one more event; grows the ring only when draining frees none. */
-static cl_event *slot_for(struct ocl_stream *s) {
-  if (s->len == s->cap)
-    drain(s, false);
+static __attribute__((noinline)) cl_event *slot_for_full(struct ocl_stream *s) {
+  drain(s, false);
   if (s->len == s->cap &&
       !cls__ring_grow((void **)&s->ring, &s->cap, &s->head, s->len, sizeof *s->ring, 256))
     return NULL;
+  return &s->ring[(s->head + s->len) & (s->cap - 1)].ev;
+}
+/* slot_for_full's test inline: a ring with room (every launch but one in
+ * cap) costs no call. */
+static inline cl_event *slot_for(struct ocl_stream *s) {
+  if (__builtin_expect(s->len == s->cap, 0))
+    return slot_for_full(s);
   return &s->ring[(s->head + s->len) & (s->cap - 1)].ev;
 }
 
@@ -337,8 +343,11 @@ static void push(struct ocl_stream *s, uint64_t seq, const char *name) {
  * queue is in order, and poisoned behind a failure, so the marker's status
  * is that of everything up to it), flushed at once, since another queue
  * may wait on it.  Returns the OpenCL status. */
+static inline bool tail_marked(const struct ocl_stream *s) {
+  return s->last_seq <= (s->len ? tail_entry(s)->seq : s->completed);
+}
 static cl_int mark_tail(struct ocl_stream *s, bool for_wait) {
-  if (s->last_seq <= (s->len ? tail_entry(s)->seq : s->completed))
+  if (tail_marked(s))
     return CL_SUCCESS; /* the newest command has its event, or finished */
   cl_event *ev = slot_for(s);
   if (!ev)
@@ -604,7 +613,9 @@ static cl_int ocl_image(void *stream, int kind, const struct cls_transfer *x, ui
  * made (marker() then enqueues one of its own, whose error it returns). */
 static cl_event ocl_last_event(void *stream) {
   struct ocl_stream *s = stream;
-  if (s->ranged && mark_tail(s, true) != CL_SUCCESS)
+  /* The test of mark_tail inline: the newest command usually has its
+   * event (it waited on another queue, or eager). */
+  if (s->ranged && !tail_marked(s) && mark_tail(s, true) != CL_SUCCESS)
     return NULL;
   if (!s->len)
     return NULL;
