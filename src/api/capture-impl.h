@@ -80,8 +80,8 @@ struct rec {
   /* Where an event of another queue may fail later (keep, set by each
    * replay of a plan run from ctx->foreign_seen): every member has an
    * event, and it and the start marker's are kept until complete (a
-   * failed one until the capture is destroyed: cls__rec_drop) instead
-   * of released once waited for.  PoCL 3.1 aborts when it fails
+   * failed one until the capture is destroyed: cls__rec_drop and
+   * cls__rec_sweep) instead of released once waited for.  PoCL 3.1 aborts when it fails
    * the commands behind a failed user event and one of them has no
    * event the program holds (opencl.c, any_outside). */
   bool keep;
@@ -180,7 +180,9 @@ void cls__multi_after(cls_context *ctx, struct run *r, struct cls__stream **st, 
 cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev);
 cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev);
 /* An event of a plan run's enqueue that nothing later waits for: kept
- * until complete where rec->keep, else released now (struct rec). */
+ * where rec->keep, else released now (struct rec); and, at each
+ * enqueue, the kept ones that completed released. */
 void cls__rec_drop(struct rec *r, cl_event ev);
+void cls__rec_sweep(struct rec *r);
 
 #endif /* CLS_CAPTURE_IMPL_H */

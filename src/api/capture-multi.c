@@ -161,35 +161,40 @@ static inline cl_int flush_for(cl_command_queue q, cl_command_queue *qk, bool *d
   return clFlush(qk[k]);
 }
 
+/* An event's status (CL_QUEUED where it cannot be asked). */
+static cl_int status_of(cl_event ev) {
+  cl_int st = CL_QUEUED;
+  clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+  return st;
+}
+
 /* An event of a plan run that nothing enqueued later waits for:
  * released, or kept where r->keep says a waited-for event may fail later
- * (struct rec): until complete, or, failed, until the capture is
- * destroyed (PoCL may still be failing what waits for it, on the thread
- * that set a user event's status).  The kept ones that completed go
- * first; where the list cannot grow, the event is waited for before it
- * is released. */
+ * (struct rec), until cls__rec_sweep finds it complete; where the list
+ * cannot grow, it is waited for before it is released. */
 void cls__rec_drop(struct rec *r, cl_event ev) {
-  if (!r->keep) {
-    clReleaseEvent(ev);
+  if (r->keep && cls__grow((void **)&r->kept, &r->capkept, r->nkept + 1, sizeof *r->kept, 8)) {
+    r->kept[r->nkept++] = ev;
     return;
   }
+  if (r->keep)
+    clWaitForEvents(1, &ev); /* its status, failed or not, is final after it */
+  clReleaseEvent(ev);
+}
+
+/* At each enqueue of a plan run: its kept events that completed are
+ * released; a failed one stays until the capture is destroyed (PoCL may
+ * still be failing what waits for it, on the thread that set a user
+ * event's status).  Once per replay, not per event. */
+void cls__rec_sweep(struct rec *r) {
   size_t keep = 0;
   for (size_t i = 0; i < r->nkept; i++) {
-    cl_int st = CL_QUEUED;
-    if (clGetEventInfo(r->kept[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-            CL_SUCCESS &&
-        st != CL_COMPLETE) /* a failed one too: its failure may still be spreading */
+    if (status_of(r->kept[i]) != CL_COMPLETE)
       r->kept[keep++] = r->kept[i];
     else
       clReleaseEvent(r->kept[i]);
   }
   r->nkept = keep;
-  if (!cls__grow((void **)&r->kept, &r->capkept, r->nkept + 1, sizeof *r->kept, 8)) {
-    clWaitForEvents(1, &ev); /* its status, failed or not, is final after it */
-    clReleaseEvent(ev);
-    return;
-  }
-  r->kept[r->nkept++] = ev;
 }
 
 /* cls__multi_enqueue where every stream of the run has the run's queue
@@ -224,6 +229,8 @@ static cl_int one_queue_enqueue(const struct cls_foreign_call *call, struct rec 
 cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   struct rec *r = call->data;
   const struct run *run = r->run;
+  if (r->nkept)
+    cls__rec_sweep(r);
   cl_event start = NULL, wl[RUN_STREAMS];
   cl_command_queue *qk = r->qs;
   bool dirty[RUN_STREAMS] = {true};
@@ -305,10 +312,7 @@ cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
  * is, its event waiting for this one). */
 cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev) {
   cl_event *last = call->data;
-  cl_int st = CL_QUEUED;
-  if (clGetEventInfo(*last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-          CL_SUCCESS &&
-      st < 0)
+  if (status_of(*last) < 0)
     return CL_SUCCESS; /* *last stays: cls__multi_after drops it */
   *ev = *last;
   *last = NULL;

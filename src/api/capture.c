@@ -443,6 +443,8 @@ static cl_int run_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
  * enqueue fails the run: those before it are enqueued and run. */
 static cl_int direct_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   struct rec *r = call->data;
+  if (r->nkept)
+    cls__rec_sweep(r);
   cl_command_queue q = call->queue;
   size_t n = r->run->n;
   cl_int rc = CL_SUCCESS;

@@ -42,8 +42,9 @@ struct cls_context {
                               write is refused (CLS_STRICT), not trusted */
   bool foreign_seen;       /* a cls_foreign call was made: an event of
                               another queue (a user event) may fail
-                              later (runs over several streams keep
-                              their events until complete) */
+                              later (a capture's plan runs keep their
+                              events, its command-buffer runs go
+                              command by command: capture-impl.h) */
   size_t max_work_items;   /* of one launch: what the device's size_t
                               holds (CL_DEVICE_ADDRESS_BITS) */
   cl_platform_id platform;

@@ -66,14 +66,9 @@ struct ocl_stream {
    * such a command waits for fails after its event was released. */
   cl_event *held;
   size_t nheld, capheld;
-  /* Set once a foreign command handed back an event of another queue (a
-   * user event): from then on a failed event is kept until the stream is
-   * destroyed instead of released when seen.  PoCL 3.1 fails such an
-   * event's dependents on the thread that set the status, and aborts
-   * ("pocl_update_event_failed") when one of them was released meanwhile
-   * by a poll that had already seen it fail.  Failures are rare, so the
-   * kept list stays short. */
-  bool outside;
+  /* Failed events kept until the stream is destroyed instead of released
+   * when seen, once any stream was handed an event of another queue
+   * (any_outside, below).  Failures are rare, so the list stays short. */
   cl_event *kept;
   size_t nkept, capkept;
 };
@@ -219,6 +214,18 @@ static void report_times(const struct ocl_stream *s, const struct ev_entry *e) {
     s->on_times(s->times_arg, s->id, e->seq, e->name, start, end);
 }
 
+/* A failed event (a command's, or a barrier's) kept rather than released,
+ * once an event of another queue was seen (any_outside): PoCL may still be
+ * failing what waits for it on the thread that set a user event's status.
+ * False: released by the caller (none seen, or no room). */
+static bool keep_failed(struct ocl_stream *s, cl_event ev) {
+  if (!atomic_load_explicit(&any_outside, memory_order_relaxed) ||
+      !cls__grow((void **)&s->kept, &s->capkept, s->nkept + 1, sizeof *s->kept, 4))
+    return false;
+  s->kept[s->nkept++] = ev;
+  return true;
+}
+
 /* Releases finished events from the head; keeps failed ones to report.
  * `all`: the queue was finished, every event has. */
 static void drain(struct ocl_stream *s, bool all) {
@@ -254,10 +261,7 @@ static void drain(struct ocl_stream *s, bool all) {
       report_times(s, e);
     }
     s->completed = e->seq;
-    if (st < 0 && (s->outside || atomic_load_explicit(&any_outside, memory_order_relaxed)) &&
-        cls__grow((void **)&s->kept, &s->capkept, s->nkept + 1, sizeof *s->kept, 4))
-      s->kept[s->nkept++] = e->ev;
-    else
+    if (!(st < 0 && keep_failed(s, e->ev)))
       clReleaseEvent(e->ev);
     s->head = (s->head + 1) & (s->cap - 1);
     s->len--;
@@ -267,10 +271,7 @@ static void drain(struct ocl_stream *s, bool all) {
     cl_int st = status_of(s->held[i]); /* a failed one is kept, even with all */
     if (!all && st > CL_COMPLETE)
       s->held[keep++] = s->held[i];
-    else if (st < 0 && atomic_load_explicit(&any_outside, memory_order_relaxed) &&
-             cls__grow((void **)&s->kept, &s->capkept, s->nkept + 1, sizeof *s->kept, 4))
-      s->kept[s->nkept++] = s->held[i]; /* as a failed command's event (above) */
-    else
+    else if (!(st < 0 && keep_failed(s, s->held[i])))
       clReleaseEvent(s->held[i]);
   }
   s->nheld = keep;
@@ -458,18 +459,14 @@ static inline cl_int set_args(const struct cls_kernel_cmd *c) {
     if (known && memo_holds(m, i, a, bits))
       continue;
     cl_int rc = clSetKernelArg(c->kernel, i, a->size, a->value);
-    if (!m || i >= 32) {
+    if (rc != CL_SUCCESS || !known) { /* the memo no longer knows it */
+      if (m && i < 32)
+        m->valid &= ~(1u << i);
       if (rc != CL_SUCCESS)
         return rc;
       continue;
     }
     uint32_t bit = 1u << i;
-    if (rc != CL_SUCCESS || !known) {
-      m->valid &= ~bit;
-      if (rc != CL_SUCCESS)
-        return rc;
-      continue;
-    }
     m->valid |= bit;
     m->size[i] = a->size;
     m->bits[i] = bits;
@@ -546,7 +543,6 @@ static cl_int ocl_foreign(void *stream, const struct cls_foreign_cmd *c, uint64_
     /* Not this queue's: a marker waiting for it is the command's event
      * (it orders what follows; PoCL fails it when ev fails). */
     cl_event other = ev;
-    s->outside = true;
     atomic_store_explicit(&any_outside, true, memory_order_relaxed);
     rc = clEnqueueMarkerWithWaitList(s->q, 1, &other, &ev);
     clReleaseEvent(other);
