@@ -71,7 +71,7 @@ struct rec {
   atomic_ullong *enqueues;           /* the capture's count */
   struct rec *next;                  /* the capture's list */
   /* A run over several streams: each member's planned event (NULL where
-   * none is asked for), each stream's queue at this replay (set before
+   * none is asked for; [n], the run's start marker's), each stream's queue at this replay (set before
    * the run's enqueue; [0], the run's own, by its enqueue), and the last
    * member's event of each other stream, handed to that stream's record. */
   cl_event *evs;
@@ -135,6 +135,21 @@ struct run {
   unsigned *wl;
   unsigned *lastuse;  /* member j's event: the last member that waits for
                          it (its index; n: the final marker or a record) */
+  /* The same plan compiled for queues all apart (the usual replay: a
+   * queue per stream), so that a replay makes no decision per member:
+   * per member (steps) the queues to flush first (flush_for's, simulated
+   * once: a bit per stream index), the events it waits for and then those
+   * to release after its enqueue, in ops (member indices; n: the run's
+   * start marker, asked for only where start says); endflush, the final
+   * marker's flushes.  Not used where members keep their events (struct
+   * rec's keep). */
+  struct mstep {
+    unsigned char k, flush, nwait, ndrop;
+    bool ev;
+  } *steps;
+  unsigned *ops;
+  unsigned char endflush;
+  bool start;
 };
 
 struct cls_capture {

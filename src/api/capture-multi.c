@@ -34,6 +34,8 @@ bool cls__multi_wanted(cls_context *ctx) {
          !cls__fault_loses(ctx->faults);
 }
 
+static int compile(struct run *r, unsigned nw);
+
 /* A run over several streams, planned: its streams and each member's
  * waits (struct run).  One walk, with per binding of the union its last
  * writer and each stream's readers since: a member reading waits for the
@@ -116,11 +118,72 @@ int cls__multi_plan(struct cls_capture *cap, struct run *r) {
     r->need[r->lastm[k]] = true; /* the final marker's and the stream's record */
     r->lastuse[r->lastm[k]] = (unsigned)n;
   }
+  return compile(r, nw);
+}
+
+/* The plan compiled for queues all apart (struct run's steps): what
+ * cls__multi_enqueue's general loop decides per member, decided here.
+ * dirty: the queues that took a command since their last flush, as
+ * flush_for keeps them (the run's own has its start marker). */
+static int compile(struct run *r, unsigned nw) {
+  size_t n = r->n;
+  r->steps = malloc(n * sizeof *r->steps);
+  r->ops = malloc(2 * (nw + r->nst) * sizeof *r->ops);
+  if (!r->steps || !r->ops)
+    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  /* The start marker stands for what the run waits for, on its own
+   * queue: every member must come after it.  Members of that queue do,
+   * and by induction in member order so does every member waiting for
+   * another member (that one came after it, and so did what came before
+   * it on its in-order queue).  So only a stream's first member that
+   * waits for no member needs it (startlast: the last such one, 0 none,
+   * and then no marker at all). */
+  size_t startlast = 0;
+  for (size_t k = 1; k < r->nst; k++)
+    if (r->wfirst[r->firstm[k]] == r->wfirst[r->firstm[k] + 1] && r->firstm[k] > startlast)
+      startlast = r->firstm[k];
+  r->start = startlast != 0;
+  bool dirty[RUN_STREAMS] = {true};
+  unsigned no = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct mstep *st = &r->steps[i];
+    unsigned k = r->ms[i];
+    *st = (struct mstep){.k = (unsigned char)k, .ev = r->need[i]};
+    if (k && r->firstm[k] == i && r->wfirst[i] == r->wfirst[i + 1]) {
+      if (dirty[0])
+        st->flush |= 1;
+      dirty[0] = false;
+      r->ops[no++] = (unsigned)n;
+      st->nwait++;
+    }
+    for (unsigned w = r->wfirst[i]; w < r->wfirst[i + 1]; w++) {
+      unsigned src = r->ms[r->wl[w]];
+      if (dirty[src])
+        st->flush |= (unsigned char)(1u << src);
+      dirty[src] = false;
+      r->ops[no++] = r->wl[w];
+      st->nwait++;
+    }
+    dirty[k] = true;
+    if (k && i == startlast) {
+      r->ops[no++] = (unsigned)n;
+      st->ndrop++;
+    }
+    for (unsigned w = r->wfirst[i]; w < r->wfirst[i + 1]; w++)
+      if (r->lastuse[r->wl[w]] == i) {
+        r->ops[no++] = r->wl[w];
+        st->ndrop++;
+      }
+  }
+  r->endflush = 0;
+  for (size_t k = 1; k < r->nst; k++)
+    if (dirty[k])
+      r->endflush |= (unsigned char)(1u << k);
   return CLS_OK;
 }
 
 /* One member of a plan run on queue q, waiting for nw events of wl. */
-static cl_int member_enqueue(cl_command_queue q, const struct dmember *m, cl_uint nw,
+static inline cl_int member_enqueue(cl_command_queue q, const struct dmember *m, cl_uint nw,
                              const cl_event *wl, cl_event *out) {
   switch (m->kind) {
   case CLS__CMD_LAUNCH:
@@ -226,6 +289,80 @@ static cl_int one_queue_enqueue(const struct cls_foreign_call *call, struct rec 
   return CL_SUCCESS;
 }
 
+/* Whether the run's streams have a queue each (qk[0..nst) all apart). */
+static inline bool apart(cl_command_queue *qk, size_t nst) {
+  for (size_t a = 0; a < nst; a++)
+    for (size_t b = a + 1; b < nst; b++)
+      if (qk[a] == qk[b])
+        return false;
+  return true;
+}
+
+/* After a run's enqueue failed at member i (rc, its start marker's
+ * included): what was enqueued is waited for, so that nothing of the run
+ * still runs once its failure is reported, and every event it holds goes. */
+static cl_int run_failed(struct rec *r, cl_command_queue *qk, cl_int rc) {
+  const struct run *run = r->run;
+  for (size_t k = 0; k < run->nst; k++)
+    clFinish(qk[k]);
+  for (size_t i = 0; i <= run->n; i++)
+    if (r->evs[i]) {
+      clReleaseEvent(r->evs[i]);
+      r->evs[i] = NULL;
+    }
+  return rc;
+}
+
+/* cls__multi_enqueue where the run's streams have a queue each and no
+ * member keeps its event: the compiled plan (struct run's steps), the
+ * flushes, waits and releases decided at capture. */
+static cl_int compiled_enqueue(const struct cls_foreign_call *call, struct rec *r, cl_event *ev) {
+  const struct run *run = r->run;
+  cl_command_queue *qk = r->qs;
+  cl_event *evs = r->evs, wl[RUN_STREAMS];
+  const unsigned *op = run->ops;
+  cl_int rc;
+  if (run->start && (rc = clEnqueueMarkerWithWaitList(call->queue, 0, NULL, &evs[run->n])) !=
+                        CL_SUCCESS)
+    return rc;
+  for (size_t i = 0; i < run->n; i++) {
+    const struct mstep *st = &run->steps[i];
+    for (unsigned m = st->flush; m; m &= m - 1)
+      if ((rc = clFlush(qk[__builtin_ctz(m)])) != CL_SUCCESS)
+        return run_failed(r, qk, rc);
+    for (unsigned w = 0; w < st->nwait; w++)
+      wl[w] = evs[op[w]];
+    rc = member_enqueue(qk[st->k], &r->dm[i], st->nwait, st->nwait ? wl : NULL,
+                        st->ev ? &evs[i] : NULL);
+    if (rc != CL_SUCCESS)
+      return run_failed(r, qk, rc);
+    op += st->nwait;
+    /* An event no later member waits for goes now, while its command is
+     * likely still in flight (as raw code releases its events): one
+     * released once complete is freed on this thread. */
+    for (unsigned d = 0; d < st->ndrop; d++, op++) {
+      clReleaseEvent(evs[*op]);
+      evs[*op] = NULL;
+    }
+  }
+  cl_uint nw = 0;
+  for (unsigned m = run->endflush; m; m &= m - 1)
+    if ((rc = clFlush(qk[__builtin_ctz(m)])) != CL_SUCCESS)
+      return run_failed(r, qk, rc);
+  for (size_t k = 1; k < run->nst; k++)
+    wl[nw++] = evs[run->lastm[k]];
+  if ((rc = clEnqueueMarkerWithWaitList(call->queue, nw, wl, ev)) != CL_SUCCESS)
+    return run_failed(r, qk, rc);
+  for (size_t k = 1; k < run->nst; k++) {
+    if (r->last[k]) /* a record not handed over yet takes the newer one */
+      clReleaseEvent(r->last[k]);
+    r->last[k] = evs[run->lastm[k]];
+    evs[run->lastm[k]] = NULL;
+  }
+  atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
+  return CL_SUCCESS;
+}
+
 cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   struct rec *r = call->data;
   const struct run *run = r->run;
@@ -240,6 +377,11 @@ cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
     one &= qk[k] == call->queue;
   if (one) {
     cl_int rc = one_queue_enqueue(call, r, ev);
+    atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
+    return rc;
+  }
+  if (!r->keep && apart(qk, run->nst)) {
+    cl_int rc = compiled_enqueue(call, r, ev);
     atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
     return rc;
   }

@@ -114,6 +114,8 @@ CLS_API void cls_capture_destroy(cls_capture *cap) {
     free(cap->runs[r].wfirst);
     free(cap->runs[r].wl);
     free(cap->runs[r].lastuse);
+    free(cap->runs[r].steps);
+    free(cap->runs[r].ops);
   }
   free(cap->runs);
   free(cap->e);
@@ -989,7 +991,7 @@ static cl_int record_direct(cls_context *ctx, struct cls_capture *cap, struct ru
     free(rec);
     return rc;
   }
-  if (r->multi && !(rec->evs = calloc(r->n, sizeof *rec->evs))) {
+  if (r->multi && !(rec->evs = calloc(r->n + 1, sizeof *rec->evs))) {
     for (size_t k = 0; k < nk; k++)
       clReleaseKernel(rec->k[k]);
     free(pv);
