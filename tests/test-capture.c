@@ -5,8 +5,10 @@
  * a replay whose buffer was freed is refused before anything is enqueued
  * (CLS_ESTALE); parameters of the wrong count or size are refused; two
  * threads replaying one capture are ordered, never interleaved. */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include "common.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -1961,6 +1963,104 @@ END_TEST
 START_TEST(F2_replay_behind_a_foreign_event_that_fails_later) { behind_late_failure(1); }
 END_TEST
 
+/* The ICD loader's clEnqueueNDRangeKernel, interposed: this program's
+ * definition is the one libclstream's calls reach.  While fail_nth_launch
+ * is positive, the call that brings it to 0 fails with
+ * CL_OUT_OF_RESOURCES and enqueues nothing, as a runtime out of
+ * resources does; every other call goes to the loader's. */
+static atomic_int fail_nth_launch;
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
+                                                       cl_uint dims, const size_t *offset,
+                                                       const size_t *global,
+                                                       const size_t *local, cl_uint nwait,
+                                                       const cl_event *wait, cl_event *ev) {
+  typedef cl_int (*enqueue_fn)(cl_command_queue, cl_kernel, cl_uint, const size_t *,
+                               const size_t *, const size_t *, cl_uint, const cl_event *,
+                               cl_event *);
+  static _Atomic(enqueue_fn) real;
+  enqueue_fn f = atomic_load(&real);
+  if (!f) {
+    *(void **)&f = dlsym(RTLD_NEXT, "clEnqueueNDRangeKernel");
+    if (!f)
+      abort(); /* no loader under this program: nothing to test */
+    atomic_store(&real, f);
+  }
+  if (atomic_load(&fail_nth_launch) > 0 && atomic_fetch_sub(&fail_nth_launch, 1) == 1)
+    return CL_OUT_OF_RESOURCES;
+  return f(q, k, dims, offset, global, local, nwait, wait, ev);
+}
+
+/* Four ping-pong pairs over streams 0 and 1 (one run over two streams
+ * where they are planned). */
+static void pp_pairs(cls_buffer a, cls_buffer b) {
+  for (int j = 0; j < 4; j++) {
+    launch(0, "pp_ab", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
+    launch(1, "pp_ba", 2, (cls_arg[]){CLS_IN(b), CLS_OUT(a)});
+  }
+}
+
+/* A member whose enqueue fails in the middle of a run (the fifth of
+ * eight: the runtime out of resources) fails the run as a whole: no
+ * crash, the replay's error at the call under the event driver (a
+ * scheduler finds it at a later hand-over, F8), the run's write set on both
+ * streams tainted with CL_OUT_OF_RESOURCES.  What was enqueued is waited
+ * for and the run's events released, so the next replay, on fresh
+ * inputs, runs whole and gives the uncaptured bytes.  Where runs are not
+ * planned (exact attribution) the replay goes command by command and the
+ * same holds of the launch that failed and those that read its output. */
+START_TEST(plan_run_over_streams_a_member_failing_to_enqueue_fails_the_run) {
+  setenv("CLS_CAPTURE", "plan", 1);
+  open_ctx(NULL);
+  cls_buffer a = buf_of(0, 1), b = buf_of(1, 2), a2 = buf_of(0, 1), b2 = buf_of(1, 2);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  pp_pairs(a, b);
+  CT_OK(cls_capture_end(ctx, &cap));
+  bool multi = plans_multi();
+  if (multi)
+    ck_assert_uint_eq(in_runs(cap), 8);
+  CT_OK(cls_sync(ctx, NULL));
+  atomic_store(&fail_nth_launch, 5);
+  int rc = cls_replay(ctx, cap, 0, NULL);
+  ck_assert_int_eq(atomic_load(&fail_nth_launch), 0);
+  if (strcmp(cls_context_driver(ctx), "event") == 0)
+    ck_assert_msg(rc == CLS_ELAUNCH, "replay: %s: %s", cls_err_name(rc),
+                  cls_last_error_detail());
+  else /* found at a hand-over: after the call, or by a later command's */
+    ck_assert_msg(rc == CLS_OK || rc == CLS_ELAUNCH || rc == CLS_ESKIPPED, "replay: %s",
+                  cls_err_name(rc));
+  cls_sync(ctx, NULL);
+  cls_buffer outs[2] = {a, b};
+  for (int o = 0; o < 2; o++) {
+    int v[N];
+    cls_report *r = NULL;
+    CT_ERR(cls_download(ctx, 1 - o, outs[o], 0, v, NB, &r), CLS_ETAINTED);
+    ck_assert_uint_eq(cls_report_failures(r), 1);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    ck_assert_int_eq(fi.cl_status, CL_OUT_OF_RESOURCES);
+    cls_report_free(r);
+  }
+  /* Fresh inputs: the next replay runs whole. */
+  int v[N];
+  seq(v, 1);
+  ct_upload_ints(ctx, 0, a, v, N);
+  seq(v, 2);
+  ct_upload_ints(ctx, 1, b, v, N);
+  CT_OK(cls_replay(ctx, cap, 0, NULL));
+  pp_pairs(a2, b2);
+  int w[N];
+  ct_download_ints(ctx, 0, a2, w, N);
+  expect_same(a, 1, w, "ping-pong a");
+  ct_download_ints(ctx, 1, b2, w, N);
+  expect_same(b, 0, w, "ping-pong b");
+  cls_capture_destroy(cap);
+  close_ctx();
+  unforce();
+}
+END_TEST
+
 /* cls_stream_sync of a stream that is not the run's first waits for its
  * members: right after it, the member's output read through a queue of
  * our own that waits for nothing has the member's bytes (the member is
@@ -2075,6 +2175,7 @@ int main(void) {
   CT_ADD(s, plan_run_over_streams_fault_on_a_member_of_another_stream_fails_the_run);
   CT_ADD(s, plan_run_over_streams_not_with_a_lost_fault);
   CT_ADD(s, plan_run_over_streams_stream_sync_waits_for_its_members);
+  CT_ADD(s, plan_run_over_streams_a_member_failing_to_enqueue_fails_the_run);
   CT_ADD(s, plan_run_over_streams_behind_a_foreign_event_that_fails_later);
   CT_ADD_BOTH(s, F2_replay_behind_a_foreign_event_that_fails_later);
   CT_ADD_BOTH(s, F4_a_partial_write_inside_a_replay_keeps_a_ranged_failure);
