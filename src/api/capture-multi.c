@@ -124,7 +124,8 @@ int cls__multi_plan(struct cls_capture *cap, struct run *r) {
 /* The plan compiled for queues all apart (struct run's steps): what
  * cls__multi_enqueue's general loop decides per member, decided here.
  * dirty: the queues that took a command since their last flush, as
- * flush_for keeps them (the run's own has its start marker). */
+ * flush_for keeps them (the run's own has the wait list's barrier, or
+ * the start marker, or its first member before anyone waits on it). */
 static int compile(struct run *r, unsigned nw) {
   size_t n = r->n;
   r->steps = malloc(n * sizeof *r->steps);
@@ -298,9 +299,10 @@ static inline bool apart(cl_command_queue *qk, size_t nst) {
   return true;
 }
 
-/* After a run's enqueue failed at member i (rc, its start marker's
- * included): what was enqueued is waited for, so that nothing of the run
- * still runs once its failure is reported, and every event it holds goes. */
+/* After an enqueue or a flush of a compiled run failed (rc), once the
+ * start marker is enqueued: what was enqueued is waited for, so that
+ * nothing of the run still runs once its failure is reported, and every
+ * event it holds goes (the start marker's too). */
 static cl_int run_failed(struct rec *r, cl_command_queue *qk, cl_int rc) {
   const struct run *run = r->run;
   for (size_t k = 0; k < run->nst; k++)
