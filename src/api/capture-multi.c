@@ -466,9 +466,22 @@ cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev) {
 /* Before a run over several streams is handed to the command path on
  * its first member's stream s: each other stream, into st[], with its
  * queue now in the run's recording (1); 0 where one of them is no longer
- * on s's device (cls_stream_relocate): the run then goes command by
- * command.  A driver that defers (the scheduler) hands what the other
+ * on s's device (cls_stream_relocate), or where the streams' queues are
+ * shared in part (one_or_apart): the run then goes command by command.  A driver that defers (the scheduler) hands what the other
  * streams hold to their queues now, before the run's members. */
+/* Whether the run's streams share one queue or have one each: the two
+ * layouts a run is planned for (scheduler:sequential,queues=M with fewer
+ * queues than the run's streams gives neither, and a replay there gave
+ * other bytes than the program uncaptured: such a run goes command by
+ * command). */
+static bool one_or_apart(const cl_command_queue *q, size_t n) {
+  size_t same = 0, pairs = 0;
+  for (size_t a = 0; a < n; a++)
+    for (size_t b = a + 1; b < n; b++, pairs++)
+      same += q[a] == q[b];
+  return same == 0 || same == pairs;
+}
+
 int cls__multi_before(cls_context *ctx, struct run *r, struct cls__stream *s,
                       struct cls__stream **st) {
   cl_command_queue (*queue)(void *) = cls__factory_queue(ctx->pool.factory);
@@ -481,6 +494,8 @@ int cls__multi_before(cls_context *ctx, struct run *r, struct cls__stream *s,
         !(r->rec->qs[k] = queue(st[k]->backend)))
       return 0;
   }
+  if (!s->backend || !(r->rec->qs[0] = queue(s->backend)) || !one_or_apart(r->rec->qs, r->nst))
+    return 0;
   const struct cls_driver_ops *d = ctx->driver_ops;
   if (d->settle)
     for (size_t k = 1; k < r->nst; k++)
