@@ -6,7 +6,9 @@
 # A TEST named PROGRAM@SETTING (tests/test-launch@event,
 # tests/test-launch@scheduler-sequential) is one program under one driver
 # setting: PROGRAM runs with CLS_SCHEDULER=SETTING, the first '-' of
-# SETTING read as ':' (make targets cannot hold a ':').  The file TEST
+# SETTING read as ':' (make targets cannot hold a ':'), and a trailing
+# -qN as ",queues=N" (tests/test-capture@scheduler-sequential-q2 runs with
+# scheduler:sequential,queues=2; nor can they hold a '=').  The file TEST
 # itself is an empty stamp the build makes so the harness has a file to
 # name.  A PROGRAM ending in .sh (tests/demo.sh) runs with $SHELL, from
 # $srcdir when it is not in the build directory, and without COMMAND.  Any
@@ -38,7 +40,7 @@ case ${test##*/} in
 esac
 
 prog=${test%@*}
-setting=$(echo "${test##*@}" | sed 's/-/:/')
+setting=$(echo "${test##*@}" | sed 's/-/:/; s/-q\([0-9][0-9]*\)$/,queues=\1/')
 
 # The driver settings this build has, in the order the pairs list them.
 settings=

@@ -116,33 +116,21 @@ struct run {
   struct rec *rec;                   /* the current recording, NULL none */
   /* A plan run over several streams (multi_enqueue): its members on
    * their own streams' queues, ordered among themselves by events planned
-   * here, at capture.  sid[0] is the run's own stream (its first
-   * member's); per stream index: members, launches, first and last
-   * member.  Per member: its stream index (ms) and id (mstream, fault
-   * injection's view), whether its event is asked for (need), and the
-   * members of other streams it waits for, wl[wfirst[i]..wfirst[i+1]):
-   * for each other stream, the latest one it conflicts with (a buffer
-   * both touch, one of them writing), which covers the earlier ones of
-   * that in-order queue. */
+   * here, at capture (cls__multi_plan).  sid[0] is the run's own stream
+   * (its first member's); per stream index: members, launches, first and
+   * last member; per member its stream's id (mstream, fault injection's
+   * view).  The plan is compiled so that a replay makes no decision per
+   * member: per member (steps) its stream index, the queues to flush
+   * first (a bit per stream index), whether its event is asked for, the
+   * events it waits for and then those to release after its enqueue, in
+   * ops (member indices; n: the run's start marker, asked for only where
+   * start says); endflush, the final marker's flushes.  Where members
+   * keep their events (struct rec's keep), every member asks for one. */
   bool multi;
   size_t nst;
   int sid[RUN_STREAMS];
   size_t cnt[RUN_STREAMS], nl[RUN_STREAMS], firstm[RUN_STREAMS], lastm[RUN_STREAMS];
-  unsigned char *ms;
   int *mstream;
-  bool *need;
-  unsigned *wfirst;
-  unsigned *wl;
-  unsigned *lastuse;  /* member j's event: the last member that waits for
-                         it (its index; n: the final marker or a record) */
-  /* The same plan compiled for queues all apart (the usual replay: a
-   * queue per stream), so that a replay makes no decision per member:
-   * per member (steps) the queues to flush first (flush_for's, simulated
-   * once: a bit per stream index), the events it waits for and then those
-   * to release after its enqueue, in ops (member indices; n: the run's
-   * start marker, asked for only where start says); endflush, the final
-   * marker's flushes.  Not used where members keep their events (struct
-   * rec's keep). */
   struct mstep {
     unsigned char k, flush, nwait, ndrop;
     bool ev;

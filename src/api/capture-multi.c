@@ -34,23 +34,41 @@ bool cls__multi_wanted(cls_context *ctx) {
          !cls__fault_loses(ctx->faults);
 }
 
-static int compile(struct run *r, unsigned nw);
+/* The plan's walk over the members (cls__multi_plan), which compile()
+ * turns into the replay's steps and then goes: per member its stream
+ * index (ms), whether its event is asked for (need), the members of
+ * other streams it waits for, wl[wfirst[i]..wfirst[i+1]) (for each other
+ * stream, the latest one it conflicts with: a buffer both touch, one of
+ * them writing, which covers the earlier ones of that in-order queue),
+ * and the last member that waits for its event (lastuse; n: the final
+ * marker or a record). */
+struct walk {
+  unsigned char *ms;
+  bool *need;
+  unsigned *wfirst, *wl, *lastuse;
+};
+
+static int compile(struct run *r, const struct walk *w);
 
 /* A run over several streams, planned: its streams and each member's
- * waits (struct run).  One walk, with per binding of the union its last
- * writer and each stream's readers since: a member reading waits for the
- * last writer, one writing for the last writer and the readers of other
- * streams since it (earlier readers came before that writer). */
+ * waits (struct walk), compiled into its steps.  One walk, with per
+ * binding of the union its last writer and each stream's readers since:
+ * a member reading waits for the last writer, one writing for the last
+ * writer and the readers of other streams since it (earlier readers came
+ * before that writer). */
 int cls__multi_plan(struct cls_capture *cap, struct run *r) {
   size_t n = r->n;
-  r->ms = malloc(n);
+  int rc = CLS_OK;
+  struct walk w = {.ms = malloc(n),
+                   .need = calloc(n, sizeof *w.need),
+                   .wfirst = malloc((n + 1) * sizeof *w.wfirst),
+                   .wl = malloc(n * (RUN_STREAMS - 1) * sizeof *w.wl),
+                   .lastuse = calloc(n, sizeof *w.lastuse)};
   r->mstream = malloc(n * sizeof *r->mstream);
-  r->need = calloc(n, sizeof *r->need);
-  r->wfirst = malloc((n + 1) * sizeof *r->wfirst);
-  r->wl = malloc(n * (RUN_STREAMS - 1) * sizeof *r->wl);
-  r->lastuse = calloc(n, sizeof *r->lastuse);
-  if (!r->ms || !r->mstream || !r->need || !r->wfirst || !r->wl || !r->lastuse)
-    return cls__error(CLS_ENOMEM, 0, "out of host memory");
+  if (!w.ms || !w.need || !w.wfirst || !w.wl || !w.lastuse || !r->mstream) {
+    rc = cls__error(CLS_ENOMEM, 0, "out of host memory");
+    goto done;
+  }
   long writer[CLS_MAX_ARGS], reader[CLS_MAX_ARGS][RUN_STREAMS];
   for (size_t u = 0; u < CLS_MAX_ARGS; u++) {
     writer[u] = -1;
@@ -67,7 +85,7 @@ int cls__multi_plan(struct cls_capture *cap, struct run *r) {
       r->sid[r->nst++] = e->stream;
       r->firstm[k] = i;
     }
-    r->ms[i] = (unsigned char)k;
+    w.ms[i] = (unsigned char)k;
     r->mstream[i] = e->stream;
     r->cnt[k]++;
     r->nl[k] += e->cmd.kind == CLS__CMD_LAUNCH;
@@ -78,8 +96,8 @@ int cls__multi_plan(struct cls_capture *cap, struct run *r) {
 #define DEP(m)                                                                                     \
   do {                                                                                             \
     long m_ = (m);                                                                                 \
-    if (m_ >= 0 && r->ms[m_] != k && m_ > dep[r->ms[m_]])                                          \
-      dep[r->ms[m_]] = m_;                                                                         \
+    if (m_ >= 0 && w.ms[m_] != k && m_ > dep[w.ms[m_]])                                            \
+      dep[w.ms[m_]] = m_;                                                                          \
   } while (0)
     for (size_t b = 0; b < e->cmd.nbind; b++) {
       size_t u = 0;
@@ -105,29 +123,40 @@ int cls__multi_plan(struct cls_capture *cap, struct run *r) {
         reader[u][k] = (long)i;
       }
     }
-    r->wfirst[i] = nw;
+    w.wfirst[i] = nw;
     for (size_t o = 0; o < RUN_STREAMS; o++)
       if (dep[o] >= 0) {
-        r->wl[nw++] = (unsigned)dep[o];
-        r->need[dep[o]] = true;
-        r->lastuse[dep[o]] = (unsigned)i;
+        w.wl[nw++] = (unsigned)dep[o];
+        w.need[dep[o]] = true;
+        w.lastuse[dep[o]] = (unsigned)i;
       }
   }
-  r->wfirst[n] = nw;
+  w.wfirst[n] = nw;
   for (size_t k = 1; k < r->nst; k++) {
-    r->need[r->lastm[k]] = true; /* the final marker's and the stream's record */
-    r->lastuse[r->lastm[k]] = (unsigned)n;
+    w.need[r->lastm[k]] = true; /* the final marker's and the stream's record */
+    w.lastuse[r->lastm[k]] = (unsigned)n;
   }
-  return compile(r, nw);
+  rc = compile(r, &w);
+done:
+  free(w.lastuse);
+  free(w.wl);
+  free(w.wfirst);
+  free(w.need);
+  free(w.ms);
+  return rc;
 }
 
-/* The plan compiled for queues all apart (struct run's steps): what
- * cls__multi_enqueue's general loop decides per member, decided here.
- * dirty: the queues that took a command since their last flush, as
- * flush_for keeps them (the run's own has the wait list's barrier, or
- * the start marker, or its first member before anyone waits on it). */
-static int compile(struct run *r, unsigned nw) {
+/* The walk compiled into the replay's steps (struct run), so that a
+ * replay makes no decision per member.  dirty: the queues that took a
+ * command since their last flush (the run's own has the wait list's
+ * barrier, or the start marker, or its first member before anyone waits
+ * on it).  Before a command waits for an event of another queue, that
+ * queue is flushed if dirty (OpenCL asks it of a wait across queues;
+ * oclgrind runs a queue inside clFlush, so a queue is flushed only after
+ * those it waits for). */
+static int compile(struct run *r, const struct walk *w) {
   size_t n = r->n;
+  unsigned nw = w->wfirst[n];
   r->steps = malloc(n * sizeof *r->steps);
   r->ops = malloc(2 * (nw + r->nst) * sizeof *r->ops);
   if (!r->steps || !r->ops)
@@ -141,28 +170,28 @@ static int compile(struct run *r, unsigned nw) {
    * and then no marker at all). */
   size_t startlast = 0;
   for (size_t k = 1; k < r->nst; k++)
-    if (r->wfirst[r->firstm[k]] == r->wfirst[r->firstm[k] + 1] && r->firstm[k] > startlast)
+    if (w->wfirst[r->firstm[k]] == w->wfirst[r->firstm[k] + 1] && r->firstm[k] > startlast)
       startlast = r->firstm[k];
   r->start = startlast != 0;
   bool dirty[RUN_STREAMS] = {true};
   unsigned no = 0;
   for (size_t i = 0; i < n; i++) {
     struct mstep *st = &r->steps[i];
-    unsigned k = r->ms[i];
-    *st = (struct mstep){.k = (unsigned char)k, .ev = r->need[i]};
-    if (k && r->firstm[k] == i && r->wfirst[i] == r->wfirst[i + 1]) {
+    unsigned k = w->ms[i];
+    *st = (struct mstep){.k = (unsigned char)k, .ev = w->need[i]};
+    if (k && r->firstm[k] == i && w->wfirst[i] == w->wfirst[i + 1]) {
       if (dirty[0])
         st->flush |= 1;
       dirty[0] = false;
       r->ops[no++] = (unsigned)n;
       st->nwait++;
     }
-    for (unsigned w = r->wfirst[i]; w < r->wfirst[i + 1]; w++) {
-      unsigned src = r->ms[r->wl[w]];
+    for (unsigned j = w->wfirst[i]; j < w->wfirst[i + 1]; j++) {
+      unsigned src = w->ms[w->wl[j]];
       if (dirty[src])
         st->flush |= (unsigned char)(1u << src);
       dirty[src] = false;
-      r->ops[no++] = r->wl[w];
+      r->ops[no++] = w->wl[j];
       st->nwait++;
     }
     dirty[k] = true;
@@ -170,9 +199,9 @@ static int compile(struct run *r, unsigned nw) {
       r->ops[no++] = (unsigned)n;
       st->ndrop++;
     }
-    for (unsigned w = r->wfirst[i]; w < r->wfirst[i + 1]; w++)
-      if (r->lastuse[r->wl[w]] == i) {
-        r->ops[no++] = r->wl[w];
+    for (unsigned j = w->wfirst[i]; j < w->wfirst[i + 1]; j++)
+      if (w->lastuse[w->wl[j]] == i) {
+        r->ops[no++] = w->wl[j];
         st->ndrop++;
       }
   }
@@ -212,18 +241,6 @@ static inline cl_int member_enqueue(cl_command_queue q, const struct dmember *m,
  * A member that fails to enqueue fails the run: those enqueued are
  * waited for, so that nothing of it still runs once the failure is
  * reported. */
-
-/* Before a command of queue q waits for an event of stream index k's
- * queue: that queue is flushed if it took a command since its last flush
- * (OpenCL asks it of a wait across queues; oclgrind runs a queue inside
- * clFlush, so a queue is flushed only after those it waits for). */
-static inline cl_int flush_for(cl_command_queue q, cl_command_queue *qk, bool *dirty,
-                               unsigned k) {
-  if (!dirty[k] || qk[k] == q)
-    return CL_SUCCESS;
-  dirty[k] = false;
-  return clFlush(qk[k]);
-}
 
 /* An event's status (CL_QUEUED where it cannot be asked). */
 static cl_int status_of(cl_event ev) {
@@ -290,34 +307,36 @@ static cl_int one_queue_enqueue(const struct cls_foreign_call *call, struct rec 
   return CL_SUCCESS;
 }
 
-/* Whether the run's streams have a queue each (qk[0..nst) all apart). */
-static inline bool apart(cl_command_queue *qk, size_t nst) {
-  for (size_t a = 0; a < nst; a++)
-    for (size_t b = a + 1; b < nst; b++)
-      if (qk[a] == qk[b])
-        return false;
-  return true;
+/* An event of the run that nothing enqueued later waits for goes now,
+ * while its command is likely still in flight (as raw code releases its
+ * events: one released once complete is freed on this thread), unless
+ * the run keeps its events (cls__rec_drop). */
+static inline void drop(struct rec *r, cl_event *ev) {
+  if (r->keep)
+    cls__rec_drop(r, *ev);
+  else
+    clReleaseEvent(*ev);
+  *ev = NULL;
 }
 
-/* After an enqueue or a flush of a compiled run failed (rc), once the
- * start marker is enqueued: what was enqueued is waited for, so that
- * nothing of the run still runs once its failure is reported, and every
- * event it holds goes (the start marker's too). */
+/* After an enqueue or a flush of the run failed (rc), once the start
+ * marker is enqueued: what was enqueued is waited for, so that nothing of
+ * the run still runs once its failure is reported, and every event it
+ * holds goes (the start marker's too). */
 static cl_int run_failed(struct rec *r, cl_command_queue *qk, cl_int rc) {
   const struct run *run = r->run;
   for (size_t k = 0; k < run->nst; k++)
     clFinish(qk[k]);
   for (size_t i = 0; i <= run->n; i++)
-    if (r->evs[i]) {
-      clReleaseEvent(r->evs[i]);
-      r->evs[i] = NULL;
-    }
+    if (r->evs[i])
+      drop(r, &r->evs[i]);
   return rc;
 }
 
-/* cls__multi_enqueue where the run's streams have a queue each and no
- * member keeps its event: the compiled plan (struct run's steps), the
- * flushes, waits and releases decided at capture. */
+/* cls__multi_enqueue where the run's streams have a queue each: the
+ * compiled plan (struct run's steps), its flushes, waits and releases
+ * decided at capture.  Where the run keeps its events (r->keep), every
+ * member has one, and those no member waits for are dropped at once. */
 static cl_int compiled_enqueue(const struct cls_foreign_call *call, struct rec *r, cl_event *ev) {
   const struct run *run = r->run;
   cl_command_queue *qk = r->qs;
@@ -335,17 +354,14 @@ static cl_int compiled_enqueue(const struct cls_foreign_call *call, struct rec *
     for (unsigned w = 0; w < st->nwait; w++)
       wl[w] = evs[op[w]];
     rc = member_enqueue(qk[st->k], &r->dm[i], st->nwait, st->nwait ? wl : NULL,
-                        st->ev ? &evs[i] : NULL);
+                        st->ev || r->keep ? &evs[i] : NULL);
     if (rc != CL_SUCCESS)
       return run_failed(r, qk, rc);
+    if (!st->ev && r->keep)
+      drop(r, &evs[i]);
     op += st->nwait;
-    /* An event no later member waits for goes now, while its command is
-     * likely still in flight (as raw code releases its events): one
-     * released once complete is freed on this thread. */
-    for (unsigned d = 0; d < st->ndrop; d++, op++) {
-      clReleaseEvent(evs[*op]);
-      evs[*op] = NULL;
-    }
+    for (unsigned d = 0; d < st->ndrop; d++, op++)
+      drop(r, &evs[*op]);
   }
   cl_uint nw = 0;
   for (unsigned m = run->endflush; m; m &= m - 1)
@@ -365,83 +381,16 @@ static cl_int compiled_enqueue(const struct cls_foreign_call *call, struct rec *
   return CL_SUCCESS;
 }
 
+/* The run's streams share one queue or have one each (cls__multi_before
+ * sends any other layout command by command). */
 cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   struct rec *r = call->data;
   const struct run *run = r->run;
   if (r->nkept)
     cls__rec_sweep(r);
-  cl_event start = NULL, wl[RUN_STREAMS];
-  cl_command_queue *qk = r->qs;
-  bool dirty[RUN_STREAMS] = {true};
-  qk[0] = call->queue;
-  bool one = true;
-  for (size_t k = 1; k < run->nst; k++)
-    one &= qk[k] == call->queue;
-  if (one) {
-    cl_int rc = one_queue_enqueue(call, r, ev);
-    atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
-    return rc;
-  }
-  if (!r->keep && apart(qk, run->nst)) {
-    cl_int rc = compiled_enqueue(call, r, ev);
-    atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
-    return rc;
-  }
-  cl_int rc = clEnqueueMarkerWithWaitList(call->queue, 0, NULL, &start);
-  for (size_t i = 0; i < run->n && rc == CL_SUCCESS; i++) {
-    unsigned k = run->ms[i];
-    cl_uint nw = 0;
-    if (k && run->firstm[k] == i) {
-      rc = flush_for(qk[k], qk, dirty, 0);
-      wl[nw++] = start;
-    }
-    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1] && rc == CL_SUCCESS; w++) {
-      rc = flush_for(qk[k], qk, dirty, run->ms[run->wl[w]]);
-      wl[nw++] = r->evs[run->wl[w]];
-    }
-    if (rc == CL_SUCCESS)
-      rc = member_enqueue(qk[k], &r->dm[i], nw, nw ? wl : NULL,
-                          run->need[i] || r->keep ? &r->evs[i] : NULL);
-    dirty[k] = true;
-    /* An event no later member waits for goes now, while its command is
-     * likely still in flight (as raw code releases its events): one
-     * released once complete is freed on this thread. */
-    for (unsigned w = run->wfirst[i]; w < run->wfirst[i + 1]; w++) {
-      unsigned j = run->wl[w];
-      if (run->lastuse[j] == i && r->evs[j]) {
-        cls__rec_drop(r, r->evs[j]);
-        r->evs[j] = NULL;
-      }
-    }
-  }
-  if (rc == CL_SUCCESS) {
-    cl_uint nw = 0;
-    for (unsigned k = 1; k < run->nst && rc == CL_SUCCESS; k++) {
-      rc = flush_for(call->queue, qk, dirty, k);
-      wl[nw++] = r->evs[run->lastm[k]];
-    }
-    if (rc == CL_SUCCESS)
-      rc = clEnqueueMarkerWithWaitList(call->queue, nw, wl, ev);
-  }
-  if (rc == CL_SUCCESS) {
-    for (size_t k = 1; k < run->nst; k++) {
-      if (r->last[k]) /* a record not handed over yet takes the newer one */
-        clReleaseEvent(r->last[k]);
-      r->last[k] = r->evs[run->lastm[k]];
-      r->evs[run->lastm[k]] = NULL;
-    }
-    atomic_fetch_add_explicit(r->enqueues, 1, memory_order_relaxed);
-  } else {
-    for (size_t k = 0; k < run->nst; k++)
-      clFinish(qk[k]);
-  }
-  for (size_t i = 0; i < run->n; i++)
-    if (r->evs[i]) {
-      cls__rec_drop(r, r->evs[i]);
-      r->evs[i] = NULL;
-    }
-  if (start)
-    cls__rec_drop(r, start);
+  r->qs[0] = call->queue;
+  bool one = run->nst < 2 || r->qs[1] == call->queue;
+  cl_int rc = one ? one_queue_enqueue(call, r, ev) : compiled_enqueue(call, r, ev);
   atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
   return rc;
 }
@@ -463,12 +412,6 @@ cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev) {
   return CL_SUCCESS;
 }
 
-/* Before a run over several streams is handed to the command path on
- * its first member's stream s: each other stream, into st[], with its
- * queue now in the run's recording (1); 0 where one of them is no longer
- * on s's device (cls_stream_relocate), or where the streams' queues are
- * shared in part (one_or_apart): the run then goes command by command.  A driver that defers (the scheduler) hands what the other
- * streams hold to their queues now, before the run's members. */
 /* Whether the run's streams share one queue or have one each: the two
  * layouts a run is planned for (scheduler:sequential,queues=M with fewer
  * queues than the run's streams gives neither, and a replay there gave
@@ -482,6 +425,13 @@ static bool one_or_apart(const cl_command_queue *q, size_t n) {
   return same == 0 || same == pairs;
 }
 
+/* Before a run over several streams is handed to the command path on
+ * its first member's stream s: each other stream, into st[], with its
+ * queue now in the run's recording (1); 0 where one of them is no longer
+ * on s's device (cls_stream_relocate), or where the streams' queues are
+ * shared in part (one_or_apart): the run then goes command by command.
+ * A driver that defers (the scheduler) hands what the other streams hold
+ * to their queues now, before the run's members. */
 int cls__multi_before(cls_context *ctx, struct run *r, struct cls__stream *s,
                       struct cls__stream **st) {
   cl_command_queue (*queue)(void *) = cls__factory_queue(ctx->pool.factory);

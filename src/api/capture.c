@@ -108,12 +108,7 @@ CLS_API void cls_capture_destroy(cls_capture *cap) {
     free(cap->runs[r].pv);
     free(cap->runs[r].kinds);
     free(cap->runs[r].names);
-    free(cap->runs[r].ms);
     free(cap->runs[r].mstream);
-    free(cap->runs[r].need);
-    free(cap->runs[r].wfirst);
-    free(cap->runs[r].wl);
-    free(cap->runs[r].lastuse);
     free(cap->runs[r].steps);
     free(cap->runs[r].ops);
   }
