@@ -76,6 +76,17 @@ stands_for() {
   echo "$best"
 }
 
+# A pair of a setting outside that list (a -qN pair) stands for none: the
+# caller's setting runs under the pair that stands_for picks.
+case " $settings " in
+  *" $setting "*) ;;
+  *)
+    if [ -n "${CLS_SCHEDULER:-}" ]; then
+      echo "skipped: CLS_SCHEDULER=$CLS_SCHEDULER runs under ${prog}@$(stands_for "$CLS_SCHEDULER" | sed 's/:/-/') only"
+      exit 77
+    fi
+    ;;
+esac
 if [ -n "${CLS_SCHEDULER:-}" ] && [ "$CLS_SCHEDULER" != "$setting" ]; then
   pick=$(stands_for "$CLS_SCHEDULER")
   if [ "$pick" != "$setting" ]; then

@@ -1900,7 +1900,8 @@ END_TEST
 /* A foreign command on stream 2 whose event (a user event) fails, set by
  * another thread, while a replayed run over streams 0 and 1 waits behind
  * it: the run's members of stream 1 wait explicitly on events of stream
- * 0 (its start marker, its members), which fail in turn.  Nothing aborts
+ * 0 (its members, and its start marker where the run has one), which
+ * fail in turn.  Nothing aborts
  * or hangs (PoCL fails them on the thread that sets the status); the
  * run's outputs carry the failure.  The thread sets it once the replay
  * returned and the callback ran (a driver that defers runs it when the
@@ -1932,14 +1933,20 @@ static void *late_setter(void *arg) {
 
 /* The replay of a capture over `streams` streams (1: every launch on
  * stream 0) behind a foreign command on stream 2 whose user event fails
- * later, set by another thread: the outputs carry the failure. */
-static void behind_late_failure(int streams) {
+ * later, set by another thread: the outputs carry the failure.  `lead`:
+ * stream 1 first runs a launch of its own (reading nothing the run
+ * writes), so that a run over the two streams has a start marker, kept
+ * like every member's event (a ping-pong alone needs none). */
+static void behind_late_failure(int streams, bool lead) {
   open_ctx(NULL);
   int t1 = streams > 1 ? 1 : 0;
   cls_buffer x = buf_of(2, 1), a = buf_of(0, 0), b = buf_of(t1, 0), c = buf_of(0, 0);
+  cls_buffer y = buf_of(t1, 5), z = buf_of(t1, 0);
   cls_capture *cap = NULL;
   CT_OK(cls_capture_begin(ctx));
   launch(0, "ka", 2, (cls_arg[]){CLS_IN(x), CLS_OUT(a)});
+  if (lead)
+    launch(t1, "ka", 2, (cls_arg[]){CLS_IN(y), CLS_OUT(z)});
   launch(t1, "ka", 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)});
   launch(0, "ka", 2, (cls_arg[]){CLS_IN(b), CLS_OUT(c)});
   launch(t1, "ka", 2, (cls_arg[]){CLS_IN(c), CLS_OUT(b)});
@@ -1964,9 +1971,22 @@ static void behind_late_failure(int streams) {
                 "root cause on stream %d, '%s': not the foreign command", fi.stream, fi.message);
   cls_report_free(r);
   CT_ERR(cls_download(ctx, t1, b, 0, v, NB, NULL), CLS_ETAINTED);
+  /* The lead launch reads nothing tainted: its output is the run's, and
+   * carries the run's failure, where the run is one command; command by
+   * command it ran on clean input, unless its queue is the foreign
+   * command's (interleave), which the device fails behind the failure. */
+  if (lead) {
+    cl_command_queue q1, q2;
+    CT_OK(cls_stream_queue(ctx, t1, &q1));
+    CT_OK(cls_stream_queue(ctx, 2, &q2));
+    ck_assert_int_eq(cls_download(ctx, t1, z, 0, v, NB, NULL),
+                     replays_multi(2) || q1 == q2 ? CLS_ETAINTED : CLS_OK);
+  }
   /* Replayed again once the failure is known: skipped whole (F2). */
   CT_ERR(cls_replay(ctx, cap, 0, NULL), CLS_ESKIPPED);
   CT_ERR(cls_download(ctx, 0, a, 0, v, NB, NULL), CLS_ETAINTED);
+  if (lead) /* on the plan, command by command (F2 stays exact): it ran */
+    ct_download_ints(ctx, t1, z, v, N);
   clReleaseEvent(atomic_load(&late_user));
   cls_capture_destroy(cap);
   close_ctx();
@@ -1974,12 +1994,13 @@ static void behind_late_failure(int streams) {
 
 START_TEST(plan_run_over_streams_behind_a_foreign_event_that_fails_later) {
   setenv("CLS_CAPTURE", "plan", 1);
-  behind_late_failure(2);
+  behind_late_failure(2, false);
+  behind_late_failure(2, true);
   unforce();
 }
 END_TEST
 
-START_TEST(F2_replay_behind_a_foreign_event_that_fails_later) { behind_late_failure(1); }
+START_TEST(F2_replay_behind_a_foreign_event_that_fails_later) { behind_late_failure(1, false); }
 END_TEST
 
 /* The ICD loader's clEnqueueNDRangeKernel, interposed: this program's
@@ -2036,11 +2057,22 @@ static void fail_program(cls_buffer a, cls_buffer b, cls_buffer c, cls_buffer d,
   }
 }
 
+/* A foreign command that enqueues nothing. */
+static cl_int no_op(const struct cls_foreign_call *call, cl_event *ev) {
+  (void)call;
+  (void)ev;
+  return CL_SUCCESS;
+}
+
 /* The launch numbered nth of the program's replay fails to enqueue: see
- * plan_run_over_streams_a_member_failing_to_enqueue_fails_the_run. */
-static void member_fails(bool lone, int nth) {
+ * plan_run_over_streams_a_member_failing_to_enqueue_fails_the_run.
+ * `keep`: a foreign call first (a no-op on stream 2), after which the
+ * run's members keep their events until complete (docs/capture.md). */
+static void member_fails(bool lone, int nth, bool keep) {
   setenv("CLS_CAPTURE", "plan", 1);
   open_ctx(NULL);
+  if (keep)
+    CT_OK(cls_foreign(ctx, 2, "no-op", no_op, NULL, 0, NULL));
   cls_buffer a = buf_of(0, 1), b = buf_of(1, 2), c = buf_of(1, 3), d = buf_of(1, 4);
   cls_buffer a2 = buf_of(0, 1), b2 = buf_of(1, 2), c2 = buf_of(1, 3), d2 = buf_of(1, 4);
   cls_capture *cap = NULL;
@@ -2125,11 +2157,16 @@ static void member_fails(bool lone, int nth) {
  * fresh inputs, runs whole and gives the uncaptured bytes.  Where runs
  * are not planned (exact attribution) the replay goes command by command
  * and the same holds of the launch that failed and those that read its
- * output. */
+ * output.  The same after a foreign call, where every member's event and
+ * the start marker's are kept until complete. */
 START_TEST(plan_run_over_streams_a_member_failing_to_enqueue_fails_the_run) {
-  member_fails(false, 5); /* pp_ab of the third pair */
-  member_fails(true, 1);  /* the lone launch: the start marker is live */
-  member_fails(true, 4);  /* pp_ba of the second pair */
+  for (int keep = 0; keep < 2; keep++) {
+    member_fails(false, 5, keep); /* pp_ab of the third pair */
+    member_fails(true, 1, keep);  /* the lone launch: the start marker is live */
+    member_fails(true, 4, keep);  /* pp_ba of the second pair */
+  }
+  member_fails(true, 2, true);  /* right after the lone launch */
+  member_fails(false, 8, true); /* the run's last member */
 }
 END_TEST
 

@@ -227,21 +227,6 @@ static inline cl_int member_enqueue(cl_command_queue q, const struct dmember *m,
   }
 }
 
-/* The foreign callback of a plan run over several streams, on the run's
- * own queue after the wait list's barrier: a marker there that the first
- * member of each other stream waits for (so the run's waits hold for
- * every member), each member on its stream's queue waiting for the
- * members of other streams planned at capture, then a marker on the run's
- * queue waiting for each other stream's last member: the run's event,
- * complete when every member is (and failed, where the vendor fails what
- * waits for a failed event, as PoCL does: each stream's record has its
- * own last member's event too).  A planned event is released once its
- * last waiter is enqueued, except each other stream's last, which goes
- * to its record.
- * A member that fails to enqueue fails the run: those enqueued are
- * waited for, so that nothing of it still runs once the failure is
- * reported. */
-
 /* An event's status (CL_QUEUED where it cannot be asked). */
 static cl_int status_of(cl_event ev) {
   cl_int st = CL_QUEUED;
@@ -309,13 +294,10 @@ static cl_int one_queue_enqueue(const struct cls_foreign_call *call, struct rec 
 
 /* An event of the run that nothing enqueued later waits for goes now,
  * while its command is likely still in flight (as raw code releases its
- * events: one released once complete is freed on this thread), unless
- * the run keeps its events (cls__rec_drop). */
+ * events: one released once complete is freed on this thread), or is
+ * kept where the run keeps its events (cls__rec_drop). */
 static inline void drop(struct rec *r, cl_event *ev) {
-  if (r->keep)
-    cls__rec_drop(r, *ev);
-  else
-    clReleaseEvent(*ev);
+  cls__rec_drop(r, *ev);
   *ev = NULL;
 }
 
@@ -332,6 +314,21 @@ static cl_int run_failed(struct rec *r, cl_command_queue *qk, cl_int rc) {
       drop(r, &r->evs[i]);
   return rc;
 }
+
+/* The foreign callback of a plan run over several streams
+ * (cls__multi_enqueue), on the run's own queue after the wait list's
+ * barrier: where a stream's first member waits for no member, a start
+ * marker there that it waits for (so the run's waits hold for every
+ * member; compile()); each member on its stream's queue waiting for the
+ * members of other streams planned at capture; then a marker on the
+ * run's queue waiting for each other stream's last member: the run's
+ * event, complete when every member is (and failed, where the vendor
+ * fails what waits for a failed event, as PoCL does: each stream's record
+ * has its own last member's event too).  A planned event goes once its
+ * last waiter is enqueued, except each other stream's last, which goes
+ * to its record.  A member that fails to enqueue fails the run: those
+ * enqueued are waited for, so that nothing of it still runs once the
+ * failure is reported. */
 
 /* cls__multi_enqueue where the run's streams have a queue each: the
  * compiled plan (struct run's steps), its flushes, waits and releases
