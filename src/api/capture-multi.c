@@ -387,7 +387,15 @@ cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
     cls__rec_sweep(r);
   r->qs[0] = call->queue;
   bool one = run->nst < 2 || r->qs[1] == call->queue;
-  cl_int rc = one ? one_queue_enqueue(call, r, ev) : compiled_enqueue(call, r, ev);
+  cl_int rc = CL_OUT_OF_HOST_MEMORY;
+  /* Where events are kept, room for every one this replay may keep (its
+   * members', the start marker's, the records'), before anything is
+   * enqueued: cls__rec_drop would otherwise wait for an event in the
+   * middle of the enqueue, which may be behind a user event the
+   * program's own thread sets later. */
+  if (!r->keep || cls__grow((void **)&r->kept, &r->capkept, r->nkept + run->n + run->nst + 1,
+                            sizeof *r->kept, 8))
+    rc = one ? one_queue_enqueue(call, r, ev) : compiled_enqueue(call, r, ev);
   atomic_fetch_sub_explicit(&r->held, 1, memory_order_release);
   return rc;
 }
