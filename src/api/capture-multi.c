@@ -297,7 +297,10 @@ static cl_int one_queue_enqueue(const struct cls_foreign_call *call, struct rec 
  * events: one released once complete is freed on this thread), or is
  * kept where the run keeps its events (cls__rec_drop). */
 static inline void drop(struct rec *r, cl_event *ev) {
-  cls__rec_drop(r, *ev);
+  if (r->keep)
+    cls__rec_drop(r, *ev);
+  else
+    clReleaseEvent(*ev); /* the usual replay: no call on the way */
   *ev = NULL;
 }
 
