@@ -136,7 +136,7 @@ run_one() {
     124) res="FAIL (timed out)"; failed=$((failed + 1)) ;;
     *) res="FAIL (exit $rc)"; failed=$((failed + 1)) ;;
   esac
-  printf '%-10s %-40s %4ds  %s\n' "$v" "$name" "$t" "$res"
+  printf '%-10s %-44s %4ds  %s\n' "$v" "$name" "$t" "$res"
   case $res in
     FAIL*)
       grep -E ':[EF]:|^FAIL' "$log" | head -n 20 | sed 's/^/    /'
