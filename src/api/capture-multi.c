@@ -318,21 +318,6 @@ static cl_int run_failed(struct rec *r, cl_command_queue *qk, cl_int rc) {
   return rc;
 }
 
-/* The foreign callback of a plan run over several streams
- * (cls__multi_enqueue), on the run's own queue after the wait list's
- * barrier: where a stream's first member waits for no member, a start
- * marker there that it waits for (so the run's waits hold for every
- * member; compile()); each member on its stream's queue waiting for the
- * members of other streams planned at capture; then a marker on the
- * run's queue waiting for each other stream's last member: the run's
- * event, complete when every member is (and failed, where the vendor
- * fails what waits for a failed event, as PoCL does: each stream's record
- * has its own last member's event too).  A planned event goes once its
- * last waiter is enqueued, except each other stream's last, which goes
- * to its record.  A member that fails to enqueue fails the run: those
- * enqueued are waited for, so that nothing of it still runs once the
- * failure is reported. */
-
 /* cls__multi_enqueue where the run's streams have a queue each: the
  * compiled plan (struct run's steps), its flushes, waits and releases
  * decided at capture.  Where the run keeps its events (r->keep), every
@@ -381,8 +366,22 @@ static cl_int compiled_enqueue(const struct cls_foreign_call *call, struct rec *
   return CL_SUCCESS;
 }
 
-/* The run's streams share one queue or have one each (cls__multi_before
- * sends any other layout command by command). */
+/* The foreign callback of a plan run over several streams, on the run's
+ * own queue after the wait list's barrier: where a stream's first member
+ * waits for no member, a start marker there that it waits for (so the
+ * run's waits hold for every member; compile()); each member on its
+ * stream's queue waiting for the members of other streams planned at
+ * capture; then a marker on the run's queue waiting for each other
+ * stream's last member: the run's event, complete when every member is
+ * (and failed, where the vendor fails what waits for a failed event, as
+ * PoCL does: each stream's record has its own last member's event too).
+ * A planned event goes once its last waiter is enqueued, except each
+ * other stream's last, which goes to its record.  A member that fails to
+ * enqueue fails the run: those enqueued are waited for, so that nothing
+ * of it still runs once the failure is reported.  The run's streams
+ * share one queue (one_queue_enqueue) or have one each
+ * (compiled_enqueue): cls__multi_before sends any other layout command
+ * by command. */
 cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
   struct rec *r = call->data;
   const struct run *run = r->run;
