@@ -9,9 +9,14 @@
 #                                          DIR/lib
 #   sh bench/gpu-check.sh run DIR OUT [ICD]  there: clstream-info, the
 #                                          benchmark (both attribution
-#                                          modes) and every test program
-#                                          under every driver setting;
-#                                          results in OUT
+#                                          modes), the replayed rows on
+#                                          command buffers, and every test
+#                                          program under every driver
+#                                          setting; results in OUT
+#
+# Settings of run: GPU_CHECK_WORKLOADS (the benchmark's --workloads;
+# default every workload), GPU_CHECK_JOBS (test programs at once, default
+# 6), GPU_CHECK_LIMIT (seconds one test program may take, default 300).
 #
 # ICD: the OpenCL library to name in the .icd file (default: NVIDIA's
 # libnvidia-opencl.so.1, found with ldconfig or under /usr); a file ending
@@ -20,6 +25,7 @@
 #   sh bench/gpu-check.sh run build-gpu "$OUT"
 # with a timeout that leaves room for a rerun (docs/performance.md).
 set -eu
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 
 build() {
   dir=${1:-build-gpu}
@@ -38,11 +44,19 @@ build() {
     make -j"$(nproc)" > /dev/null
     # The test programs (not the demo script).
     make -j"$(nproc)" bench/clstream-bench tools/clstream-info $(progs) $(singles) > /dev/null
+    # CLBlast's SGEMM on a stream, where configure found CLBlast.
+    make tests/test-clblast > /dev/null 2>&1 || true
     find . -name '*.o' -delete
+    # Only the programs travel: the archives are linked in, the symbols
+    # are not needed to run (the lease's tree is limited to 64 MiB).
+    rm -rf .libs src/.libs
+    find . -type f -perm -u+x \( -path './tests/*' -o -path './bench/*' -o -path './tools/*' \) \
+      -exec sh -c 'strip "$1" 2> /dev/null || true' sh {} \;
   )
   # The shared libraries the programs load that a bare machine may lack
   # (the ICD loader, subunit); the C library is the machine's own.
-  for f in "$dir/src/bench/clstream-bench" "$dir/src/tests/test-launch"; do
+  for f in "$dir/src/bench/clstream-bench" "$dir/src/tests/test-launch" \
+    $(ls "$dir/src/tests/test-clblast" 2> /dev/null); do
     ldd "$f" | awk '/=> \// { print $3 }'
   done | sort -u | while read -r lib; do
     case ${lib##*/} in
@@ -95,46 +109,79 @@ run() {
   { date -u; echo "commit $(cat "$dir/COMMIT")"; nvidia-smi -L 2>/dev/null || true; } \
     > "$out/machine.txt"
   ./tools/clstream-info > "$out/info.txt" 2>&1 || true
-  ./bench/clstream-bench --reps 9 --json "$out/bench.json" > "$out/bench.txt" 2>&1 || true
+  # GPU_CHECK_WORKLOADS narrows the benchmark (default: every workload).
+  ./bench/clstream-bench --reps 9 ${GPU_CHECK_WORKLOADS:+--workloads "$GPU_CHECK_WORKLOADS"} \
+    --json "$out/bench.json" > "$out/bench.txt" 2>&1 || true
+  # The replayed rows again with the capture forced onto command buffers
+  # (the probe's verdict and ratio in probe.txt), paired against raw
+  # cl_khr_command_buffer code in the same rounds.
+  CLS_CAPTURE=command-buffer ./bench/clstream-bench --reps 9 \
+    --workloads tiny-chain-replay,ping-pong-replay,fan-replay,stencil-100 \
+    --json "$out/bench-cb.json" > "$out/bench-cb.txt" 2>&1 || true
+  CLS_LOG=streams ./bench/clstream-bench --reps 5 --drivers event \
+    --workloads tiny-chain-replay 2>&1 | grep 'capture:' > "$out/probe.txt" || true
   # Every paired program under every driver setting (the model a second
   # time with exact attribution), and the programs that name their
-  # settings themselves, as make check runs them.
-  # A program that hangs costs its own 5 minutes, not the machine's lease.
-  limit=
-  command -v timeout > /dev/null 2>&1 && limit="timeout 300"
-  pass=0 fail=0
-  : > "$out/tests.txt"
-  : > "$out/failures.txt"
-  set +e
-  for p in $(progs) exact $(singles); do
+  # settings themselves, as make check runs them; GPU_CHECK_JOBS at once
+  # (the benchmark above ran alone).
+  # A program that hangs costs its own GPU_CHECK_LIMIT seconds (default
+  # 300), not the machine's lease.
+  : > "$out/jobs"
+  clblast=
+  [ -x tests/test-clblast ] && clblast=tests/test-clblast
+  for p in $(progs) $clblast exact $(singles); do
     case " $(singles) " in
       *" $p "*) set -- once ;;
       *) set -- event scheduler:sequential scheduler:interleave ;;
     esac
     # The model registers the example outside driver itself.
     case $p in tests/model/test-model | exact) set -- "$@" priority ;; esac
-    for s do
-      case $p:$s in
-        *:once) $limit "./$p" > "$out/log" 2>&1 ;;
-        exact:*) CLS_SCHEDULER=$s CLS_PRECISE=1 $limit ./tests/model/test-model > "$out/log" 2>&1 ;;
-        *) CLS_SCHEDULER=$s $limit "./$p" > "$out/log" 2>&1 ;;
-      esac
-      rc=$?
-      if [ $rc -eq 0 ]; then pass=$((pass + 1)); r=PASS; else fail=$((fail + 1)); r="FAIL ($rc)"; fi
-      printf '%-28s %-22s %s\n' "$p" "$s" "$r" >> "$out/tests.txt"
-      if [ $rc -ne 0 ]; then
-        echo "== $p $s" >> "$out/failures.txt"
-        tail -n 40 "$out/log" >> "$out/failures.txt"
-      fi
-    done
+    # Streams sharing queues in part, as make check runs these three.
+    case $p in tests/test-capture | tests/test-capture-random | tests/test-foreign)
+      set -- "$@" scheduler:sequential,queues=2 ;;
+    esac
+    for s do echo "$p $s" >> "$out/jobs"; done
   done
+  mkdir -p "$out/t"
+  set +e
+  xargs -P "${GPU_CHECK_JOBS:-6}" -n 2 sh "$self" one "$out/t" < "$out/jobs"
+  pass=0 fail=0
+  : > "$out/tests.txt"
+  : > "$out/failures.txt"
+  while read -r p s; do
+    f=$out/t/$(echo "$p-$s" | tr '/:,=' '____')
+    rc=$(cat "$f.rc" 2>/dev/null || echo missing)
+    if [ "$rc" = 0 ]; then pass=$((pass + 1)); r=PASS; else fail=$((fail + 1)); r="FAIL ($rc)"; fi
+    printf '%-28s %-22s %-10s %s\n' "$p" "$s" "$r" "$(cat "$f.time" 2>/dev/null)" >> "$out/tests.txt"
+    if [ "$rc" != 0 ]; then
+      echo "== $p $s" >> "$out/failures.txt"
+      tail -n 40 "$f.log" >> "$out/failures.txt"
+    fi
+  done < "$out/jobs"
+  rm -rf "$out/t" "$out/jobs"
   set -e
-  rm -f "$out/log"
   echo "tests: $pass passed, $fail failed" | tee -a "$out/tests.txt"
   cat "$out/bench.txt"
 }
 
+# One test program under one setting (run's xargs calls this).
+one() {
+  t=$1 p=$2 s=$3
+  f=$t/$(echo "$p-$s" | tr '/:,=' '____')
+  limit=
+  command -v timeout > /dev/null 2>&1 && limit="timeout ${GPU_CHECK_LIMIT:-300}"
+  start=$(date +%s)
+  case $p:$s in
+    *:once) $limit "./$p" > "$f.log" 2>&1 ;;
+    exact:*) CLS_SCHEDULER=$s CLS_PRECISE=1 $limit ./tests/model/test-model > "$f.log" 2>&1 ;;
+    *) CLS_SCHEDULER=$s $limit "./$p" > "$f.log" 2>&1 ;;
+  esac
+  echo $? > "$f.rc"
+  echo "$(($(date +%s) - start)) s" > "$f.time"
+}
+
 case ${1:-} in
+  one) shift; one "$@" ;;
   build) shift; build "$@" ;;
   run) shift; [ $# -ge 2 ] || { echo "usage: gpu-check.sh run DIR OUT [ICD]" >&2; exit 2; }; run "$@" ;;
   *) echo "usage: gpu-check.sh build [DIR] | run DIR OUT [ICD]" >&2; exit 2 ;;
