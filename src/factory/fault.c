@@ -58,8 +58,7 @@ struct fault_stream {
   cl_int gone;
   cl_event gate;
   struct fault_stream *next_gated; /* cfg->gated's list, while gate is set */
-  cl_event *gated;       /* a wait list with the gate appended */
-  size_t capgated;
+  bool settled;          /* settle_before_gate ran */
   bool ranged;           /* the backend asked for ranged attribution */
   /* Ranged: the newest command handed to the inner stream, the newest one
    * with an event there (or finished: a blocking call), and the inner
@@ -127,7 +126,6 @@ static void fs_destroy(void *stream) {
   struct fault_stream *fs = stream;
   open_gates(fs->cfg);
   fs->inner->destroy(fs->s);
-  free(fs->gated);
   free(fs->doomed);
   free(fs->found);
   free(fs);
@@ -154,6 +152,34 @@ static void note_events(struct fault_stream *fs, uint64_t upto, bool done) {
   for (size_t j = 0; j < fs->ndoomed; j++)
     if (!fs->doomed[j].last && fs->doomed[j].seq <= upto)
       fs->doomed[j].last = upto;
+}
+
+/* Before the first command joins the stream's first gate: what the queue
+ * holds before it finishes.  PoCL 3.1 finishes a command twice, and frees
+ * its event under a later broadcast, when one of its dependencies fails it
+ * while another completes at the same moment (fixed in PoCL 7.2, "Guard
+ * pocl_update_event_finished against a concurrent double-finish"); on an
+ * in-order queue the command before is a dependency.  So no gated
+ * command has a dependency that can still complete when the gate fails:
+ * the first waits behind finished work, the rest behind gated ones.
+ * Once only: later the queue holds failed commands, and PoCL may never
+ * finish a marker behind a failed event. */
+static cl_int settle_before_gate(struct fault_stream *fs) {
+  fs->settled = true;
+  /* On the queue itself, not through the inner stream: its marker would
+   * become an event of the stream, and narrow the range a loss is
+   * reported in, which a real loss would not. */
+  cl_command_queue (*queue)(void *) = cls__factory_queue(fs->inner);
+  cl_command_queue q = queue ? queue(fs->s) : NULL;
+  cl_event m = NULL;
+  if (!q)
+    return CL_SUCCESS; /* no OpenCL queue: nothing to race */
+  cl_int rc = clEnqueueMarkerWithWaitList(q, 0, NULL, &m);
+  if (rc != CL_SUCCESS)
+    return rc;
+  clWaitForEvents(1, &m);
+  clReleaseEvent(m);
+  return CL_SUCCESS;
 }
 
 static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
@@ -208,17 +234,18 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     }
     cl_int crc = CL_SUCCESS;
     if (!fs->gate) {
+      if (!fs->settled && (crc = settle_before_gate(fs)) != CL_SUCCESS)
+        return crc;
       if (!(fs->gate = clCreateUserEvent(fs->backend->context, &crc)))
         return crc;
       fs->next_gated = fs->cfg->gated;
       fs->cfg->gated = fs;
     }
-    if (!cls__grow((void **)&fs->gated, &fs->capgated, (size_t)nwait + 1, sizeof *fs->gated, 8))
-      return CL_OUT_OF_HOST_MEMORY;
-    if (nwait)
-      memcpy(fs->gated, wait, nwait * sizeof *wait);
-    fs->gated[nwait++] = fs->gate;
-    wait = fs->gated;
+    /* The gate alone: the command never runs, so its order does not
+     * matter, and a second dependency finishing while the gate fails it
+     * is the PoCL 3.1 race (settle_before_gate). */
+    wait = &fs->gate;
+    nwait = 1;
   }
   /* A blocking transfer may wait on a command of another queue gated
    * behind a lost one: the gates open, and since PoCL 3.1 never finishes
