@@ -232,6 +232,22 @@ static inline uint64_t ct_generation(cls_context *ctx, int s) {
 }
 
 /* Stream s's statistics (cls_stream_stats), checked. */
+/* Whether stream s's device offers cl_khr_command_buffer (the name
+ * itself, not a longer one such as cl_khr_command_buffer_mutable_dispatch). */
+static inline bool ct_has_cb(cls_context *ctx, int s) {
+  cl_command_queue q;
+  CT_OK(cls_stream_queue(ctx, s, &q));
+  cl_device_id d;
+  ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, NULL), CL_SUCCESS);
+  char ext[8192] = "";
+  clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
+  const char name[] = "cl_khr_command_buffer";
+  for (const char *p = strstr(ext, name); p; p = strstr(p + 1, name))
+    if (p[sizeof name - 1] == ' ' || p[sizeof name - 1] == 0)
+      return true;
+  return false;
+}
+
 static inline struct cls_stream_stats ct_stats(cls_context *ctx, int s) {
   struct cls_stream_stats st;
   CT_OK(cls_stream_stats(ctx, s, &st));

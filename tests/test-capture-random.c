@@ -476,6 +476,17 @@ static void run_seeds(const char *variant, const char *device, size_t n, size_t 
        "runs never spanned streams: %zu runs, %zu in runs, as the stretches of one stream",
        tot.runs, tot.in_runs);
   }
+  /* Command buffers forced on a device that has them: the stretches that
+   * alternate streams are runs of the plan beside them. */
+  if (ndev == 1 && strcmp(cls_context_driver(ctx), "event") == 0 &&
+      mode == CLS_ATTRIBUTION_RANGED && cm && strcmp(cm, "command-buffer") == 0 &&
+      ct_has_cb(ctx, 0)) {
+    RQ(tot.cb == tot.captures, "%zu of %zu captures on command buffers", tot.cb, tot.captures);
+    RQ(tot.runs != tot.groups || tot.in_runs != tot.single,
+       "beside command buffers, runs never spanned streams: %zu runs, %zu in runs, as the "
+       "stretches of one stream",
+       tot.runs, tot.in_runs);
+  }
   close_ctx();
 }
 
@@ -497,6 +508,18 @@ END_TEST
  * them (the same in both runs); a parameter changing at each replay. */
 START_TEST(random_programs_replayed_without_sync_with_commands_between) {
   run_seeds("no sync, between, param", NULL, 10, 5, 4, false, true);
+}
+END_TEST
+
+/* Command buffers forced: runs of one stream are command buffers where
+ * the device has them (PoCL), the stretches that alternate streams runs
+ * of the plan over several streams beside them; with and without a sync,
+ * a parameter changing at each replay (each change records again). */
+START_TEST(random_programs_replayed_on_command_buffers_equal_uncaptured) {
+  setenv("CLS_CAPTURE", "command-buffer", 1);
+  run_seeds("sync, command buffers", NULL, 8, 30, 4, true, false);
+  run_seeds("no sync, between, param, command buffers", NULL, 6, 40, 3, false, true);
+  unsetenv("CLS_CAPTURE");
 }
 END_TEST
 
@@ -528,6 +551,7 @@ int main(void) {
   Suite *s = suite_create("capture-random");
   CT_ADD(s, random_programs_replayed_equal_uncaptured);
   CT_ADD(s, random_programs_replayed_on_the_plan_equal_uncaptured);
+  CT_ADD(s, random_programs_replayed_on_command_buffers_equal_uncaptured);
   CT_ADD(s, random_programs_replayed_without_sync_with_commands_between);
   CT_ADD(s, random_programs_replayed_after_a_foreign_call_equal_uncaptured);
   CT_ADD(s, random_programs_over_every_device);

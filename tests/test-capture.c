@@ -95,23 +95,6 @@ static void close_ctx(void) {
 
 static cls_kernel *K(const char *name) { return ct_get_kernel(ctx, prog, name); }
 
-/* Whether stream 0's device offers cl_khr_command_buffer (raw OpenCL:
- * what the command-buffer backend must find on its own). */
-static bool device_has_cb(void) {
-  cl_command_queue q;
-  CT_OK(cls_stream_queue(ctx, 0, &q));
-  cl_device_id d;
-  ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, NULL), CL_SUCCESS);
-  char ext[8192] = "";
-  clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
-  for (char *p = strstr(ext, "cl_khr_command_buffer"); p; p = strstr(p + 1, "cl_khr_command_buffer")) {
-    char after = p[sizeof "cl_khr_command_buffer" - 1];
-    if (after == ' ' || after == 0)
-      return true;
-  }
-  return false;
-}
-
 /* Whether cap replays (some of) its commands as runs, one command each:
  * command buffers, or the plan's runs (each member its own enqueue). */
 static bool has_runs(const cls_capture *cap) {
@@ -888,7 +871,7 @@ END_TEST
 START_TEST(CB_run_is_recorded_once_and_enqueued_once_per_replay) {
   force_cb();
   open_ctx(NULL);
-  bool has = device_has_cb();
+  bool has = ct_has_cb(ctx, 0);
   int zero = 0, k = 7, want[N];
   cls_buffer x = buf_of(0, 1), w = ct_alloc(ctx, 0, NB);
   for (int r = 0; r < REPLAYS; r++) {
@@ -1057,7 +1040,7 @@ END_TEST
 START_TEST(CB_parameter_change_records_again_and_same_value_does_not) {
   force_cb();
   open_ctx(NULL);
-  bool has = device_has_cb();
+  bool has = ct_has_cb(ctx, 0);
   static const int ks[] = {3, 3, 5, 5, 3};
   int nk = (int)(sizeof ks / sizeof *ks), want[N], k = 0;
   cls_buffer x = buf_of(0, 1);
@@ -1100,7 +1083,7 @@ static void fault_in_run_of(const char *spec, bool at_enqueue, bool plan) {
   CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
   /* A run: a command buffer where the device has them, a plan run under
    * ranged attribution. */
-  bool has = plan ? mode == CLS_ATTRIBUTION_RANGED : device_has_cb();
+  bool has = plan ? mode == CLS_ATTRIBUTION_RANGED : ct_has_cb(ctx, 0);
   int zero = 0;
   cls_buffer x = ct_alloc(ctx, 0, NB), w = ct_alloc(ctx, 0, NB), z = ct_alloc(ctx, 1, NB);
   cls_capture *cap = NULL;
@@ -1180,7 +1163,7 @@ END_TEST
 START_TEST(CB_relocated_stream_records_against_its_new_queue) {
   force_cb();
   open_ctx(NULL);
-  bool has = device_has_cb();
+  bool has = ct_has_cb(ctx, 0);
   int k = 4, want[N];
   cls_buffer y;
   cls_capture *cap = tiny_chain_captured(&k, 1, 3, want, &y);

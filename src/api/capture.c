@@ -319,16 +319,42 @@ static size_t run_end(const struct cls_capture *cap, size_t i, bool multi, size_
   return j;
 }
 
+/* Beside command buffers, a run over several streams [i, j) ends where
+ * two entries in a row are on one stream: a command buffer takes them
+ * from there.  *nst: the streams of what is left. */
+static size_t cut_at_pair(const struct cls_capture *cap, size_t i, size_t j, size_t *nst) {
+  size_t k = i;
+  while (k + 1 < j && cap->e[k].stream != cap->e[k + 1].stream)
+    k++;
+  if (k + 1 < j)
+    j = k;
+  int st[RUN_STREAMS];
+  *nst = 0;
+  for (size_t q = i; q < j; q++) {
+    size_t u = 0;
+    while (u < *nst && st[u] != cap->e[q].stream)
+      u++;
+    if (u == *nst && *nst < RUN_STREAMS)
+      st[(*nst)++] = cap->e[q].stream;
+  }
+  return j;
+}
+
 /* The runs of a capture: maximal sequences of two or more recordable
  * entries on one stream whose bindings fit one command -- command buffers
- * where the capture takes them, else (want_direct) plan runs, which where
- * cls__multi_wanted may span several streams.  Nothing recorded yet: that
- * is the first replay's. */
+ * where the capture takes them, else (want_direct) plan runs -- and,
+ * where cls__multi_wanted, plan runs spanning several streams, also
+ * beside command buffers: a command buffer holds one queue's commands,
+ * and a stretch that alternates streams would otherwise go command by
+ * command, an event each.  Nothing recorded yet: that is the first
+ * replay's. */
 static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
   bool direct = !want_cb(ctx, cap);
   if (direct && !want_direct(ctx))
     return CLS_OK;
-  bool multi = direct && cls__multi_wanted(ctx);
+  /* Past here the plan's runs' conditions hold (want_cb asks the same),
+   * CLS_CAPTURE=command-buffer's choice aside. */
+  bool multi = cls__multi_wanted(ctx);
   size_t i = 0;
   while (i < cap->n) {
     if (!recordable(&cap->e[i])) {
@@ -336,6 +362,8 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
       continue;
     }
     size_t nst = 0, j = multi ? run_end(cap, i, true, &nst) : i;
+    if (multi && !direct)
+      j = cut_at_pair(cap, i, j, &nst);
     bool over = nst > 1 && j - i >= 2;
     if (!over)
       j = run_end(cap, i, false, &nst);
@@ -355,7 +383,7 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
     r->first = i;
     r->n = j - i;
     r->stream = cap->e[i].stream;
-    r->direct = direct;
+    r->direct = direct || over;
     r->multi = over;
     i = j;
   }
