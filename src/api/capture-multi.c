@@ -228,12 +228,6 @@ static inline cl_int member_enqueue(cl_command_queue q, const struct dmember *m,
 }
 
 /* An event's status (CL_QUEUED where it cannot be asked). */
-static cl_int status_of(cl_event ev) {
-  cl_int st = CL_QUEUED;
-  clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-  return st;
-}
-
 /* An event of a plan run that nothing enqueued later waits for:
  * released, or kept where r->keep says a waited-for event may fail later
  * (struct rec), until cls__rec_sweep finds it complete; where the list
@@ -255,7 +249,7 @@ void cls__rec_drop(struct rec *r, cl_event ev) {
 void cls__rec_sweep(struct rec *r) {
   size_t keep = 0;
   for (size_t i = 0; i < r->nkept; i++) {
-    if (status_of(r->kept[i]) != CL_COMPLETE)
+    if (cls__event_state(r->kept[i]) != CL_COMPLETE)
       r->kept[keep++] = r->kept[i];
     else
       clReleaseEvent(r->kept[i]);
@@ -412,7 +406,7 @@ cl_int cls__multi_enqueue(const struct cls_foreign_call *call, cl_event *ev) {
  * is, its event waiting for this one). */
 cl_int cls__multi_record(const struct cls_foreign_call *call, cl_event *ev) {
   cl_event *last = call->data;
-  if (status_of(*last) < 0)
+  if (cls__event_state(*last) < 0)
     return CL_SUCCESS; /* *last stays: cls__multi_after drops it */
   *ev = *last;
   *last = NULL;

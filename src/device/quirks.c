@@ -97,19 +97,13 @@ static void nap(void) {
   nanosleep(&ts, NULL);
 }
 
-static cl_int status_of(cl_event ev) {
-  cl_int st = CL_QUEUED;
-  cl_int rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-  return rc != CL_SUCCESS ? rc : st;
-}
-
 /* True once every event of evs (NULL entries ignored) has finished,
  * false when the deadline came first.  Never blocks in OpenCL. */
 static bool settle(const cl_event *evs, size_t n, int64_t deadline) {
   for (;;) {
     bool all = true;
     for (size_t i = 0; i < n && all; i++)
-      all = !evs[i] || status_of(evs[i]) <= CL_COMPLETE;
+      all = !evs[i] || cls__event_state(evs[i]) <= CL_COMPLETE;
     if (all)
       return true;
     if (now_ns() > deadline)
@@ -190,7 +184,7 @@ static int probe_finish(cl_command_queue queue, cl_mem mem, int64_t deadline,
   }
   clFlush(queue);
   if (clFinish(queue) == CL_SUCCESS)
-    q->finish_early = status_of(*late) > CL_COMPLETE;
+    q->finish_early = cls__event_state(*late) > CL_COMPLETE;
   return settle(late, 1, deadline) ? STEP_OK : STEP_STUCK;
 }
 
@@ -235,7 +229,7 @@ static void probe(cl_context c, cl_device_id d, struct cls_quirks *q) {
     stuck = true;
     goto release_events;
   }
-  cl_int sd = status_of(dep), sb = status_of(behind);
+  cl_int sd = cls__event_state(dep), sb = cls__event_state(behind);
   q->dependent_fails = sd < 0;
   q->dependent_status = sd < 0 ? sd : 0;
   q->queue_poisoned = sb < 0;
@@ -352,8 +346,8 @@ static int wg_launch(cl_context c, cl_device_id d, cl_kernel k, size_t group, bo
     *stuck = true; /* leaked: releasing a queue with a stuck command hangs on PoCL */
     return CLS_QUIRK_UNKNOWN;
   }
-  if (status_of(run) < 0 || status_of(read) < 0) {
-    verdict = status_of(run) < 0 ? 0 : CLS_QUIRK_UNKNOWN;
+  if (cls__event_state(run) < 0 || cls__event_state(read) < 0) {
+    verdict = cls__event_state(run) < 0 ? 0 : CLS_QUIRK_UNKNOWN;
     goto release;
   }
   verdict = 1;

@@ -135,12 +135,6 @@ static struct ev_entry *tail_entry(const struct ocl_stream *s) {
 }
 static cl_event tail_event(const struct ocl_stream *s) { return tail_entry(s)->ev; }
 
-static cl_int status_of(cl_event ev) {
-  cl_int st = CL_QUEUED;
-  cl_int rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-  return rc != CL_SUCCESS ? rc : st; /* an event we cannot query counts as failed */
-}
-
 /* rusticl (Mesa 22.3) marks an event complete only when something waits
  * for it, so an earlier command can still read CL_SUBMITTED after a later
  * one of the same in-order queue completed (a blocking read, an event
@@ -180,7 +174,7 @@ static uint64_t finished_upto(struct ocl_stream *s, bool all) {
     upto = s->done_seq; /* a blocking call returned: no need to look */
   if (!upto && s->lent_seq > head->seq) {
     struct ev_entry *lent = entry_of(s, s->lent_seq);
-    if (lent && status_of(lent->ev) <= CL_COMPLETE)
+    if (lent && cls__event_state(lent->ev) <= CL_COMPLETE)
       upto = lent->seq;
   }
   if (!upto) {
@@ -192,13 +186,13 @@ static uint64_t finished_upto(struct ocl_stream *s, bool all) {
       s->tail_skip = 15;
     }
     struct ev_entry *tail = tail_entry(s);
-    if (status_of(tail->ev) > CL_COMPLETE)
+    if (cls__event_state(tail->ev) > CL_COMPLETE)
       return 0;
     upto = tail->seq;
   }
   /* The head read unfinished before the later one was looked at: a lag,
    * unless it finished in between. */
-  if (!s->lags && status_of(head->ev) > CL_COMPLETE)
+  if (!s->lags && cls__event_state(head->ev) > CL_COMPLETE)
     s->lags = true;
   return upto;
 }
@@ -233,14 +227,14 @@ static void drain(struct ocl_stream *s, bool all) {
   bool looked = false;
   while (s->len) {
     struct ev_entry *e = &s->ring[s->head];
-    cl_int st = status_of(e->ev);
+    cl_int st = cls__event_state(e->ev);
     if (st > CL_COMPLETE && !looked) {
       upto = finished_upto(s, all);
       looked = true;
     }
     if (st > CL_COMPLETE && e->seq <= upto) {
       clWaitForEvents(1, &e->ev);
-      st = status_of(e->ev);
+      st = cls__event_state(e->ev);
     }
     if (st > CL_COMPLETE)
       break; /* in-order queue: nothing after it has finished */
@@ -268,7 +262,7 @@ static void drain(struct ocl_stream *s, bool all) {
   }
   size_t keep = 0;
   for (size_t i = 0; i < s->nheld; i++) {
-    cl_int st = status_of(s->held[i]); /* a failed one is kept, even with all */
+    cl_int st = cls__event_state(s->held[i]); /* a failed one is kept, even with all */
     if (!all && st > CL_COMPLETE)
       s->held[keep++] = s->held[i];
     else if (!(st < 0 && keep_failed(s, s->held[i])))
@@ -293,7 +287,7 @@ static cl_int finish(struct ocl_stream *s) {
     return rc == CL_SUCCESS || s->saw_failure ? CL_SUCCESS : rc;
   cl_event last = tail_event(s);
   cl_int w = clWaitForEvents(1, &last);
-  if (status_of(last) <= CL_COMPLETE)
+  if (cls__event_state(last) <= CL_COMPLETE)
     return CL_SUCCESS; /* finished, failed or not */
   return rc != CL_SUCCESS ? rc : w;
 }

@@ -98,6 +98,15 @@ static inline bool cls__event_status(cl_event ev, cl_int *st) {
          CL_SUCCESS;
 }
 
+/* ev's execution status, or the error clGetEventInfo gave where it
+ * cannot be read: negative either way, so an event that cannot be
+ * queried counts as failed. */
+static inline cl_int cls__event_state(cl_event ev) {
+  cl_int st = CL_QUEUED;
+  cl_int rc = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+  return rc != CL_SUCCESS ? rc : st;
+}
+
 /* f's last_event member, or NULL: members past version 1 are read only
  * from a factory that has them. */
 static inline cl_event (*cls__factory_last_event(const struct cls_stream_factory *f))(void *) {
