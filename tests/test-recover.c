@@ -559,6 +559,34 @@ START_TEST(loss_after_enqueue_with_a_reader_on_an_earlier_stream_does_not_hang) 
 }
 END_TEST
 
+/* Two queues lost after the enqueue, the second while it holds a reader
+ * of the first one's gated output: before its first gated command the
+ * fault factory waits for what that queue holds (src/factory/fault.c),
+ * which waits behind the first queue's gate -- opened first, so nothing
+ * hangs.  Recovery off: the reader's output and the first queue's carry
+ * the losses. */
+START_TEST(two_losses_after_enqueue_with_a_reader_between_do_not_hang) {
+  cls_context *ctx = recctx("other", "off",
+                            "lost:stream=1,nth=2,op=launch,at=complete;"
+                            "lost:stream=0,nth=2,op=launch,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 1);
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
+  incs(ctx, 1, inc, a, 2); /* the 2nd is accepted and never runs */
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, copy, 1, g, NULL, 2, ca)); /* waits behind stream 1's gate */
+  incs(ctx, 0, inc, c, 1); /* stream 0's loss: its queue holds the copy */
+  cls_sync(ctx, NULL);
+  int got[N];
+  int rc = cls_download(ctx, 0, c, 0, got, sizeof got, NULL);
+  ck_assert_msg(rc < 0, "download of the reader's output: %s", cls_err_name(rc));
+  expect_lost(ctx, 1, a, "lost with stream 1 generation 0: ", NULL);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* A blocking upload on stream 0 to a buffer a launch on stream 1 writes,
  * which the lost queue accepted and never ran: the upload waits for the
  * launch, and must not hang (it did: queued behind the gate). */
@@ -1255,6 +1283,7 @@ int main(void) {
    * factory settled the queue before its gate (src/factory/fault.c). */
   CT_ADD_LATE(s, loss_after_enqueue_with_a_reader_on_an_earlier_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_not_hang);
+  CT_ADD_LATE(s, two_losses_after_enqueue_with_a_reader_between_do_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers);
   CT_ADD_LATE(s, loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped);
   CT_ADD_LATE(s, loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed);

@@ -162,10 +162,12 @@ static void note_events(struct fault_stream *fs, uint64_t upto, bool done) {
  * in-order queue the command before is a dependency.  So no gated
  * command has a dependency that can still complete when the gate fails:
  * the first waits behind finished work, the rest behind gated ones.
- * Once only: later the queue holds failed commands, and PoCL may never
- * finish a marker behind a failed event. */
+ * Once: a later gate's first command follows the earlier gate's, failed
+ * when it opened.  Other streams' closed gates open first, since what
+ * the queue holds may wait on a command behind one of them. */
 static cl_int settle_before_gate(struct fault_stream *fs) {
   fs->settled = true;
+  open_gates(fs->cfg);
   /* On the queue itself, not through the inner stream: its marker would
    * become an event of the stream, and narrow the range a loss is
    * reported in, which a real loss would not. */
