@@ -356,6 +356,45 @@ START_TEST(F8_foreign_event_failing_later_taints_write_set) {
 }
 END_TEST
 
+/* A queue lost after the enqueue (fault injection) while it holds a
+ * launch behind a foreign command whose event the program sets later:
+ * the launch that meets the loss returns at once -- the fault factory
+ * waits for what the queue held before its gate only where the caller
+ * waits anyway (src/factory/fault.c) -- and the sync, once the event is
+ * set, finds the loss on what the lost launch wrote. */
+START_TEST(loss_after_enqueue_behind_a_foreign_event_set_later_does_not_block_the_launch) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .fault = "lost:stream=0,nth=2,op=launch,at=complete"};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer in = ramp(ctx, 0), out = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int)), d = ct_alloc(ctx, 0, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_USER_EVENT);
+  CT_OK(cls_foreign(ctx, 0, "late", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
+  size_t g[1] = {N};
+  ck_assert_int_le(cls_launch(ctx, 0, copy, 1, g, NULL, 2, (cls_arg[]){CLS_IN(out), CLS_OUT(c)}),
+                   0);
+  /* The loss: the event driver enqueues it here, behind the first. */
+  ck_assert_int_le(cls_launch(ctx, 0, copy, 1, g, NULL, 2, (cls_arg[]){CLS_IN(c), CLS_OUT(d)}),
+                   0);
+  struct failer f = {&s, CL_COMPLETE};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, fail_later, &f), 0);
+  cls_sync(ctx, NULL);
+  pthread_join(t, NULL);
+  int got[N];
+  cls_report *r = NULL;
+  int rc = cls_download(ctx, 0, d, 0, got, sizeof got, &r);
+  ck_assert_msg(rc < 0, "download of the lost launch's output: %s", cls_err_name(rc));
+  ck_assert_msg(r && strstr(cls_report_text(r), "CL_DEVICE_NOT_AVAILABLE"), "report: %s",
+                r ? cls_report_text(r) : "(none)");
+  cls_report_free(r);
+  clReleaseEvent(s.user);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* F8 under ranged attribution (the default): behind the event that fails
  * later, a chain of launches on its stream and on another, most of which
  * would go without an event.  PoCL 3.1 aborts when it fails a command
@@ -690,6 +729,7 @@ int main(void) {
   CT_ADD(s, escape_hatches_give_the_queue_and_the_buffer_memory);
   CT_ADD(s, foreign_command_takes_an_image_argument);
   CT_ADD(s, foreign_without_an_event_is_ordered_by_a_marker);
+  CT_ADD(s, loss_after_enqueue_behind_a_foreign_event_set_later_does_not_block_the_launch);
   CT_ADD(s, F11_guard_catches_a_foreign_write_through_CLS_IN);
   return ct_run(s);
 }

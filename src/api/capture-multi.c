@@ -227,7 +227,6 @@ static inline cl_int member_enqueue(cl_command_queue q, const struct dmember *m,
   }
 }
 
-/* An event's status (CL_QUEUED where it cannot be asked). */
 /* An event of a plan run that nothing enqueued later waits for:
  * released, or kept where r->keep says a waited-for event may fail later
  * (struct rec), until cls__rec_sweep finds it complete; where the list

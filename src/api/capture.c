@@ -262,13 +262,15 @@ static bool want_cb(cls_context *ctx, struct cls_capture *cap) {
   return faster;
 }
 
-/* Whether the plan enqueues its runs as one command each (direct_enqueue):
- * under the conditions that keep command buffers off the plan too, since
- * a run is then the unit of attribution (ranged: the run is a range) and
- * of F2 (its inputs checked once).  Not where command buffers were asked
- * for and cannot be had (CLS_CAPTURE=command-buffer: command by command,
- * as documented), nor under CLS_CAPTURE=commands (each command its own
- * unit, as uncaptured). */
+/* Whether the plan enqueues its runs of one stream as one command each
+ * (direct_enqueue): under the conditions that keep command buffers off
+ * the plan too, since a run is then the unit of attribution (ranged: the
+ * run is a range) and of F2 (its inputs checked once).  Not where command
+ * buffers were asked for and cannot be had (CLS_CAPTURE=command-buffer:
+ * runs of one stream command by command, as documented; runs over
+ * several streams stand beside command buffers whether or not the device
+ * has them: plan_runs), nor under CLS_CAPTURE=commands (each command its
+ * own unit, as uncaptured). */
 static bool want_direct(cls_context *ctx) {
   return ctx->capture_mode != CLS__CAPTURE_CB && ctx->capture_mode != CLS__CAPTURE_COMMANDS &&
          ctx->ranged && !ctx->guard &&

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------ */
 /* The wrapping stream                                                 */
@@ -58,7 +59,10 @@ struct fault_stream {
   cl_int gone;
   cl_event gate;
   struct fault_stream *next_gated; /* cfg->gated's list, while gate is set */
-  bool settled;          /* settle_before_gate ran */
+  /* A marker on the queue behind what it held when the stream's first
+   * gate was made (settle): the gate opens only once it is complete. */
+  cl_event settle;
+  bool settled;          /* settle was enqueued (or could not be) */
   bool ranged;           /* the backend asked for ranged attribution */
   /* Ranged: the newest command handed to the inner stream, the newest one
    * with an event there (or finished: a blocking call), and the inner
@@ -97,10 +101,21 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
   return CL_SUCCESS;
 }
 
-/* at=complete: the commands behind the gate fail now (they never ran). */
-static void open_gate(struct fault_stream *fs) {
+/* at=complete: the commands behind the gate fail now (they never ran).
+ * Not before the settle marker is complete (mark_settle): where `wait`,
+ * it is waited for (the caller waits anyway); else the gate stays closed
+ * until a later call finds it complete.  False: still closed. */
+static bool open_gate(struct fault_stream *fs, bool wait) {
   if (!fs->gate)
-    return;
+    return true;
+  if (fs->settle) {
+    if (wait)
+      clWaitForEvents(1, &fs->settle);
+    else if (cls__event_state(fs->settle) > CL_COMPLETE)
+      return false;
+    clReleaseEvent(fs->settle);
+    fs->settle = NULL;
+  }
   for (struct fault_stream **p = (struct fault_stream **)&fs->cfg->gated; *p;
        p = &(*p)->next_gated)
     if (*p == fs) {
@@ -111,20 +126,30 @@ static void open_gate(struct fault_stream *fs) {
   clSetUserEventStatus(fs->gate, fs->gone);
   clReleaseEvent(fs->gate);
   fs->gate = NULL;
+  return true;
 }
 
 /* Before anything waits (a waiting poll, a blocking transfer, a destroy):
  * every gate of the context opens, not only this stream's, since the
  * wait may reach a command of another queue gated behind it (a reader of
- * the lost queue's output): it would never finish. */
+ * the lost queue's output): it would never finish.  The oldest first
+ * (cfg->gated is newest first): a queue's settle marker may wait behind
+ * an older gate, never behind a newer one, made after what it waits
+ * for. */
 static void open_gates(struct cls__fault_config *cfg) {
-  while (cfg->gated)
-    open_gate(cfg->gated);
+  while (cfg->gated) {
+    struct fault_stream *oldest = cfg->gated;
+    while (oldest->next_gated)
+      oldest = oldest->next_gated;
+    open_gate(oldest, true);
+  }
 }
 
 static void fs_destroy(void *stream) {
   struct fault_stream *fs = stream;
   open_gates(fs->cfg);
+  if (fs->settle) /* its gate was never made (out of host memory) */
+    clReleaseEvent(fs->settle);
   fs->inner->destroy(fs->s);
   free(fs->doomed);
   free(fs->found);
@@ -154,34 +179,43 @@ static void note_events(struct fault_stream *fs, uint64_t upto, bool done) {
       fs->doomed[j].last = upto;
 }
 
-/* Before the first command joins the stream's first gate: what the queue
- * holds before it finishes.  PoCL 3.1 finishes a command twice, and frees
- * its event under a later broadcast, when one of its dependencies fails it
- * while another completes at the same moment (fixed in PoCL 7.2, "Guard
- * pocl_update_event_finished against a concurrent double-finish"); on an
- * in-order queue the command before is a dependency.  So no gated
- * command has a dependency that can still complete when the gate fails:
- * the first waits behind finished work, the rest behind gated ones.
- * Once: a later gate's first command follows the earlier gate's, failed
- * when it opened.  Other streams' closed gates open first, since what
- * the queue holds may wait on a command behind one of them. */
-static cl_int settle_before_gate(struct fault_stream *fs) {
+/* Before the first command joins the stream's first gate: a marker
+ * behind what the queue holds.  PoCL 3.1 finishes a command twice, and
+ * frees its event under a later broadcast, when one of its dependencies
+ * fails it while another completes at the same moment on a worker thread
+ * (fixed in PoCL 7.2, "Guard pocl_update_event_finished against a
+ * concurrent double-finish"); on an in-order queue the command before is
+ * a dependency.  So no gated command should keep a dependency that can
+ * still complete when the gate fails: the first follows finished work
+ * (PoCL makes no dependency on a complete event), the rest follow gated
+ * commands, which the gate fails on the thread that sets it.  Most often
+ * what the queue holds finishes at once, and the marker is waited for
+ * here -- up to SETTLE_MS only, since the queue may hold a command behind
+ * a user event the program sets later; past that, the gate waits for it
+ * (open_gate), which narrows the race to PoCL's broadcast of the
+ * marker's completion.  Once: a later gate's first command follows the
+ * earlier gate's, failed when it opened.  On the queue itself, not
+ * through the inner stream: its marker would become an event of the
+ * stream, and narrow the range a loss is reported in, which a real loss
+ * would not. */
+#define SETTLE_MS 100
+static void mark_settle(struct fault_stream *fs) {
   fs->settled = true;
-  open_gates(fs->cfg);
-  /* On the queue itself, not through the inner stream: its marker would
-   * become an event of the stream, and narrow the range a loss is
-   * reported in, which a real loss would not. */
   cl_command_queue (*queue)(void *) = cls__factory_queue(fs->inner);
   cl_command_queue q = queue ? queue(fs->s) : NULL;
-  cl_event m = NULL;
-  if (!q)
-    return CL_SUCCESS; /* no OpenCL queue: nothing to race */
-  cl_int rc = clEnqueueMarkerWithWaitList(q, 0, NULL, &m);
-  if (rc != CL_SUCCESS)
-    return rc;
-  clWaitForEvents(1, &m);
-  clReleaseEvent(m);
-  return CL_SUCCESS;
+  if (!q || clEnqueueMarkerWithWaitList(q, 0, NULL, &fs->settle) != CL_SUCCESS) {
+    fs->settle = NULL; /* unguarded, as before the race was known */
+    return;
+  }
+  clFlush(q);
+  for (int ms = 0; ms < SETTLE_MS; ms++) {
+    if (cls__event_state(fs->settle) <= CL_COMPLETE) {
+      clReleaseEvent(fs->settle);
+      fs->settle = NULL;
+      return;
+    }
+    nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+  }
 }
 
 static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
@@ -236,8 +270,8 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     }
     cl_int crc = CL_SUCCESS;
     if (!fs->gate) {
-      if (!fs->settled && (crc = settle_before_gate(fs)) != CL_SUCCESS)
-        return crc;
+      if (!fs->settled)
+        mark_settle(fs);
       if (!(fs->gate = clCreateUserEvent(fs->backend->context, &crc)))
         return crc;
       fs->next_gated = fs->cfg->gated;
@@ -245,7 +279,7 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     }
     /* The gate alone: the command never runs, so its order does not
      * matter, and a second dependency finishing while the gate fails it
-     * is the PoCL 3.1 race (settle_before_gate). */
+     * is the PoCL 3.1 race (mark_settle). */
     wait = &fs->gate;
     nwait = 1;
   }
@@ -258,13 +292,9 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
       (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ)) {
     open_gates(fs->cfg);
     clWaitForEvents(nwait, wait);
-    for (cl_uint i = 0; i < nwait; i++) {
-      cl_int es = CL_COMPLETE;
-      if (clGetEventInfo(wait[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL) ==
-              CL_SUCCESS &&
-          es < 0)
+    for (cl_uint i = 0; i < nwait; i++)
+      if (cls__event_state(wait[i]) < 0) /* failed, or cannot be read */
         return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    }
   }
   cl_int st = CL_SUCCESS;
   for (size_t i = 0; i < nm && st == CL_SUCCESS; i++)
@@ -414,7 +444,7 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
   if (wait)
     open_gates(fs->cfg);
   else
-    open_gate(fs);
+    open_gate(fs, false);
   fs->nfound = 0;
   cl_int rc = cls__poll_ranges(fs->inner, fs->s, wait, collect_range, fs, completed);
   note_events(fs, fs->newest, false); /* a waiting poll marks the newest command */
