@@ -323,22 +323,12 @@ static size_t run_end(const struct cls_capture *cap, size_t i, bool multi, size_
 
 /* Beside command buffers, a run over several streams [i, j) ends where
  * two entries in a row are on one stream: a command buffer takes them
- * from there.  *nst: the streams of what is left. */
-static size_t cut_at_pair(const struct cls_capture *cap, size_t i, size_t j, size_t *nst) {
-  size_t k = i;
-  while (k + 1 < j && cap->e[k].stream != cap->e[k + 1].stream)
-    k++;
-  if (k + 1 < j)
-    j = k;
-  int st[RUN_STREAMS];
-  *nst = 0;
-  for (size_t q = i; q < j; q++) {
-    size_t u = 0;
-    while (u < *nst && st[u] != cap->e[q].stream)
-      u++;
-    if (u == *nst && *nst < RUN_STREAMS)
-      st[(*nst)++] = cap->e[q].stream;
-  }
+ * from there.  What is left alternates streams, so two entries or more
+ * of it span two streams or more. */
+static size_t cut_at_pair(const struct cls_capture *cap, size_t i, size_t j) {
+  for (size_t k = i; k + 1 < j; k++)
+    if (cap->e[k].stream == cap->e[k + 1].stream)
+      return k;
   return j;
 }
 
@@ -365,7 +355,7 @@ static int plan_runs(cls_context *ctx, struct cls_capture *cap) {
     }
     size_t nst = 0, j = multi ? run_end(cap, i, true, &nst) : i;
     if (multi && !direct)
-      j = cut_at_pair(cap, i, j, &nst);
+      j = cut_at_pair(cap, i, j);
     bool over = nst > 1 && j - i >= 2;
     if (!over)
       j = run_end(cap, i, false, &nst);

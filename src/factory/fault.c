@@ -104,15 +104,15 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
 /* at=complete: the commands behind the gate fail now (they never ran).
  * Not before the settle marker is complete (mark_settle): where `wait`,
  * it is waited for (the caller waits anyway); else the gate stays closed
- * until a later call finds it complete.  False: still closed. */
-static bool open_gate(struct fault_stream *fs, bool wait) {
+ * until a later call finds it complete. */
+static void open_gate(struct fault_stream *fs, bool wait) {
   if (!fs->gate)
-    return true;
+    return;
   if (fs->settle) {
     if (wait)
       clWaitForEvents(1, &fs->settle);
     else if (cls__event_state(fs->settle) > CL_COMPLETE)
-      return false;
+      return;
     clReleaseEvent(fs->settle);
     fs->settle = NULL;
   }
@@ -126,7 +126,6 @@ static bool open_gate(struct fault_stream *fs, bool wait) {
   clSetUserEventStatus(fs->gate, fs->gone);
   clReleaseEvent(fs->gate);
   fs->gate = NULL;
-  return true;
 }
 
 /* Before anything waits (a waiting poll, a blocking transfer, a destroy):
