@@ -39,6 +39,7 @@ struct fault_stream {
   bool (*members)(const struct cls_foreign_cmd *fc, size_t *n, const unsigned char **kinds,
                   const char *const **names, const int **streams);
   const struct cls_backend *backend;
+  struct cls_backend inner_backend; /* *backend, CLS__BACKEND_OUTSIDE set */
   int id;
   struct doomed *doomed; /* in seq order */
   size_t ndoomed, capdoomed;
@@ -86,7 +87,10 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
   struct fault_stream *fs = calloc(1, sizeof *fs);
   if (!fs)
     return CL_OUT_OF_HOST_MEMORY;
-  cl_int rc = d->inner->create(d->inner_data, be, id, &fs->s);
+  /* The inner stream's commands may wait on this stream's gate. */
+  fs->inner_backend = *be;
+  fs->inner_backend.flags |= CLS__BACKEND_OUTSIDE;
+  cl_int rc = d->inner->create(d->inner_data, &fs->inner_backend, id, &fs->s);
   if (rc != CL_SUCCESS) {
     free(fs);
     return rc;

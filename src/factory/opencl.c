@@ -27,6 +27,8 @@ struct ev_entry {
   uint64_t seq;
   cl_event ev;
   const char *name; /* the kernel's, or the transfer's: for on_times */
+  bool pinned;      /* a read's, a blocking write's, a foreign command's:
+                       never let go before it finished (supersede) */
 };
 
 struct ocl_stream {
@@ -61,6 +63,7 @@ struct ocl_stream {
   unsigned eager;    /* ranged: commands still to get an event, since a
                         marker had to stand for one (below) */
   uint64_t events;
+  bool outside; /* CLS__BACKEND_OUTSIDE: never supersede */
   /* Events of commands clstream made around foreign commands (the barrier
    * of a wait list), released once complete: PoCL aborts when an event
    * such a command waits for fails after its event was released. */
@@ -104,6 +107,7 @@ static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void
     s->times_arg = be->times_arg;
   }
   s->id = id;
+  s->outside = be->flags & CLS__BACKEND_OUTSIDE;
   if (be->flags & CLS_BACKEND_RANGED) {
     s->ranged = true;
     s->every = be->event_every ? be->event_every : 1;
@@ -324,14 +328,47 @@ static inline cl_event *slot_for(struct ocl_stream *s) {
   return &s->ring[(s->head + s->len) & (s->cap - 1)].ev;
 }
 
-static void push(struct ocl_stream *s, uint64_t seq, const char *name) {
+/* Ranged: the event before the newest one (just enqueued) let go while
+ * its command is still queued or running, when the one before that (or
+ * the last finished command) is no more than event_every commands back.
+ * The newest command was enqueued behind it on the in-order queue, so if
+ * it fails from now on -- on its own or by a wait-list event of another
+ * queue -- the device fails the newest one too (queue_poisoned), and a
+ * range that runs from the last clean event still holds it, no longer
+ * than event_every.  Read after that enqueue: a failure before it shows
+ * here, and the event is kept.  Letting go of an unfinished event is
+ * what raw OpenCL code does (the runtime frees it as its command ends,
+ * on its own thread); released after a poll saw it finish, it is freed
+ * on the caller's.  That is most of what a wait across streams cost the
+ * host thread (ping-pong, fan).  Not where a command may wait on an
+ * event of no queue that fails later (any_outside, a fault gate:
+ * CLS__BACKEND_OUTSIDE), since PoCL 3.1 aborts failing a command whose
+ * event was let go; nor while timing each command. */
+static void supersede(struct ocl_stream *s) {
+  size_t mask = s->cap - 1;
+  struct ev_entry *b = &s->ring[(s->head + s->len - 2) & mask];
+  struct ev_entry *c = &s->ring[(s->head + s->len - 1) & mask];
+  uint64_t anchor = s->len > 2 ? s->ring[(s->head + s->len - 3) & mask].seq : s->completed;
+  if (b->pinned || c->seq - anchor > s->every || s->on_times || s->outside ||
+      atomic_load_explicit(&any_outside, memory_order_relaxed) ||
+      cls__event_state(b->ev) <= CL_COMPLETE)
+    return;
+  clReleaseEvent(b->ev);
+  *b = *c;
+  s->len--;
+}
+
+static void push(struct ocl_stream *s, uint64_t seq, const char *name, bool pinned) {
   struct ev_entry *e = &s->ring[(s->head + s->len) & (s->cap - 1)];
   e->seq = seq;
   e->name = name;
+  e->pinned = pinned;
   s->len++;
   s->events++;
   s->since_event = 0;
   s->last_seq = seq;
+  if (s->ranged && s->len > 1)
+    supersede(s);
 }
 
 /* Ranged: the newest command has no event.  A marker stands for it (the
@@ -350,7 +387,7 @@ static cl_int mark_tail(struct ocl_stream *s, bool for_wait) {
   cl_int rc = clEnqueueMarkerWithWaitList(s->q, 0, NULL, ev);
   if (rc != CL_SUCCESS)
     return rc;
-  push(s, s->last_seq, "marker");
+  push(s, s->last_seq, "marker", false);
   /* Another queue waits on this one's newest commands: a marker and a
    * flush each time cost more than the command's own event (ping-pong
    * traffic), so the next event_every commands keep theirs. */
@@ -389,13 +426,14 @@ static inline bool eventless(struct ocl_stream *s, uint64_t seq, cl_uint nwait) 
       }                                     \
       return rc_;                           \
     }                                       \
-    WITH_EVENT_DONE(s, seq, name, 0, call); \
+    KEEP_EVENT(s, seq, name, 0, false, call); \
   } while (0)
 #define WITH_EVENT(s, seq, name, call) MAYBE_EVENT(s, seq, name, call)
 
 /* `done`: the call blocks until the command finished, so every command
- * before it has too (in-order queue) whatever their statuses read. */
-#define WITH_EVENT_DONE(s, seq, name, done, call) \
+ * before it has too (in-order queue) whatever their statuses read.
+ * `pin`: the event is kept until a poll sees it finish (supersede). */
+#define KEEP_EVENT(s, seq, name, done, pin, call) \
   do {                                      \
     cl_event *ev_ = slot_for(s);            \
     if (!ev_)                               \
@@ -403,11 +441,15 @@ static inline bool eventless(struct ocl_stream *s, uint64_t seq, cl_uint nwait) 
     cl_int rc_ = (call);                    \
     if (rc_ != CL_SUCCESS)                  \
       return rc_;                           \
-    push(s, seq, name);                     \
+    push(s, seq, name, pin);                \
     if (done)                               \
       s->done_seq = seq;                    \
     return CL_SUCCESS;                      \
   } while (0)
+
+/* A read, a blocking write: the event pinned, since what the read brought
+ * back, or the write's return, is known good only from it. */
+#define WITH_EVENT_DONE(s, seq, name, done, call) KEEP_EVENT(s, seq, name, done, true, call)
 
 /* The memo's form of argument a's value: up to 8 bytes, 0 for local
  * memory (its size is the value).  False: larger; the memo keeps none.
@@ -552,7 +594,7 @@ static cl_int ocl_foreign(void *stream, const struct cls_foreign_cmd *c, uint64_
     return rc != CL_SUCCESS ? rc : CL_OUT_OF_HOST_MEMORY;
   }
   *slot = ev;
-  push(s, seq, c->label);
+  push(s, seq, c->label, true);
   return CL_SUCCESS;
 }
 
