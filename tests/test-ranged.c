@@ -439,6 +439,7 @@ static bool range_of(const char *message, unsigned long long *lo, unsigned long 
  * go has one.  Exact: every event is held until a poll sees it finish. */
 enum { WT_EVERY = 8, WT_PAIRS = 40 };
 static struct {
+  bool gated; /* a device whose queues a failure poisons: the case applies */
   cl_event gate;
   void *st[2];
   cl_event ev[2][WT_PAIRS];
@@ -449,7 +450,7 @@ static cl_int wt_create(void *fdata, const struct cls_backend *be, int id, void 
   cl_int rc = cls_opencl_stream_factory()->create(fdata, be, id, out);
   if (rc == CL_SUCCESS && id < 2)
     wt.st[id] = *out;
-  if (rc == CL_SUCCESS && !wt.gate)
+  if (rc == CL_SUCCESS && wt.gated && !wt.gate)
     wt.gate = clCreateUserEvent(be->context, &rc);
   return rc;
 }
@@ -460,7 +461,7 @@ static cl_int wt_launch(void *st, const struct cls_kernel_cmd *c, uint64_t seq, 
   cl_event wl[CLS_MAX_STREAMS + 1];
   for (cl_uint i = 0; i < nw; i++)
     wl[i] = w[i];
-  if (id == 0 && wt.n[0] == 0)
+  if (id == 0 && wt.n[0] == 0 && wt.gate)
     wl[nw++] = wt.gate; /* the first launch: everything else is behind it */
   cl_int rc = f->launch(st, c, seq, nw, nw ? wl : NULL);
   if (rc == CL_SUCCESS && id >= 0 && wt.n[id] < WT_PAIRS) {
@@ -479,8 +480,15 @@ static cl_uint wt_refs(cl_event e) {
 }
 
 START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued) {
+  /* Elsewhere attribution is exact, and a simulator (oclgrind) may run a
+   * command at its flush, which the gate would hold forever: the launches
+   * then run ungated and only their bytes are checked. */
+  cls_context *probe = open_ctx(NULL, -1, WT_EVERY);
+  bool poisoned = mode_of(probe, NULL) == CLS_ATTRIBUTION_RANGED;
+  cls_context_destroy(probe);
   for (int m = 0; m < NMODES; m++) {
     memset(&wt, 0, sizeof wt);
+    wt.gated = poisoned;
     struct cls_stream_factory f = *cls_opencl_stream_factory();
     f.create = wt_create;
     f.launch = wt_launch;
@@ -502,7 +510,8 @@ START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued
     }
     ck_assert_int_eq(wt.n[0], WT_PAIRS);
     ck_assert_int_eq(wt.n[1], WT_PAIRS);
-    ck_assert_int_eq(clSetUserEventStatus(wt.gate, CL_COMPLETE), CL_SUCCESS);
+    if (wt.gate)
+      ck_assert_int_eq(clSetUserEventStatus(wt.gate, CL_COMPLETE), CL_SUCCESS);
     for (int s = 0; s < 2; s++) {
       cl_command_queue q;
       CT_OK(cls_stream_queue(ctx, s, &q));
@@ -514,7 +523,7 @@ START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued
      * at once; a runtime that keeps them longer (rusticl, whose queues
      * are exact) says nothing here, and only the bytes are checked. */
     bool settled = false;
-    for (int tries = 0; tries < 500 && !settled; tries++) {
+    for (int tries = 0; tries < 500 && !settled && poisoned; tries++) {
       settled = true;
       for (int s = 0; s < 2; s++)
         for (int i = 0; i < WT_PAIRS - 1; i++)
@@ -522,8 +531,9 @@ START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued
       if (!settled)
         nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
     }
-    ck_assert_msg(settled || !ct_icontains(ct_context_info(ctx).platform_name,
-                                           "Portable Computing Language"),
+    ck_assert_msg(settled || !poisoned ||
+                      !ct_icontains(ct_context_info(ctx).platform_name,
+                                    "Portable Computing Language"),
                   "PoCL kept references to finished events");
     for (int s = 0; s < 2 && settled; s++) {
       uint64_t anchor = 1; /* the fill, or the marker standing for it */
@@ -565,7 +575,8 @@ START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued
         clReleaseEvent(wt.ev[s][i]);
       }
     cls_context_destroy(ctx);
-    clReleaseEvent(wt.gate);
+    if (wt.gate)
+      clReleaseEvent(wt.gate);
   }
 }
 END_TEST
