@@ -14,9 +14,11 @@
  * tells whether anything before it failed.  A command then gets an event
  * only where one is needed -- a read, a blocking write, the producer of a
  * cross-stream wait (last_event, marker), a waiting poll -- and on every
- * event_every-th command; the rest are enqueued without one.  An event
- * that ends failed places the failure in the range of commands since the
- * last event that completed cleanly, and poll_range reports that range. */
+ * event_every-th command; the rest are enqueued without one, and an
+ * event is let go before its command finished once a newer one stands
+ * for it (supersede).  An event that ends failed places the failure in
+ * the range of commands since the last event that completed cleanly, and
+ * poll_range reports that range. */
 #include "factory/call.h"
 
 #include <stdatomic.h>
