@@ -36,7 +36,7 @@ extern "C" {
 /** The version of struct cls_stream_factory this header describes (2:
  * last_event; 3: struct cls_backend's flags, on_times, times_arg; 4:
  * #CLS_BACKEND_RANGED, cls_backend.event_every, poll_range, events; 5:
- * foreign, queue, image). */
+ * foreign, queue, image, #CLS_BACKEND_RELEASE_EARLY). */
 #define CLS_STREAM_FACTORY_VERSION 5
 
 /** cls_backend.flags: the context is tracing (docs/trace.md).  A factory
@@ -52,6 +52,15 @@ extern "C" {
  * since the last event that completed cleanly.  A factory that ignores the
  * flag reports single commands, which is always correct. */
 #define CLS_BACKEND_RANGED 2u
+/** cls_backend.flags (version 5), with #CLS_BACKEND_RANGED: the factory
+ * may release an event it holds before its command finished once a later
+ * event of the same in-order queue stands for it (a failure from then on
+ * fails that later command too), leaving the event's end to the runtime,
+ * as raw OpenCL code does, rather than freeing it on the caller's thread
+ * at a poll.  Set where the device is not the host's CPU, or as
+ * $CLS_RELEASE_EARLY says (docs/design.md, F8a).  A factory that ignores
+ * the flag keeps its events until a poll, which is always correct. */
+#define CLS_BACKEND_RELEASE_EARLY 4u
 
 /** Device start and end (the device's clock, nanoseconds:
  * CL_PROFILING_COMMAND_START and _END) of command `seq` of the factory

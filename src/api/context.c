@@ -200,7 +200,8 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
   }
   int precise = 0;
   unsigned every = 0;
-  if ((rc = cls__attribution_parse(opts, &precise, &every)) < 0)
+  int early = CLS__EARLY_AUTO;
+  if ((rc = cls__attribution_parse(opts, &precise, &every, &early)) < 0)
     goto fail_guard_config;
   const char *params = NULL;
   const struct cls_driver_ops *given = opts->version >= 3 ? opts->driver : NULL;
@@ -244,7 +245,7 @@ CLS_API int cls_context_create(cls_context **out, const struct cls_context_optio
 
   if ((rc = start_trace(ctx, opts, params)) < 0)
     goto fail_trace;
-  cls__attribution_choose(ctx, precise, every, guard);
+  cls__attribution_choose(ctx, precise, every, early, guard);
   /* Before any buffer is carved: guard mode decides how. */
   if (guard && (rc = cls__guard_create(ctx)) < 0)
     goto fail_guard;

@@ -30,6 +30,10 @@ struct cls_program;
  * cls_context_destroy (its memory then kept a while: src/api/context.c). */
 #define CLS__CONTEXT_LIVE 0x636c7378u
 
+/* $CLS_RELEASE_EARLY (F8a): whether a ranged stream's factory may release
+ * an event before its command finished. */
+enum { CLS__EARLY_AUTO, CLS__EARLY_ON, CLS__EARLY_OFF };
+
 struct cls_context {
   struct cls__lock lock;
   unsigned tag;            /* 12 bits, never 0: stamps buffer handles */
@@ -70,6 +74,8 @@ struct cls_context {
   bool ranged;
   unsigned event_every;
   const char *attribution_why;
+  int release_early; /* CLS_RELEASE_EARLY: CLS__EARLY_AUTO, _ON, _OFF
+                        (src/stream/pool.c: CLS_BACKEND_RELEASE_EARLY) */
   uint64_t losses_kept;    /* recovery: times a driver kept a lost queue's
                               tasks for a fresh one (cls_driver_kept) */
   /* Recovery (src/core/keep.c): the commands in flight, in submission

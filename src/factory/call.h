@@ -20,13 +20,6 @@ enum cls__cmd_kind {
   CLS__CMD_FOREIGN = CLS_CMD_FOREIGN
 };
 
-/* cls_backend.flags, internal: the stream's commands may wait on an event
- * of no queue (a user event) that fails later -- fault injection's gate
- * for a queue lost after the enqueue.  PoCL 3.1 aborts when it fails a
- * command whose event the program let go, so the factory keeps every
- * event until a poll sees it finish (opencl.c, supersede). */
-#define CLS__BACKEND_OUTSIDE (1u << 31)
-
 /* Whether a command of this kind is named by its own name (a launch's
  * kernel, a foreign command's label) rather than by its operation. */
 static inline bool cls__cmd_named(int kind) {

@@ -39,7 +39,7 @@ struct fault_stream {
   bool (*members)(const struct cls_foreign_cmd *fc, size_t *n, const unsigned char **kinds,
                   const char *const **names, const int **streams);
   const struct cls_backend *backend;
-  struct cls_backend inner_backend; /* *backend, CLS__BACKEND_OUTSIDE set */
+  struct cls_backend inner_backend; /* *backend, without CLS_BACKEND_RELEASE_EARLY */
   int id;
   struct doomed *doomed; /* in seq order */
   size_t ndoomed, capdoomed;
@@ -87,9 +87,12 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
   struct fault_stream *fs = calloc(1, sizeof *fs);
   if (!fs)
     return CL_OUT_OF_HOST_MEMORY;
-  /* The inner stream's commands may wait on this stream's gate. */
+  /* The inner stream's commands may wait on this stream's gate, a user
+   * event that fails later: PoCL 3.1 aborts failing a command whose event
+   * the program released, so the inner stream keeps every event until a
+   * poll sees it finish. */
   fs->inner_backend = *be;
-  fs->inner_backend.flags |= CLS__BACKEND_OUTSIDE;
+  fs->inner_backend.flags &= ~CLS_BACKEND_RELEASE_EARLY;
   cl_int rc = d->inner->create(d->inner_data, &fs->inner_backend, id, &fs->s);
   if (rc != CL_SUCCESS) {
     free(fs);

@@ -16,7 +16,7 @@
  * cross-stream wait (last_event, marker), a waiting poll -- and on every
  * event_every-th command; the rest are enqueued without one, and an
  * event is let go before its command finished once a newer one stands
- * for it (supersede).  An event that ends failed places the failure in
+ * for it where the core asks (CLS_BACKEND_RELEASE_EARLY, supersede).  An event that ends failed places the failure in
  * the range of commands since the last event that completed cleanly, and
  * poll_range reports that range. */
 #include "factory/call.h"
@@ -65,7 +65,7 @@ struct ocl_stream {
   unsigned eager;    /* ranged: commands still to get an event, since a
                         marker had to stand for one (below) */
   uint64_t events;
-  bool outside; /* CLS__BACKEND_OUTSIDE: never supersede */
+  bool early; /* CLS_BACKEND_RELEASE_EARLY: supersede */
   /* Events of commands clstream made around foreign commands (the barrier
    * of a wait list), released once complete: PoCL aborts when an event
    * such a command waits for fails after its event was released. */
@@ -109,7 +109,7 @@ static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void
     s->times_arg = be->times_arg;
   }
   s->id = id;
-  s->outside = be->flags & CLS__BACKEND_OUTSIDE;
+  s->early = (be->flags & CLS_BACKEND_RELEASE_EARLY) && (be->flags & CLS_BACKEND_RANGED);
   if (be->flags & CLS_BACKEND_RANGED) {
     s->ranged = true;
     s->every = be->event_every ? be->event_every : 1;
@@ -330,9 +330,10 @@ static inline cl_event *slot_for(struct ocl_stream *s) {
   return &s->ring[(s->head + s->len) & (s->cap - 1)].ev;
 }
 
-/* Ranged: the event before the newest one (just enqueued) let go while
- * its command is still queued or running, when the one before that (or
- * the last finished command) is no more than event_every commands back.
+/* Ranged, with CLS_BACKEND_RELEASE_EARLY: the event before the newest one
+ * (just enqueued) let go while its command is still queued or running,
+ * when the one before that (or the last finished command) is no more than
+ * event_every commands back.
  * The newest command was enqueued behind it on the in-order queue, so if
  * it fails from now on -- on its own or by a wait-list event of another
  * queue -- the device fails the newest one too (queue_poisoned), and a
@@ -342,16 +343,18 @@ static inline cl_event *slot_for(struct ocl_stream *s) {
  * what raw OpenCL code does (the runtime frees it as its command ends,
  * on its own thread); released after a poll saw it finish, it is freed
  * on the caller's.  That is most of what a wait across streams cost the
- * host thread (ping-pong, fan).  Not where a command may wait on an
- * event of no queue that fails later (any_outside, a fault gate:
- * CLS__BACKEND_OUTSIDE), since PoCL 3.1 aborts failing a command whose
- * event was let go; nor while timing each command. */
+ * host thread (ping-pong, fan); where the device is the host's CPU the
+ * runtime's threads that end the event are the device's, and the core
+ * does not ask for it.  Not once a command may wait on an event of no
+ * queue that fails later (any_outside; the fault factory's gate clears
+ * the flag), since PoCL 3.1 aborts failing a command whose event was let
+ * go; nor while timing each command. */
 static void supersede(struct ocl_stream *s) {
   size_t mask = s->cap - 1;
   struct ev_entry *b = &s->ring[(s->head + s->len - 2) & mask];
   struct ev_entry *c = &s->ring[(s->head + s->len - 1) & mask];
   uint64_t anchor = s->len > 2 ? s->ring[(s->head + s->len - 3) & mask].seq : s->completed;
-  if (b->pinned || c->seq - anchor > s->every || s->on_times || s->outside ||
+  if (b->pinned || c->seq - anchor > s->every || s->on_times ||
       atomic_load_explicit(&any_outside, memory_order_relaxed) ||
       cls__event_state(b->ev) <= CL_COMPLETE)
     return;
@@ -369,7 +372,7 @@ static void push(struct ocl_stream *s, uint64_t seq, const char *name, bool pinn
   s->events++;
   s->since_event = 0;
   s->last_seq = seq;
-  if (s->ranged && s->len > 1)
+  if (s->early && s->len > 1)
     supersede(s);
 }
 

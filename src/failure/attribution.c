@@ -27,7 +27,7 @@ static int env_uint(const char *name, uint64_t lo, uint64_t hi, uint64_t *out) {
 }
 
 int cls__attribution_parse(const struct cls_context_options *opts, int *precise,
-                           unsigned *every) {
+                           unsigned *every, int *early) {
   *precise = opts->version >= 5 ? opts->precise : 0;
   *every = opts->version >= 5 ? opts->event_every : 0;
   if (*every > EVERY_MAX)
@@ -44,11 +44,21 @@ int cls__attribution_parse(const struct cls_context_options *opts, int *precise,
       return rc;
     *every = (unsigned)v;
   }
+  *early = CLS__EARLY_AUTO;
+  const char *text = getenv("CLS_RELEASE_EARLY");
+  if (text && *text) {
+    static const char *const words[] = {"auto", "on", "off"};
+    struct cls__parser ps = {"CLS_RELEASE_EARLY", text, NULL};
+    if ((rc = cls__parse_word(&ps, words, 3, early, "the value is 'auto', 'on' or 'off'")) < 0)
+      return rc;
+  }
   return CLS_OK;
 }
 
-void cls__attribution_choose(cls_context *ctx, int precise, unsigned every, bool guard) {
+void cls__attribution_choose(cls_context *ctx, int precise, unsigned every, int early,
+                             bool guard) {
   ctx->event_every = every ? every : EVERY_DEFAULT;
+  ctx->release_early = early;
   ctx->ranged = false;
   if (precise > 0)
     ctx->attribution_why = "exact: asked for (CLS_PRECISE=1 or the precise option)";

@@ -41,7 +41,15 @@ int cls__pool_init(cls_context *ctx, const struct cls_stream_factory *f, void *f
     pool->backends[i] = pool->backend;
     pool->backends[i].device = ctx->devices[i];
     pool->backends[i].cl_version = ctx->dev_info[i].cl_version;
+    /* Events let go before their commands finished: not where the device
+     * is the host's CPU, whose runtime threads that end such an event are
+     * the device's own (slower on PoCL: docs/performance.md). */
+    if (ctx->ranged && (ctx->release_early == CLS__EARLY_ON ||
+                        (ctx->release_early == CLS__EARLY_AUTO &&
+                         ctx->dev_info[i].type != CLS_DEVICE_CPU)))
+      pool->backends[i].flags |= CLS_BACKEND_RELEASE_EARLY;
   }
+  pool->backend.flags = pool->backends[0].flags; /* device 0's */
   return CLS_OK;
 }
 
