@@ -118,6 +118,12 @@ run() {
   CLS_CAPTURE=command-buffer ./bench/clstream-bench --reps 9 \
     --workloads tiny-chain-replay,ping-pong-replay,fan-replay,stencil-100 \
     --json "$out/bench-cb.json" > "$out/bench-cb.txt" 2>&1 || true
+  # The uncaptured launch-bound rows again with every event kept until a
+  # poll (CLS_RELEASE_EARLY=off; auto lets them go early where the device
+  # is not a CPU): the comparison behind that choice (docs/design.md, F8a).
+  CLS_RELEASE_EARLY=off ./bench/clstream-bench --reps 9 \
+    --workloads tiny-chain,ping-pong,fan,ping-pong-args,fan-args \
+    --json "$out/bench-keep.json" > "$out/bench-keep.txt" 2>&1 || true
   CLS_LOG=streams ./bench/clstream-bench --reps 5 --drivers event \
     --workloads tiny-chain-replay 2>&1 | grep 'capture:' > "$out/probe.txt" || true
   # Every paired program under every driver setting (the model a second
