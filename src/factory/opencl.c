@@ -16,9 +16,10 @@
  * cross-stream wait (last_event, marker), a waiting poll -- and on every
  * event_every-th command; the rest are enqueued without one, and an
  * event is let go before its command finished once a newer one stands
- * for it where the core asks (CLS_BACKEND_RELEASE_EARLY, supersede).  An event that ends failed places the failure in
- * the range of commands since the last event that completed cleanly, and
- * poll_range reports that range. */
+ * for it where the core asks (CLS_BACKEND_RELEASE_EARLY, supersede).  An
+ * event that ends failed places the failure in the range of commands
+ * since the last event that completed cleanly, and poll_range reports
+ * that range. */
 #include "factory/call.h"
 
 #include <stdatomic.h>
@@ -65,7 +66,7 @@ struct ocl_stream {
   unsigned eager;    /* ranged: commands still to get an event, since a
                         marker had to stand for one (below) */
   uint64_t events;
-  bool early; /* CLS_BACKEND_RELEASE_EARLY: supersede */
+  bool early; /* supersede: CLS_BACKEND_RELEASE_EARLY, ranged, not timing */
   /* Events of commands clstream made around foreign commands (the barrier
    * of a wait list), released once complete: PoCL aborts when an event
    * such a command waits for fails after its event was released. */
@@ -109,11 +110,12 @@ static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void
     s->times_arg = be->times_arg;
   }
   s->id = id;
-  s->early = (be->flags & CLS_BACKEND_RELEASE_EARLY) && (be->flags & CLS_BACKEND_RANGED);
   if (be->flags & CLS_BACKEND_RANGED) {
     s->ranged = true;
     s->every = be->event_every ? be->event_every : 1;
   }
+  /* Each command timed needs its own event until it finished. */
+  s->early = s->ranged && (be->flags & CLS_BACKEND_RELEASE_EARLY) && !s->on_times;
   s->q = clCreateCommandQueue(be->context, be->device, props, &rc);
   if (rc != CL_SUCCESS)
     goto fail_queue;
@@ -348,13 +350,13 @@ static inline cl_event *slot_for(struct ocl_stream *s) {
  * does not ask for it.  Not once a command may wait on an event of no
  * queue that fails later (any_outside; the fault factory's gate clears
  * the flag), since PoCL 3.1 aborts failing a command whose event was let
- * go; nor while timing each command. */
+ * go; nor while timing each command (s->early). */
 static void supersede(struct ocl_stream *s) {
   size_t mask = s->cap - 1;
   struct ev_entry *b = &s->ring[(s->head + s->len - 2) & mask];
   struct ev_entry *c = &s->ring[(s->head + s->len - 1) & mask];
   uint64_t anchor = s->len > 2 ? s->ring[(s->head + s->len - 3) & mask].seq : s->completed;
-  if (b->pinned || c->seq - anchor > s->every || s->on_times ||
+  if (b->pinned || c->seq - anchor > s->every ||
       atomic_load_explicit(&any_outside, memory_order_relaxed) ||
       cls__event_state(b->ev) <= CL_COMPLETE)
     return;
