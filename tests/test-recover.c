@@ -262,6 +262,35 @@ START_TEST(reader_on_another_stream_gets_exact_bytes_after_the_replay) {
 }
 END_TEST
 
+/* The lost command is one that waits on another stream whose queue is
+ * held (its last command is still queued, so the wait is made): under
+ * scheduler:sequential it was enqueued at once on the producer's lent
+ * event, and the loss keeps it, its wait made its own, for the fresh
+ * queue; under the event driver the core runs it again.  Either way the
+ * reader's bytes are exact once the producer is let go. */
+START_TEST(lost_command_waiting_on_another_stream_is_run_again_with_exact_bytes) {
+  cls_context *ctx = recctx("other", NULL, "lost:stream=1,op=launch,nth=1");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0);
+  cls_buffer c = ct_alloc(ctx, 1, N * sizeof(int));
+  incs(ctx, 0, inc, a, 2);
+  struct ct_hold h;
+  ct_hold(ctx, 0, a, &h, 100); /* let go 100 ms on, from another thread */
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 1, copy, 1, g, NULL, 2, ca)); /* waits on stream 0; lost */
+  ct_hold_end(&h);
+  int got[N];
+  ct_download_ints(ctx, 1, c, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 2);
+  ck_assert_uint_eq(ct_stats(ctx, 1).relocations, 1);
+  expect_replays(ctx, 1, 1);
+  cls_context_destroy(ctx);
+  ct_hold_free(&h);
+}
+END_TEST
+
 /* Two streams on one device: under scheduler:interleave they share one
  * queue, and its loss takes both; each stream's tasks not handed over are
  * kept and run on its own fresh queue, in its own order.  Elsewhere only
@@ -1265,6 +1294,7 @@ int main(void) {
   CT_ADD(s, past_the_bound_the_loss_is_reported_and_says_replay_stopped);
   CT_ADD(s, recovery_off_reports_the_loss_and_replays_nothing);
   CT_ADD(s, reader_on_another_stream_gets_exact_bytes_after_the_replay);
+  CT_ADD(s, lost_command_waiting_on_another_stream_is_run_again_with_exact_bytes);
   CT_ADD(s, lost_shared_queue_replays_each_stream_in_its_own_order);
   CT_ADD(s, stale_relocation_during_replay_is_refused_and_the_replay_is_unharmed);
   CT_ADD(s, free_of_a_buffer_read_by_a_replayed_command_waits_for_it);

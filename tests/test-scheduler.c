@@ -414,6 +414,61 @@ START_TEST(deferred_enqueue_failure_reaches_the_read) {
 }
 END_TEST
 
+/* Sequential with a queue per stream: a command that waits on another
+ * queue goes to its own at the call (it waits on the event the producer's
+ * queue lends, valid only until that queue is next asked anything), the
+ * tasks before it first; with shared queues (queues=M) it waits in its
+ * list.  An enqueue that fails then is still reported after the call, as
+ * a deferred task's is, so what the call returns does not depend on
+ * whether the wait was made (the producer had not finished). */
+START_TEST(a_command_waiting_on_another_queue_goes_at_the_call_and_fails_after_it) {
+  for (int shared = 0; shared < 2; shared++) {
+    cls_context *ctx = open_with(shared ? "scheduler:sequential,queues=3" : "scheduler", NULL);
+    cls_kernel *inc = kernel(ctx, "inc"), *cp = kernel(ctx, "cp");
+    cls_buffer a = zeros(ctx, 0), b = zeros(ctx, 1);
+    size_t g = N;
+    CT_OK(cls_sync(ctx, NULL));
+    CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+    struct ct_hold h;
+    ct_hold(ctx, 0, a, &h, -1);
+    CT_OK(cls_launch(ctx, 1, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
+    CT_OK(cls_stats_reset(ctx));
+    CT_OK(cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
+    ck_assert_uint_eq(stats(ctx, 1).waits, 1);
+    /* Both launches of stream 1 are in its queue now (one submission of
+     * its list, one of the command), or both wait in the list. */
+    ck_assert_uint_eq(stats(ctx, 1).submissions, (shared ? 0 : 2));
+    ct_hold_end(&h);
+    expect_all(ctx, 1, b, 1);
+    cls_context_destroy(ctx);
+    ct_hold_free(&h);
+  }
+  cls_context *ctx = open_with("scheduler:sequential", "enqueue:kernel=cp");
+  cls_kernel *inc = kernel(ctx, "inc"), *cp = kernel(ctx, "cp");
+  cls_buffer a = zeros(ctx, 0), b = zeros(ctx, 1);
+  size_t g = N;
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+  struct ct_hold h;
+  ct_hold(ctx, 0, a, &h, 50); /* the failed enqueue's wait happens on the host */
+  CT_OK(cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
+  ct_hold_end(&h);
+  ck_assert_uint_eq(stats(ctx, 1).waits, 1);
+  int host[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 1, b, 0, host, sizeof host, &r), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_str_eq(fi.kernel, "cp");
+  ck_assert_int_eq(fi.stream, 1);
+  ck_assert_int_eq(fi.async, 1);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+  ct_hold_free(&h);
+}
+END_TEST
+
 /* The scheduler records a stream's consecutive commands on a queue as one
  * run: a command failing at completion in the middle of a run is still
  * reported as itself (its stream, kernel and position), and the stream
@@ -497,6 +552,7 @@ int main(void) {
   tcase_add_test(tc, a_consumer_submits_the_producers_pending_tasks_first);
   tcase_add_test(tc, streams_sharing_a_queue_need_no_event);
   tcase_add_test(tc, deferred_enqueue_failure_reaches_the_read);
+  tcase_add_test(tc, a_command_waiting_on_another_queue_goes_at_the_call_and_fails_after_it);
   tcase_add_test(tc, a_failure_inside_a_run_names_its_command);
   tcase_add_test(tc, pending_launches_keep_every_kind_of_argument);
   suite_add_tcase(s, tc);

@@ -322,9 +322,12 @@ struct cls_driver_orderer {
   /** p's last command handed to its queue.  Optional: NULL means
    * p->submitted. */
   uint64_t (*enqueued)(struct cls_driver *d, struct cls_driver_stream *p);
-  /** The command is enqueued (or its waits dropped) before anything else
-   * is asked of the streams it waits for, so it may wait on events the
-   * factory lends instead of markers. */
+  /** The command is enqueued (or its waits dropped, or made the
+   * driver's own with cls_driver_own_waits()) before anything else is
+   * asked of the queues it waits for, so it may wait on events the
+   * factory lends instead of markers.  With prepare(), only where no two
+   * streams it may wait for share a queue: p's prepare may add to p's
+   * queue alone. */
   bool enqueues_now;
 };
 
@@ -343,6 +346,11 @@ CLS_API void cls_driver_release_waits(struct cls_driver_cmd *cmd);
 /** Drops cmd's wait list without it being enqueued (cls_driver_unsent(),
  * then released). */
 CLS_API void cls_driver_drop_waits(struct cls_driver_cmd *cmd);
+/** Makes cmd's wait list the driver's own: events order() lent (an
+ * orderer with enqueues_now) are retained, so a driver that ordered a
+ * command to enqueue it at once may keep it after all (in a list, past
+ * other calls into the producers' queues).  Release them as usual. */
+CLS_API void cls_driver_own_waits(struct cls_driver_cmd *cmd);
 /** F7 for a command enqueued later than it was ordered (a driver that
  * defers): of its waits `w`, those whose event has failed since are left
  * out.  Writes the rest into keep and returns their number. */

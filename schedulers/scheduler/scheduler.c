@@ -40,6 +40,7 @@ static int sc_create(cls_context *ctx, const char *params, struct cls_driver **o
     free(d);
     return rc;
   }
+  d->solo = d->strategy == SEQUENTIAL && !d->nqueues;
   *out = &d->base;
   return CLS_OK;
 }
@@ -100,12 +101,15 @@ static void sc_close(struct cls_driver *base, struct cls_driver_stream *s) {
   }
   s->backend = NULL;
   d->streams[s->id] = NULL;
+  d->unreported &= ~(1ull << s->id);
 }
 
 /* Waiting: s's pending tasks go first, or there is nothing to wait for.
  * The poll reports for every stream sharing s's queue. */
 static int sc_poll(struct cls_driver *base, struct cls_driver_stream *s, bool wait) {
   struct sched_driver *d = sd(base);
+  if (__builtin_expect(d->unreported != 0, 0))
+    cls__sched_report_failed(d); /* found by the poll below, or by s's */
   if (wait)
     cls__sched_submit_list(d, s->id);
   return cls__sched_queue_poll(d, &d->queues[d->lists[s->id].queue], s->id, wait);
@@ -161,6 +165,24 @@ static const struct cls_driver_orderer sc_orderer = {.prepare = sc_settle,
                                                .queue_of = sc_queue_of,
                                                .backend_of = sc_backend_of,
                                                .enqueued = sc_enqueued};
+/* A queue per stream (solo): a command that waits on another queue goes to
+ * its own at once (sc_order, cls__sched_submit_waiting), so it may wait on the event the
+ * producer's queue lends, as under the event driver, instead of a marker
+ * retained, read again for F7 when its list goes and released then (what
+ * a ping-pong paid per launch).  Safe because a prepare adds only to its
+ * producer's own queue, before that queue's event is read. */
+static const struct cls_driver_orderer sc_orderer_now = {.prepare = sc_settle,
+                                                   .queue_of = sc_queue_of,
+                                                   .backend_of = sc_backend_of,
+                                                   .enqueued = sc_enqueued,
+                                                   .enqueues_now = true};
+
+/* The orderer for a command of stream id: lent events only where it can be
+ * enqueued at once (a stream whose tasks wait for a fresh queue keeps
+ * them). */
+static inline const struct cls_driver_orderer *orderer(const struct sched_driver *d, int id) {
+  return d->solo && !(d->lost >> id & 1) ? &sc_orderer_now : &sc_orderer;
+}
 
 /* order() after submitting s's list (full, or before a blocking
  * transfer). */
@@ -168,7 +190,7 @@ static __attribute__((noinline)) int order_submitted(struct sched_driver *d,
                                                      struct cls_driver_cmd *cmd) {
   uint64_t minted = cls_driver_failures_seen(&d->base);
   cls__sched_submit_list(d, cmd->stream->id);
-  int rc = cls_driver_order_after(&d->base, cmd, &sc_orderer);
+  int rc = cls_driver_order_after(&d->base, cmd, orderer(d, cmd->stream->id));
   if (rc == CLS_OK && cls_driver_failures_seen(&d->base) != minted) {
     cls_driver_drop_waits(cmd); /* synced[] counts on them */
     return CLS_DRIVER_RETRY;
@@ -176,9 +198,31 @@ static __attribute__((noinline)) int order_submitted(struct sched_driver *d,
   return rc;
 }
 
+/* Solo: cmd waits on another queue and goes to its own at once, behind the
+ * tasks s's list holds: they go now, here (a deferred enqueue that fails
+ * is F8's, checked before cmd's write scope opens), and cmd's waits become
+ * its own first (the submission may poll).  A failure learnt meanwhile:
+ * ordered again. */
+static __attribute__((noinline)) int submit_before(struct sched_driver *d,
+                                                   struct cls_driver_cmd *cmd) {
+  uint64_t minted = cls_driver_failures_seen(&d->base);
+  cls_driver_own_waits(cmd);
+  cls__sched_submit_list(d, cmd->stream->id);
+  if (cls_driver_failures_seen(&d->base) != minted) {
+    cls_driver_drop_waits(cmd);
+    return CLS_DRIVER_RETRY;
+  }
+  return CLS_OK;
+}
+
 static int sc_order(struct cls_driver *base, struct cls_driver_cmd *cmd) {
   struct sched_driver *d = sd(base);
   struct cls_driver_stream *s = cmd->stream;
+  if (__builtin_expect(d->unreported != 0, 0)) {
+    int rc = cls__sched_report_failed(d);
+    if (rc != CLS_OK)
+      return rc;
+  }
   /* Submissions happen here, never in submit(): a deferred enqueue that
    * fails is an F8 failure, and the command being ordered must be checked
    * against it before it enters its write scope.  A full list goes now; so
@@ -188,7 +232,11 @@ static int sc_order(struct cls_driver *base, struct cls_driver_cmd *cmd) {
     return order_submitted(d, cmd);
   /* Nothing submitted: cls_driver_order_after itself answers CLS_DRIVER_RETRY for a
    * failure learnt while it orders. */
-  return cls_driver_order_after(base, cmd, &sc_orderer);
+  const struct cls_driver_orderer *o = orderer(d, s->id);
+  int rc = cls_driver_order_after(base, cmd, o);
+  if (rc == CLS_OK && cmd->nwait && o->enqueues_now && d->lists[s->id].n)
+    return submit_before(d, cmd);
+  return rc;
 }
 
 /* A blocking transfer: enqueued now (the caller waits for it); order()
@@ -217,7 +265,17 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
                                                    struct cls_driver_cmd *cmd) {
   if (cmd->x.blocking && (cmd->kind == CLS_CMD_WRITE || cmd->kind == CLS_CMD_READ))
     return submit_blocking(d, cmd);
-  struct list *l = &d->lists[cmd->stream->id];
+  int id = cmd->stream->id;
+  struct list *l = &d->lists[id];
+  /* Solo, a command that waits on another queue goes now (order() emptied
+   * its list), unless its stream waits for a fresh queue. */
+  bool kept = false;
+  if (cmd->nwait && d->solo && !l->n && !(d->lost >> id & 1)) {
+    cl_int rc = cls__sched_submit_waiting(d, cmd);
+    if (rc != CLS__SCHED_KEEP)
+      return rc;
+    kept = true; /* lost: captured below, for the fresh queue */
+  }
   bool launch = cmd->kind == CLS_CMD_LAUNCH;
   size_t nargs = launch ? cmd->kcmd.nargs : 0;
   if (!cls__sched_list_has_room(l, nargs) && !cls__sched_list_reserve(l, nargs))
@@ -238,6 +296,8 @@ static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
   else if (!cls__sched_capture_waits(l, t, cmd))
     return submit_oom(cmd);
   cls__sched_task_commit(d, l, t, cmd);
+  if (kept)
+    cls__sched_keep_lost(d, id);
   return CL_SUCCESS;
 }
 

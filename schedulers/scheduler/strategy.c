@@ -325,6 +325,61 @@ static void submit_interleave(struct sched_driver *d, int qi) {
   queue_flush(d, qi, involved);
 }
 
+cl_int cls__sched_submit_waiting(struct sched_driver *d, struct cls_driver_cmd *cmd) {
+  struct cls_driver_stream *s = cmd->stream;
+  int id = s->id;
+  struct queue *q = &d->queues[d->lists[id].queue];
+  cl_int rc = cmd->kind == CLS_CMD_FOREIGN
+                  ? cls_driver_enqueue_foreign(&d->base, q->stream, cmd->foreign, q->seq + 1,
+                                               cmd->nwait, cmd->wait)
+              : cmd->kind == CLS_CMD_LAUNCH
+                  ? cls_driver_launch(&d->base, q->stream, id, &cmd->kcmd, q->seq + 1, cmd->nwait,
+                                      cmd->wait)
+                  : cls_driver_enqueue(&d->base, q->stream, id, cmd->kind, NULL, &cmd->x,
+                                       q->seq + 1, cmd->nwait, cmd->wait);
+  if (__builtin_expect(rc == CL_SUCCESS, 1)) {
+    cls_driver_release_waits(cmd);
+    q->seq++;
+    cls__sched_map_add(q, id, cmd->seq, 1);
+    s->stats.submissions++;
+    return CL_SUCCESS;
+  }
+  if (rc == CL_DEVICE_NOT_AVAILABLE &&
+      cls_driver_recovers(&d->base, rc, d->lists[id].losses + 1)) {
+    cls_driver_own_waits(cmd);
+    return CLS__SCHED_KEEP;
+  }
+  /* As a deferred task's failed enqueue (task_failed): its waits happen on
+   * the host, and it completes with the queue's command before it. */
+  cls_driver_drop_waits(cmd);
+  if (!cls__sched_map_push(q, q->seq, id, cmd->seq, 0, rc))
+    return rc; /* out of memory: reported at the call, as the event driver does */
+  q->unreal++;
+  d->unreported |= 1ull << id;
+  return CL_SUCCESS;
+}
+
+void cls__sched_keep_lost(struct sched_driver *d, int id) {
+  keep(d, id, 0, false);
+  queue_flush(d, d->lists[id].queue, 1ull << id);
+}
+
+int cls__sched_report_failed(struct sched_driver *d) {
+  uint64_t minted = cls_driver_failures_seen(&d->base);
+  while (d->unreported) {
+    int id = __builtin_ctzll(d->unreported);
+    d->unreported &= d->unreported - 1;
+    struct queue *q = &d->queues[d->lists[id].queue];
+    cl_event ev = NULL;
+    if (d->base.factory->marker(q->stream, &ev) == CL_SUCCESS) {
+      clWaitForEvents(1, &ev);
+      clReleaseEvent(ev);
+    }
+    cls__sched_queue_poll(d, q, id, false);
+  }
+  return cls_driver_failures_seen(&d->base) != minted ? CLS_DRIVER_RETRY : CLS_OK;
+}
+
 void cls__sched_submit_list(struct sched_driver *d, int id) {
   if (__builtin_expect(d->lost >> id & 1, 0))
     return; /* kept for its fresh queue: after the relocation */

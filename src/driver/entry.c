@@ -24,6 +24,10 @@ CLS_API void cls_driver_release_waits(struct cls_driver_cmd *cmd) {
   cls__order_release(cls__cmd_of(cmd));
 }
 
+CLS_API void cls_driver_own_waits(struct cls_driver_cmd *cmd) {
+  cls__order_own(cls__cmd_of(cmd));
+}
+
 CLS_API void cls_driver_drop_waits(struct cls_driver_cmd *cmd) {
   cls__order_drop(cls__cmd_of(cmd));
 }

@@ -68,6 +68,12 @@ void cls__order_release_waits(struct cls__cmd *cmd) {
   cmd->lent = 0;
 }
 
+void cls__order_own(struct cls__cmd *cmd) {
+  for (uint64_t m = cmd->lent; m; m &= m - 1)
+    clRetainEvent(cmd->wait[__builtin_ctzll(m)]);
+  cmd->lent = 0;
+}
+
 /* Whether the last command of p's queue, which cmd needs, is still
  * running, read from the event the factory lends for it without polling
  * p.  A wait on p's queue is on that event, or on a marker behind it (on
@@ -146,9 +152,10 @@ static __attribute__((noinline)) int order_after(struct cls_driver *d, struct cl
    * cmd will wait on) reads still running: it has not failed, and a
    * command before it that failed is found at a later poll (F8). */
   uint64_t before = cls__failures_minted(ctx);
-  /* The events read running, by stream: the same ones a wait borrows (a
-   * driver that enqueues at once has no prepare that could add to p's
-   * queue in between, and nothing drains p unless a failure is found,
+  /* The events read running, by stream: the same ones a wait borrows (in
+   * a driver that enqueues at once, p's prepare adds to p's queue before
+   * its event is read and no other stream's adds to it -- each producer's
+   * queue is its own -- and nothing drains p unless a failure is found,
    * which retries). */
   cl_event seen[CLS_MAX_STREAMS];
   uint64_t seen_mask = 0;

@@ -41,6 +41,10 @@ static inline void cls__order_release(struct cls__cmd *cmd) {
   if (cmd->nwait)
     cls__order_release_waits(cmd);
 }
+/* Makes cmd's waits its own: the events order() lent (a driver that
+ * enqueues at once borrows the producer's last event) are retained, so the
+ * command may be held past its producers' next calls. */
+void cls__order_own(struct cls__cmd *cmd);
 /* Drops cmd's waits without it being enqueued: on the host, then released
  * (a failed enqueue, a command ordered again, a cancelled one). */
 static inline void cls__order_drop(struct cls__cmd *cmd) {
