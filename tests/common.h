@@ -401,16 +401,17 @@ static inline void ct_assert_context_works(cls_context *ctx, cls_kernel *fill_k,
 
 /* Holding a stream's queue: a foreign command whose last event is a marker
  * behind a user event, so a command of another stream that reads `b`
- * must wait on it (the wait is made, whatever the timing).  ct_hold lets
- * it go `ms` milliseconds after it ran, from a thread of its own (a
- * failed enqueue's waits happen on the host, so a call may wait for it);
- * ms < 0: only ct_hold_end lets it go.  ct_hold_end joins the thread (or
- * lets it go); ct_hold_free after the context is gone. */
+ * must wait on it (the wait is made, whatever the timing).  A thread of
+ * its own lets it go `ms` milliseconds after it ran (a failed enqueue's
+ * waits happen on the host, and a platform that runs its queues inside
+ * clFlush, oclgrind, runs this one there: a call may wait for it), or at
+ * ct_hold_end, whichever comes first; `released` says whether it has
+ * been.  ct_hold_free after the context is gone. */
 struct ct_hold {
   _Atomic(cl_event) user;
+  atomic_bool end, released;
   int ms;
   pthread_t th;
-  bool thread;
 };
 static inline cl_int ct__hold_cb(const struct cls_foreign_call *c, cl_event *last) {
   struct ct_hold *h = c->data;
@@ -427,28 +428,28 @@ static inline cl_int ct__hold_cb(const struct cls_foreign_call *c, cl_event *las
 }
 static inline void *ct__hold_release(void *arg) {
   struct ct_hold *h = arg;
-  while (!atomic_load(&h->user))
+  while (!atomic_load(&h->user) && !atomic_load(&h->end))
     usleep(1000);
-  usleep((useconds_t)h->ms * 1000);
-  clSetUserEventStatus(atomic_load(&h->user), CL_COMPLETE);
+  for (int t = 0; t < h->ms && !atomic_load(&h->end); t++)
+    usleep(1000);
+  atomic_store(&h->released, true);
+  if (atomic_load(&h->user))
+    clSetUserEventStatus(atomic_load(&h->user), CL_COMPLETE);
   return NULL;
 }
 static inline void ct_hold(cls_context *ctx, int stream, cls_buffer b, struct ct_hold *h,
                            int ms) {
   atomic_init(&h->user, NULL);
+  atomic_init(&h->end, false);
+  atomic_init(&h->released, false);
   h->ms = ms;
-  h->thread = ms >= 0;
-  if (h->thread)
-    ck_assert_int_eq(pthread_create(&h->th, NULL, ct__hold_release, h), 0);
+  ck_assert_int_eq(pthread_create(&h->th, NULL, ct__hold_release, h), 0);
   int rc = cls_foreign(ctx, stream, "held", ct__hold_cb, h, 1, (cls_arg[]){CLS_INOUT(b)});
   ck_assert_msg(rc == CLS_OK, "cls_foreign: %s", cls_err_name(rc));
 }
 static inline void ct_hold_end(struct ct_hold *h) {
-  if (h->thread)
-    pthread_join(h->th, NULL);
-  else if (atomic_load(&h->user))
-    clSetUserEventStatus(atomic_load(&h->user), CL_COMPLETE);
-  h->thread = false;
+  atomic_store(&h->end, true);
+  pthread_join(h->th, NULL);
 }
 static inline void ct_hold_free(struct ct_hold *h) {
   if (atomic_load(&h->user))
