@@ -456,7 +456,9 @@ CLS_API const char *cls_default_driver(void);
 
 /** Per-stream counters; they only grow (until cls_stats_reset()).  A command
  * "accepted" was handed to the driver: enqueued at once (event driver) or
- * put on the stream's task list (scheduler driver). */
+ * put on the stream's task list (scheduler driver; under its sequential
+ * strategy with a queue per stream, a command that waits on another
+ * stream is enqueued at once). */
 struct cls_stream_stats {
   uint64_t enqueues;     /**< commands accepted (not skipped, enqueue not failed) */
   uint64_t launches;     /**< kernel launches accepted */
@@ -466,7 +468,8 @@ struct cls_stream_stats {
   uint64_t markers;      /**< marker events taken on this stream */
   uint64_t submissions;  /**< hand-overs to the backend: one per command for
                               the event driver, one per batch for the
-                              scheduler driver */
+                              scheduler driver (and one per command it
+                              enqueues at once) */
   uint64_t failures;     /**< failures minted on this stream */
   uint64_t migrations;   /**< commands that used a buffer last used on another
                               device of the context (docs/devices.md) */

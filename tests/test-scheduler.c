@@ -477,6 +477,48 @@ START_TEST(a_command_waiting_on_another_queue_goes_at_the_call_and_fails_after_i
 }
 END_TEST
 
+/* Sequential, a queue per stream: it stays so after a relocation took a
+ * stream's slot (stream 0's fresh queue takes the top one, 63; stream 63
+ * then another, and stream 62 must not share it), since a command waiting
+ * on two producers borrows their queues' last events.  Stream 1 reads
+ * what 62 and 63 wrote while 62's queue is held: exact bytes. */
+START_TEST(a_queue_per_stream_holds_after_a_relocation_takes_a_slot) {
+  cls_context *ctx = open_with("scheduler:sequential", NULL);
+  cls_kernel *inc = kernel(ctx, "inc");
+  cls_program *p = ct_build(ctx,
+                            "kernel void add(global const int *a, global const int *b,"
+                            " global int *c) { size_t i = get_global_id(0); c[i] = a[i] + b[i]; }",
+                            NULL);
+  cls_kernel *add = ct_get_kernel(ctx, p, "add");
+  cls_buffer z = zeros(ctx, 0);
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_stream_relocate(ctx, 0, 0, 0));
+  cls_buffer b = zeros(ctx, 63), a = zeros(ctx, 62), c = zeros(ctx, 1);
+  CT_OK(cls_sync(ctx, NULL));
+  uint64_t e62, e63, f62, f63;
+  CT_OK(cls_stream_events(ctx, 62, &e62));
+  CT_OK(cls_stream_events(ctx, 63, &e63));
+  size_t g = N;
+  CT_OK(cls_launch(ctx, 63, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_stream_events(ctx, 62, &f62));
+  CT_OK(cls_stream_events(ctx, 63, &f63));
+  ck_assert_uint_gt(f63, e63);
+  ck_assert_uint_eq(f62, e62); /* stream 63's queue is not stream 62's */
+  struct ct_hold h;
+  ct_hold(ctx, 62, a, &h, 2000);
+  CT_OK(cls_launch(ctx, 62, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+  CT_OK(cls_launch(ctx, 63, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
+  CT_OK(cls_launch(ctx, 1, add, 1, &g, NULL, 3,
+                   (cls_arg[]){CLS_IN(a), CLS_IN(b), CLS_OUT(c)}));
+  ct_hold_end(&h);
+  expect_all(ctx, 1, c, 3);
+  (void)z;
+  cls_context_destroy(ctx);
+  ct_hold_free(&h);
+}
+END_TEST
+
 /* The scheduler records a stream's consecutive commands on a queue as one
  * run: a command failing at completion in the middle of a run is still
  * reported as itself (its stream, kernel and position), and the stream
@@ -561,6 +603,7 @@ int main(void) {
   tcase_add_test(tc, streams_sharing_a_queue_need_no_event);
   tcase_add_test(tc, deferred_enqueue_failure_reaches_the_read);
   tcase_add_test(tc, a_command_waiting_on_another_queue_goes_at_the_call_and_fails_after_it);
+  tcase_add_test(tc, a_queue_per_stream_holds_after_a_relocation_takes_a_slot);
   tcase_add_test(tc, a_failure_inside_a_run_names_its_command);
   tcase_add_test(tc, pending_launches_keep_every_kind_of_argument);
   suite_add_tcase(s, tc);

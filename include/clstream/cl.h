@@ -109,8 +109,8 @@ typedef cl_int (*cls_foreign_fn)(const struct cls_foreign_call *call, cl_event *
  *     (#CLS_FOREIGN_BAD_EVENT) or an event that failed already make the
  *     command fail as a launch whose enqueue failed: the write set carries
  *     a record naming the label, and the call returns #CLS_ELAUNCH (under a
- *     driver that defers the enqueue, the scheduler, the callback runs
- *     later and the failure is found after the call, F8);
+ *     driver that defers the enqueue, the scheduler, the failure is found
+ *     after the call, F8, whether the callback ran later or at the call);
  *   - its returned event failing later is found as a launch's (F8);
  *   - fault injection (CLS_FAULT) matches it with `op=foreign` and
  *     `kernel=LABEL`; CLS_SYNC_TIMEOUT names it when it does not finish.
@@ -123,8 +123,10 @@ typedef cl_int (*cls_foreign_fn)(const struct cls_foreign_call *call, cl_event *
  *
  * When the callback runs: at the call under the event driver; under the
  * scheduler driver when the stream's task list is submitted (at the latest
- * by cls_stream_sync() or cls_sync()), so `fn`, `data` and what it points
- * to must stay valid until the stream has been synced.  With relocation
+ * by cls_stream_sync() or cls_sync()), or at the call where the command
+ * waits on another stream under its sequential strategy with a queue per
+ * stream, so `fn`, `data` and what it points to must stay valid until the
+ * stream has been synced.  With relocation
  * and recovery on, a callback whose work a lost queue accepted and never
  * ran is called again before that sync, with the same data, on the
  * stream's fresh queue (docs/devices.md, "Recovery"): it must enqueue the

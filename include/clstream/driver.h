@@ -405,7 +405,10 @@ static inline cl_int cls_driver_launch(struct cls_driver *d, void *q, int logica
 CLS_API struct cls_driver_stream *cls_driver_stream_at(struct cls_driver *d, int id);
 /** Command `seq` of s failed after its enqueue (status: the backend's).
  * deferred: the failure is the enqueue itself, made later than the call by
- * a driver that defers (the report says so).  The core applies F8. */
+ * a driver that defers, or reported after the call (the scheduler's
+ * sequential strategy enqueues a command that waits on another queue in
+ * submit() and reports its failure at its next order() or poll(), so
+ * what a call returns is the same either way); the report says so.  The core applies F8. */
 CLS_API void cls_driver_failed(struct cls_driver *d, struct cls_driver_stream *s, uint64_t seq,
                                cl_int status, bool deferred);
 /** Ranged attribution (F8a): one of commands `first` to `last` of s

@@ -145,7 +145,8 @@ struct sched_driver {
                        generation) */
   bool split;       /* interleave: some stream is on another queue than 0
                        (a second device, or a relocated stream's own) */
-  bool solo;        /* sequential with a queue per stream (no queues=M):
+  bool solo;        /* sequential with a queue per stream (no queues=M),
+                       none shared (sc_open keeps it so):
                        a command that waits on another queue is enqueued
                        at once, on lent events (scheduler.c, sc_order) */
   uint64_t unreported; /* solo: streams whose command's enqueue at once

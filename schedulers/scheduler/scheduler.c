@@ -65,7 +65,12 @@ static int sc_open(struct cls_driver *base, struct cls_driver_stream *s) {
   }
   struct queue *q = &d->queues[qi];
   bool own = s->generation > 0; /* relocated: a fresh queue of its own */
-  if (own || (q->users && (q->own || q->device != s->device))) {
+  /* Solo, a stream never shares a queue: its slot may be a relocated
+   * stream's (taken from the top), and a command waiting on two producers
+   * of one queue must not borrow an event the other's hand-over lets go
+   * (sc_orderer_now).  There is always a free one then: a slot per open
+   * stream at most. */
+  if (own || (q->users && (d->solo || q->own || q->device != s->device))) {
     /* A free slot, from the top (the policy's slots are the low ones). */
     for (qi = CLS_MAX_STREAMS - 1; qi >= 0 && d->queues[qi].users; qi--)
       ;
@@ -166,11 +171,12 @@ static const struct cls_driver_orderer sc_orderer = {.prepare = sc_settle,
                                                .backend_of = sc_backend_of,
                                                .enqueued = sc_enqueued};
 /* A queue per stream (solo): a command that waits on another queue goes to
- * its own at once (sc_order, cls__sched_submit_waiting), so it may wait on the event the
- * producer's queue lends, as under the event driver, instead of a marker
- * retained, read again for F7 when its list goes and released then (what
- * a ping-pong paid per launch).  Safe because a prepare adds only to its
- * producer's own queue, before that queue's event is read. */
+ * its own at once (sc_order, cls__sched_submit_waiting), so it may wait on
+ * the event the producer's queue lends, as under the event driver, instead
+ * of a marker retained, read again for F7 when its list goes and released
+ * then (what a ping-pong paid per launch).  Safe because no two streams
+ * share a queue (sc_open): a prepare adds only to its producer's own
+ * queue, before that queue's event is read. */
 static const struct cls_driver_orderer sc_orderer_now = {.prepare = sc_settle,
                                                    .queue_of = sc_queue_of,
                                                    .backend_of = sc_backend_of,
@@ -223,9 +229,11 @@ static int sc_order(struct cls_driver *base, struct cls_driver_cmd *cmd) {
     if (rc != CLS_OK)
       return rc;
   }
-  /* Submissions happen here, never in submit(): a deferred enqueue that
-   * fails is an F8 failure, and the command being ordered must be checked
-   * against it before it enters its write scope.  A full list goes now; so
+  /* Lists are submitted here, never in submit() (which enqueues only a
+   * blocking transfer, or, solo, a command that waits on another queue,
+   * its list emptied here): a deferred enqueue that fails is an F8
+   * failure, and the command being ordered must be checked against it
+   * before it enters its write scope.  A full list goes now; so
    * does the list before a blocking transfer (the caller waits for it). */
   if (d->lists[s->id].n >= d->max_tasks ||
       (cmd->x.blocking && (cmd->kind == CLS_CMD_WRITE || cmd->kind == CLS_CMD_READ)))

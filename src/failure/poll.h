@@ -20,7 +20,7 @@ int cls__poll_all(cls_context *ctx, bool wait);
 
 /* For drivers: command `seq` of s failed after its enqueue.  deferred: the
  * failure is the enqueue itself, made later than the call by a driver that
- * batches (the report says so). */
+ * batches, or reported after it (the report says so). */
 void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
                         bool deferred);
 /* For drivers: one of commands first..last of s failed (ranged

@@ -358,8 +358,8 @@ void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_st
    * (command.c), and why it is found later. */
   struct cls__failure *f =
       deferred ? cls__failure_mint(ctx, status, cl_status, &at, true,
-                                   "enqueue of %s failed: %s (deferred: the driver hands a "
-                                   "stream's commands to its queue in batches)",
+                                   "enqueue of %s failed: %s (deferred: the driver reports a "
+                                   "stream's enqueue failures after the call)",
                                    launch ? root->kernel : root->op, cls_cl_status_name(cl_status))
                : cls__failure_mint(ctx, status, cl_status, &at, true,
                                    "%s%s%s failed after its enqueue with %s%s", root->op,

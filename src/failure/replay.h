@@ -13,7 +13,7 @@
 
 /* F8: command `seq` of `stream` failed with `cl_status` after its enqueue
  * (deferred: the failure is the enqueue itself, made later than the call
- * by a driver that batches).  Nothing happens when it is not logged. */
+ * by a driver that batches, or reported after it).  Nothing happens when it is not logged. */
 void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
                         bool deferred);
 /* The same for a failure clstream finds itself (guard mode, a deadline, a
