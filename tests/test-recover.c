@@ -265,8 +265,8 @@ END_TEST
 /* The lost command is one that waits on another stream whose queue is
  * held (its last command is still queued, so the wait is made): under
  * scheduler:sequential it was enqueued at once on the producer's lent
- * event, and the loss keeps it, its wait made its own, for the fresh
- * queue; under the event driver the core runs it again.  Either way the
+ * event, and the loss keeps it (its wait waited out on the host) for
+ * the fresh queue; under the event driver the core runs it again.  Either way the
  * reader's bytes are exact once the producer is let go. */
 START_TEST(lost_command_waiting_on_another_stream_is_run_again_with_exact_bytes) {
   cls_context *ctx = recctx("other", NULL, "lost:stream=1,op=launch,nth=1");

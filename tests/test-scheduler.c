@@ -374,20 +374,24 @@ START_TEST(streams_sharing_a_queue_need_no_event) {
 }
 END_TEST
 
-/* Downloads b on `stream`, which must fail with one failure: kernel "inc"
- * on stream 0, found after its enqueue (F8).  *r keeps the report. */
-static struct cls_failure_info async_inc_failure(cls_context *ctx, int stream, cls_buffer b,
-                                                 cls_report **r) {
+/* Downloads b on `stream`, which must fail with one failure: `kernel` on
+ * stream `on`, found after its enqueue (F8).  *r keeps the report. */
+static struct cls_failure_info async_failure(cls_context *ctx, int stream, cls_buffer b,
+                                             const char *kernel, int on, cls_report **r) {
   int host[N];
   *r = NULL;
   CT_ERR(cls_download(ctx, stream, b, 0, host, sizeof host, r), CLS_ETAINTED);
   ck_assert_uint_eq(cls_report_failures(*r), 1);
   struct cls_failure_info fi;
   CT_OK(cls_report_failure(*r, 0, &fi));
-  ck_assert_str_eq(fi.kernel, "inc");
-  ck_assert_int_eq(fi.stream, 0);
+  ck_assert_str_eq(fi.kernel, kernel);
+  ck_assert_int_eq(fi.stream, on);
   ck_assert_int_eq(fi.async, 1);
   return fi;
+}
+static struct cls_failure_info async_inc_failure(cls_context *ctx, int stream, cls_buffer b,
+                                                 cls_report **r) {
+  return async_failure(ctx, stream, b, "inc", 0, r);
 }
 
 /* The scheduler enqueues later than cls_launch returns: an enqueue that
@@ -414,6 +418,24 @@ START_TEST(deferred_enqueue_failure_reaches_the_read) {
 }
 END_TEST
 
+/* A context under `scheduler` (fault: `fault`) whose stream 0 launched inc
+ * on a and then holds its queue (ct_hold, let go after `ms`); b is stream
+ * 1's. */
+static cls_context *held_producer(const char *scheduler, const char *fault, cls_kernel **inc,
+                                  cls_kernel **cp, cls_buffer *a, cls_buffer *b,
+                                  struct ct_hold *h, int ms) {
+  cls_context *ctx = open_with(scheduler, fault);
+  *inc = kernel(ctx, "inc");
+  *cp = kernel(ctx, "cp");
+  *a = zeros(ctx, 0);
+  *b = zeros(ctx, 1);
+  size_t g = N;
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_launch(ctx, 0, *inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(*a)}));
+  ct_hold(ctx, 0, *a, h, ms);
+  return ctx;
+}
+
 /* Sequential with a queue per stream: a command that waits on another
  * queue goes to its own at the call (it waits on the event the producer's
  * queue lends, valid only until that queue is next asked anything), the
@@ -423,15 +445,14 @@ END_TEST
  * whether the wait was made (the producer had not finished). */
 START_TEST(a_command_waiting_on_another_queue_goes_at_the_call_and_fails_after_it) {
   bool held = true; /* the hold outlasted the calls (not on oclgrind: see ct_hold) */
+  size_t g = N;
+  cls_kernel *inc, *cp;
+  cls_buffer a, b;
+  struct ct_hold h;
   for (int shared = 0; shared < 2; shared++) {
-    cls_context *ctx = open_with(shared ? "scheduler:sequential,queues=3" : "scheduler", NULL);
-    cls_kernel *inc = kernel(ctx, "inc"), *cp = kernel(ctx, "cp");
-    cls_buffer a = zeros(ctx, 0), b = zeros(ctx, 1);
-    size_t g = N;
-    CT_OK(cls_sync(ctx, NULL));
-    CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
-    struct ct_hold h;
-    ct_hold(ctx, 0, a, &h, 2000);
+    cls_context *ctx =
+        held_producer(shared ? "scheduler:sequential,queues=3" : "scheduler", NULL, &inc, &cp,
+                      &a, &b, &h, 2000);
     CT_OK(cls_launch(ctx, 1, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
     CT_OK(cls_stats_reset(ctx));
     CT_OK(cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
@@ -450,27 +471,15 @@ START_TEST(a_command_waiting_on_another_queue_goes_at_the_call_and_fails_after_i
   }
   if (!held)
     fprintf(stderr, "this platform ran the held queue inside clFlush: no wait was made\n");
-  cls_context *ctx = open_with("scheduler:sequential", "enqueue:kernel=cp");
-  cls_kernel *inc = kernel(ctx, "inc"), *cp = kernel(ctx, "cp");
-  cls_buffer a = zeros(ctx, 0), b = zeros(ctx, 1);
-  size_t g = N;
-  CT_OK(cls_sync(ctx, NULL));
-  CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
-  struct ct_hold h;
-  ct_hold(ctx, 0, a, &h, 50); /* the failed enqueue's wait happens on the host */
+  /* The failed enqueue's wait happens on the host: let go after 50 ms. */
+  cls_context *ctx =
+      held_producer("scheduler:sequential", "enqueue:kernel=cp", &inc, &cp, &a, &b, &h, 50);
   CT_OK(cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
   ct_hold_end(&h);
   if (held)
     ck_assert_uint_eq(stats(ctx, 1).waits, 1);
-  int host[N];
-  cls_report *r = NULL;
-  CT_ERR(cls_download(ctx, 1, b, 0, host, sizeof host, &r), CLS_ETAINTED);
-  ck_assert_uint_eq(cls_report_failures(r), 1);
-  struct cls_failure_info fi;
-  CT_OK(cls_report_failure(r, 0, &fi));
-  ck_assert_str_eq(fi.kernel, "cp");
-  ck_assert_int_eq(fi.stream, 1);
-  ck_assert_int_eq(fi.async, 1);
+  cls_report *r;
+  async_failure(ctx, 1, b, "cp", 1, &r);
   cls_report_free(r);
   cls_context_destroy(ctx);
   ct_hold_free(&h);

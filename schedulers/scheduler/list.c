@@ -159,8 +159,6 @@ bool cls__sched_capture_waits(struct list *l, struct task *t, struct cls_driver_
   size_t nw = cmd->nwait;
   t->nwait = (uint16_t)nw; /* <= CLS_MAX_STREAMS */
   if (nw) {
-    if (cmd->lent) /* ordered to go at once, kept after all (a lost queue) */
-      cls_driver_own_waits(cmd);
     if (!cls__sched_grow((void **)&l->waits, &l->capwaits, l->nwaits + nw, sizeof *l->waits, 16))
       return false;
     t->wait0 = (uint32_t)l->nwaits; /* < max_tasks * CLS_MAX_STREAMS */

@@ -152,7 +152,7 @@ struct sched_driver {
   uint64_t unreported; /* solo: streams whose command's enqueue at once
                           failed, recorded in the map and reported at the
                           driver's next order or poll
-                          (cls__sched_report_failed) */
+                          (cls__sched_enqueue_failed, _report_failed) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -277,21 +277,21 @@ static inline void cls__sched_task_commit(struct sched_driver *d, struct list *l
 
 /* Submits stream id's pending tasks (interleave: every stream's). */
 void cls__sched_submit_list(struct sched_driver *d, int id);
-/* What cls__sched_submit_waiting returns when the queue was lost and cmd
- * is to be kept for the stream's fresh queue (not an OpenCL status). */
+/* What cls__sched_enqueue_failed returns when the queue was lost and the
+ * command is to be kept for the stream's fresh queue (not an OpenCL
+ * status). */
 #define CLS__SCHED_KEEP 1
-/* Solo: cmd, which waits on another queue (on events order() lent), is
- * enqueued now as its stream's next backend command (its list is empty).
- * A failed enqueue is recorded in the map and answers CL_SUCCESS: it is
- * reported as a deferred task's is, at the next cls__sched_report_failed,
- * once the core knows the command.  CLS__SCHED_KEEP: the queue is lost
- * and recovery keeps cmd (its waits are made its own; the caller captures
- * it, then cls__sched_keep_lost).  Any other status: not enqueued, waits
- * dropped (out of memory). */
-cl_int cls__sched_submit_waiting(struct sched_driver *d, struct cls_driver_cmd *cmd);
+/* Solo: command `seq` of stream id, which waited on another queue, failed
+ * its enqueue at the call with rc (its waits dropped: waited out on the
+ * host).  Recorded in the map, it answers CL_SUCCESS and is reported as a
+ * deferred task's is, at the next cls__sched_report_failed, once the core
+ * knows the command.  CLS__SCHED_KEEP: the queue is lost and recovery
+ * keeps the command (the caller captures it, then cls__sched_keep_lost).
+ * rc: out of memory, reported at the call. */
+cl_int cls__sched_enqueue_failed(struct sched_driver *d, int id, uint64_t seq, cl_int rc);
 /* Recovery: stream id's list, just captured, waits for its fresh queue. */
 void cls__sched_keep_lost(struct sched_driver *d, int id);
-/* Reports the enqueue failures of cls__sched_submit_waiting (d->unreported):
+/* Reports the enqueue failures cls__sched_enqueue_failed recorded (d->unreported):
  * each queue is waited for up to that command and polled, so its earlier
  * commands' failures come first (F8).  CLS_DRIVER_RETRY when a failure
  * was learnt, else CLS_OK. */

@@ -171,7 +171,7 @@ static const struct cls_driver_orderer sc_orderer = {.prepare = sc_settle,
                                                .backend_of = sc_backend_of,
                                                .enqueued = sc_enqueued};
 /* A queue per stream (solo): a command that waits on another queue goes to
- * its own at once (sc_order, cls__sched_submit_waiting), so it may wait on
+ * its own at once (sc_order, submit_any), so it may wait on
  * the event the producer's queue lends, as under the event driver, instead
  * of a marker retained, read again for F7 when its list goes and released
  * then (what a ping-pong paid per launch).  Safe because no two streams
@@ -247,9 +247,10 @@ static int sc_order(struct cls_driver *base, struct cls_driver_cmd *cmd) {
   return rc;
 }
 
-/* A blocking transfer: enqueued now (the caller waits for it); order()
- * submitted the list before it. */
-static cl_int submit_blocking(struct sched_driver *d, struct cls_driver_cmd *cmd) {
+/* A command enqueued now, its list empty (order() submitted it): a
+ * blocking transfer (the caller waits for it), or, solo, one that waits on
+ * another queue, on the events order() lent. */
+static cl_int enqueue_now(struct sched_driver *d, struct cls_driver_cmd *cmd) {
   struct cls_driver_stream *s = cmd->stream;
   struct queue *q = &d->queues[d->lists[s->id].queue];
   cl_int rc = cls_driver_enqueue_any(&d->base, q->stream, cmd, q->seq + 1);
@@ -272,17 +273,20 @@ static cl_int submit_oom(struct cls_driver_cmd *cmd) {
 static __attribute__((noinline)) cl_int submit_any(struct sched_driver *d,
                                                    struct cls_driver_cmd *cmd) {
   if (cmd->x.blocking && (cmd->kind == CLS_CMD_WRITE || cmd->kind == CLS_CMD_READ))
-    return submit_blocking(d, cmd);
+    return enqueue_now(d, cmd);
   int id = cmd->stream->id;
   struct list *l = &d->lists[id];
   /* Solo, a command that waits on another queue goes now (order() emptied
-   * its list), unless its stream waits for a fresh queue. */
+   * its list), unless its stream waits for a fresh queue; a failed enqueue
+   * is reported after the call, and one that met a lost queue is kept
+   * (captured below, without the waits its failure waited out). */
   bool kept = false;
   if (cmd->nwait && d->solo && !l->n && !(d->lost >> id & 1)) {
-    cl_int rc = cls__sched_submit_waiting(d, cmd);
-    if (rc != CLS__SCHED_KEEP)
+    cl_int rc = enqueue_now(d, cmd);
+    if (rc == CL_SUCCESS ||
+        (rc = cls__sched_enqueue_failed(d, id, cmd->seq, rc)) != CLS__SCHED_KEEP)
       return rc;
-    kept = true; /* lost: captured below, for the fresh queue */
+    kept = true;
   }
   bool launch = cmd->kind == CLS_CMD_LAUNCH;
   size_t nargs = launch ? cmd->kcmd.nargs : 0;

@@ -93,6 +93,18 @@ static __attribute__((noinline)) void dropped(struct queue *q, int id, const str
     q->unreal++;
 }
 
+/* Waits for what queue q (stream id's) has and reports it now (sc_poll
+ * without waiting): a failed enqueue recorded at its end comes after
+ * every earlier command's failure, in queue order (F8). */
+static void report_now(struct sched_driver *d, struct queue *q, int id) {
+  cl_event ev = NULL;
+  if (d->base.factory->marker(q->stream, &ev) == CL_SUCCESS) {
+    clWaitForEvents(1, &ev);
+    clReleaseEvent(ev);
+  }
+  cls__sched_queue_poll(d, q, id, false);
+}
+
 /* Task `seq` of stream id could not be enqueued (rc): an error path.
  * Called with what was enqueued before it in the map. */
 static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct queue *q, int id,
@@ -107,14 +119,7 @@ static __attribute__((noinline)) void task_failed(struct sched_driver *d, struct
     return;
   }
   q->unreal++;
-  /* Wait for what the queue has, and report now (sc_poll without waiting:
-   * q is stream id's queue). */
-  cl_event ev = NULL;
-  if (base->factory->marker(q->stream, &ev) == CL_SUCCESS) {
-    clWaitForEvents(1, &ev);
-    clReleaseEvent(ev);
-  }
-  cls__sched_queue_poll(d, q, id, false);
+  report_now(d, q, id);
 }
 
 /* Recovery: stream id's list met a lost queue at task `from` (failed:
@@ -325,34 +330,12 @@ static void submit_interleave(struct sched_driver *d, int qi) {
   queue_flush(d, qi, involved);
 }
 
-cl_int cls__sched_submit_waiting(struct sched_driver *d, struct cls_driver_cmd *cmd) {
-  struct cls_driver_stream *s = cmd->stream;
-  int id = s->id;
-  struct queue *q = &d->queues[d->lists[id].queue];
-  cl_int rc = cmd->kind == CLS_CMD_FOREIGN
-                  ? cls_driver_enqueue_foreign(&d->base, q->stream, cmd->foreign, q->seq + 1,
-                                               cmd->nwait, cmd->wait)
-              : cmd->kind == CLS_CMD_LAUNCH
-                  ? cls_driver_launch(&d->base, q->stream, id, &cmd->kcmd, q->seq + 1, cmd->nwait,
-                                      cmd->wait)
-                  : cls_driver_enqueue(&d->base, q->stream, id, cmd->kind, NULL, &cmd->x,
-                                       q->seq + 1, cmd->nwait, cmd->wait);
-  if (__builtin_expect(rc == CL_SUCCESS, 1)) {
-    cls_driver_release_waits(cmd);
-    q->seq++;
-    cls__sched_map_add(q, id, cmd->seq, 1);
-    s->stats.submissions++;
-    return CL_SUCCESS;
-  }
-  if (rc == CL_DEVICE_NOT_AVAILABLE &&
-      cls_driver_recovers(&d->base, rc, d->lists[id].losses + 1)) {
-    cls_driver_own_waits(cmd);
+cl_int cls__sched_enqueue_failed(struct sched_driver *d, int id, uint64_t seq, cl_int rc) {
+  if (rc == CL_DEVICE_NOT_AVAILABLE && cls_driver_recovers(&d->base, rc, d->lists[id].losses + 1))
     return CLS__SCHED_KEEP;
-  }
-  /* As a deferred task's failed enqueue (task_failed): its waits happen on
-   * the host, and it completes with the queue's command before it. */
-  cls_driver_drop_waits(cmd);
-  if (!cls__sched_map_push(q, q->seq, id, cmd->seq, 0, rc))
+  /* As a deferred task's failed enqueue (task_failed), reported later. */
+  struct queue *q = &d->queues[d->lists[id].queue];
+  if (!cls__sched_map_push(q, q->seq, id, seq, 0, rc))
     return rc; /* out of memory: reported at the call, as the event driver does */
   q->unreal++;
   d->unreported |= 1ull << id;
@@ -369,13 +352,7 @@ int cls__sched_report_failed(struct sched_driver *d) {
   while (d->unreported) {
     int id = __builtin_ctzll(d->unreported);
     d->unreported &= d->unreported - 1;
-    struct queue *q = &d->queues[d->lists[id].queue];
-    cl_event ev = NULL;
-    if (d->base.factory->marker(q->stream, &ev) == CL_SUCCESS) {
-      clWaitForEvents(1, &ev);
-      clReleaseEvent(ev);
-    }
-    cls__sched_queue_poll(d, q, id, false);
+    report_now(d, &d->queues[d->lists[id].queue], id);
   }
   return cls_driver_failures_seen(&d->base) != minted ? CLS_DRIVER_RETRY : CLS_OK;
 }
