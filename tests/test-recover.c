@@ -632,6 +632,37 @@ START_TEST(loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_no
 }
 END_TEST
 
+/* Found by tests/model (CLS_MODEL_LATE=1 under scheduler:sequential,
+ * queues=2): a command whose enqueue fails on a queue lost after an
+ * earlier enqueue.  The scheduler reports such a failure at once, after
+ * what the queue holds (F8 order); it waited for that on a marker behind
+ * the factory's back, so fault injection's gate (the commands the lost
+ * queue accepted and never ran) stayed closed: it hung.  Now it is a
+ * waiting poll of the factory.  Recovery off: a carries the loss, and
+ * c, written by the refused copy, is not readable. */
+START_TEST(loss_after_enqueue_then_an_enqueue_failure_on_that_queue_does_not_hang) {
+  cls_context *ctx = recctx("other", "off",
+                            "lost:stream=1,nth=2,op=launch,at=complete;"
+                            "enqueue:kernel=copy_k,stream=1,status=CL_OUT_OF_RESOURCES");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 1);
+  cls_buffer c = ct_alloc(ctx, 1, N * sizeof(int));
+  incs(ctx, 1, inc, a, 2); /* the 2nd is accepted and never runs */
+  cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+  size_t g[1] = {N};
+  /* Refused in the call or after, or skipped where the loss was found. */
+  int rc = cls_launch(ctx, 1, copy, 1, g, NULL, 2, ca);
+  ck_assert_msg(rc == CLS_OK || rc == CLS_ELAUNCH || rc == CLS_ESKIPPED, "copy: %s",
+                cls_err_name(rc));
+  cls_sync(ctx, NULL);
+  int got[N];
+  CT_ERR(cls_download(ctx, 0, c, 0, got, sizeof got, NULL), CLS_ETAINTED);
+  expect_lost(ctx, 0, a, "lost with stream 1 generation 0: ", NULL);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* Found by tests/model (CLS_MODEL_LATE=1), shortened to these three ops:
  * with recovery on, a blocking upload on stream 0 to a buffer the lost
  * queue's accepted launch writes meets the failed launch before any poll
@@ -649,6 +680,63 @@ START_TEST(loss_after_enqueue_then_a_blocking_transfer_on_another_stream_is_reco
   ct_download_ints(ctx, 1, a, got, N);
   CT_EXPECT_INTS(got, (size_t)N, i, i < 4 ? 100 + (int)i : (int)i + 1);
   cls_context_destroy(ctx);
+}
+END_TEST
+
+/* The same with a blocking download on the other stream: it waits for
+ * the launch the lost queue accepted and never ran; with recovery on it
+ * gives the bytes of a run without the loss, off it fails with the
+ * loss (CLS_ETAINTED). */
+START_TEST(loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered) {
+  for (int on = 0; on < 2; on++) {
+    cls_context *ctx = recctx("other", on ? NULL : "off", "lost:stream=1,nth=2,at=complete");
+    cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+    cls_buffer a = uploaded(ctx, 1);
+    incs(ctx, 1, inc, a, 1); /* accepted, never runs */
+    int got[N];
+    if (on) {
+      ct_download_ints(ctx, 0, a, got, N);
+      CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 1);
+    } else {
+      expect_lost(ctx, 0, a, "lost with stream 1 generation 0: ", NULL);
+    }
+    cls_context_destroy(ctx);
+  }
+}
+END_TEST
+
+/* Found by tests/model (CLS_MODEL_LATE=1 under
+ * scheduler:sequential,queues=3): stream 2 is ordered after stream 1's
+ * fill, behind stream 1's lost launch, through a launch of its own; its
+ * blocking download of what the lost launch wrote then needs no wait of
+ * its own, and its queue holds a command gated behind the loss.  It hung
+ * (the fault factory opened the gates only for a transfer with a wait
+ * list).  With recovery on the download gives the bytes of a run without
+ * the loss; off, it fails with the loss. */
+START_TEST(loss_after_enqueue_then_a_download_ordered_through_its_own_queue) {
+  for (int on = 0; on < 2; on++) {
+    cls_context *ctx = recctx("other", on ? NULL : "off", "lost:stream=1,nth=1,at=complete");
+    cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+    cls_kernel *set = ct_kernel(ctx, CT_FILL_SRC, "fill_k");
+    cls_buffer a = ct_alloc(ctx, 0, N * sizeof(int)), b = ct_alloc(ctx, 2, N * sizeof(int));
+    int seven = 7;
+    cls_arg sa[] = {CLS_OUT(a), CLS_SCALAR(seven)};
+    size_t g[1] = {N};
+    CT_OK(cls_launch(ctx, 1, set, 1, g, NULL, 2, sa)); /* accepted, never runs */
+    int pat = 3;
+    CT_OK(cls_fill(ctx, 1, b, 0, N * sizeof(int), &pat, sizeof pat));
+    incs(ctx, 2, inc, b, 1); /* stream 2 after stream 1's fill */
+    int got[N];
+    if (on) {
+      ct_download_ints(ctx, 2, a, got, N);
+      CT_EXPECT_INTS(got, (size_t)N, i, 7);
+      ct_download_ints(ctx, 2, b, got, N);
+      CT_EXPECT_INTS(got, (size_t)N, i, 4);
+    } else {
+      expect_lost(ctx, 2, a, "lost with stream 1 generation 0: ", NULL);
+    }
+    cls_context_destroy(ctx);
+  }
 }
 END_TEST
 
@@ -1314,6 +1402,9 @@ int main(void) {
    * factory settled the queue before its gate (src/factory/fault.c). */
   CT_ADD_LATE(s, loss_after_enqueue_with_a_reader_on_an_earlier_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_not_hang);
+  CT_ADD_LATE(s, loss_after_enqueue_then_an_enqueue_failure_on_that_queue_does_not_hang);
+  CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);
+  CT_ADD_LATE(s, loss_after_enqueue_then_a_download_ordered_through_its_own_queue);
   CT_ADD_LATE(s, two_losses_after_enqueue_with_a_reader_between_do_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers);
   CT_ADD_LATE(s, loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped);

@@ -93,16 +93,13 @@ static __attribute__((noinline)) void dropped(struct queue *q, int id, const str
     q->unreal++;
 }
 
-/* Waits for what queue q (stream id's) has and reports it now (sc_poll
- * without waiting): a failed enqueue recorded at its end comes after
- * every earlier command's failure, in queue order (F8). */
+/* Waits for what queue q (stream id's) has and reports it now: a failed
+ * enqueue recorded at its end comes after every earlier command's
+ * failure, in queue order (F8).  A waiting poll of the factory, not a
+ * marker waited for behind its back: a factory that holds commands
+ * (fault injection's loss at completion) lets them go before a wait. */
 static void report_now(struct sched_driver *d, struct queue *q, int id) {
-  cl_event ev = NULL;
-  if (d->base.factory->marker(q->stream, &ev) == CL_SUCCESS) {
-    clWaitForEvents(1, &ev);
-    clReleaseEvent(ev);
-  }
-  cls__sched_queue_poll(d, q, id, false);
+  cls__sched_queue_poll(d, q, id, true);
 }
 
 /* Task `seq` of stream id could not be enqueued (rc): an error path.

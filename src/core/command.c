@@ -140,8 +140,8 @@ static __attribute__((noinline)) void trace_skip(cls_context *ctx, const struct 
                   f->message);
 }
 
-/* F8, for a launch or copy whose enqueue just failed: an input whose
- * producer was still running may turn out to have failed.  Had that been
+/* F8, for a launch, copy or download whose enqueue just failed: an input
+ * whose producer was still running may turn out to have failed.  Had that been
  * known, the command would have been skipped on it and its own failure
  * would never have happened (and a read reporting it would name the wrong
  * root).  An error path, so it waits: for the stream's earlier commands,
@@ -525,9 +525,19 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
   cl_int crc = d->submit(ctx->driver, &cmd->pub);
   if (crc != CL_SUCCESS) {
     size_t arg = 0;
-    struct cls__failure *in = cls__cmd_named(cmd->kind) || cmd->kind == CLS__CMD_COPY
+    struct cls__failure *in = cls__cmd_named(cmd->kind) || cmd->kind == CLS__CMD_COPY ||
+                                      cmd->kind == CLS__CMD_READ
                                   ? late_input_failure(ctx, cmd, prov, &arg)
                                   : NULL;
+    /* A download behind a producer that failed after its enqueue (the
+     * queue refuses a read waiting on a failed event): the read of
+     * tainted data it is, with the root cause and the chain (F3), not an
+     * enqueue failure of its own, and refused as one found before. */
+    if (in && cmd->kind == CLS__CMD_READ) {
+      if (s->issued == pos) /* refused, as in step 1: no position */
+        s->issued--;
+      return cls__read_report(ctx, cmd->op, s->id, &cmd->bind[0].handle, 1, report);
+    }
     if (in) {
       if (ctx->log.len)
         skip_in_flight(ctx, cmd, in, name, arg, pos);

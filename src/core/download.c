@@ -2,6 +2,7 @@
  * cls_image_download, a replayed capture): through the one command path,
  * then, when blocking, whether what it read was written (F5). */
 #include "core/command.h"
+#include "core/relocate.h"
 #include "failure/poll.h"
 #include "failure/report.h"
 #include "guard/guard.h"
@@ -28,6 +29,8 @@ int cls__download_run(cls_context *ctx, struct cls__cmd *cmd, cls_report **repor
     pending->stream = stream;
     pending->handle = src;
   }
+  unsigned reads = 0;
+again:
   rc = cls__run(ctx, cmd, pending, report);
   if (rc < 0) {
     if (pending)
@@ -44,9 +47,22 @@ int cls__download_run(cls_context *ctx, struct cls__cmd *cmd, cls_report **repor
   /* The bytes are here; whether anything wrote them is learnt now: a read
    * enqueued before its producer failed returns success having copied
    * nothing on every vendor measured, so check what the read depended on. */
+  uint64_t read_stamp = ctx->stamp;
   rc = cls__poll_all(ctx, false);
   if (rc < 0)
     goto out;
+  /* Recovery: the poll found a producer of what was read lost after its
+   * enqueue (the read copied what the lost queue never wrote).  It runs
+   * again now, a safe point, writing the buffer after the read: read
+   * again, behind it; as often as the recovery bound lets a command run
+   * again. */
+  if (ctx->recover)
+    cls__relocate_pending(ctx);
+  if (s->write_stamp > read_stamp && ctx->recover && reads++ <= ctx->recover) {
+    cmd->nwait = 0;
+    cmd->lent = 0;
+    goto again;
+  }
   /* Known to have failed itself (exact attribution); a range of one
    * command (this stream's part of a queue's range) is not known so. */
   if (cmd->stream->failed_seq == cmd->seq && cmd->stream->failed_first == cmd->seq &&

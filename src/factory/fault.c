@@ -290,14 +290,15 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     nwait = 1;
   }
   /* A blocking transfer may wait on a command of another queue gated
-   * behind a lost one: the gates open, and since PoCL 3.1 never finishes
-   * a command queued behind a failed event, the transfer waits for its
-   * wait list here and fails without running behind a failed one (as a
-   * dependent of the lost queue does). */
-  if (fs->cfg->gated && nwait && x && x->blocking &&
-      (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ)) {
+   * behind a lost one, through its wait list or through an earlier
+   * command of its own queue: the gates open, and since PoCL 3.1 never
+   * finishes a command queued behind a failed event, the transfer waits
+   * for its wait list here and fails without running behind a failed one
+   * (as a dependent of the lost queue does). */
+  if (fs->cfg->gated && x && x->blocking && (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ)) {
     open_gates(fs->cfg);
-    clWaitForEvents(nwait, wait);
+    if (nwait)
+      clWaitForEvents(nwait, wait);
     for (cl_uint i = 0; i < nwait; i++)
       if (cls__event_state(wait[i]) < 0) /* failed, or cannot be read */
         return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;

@@ -94,19 +94,26 @@ static int fires_when(struct md_world *w, int when, const char *op, const char *
   return 0;
 }
 
+bool md_same_queue(const struct md_world *w, int s, int t) {
+  int nd = w->ndev > 0 ? w->ndev : 1;
+  return w->shared && !w->own[s] && !w->own[t] && s % nd == t % nd &&
+         s % w->shared == t % w->shared;
+}
+
 /* A "lost" clause fired on a command of stream s: s moves to a queue of
- * its own, one generation up.  Under scheduler:interleave the queue was
- * the one every stream of s's device shares that has not moved yet
- * (placement spread: stream i on device i mod N): each of them is at risk
+ * its own, one generation up.  Where streams share queues (w->shared;
+ * placement spread: stream i on device i mod N) the queue was also that
+ * of every stream md_same_queue names: each of them is at risk
  * (md_world).  s itself moves in the call, at a known point. */
 static void lost_moved(struct md_world *w, int s, bool late) {
   w->lost_fired++;
-  int nd = w->ndev > 0 ? w->ndev : 1;
-  for (int t = 0; w->shared && !w->own[s] && t < MD_S; t++)
-    if (t != s && !w->own[t] && !w->risk[t] && t % nd == s % nd) {
+  for (int t = 0; t < MD_S; t++)
+    if (t != s && !w->risk[t] && md_same_queue(w, s, t)) {
       w->risk[t] = true;
       w->gen_hi[t] = w->gen[t] + 1;
       w->risked++;
+      if (w->split || late) /* its list may hold what it issued before */
+        w->fresh_risk |= 1ull << t;
     }
   if (late) { /* found later: s moves when it meets the loss, as the others */
     w->late = true;
@@ -276,6 +283,7 @@ static bool reads_diverged(struct md_state *st, const int *slot, const int *acc,
  * again, a partial one does not (F4 keeps a ranged failure). */
 static void wrote(struct md_state *st, int s, int b, bool rd, bool full) {
   struct md_buf *mb = &st->buf[b];
+  mb->writer = s + 1;
   if (!loosened(st))
     return;
   if (affected(st, s) || rd)
@@ -311,7 +319,7 @@ static void launch_wrote(struct md_state *st, int s, int b, bool rd) {
   wrote(st, s, b, rd, true);
 }
 
-void md_affected(const struct md_world *w, const struct md_op *ops, int n, bool shared,
+void md_affected(const struct md_world *w, const struct md_op *ops, int n,
                  bool affected[MD_S]) {
   static struct md_state st; /* large: one, reused */
   struct md_world dry = *w;
@@ -320,11 +328,15 @@ void md_affected(const struct md_world *w, const struct md_op *ops, int n, bool 
   md_state_init(&st);
   for (int i = 0; i < n; i++)
     md_step(&dry, &st, &ops[i], &ex);
-  bool any = false;
   for (int s = 0; s < MD_S; s++)
-    any |= (affected[s] = dry.complete_hit[s] > 0);
-  for (int s = 0; shared && s < MD_S; s++)
-    affected[s] = any;
+    affected[s] = dry.complete_hit[s] > 0;
+  /* Shared at the program's start: a relocation inside it (own) comes
+   * after commands that still used the shared queue. */
+  int nd = w->ndev > 0 ? w->ndev : 1;
+  for (int s = 0; w->shared && s < MD_S; s++)
+    for (int t = 0; t < MD_S; t++)
+      affected[s] |= dry.complete_hit[t] > 0 && !w->own[s] && !w->own[t] &&
+                     s % nd == t % nd && s % w->shared == t % w->shared;
 }
 
 /* ------------------------------------------------------------------ */
@@ -709,6 +721,23 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
     st->lostrec[s] |= st->lossrisk[s];
     st->lossy |= st->lossrisk[s];
   }
+  /* Recovery off: what a stream put at risk by the last op's loss wrote
+   * since the last sync may still have been in its list then, and meet
+   * the loss (md_world.fresh_risk: split lists, or a loss after the
+   * enqueue, whose gate an interleaved task may go behind): its buffers
+   * may carry it, their bytes are unsure. */
+  for (uint64_t m = w->fresh_risk; m; m &= m - 1) {
+    int t = __builtin_ctzll(m);
+    for (int b = 0; w->deferred && st->lossrisk[t] && b < MD_B; b++) {
+      struct md_buf *mb = &st->buf[b];
+      if (mb->state != MD_LIVE || mb->writer != t + 1)
+        continue;
+      mb->diverged = true;
+      for (int e = 0; e < mb->elems; e++)
+        mb->unsure[e] |= mb->known[e];
+    }
+  }
+  w->fresh_risk = 0;
   switch (op->kind) {
   case MD_ALLOC: {
     struct md_buf *b = &st->buf[op->b[0]];
@@ -762,6 +791,8 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
   case MD_SYNC_ALL:
     ex->rcmask = md_bit(MD_OK);
     md_all_known(st);
+    for (int b = 0; b < MD_B; b++) /* every list submitted */
+      st->buf[b].writer = 0;
     return;
   case MD_RELOCATE: {
     /* Waits for the stream's queue (what it learns is not counted on:

@@ -133,16 +133,27 @@ struct md_world {
    * the stream at once (CLS_RELOCATE same or other): nothing else of the
    * program sees it, unless its queue was shared (below). */
   uint64_t gen[MD_S];
-  /* Under scheduler:interleave the streams of a device share one queue
-   * (`shared`), so a "lost" clause that fires there loses it for the
-   * others too: each that has tasks on it later moves at a time the model
+  /* Streams may share queues (`shared`: 0, a queue each; M, stream i
+   * uses queue i mod M of its device, as scheduler:sequential,queues=M;
+   * scheduler:interleave is M = 1), so a "lost" clause that fires there
+   * loses it for the others of that queue too: each that has tasks on it later moves at a time the model
    * cannot know (docs/devices.md).  Such a stream is at `risk`: its
    * generation is gen..gen_hi (one move more at most: it then gets a
    * queue of its own), narrowed by what the runner reads back
    * (cls_stream_generation); with recovery its commands run again and
    * nothing else shows; without, any of them may fail with the loss
    * (md_state.lossrisk).  gen_hi == gen for a stream not at risk. */
-  bool shared;
+  int shared;
+  /* Deferred lists submitted stream by stream onto a shared queue
+   * (scheduler:sequential,queues=M, not interleave, which submits every
+   * stream's pending tasks before a blocking transfer): when a loss fires
+   * there, a stream sharing the queue may still hold commands issued
+   * before it, which then meet the loss (`fresh_risk`). */
+  bool split;
+  /* Streams put at risk since the last md_step whose lists may hold
+   * commands issued before the loss: split lists, or a loss after the
+   * enqueue (an interleaved task may go behind its gate). */
+  uint64_t fresh_risk;
   int ndev;                    /* the context's devices (placement: spread) */
   bool own[MD_S];              /* a queue of its own: relocated since creation */
   bool risk[MD_S];
@@ -216,6 +227,11 @@ struct md_buf {
    * read a diverged buffer, and no full write on trusted input came since.
    * Its reads are checked for safety only (see md_expect.relaxed). */
   bool diverged;
+  /* 1 + the stream of the command that last wrote it since the last sync
+   * of every stream (0: none): where lists are submitted per stream onto
+   * a shared queue (md_world.split), that command may still be in its
+   * list when another stream loses the queue. */
+  int writer;
   /* Elements last written by a command that may not have run in clstream
    * (loosened: a stream at risk or affected, a diverged input): while the
    * failure that stopped it stays on the buffer, a read fails or, if it
@@ -280,11 +296,14 @@ bool md_ambiguous(const struct md_state *st, const struct md_op *op);
 /* Runs one operation through the model, filling *ex. */
 void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
              struct md_expect *ex);
+/* Whether streams s and t use one queue (md_world.shared), neither
+ * relocated since creation. */
+bool md_same_queue(const struct md_world *w, int s, int t);
 /* Ranged attribution (F8a): which streams a completion fault fails in
  * `ops` (a dry run of the model from world *w, state fresh), into
- * affected[]; `shared` when streams share queues (scheduler:interleave: a
- * range covers every stream of the queue, so any fault affects all). */
-void md_affected(const struct md_world *w, const struct md_op *ops, int n, bool shared,
+ * affected[]; where streams share a queue (w->shared) a range covers
+ * every stream of it, so a fault on one affects them all. */
+void md_affected(const struct md_world *w, const struct md_op *ops, int n,
                  bool affected[MD_S]);
 /* Whether failure record f's skip chain may differ under ranged
  * attribution (a command that read a diverged buffer came after it). */

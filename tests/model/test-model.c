@@ -23,9 +23,11 @@
  * it, the lost upload runs again on the fresh queue and the model expects
  * CLS_OK and exact bytes from every read, as if nothing was lost.
  *
- * Under scheduler:interleave the lost queue is the one the streams of a
- * device share: the others with tasks on it lose it too, and move when
- * they next meet it, at a time the model cannot know ("at risk", model.h).
+ * Where streams share queues (scheduler:interleave, one a device;
+ * scheduler:sequential,queues=M, stream i on queue i mod M of its device)
+ * the lost queue is the one the streams of it share: the others with
+ * tasks on it lose it too, and move when they next meet it, at a time
+ * the model cannot know ("at risk", model.h).
  * Their generations are then a range, read back (cls_stream_generation)
  * at each program's start and before a relocation request, which names
  * the generation read.  With recovery on, their commands run again on
@@ -42,7 +44,7 @@
  * enqueue ("lost:...,at=complete", keyed on the nth launch of set_sN on
  * stream N; issue 35): the queue accepts that launch and what follows and
  * runs none of it, and a poll the model cannot place finds the loss, so
- * stream N (and under interleave the other stream of its queue) is at
+ * stream N (and where queues are shared the other stream of its queue) is at
  * risk until seen moved.  With recovery on within the bound (exact
  * attribution) every read must equal the run without the loss; position
  * counts are then a range (each command may run once more; a blocking
@@ -153,6 +155,26 @@ static void counted(struct md_clause *c, uint64_t *r, int maxnth) {
   c->times = 1 + (uint64_t)rnd(r, 4);
 }
 
+
+/* How streams share queues under CLS_SCHEDULER (md_world.shared): 0, a
+ * queue each; M, stream i on queue i mod M of its device
+ * (scheduler:sequential,queues=M); scheduler:interleave is M = 1. */
+static int shared_queues_of_setting(void) {
+  const char *sched = getenv("CLS_SCHEDULER");
+  if (!sched || strncmp(sched, "scheduler", 9) != 0)
+    return 0;
+  if (strstr(sched, "interleave"))
+    return 1;
+  const char *q = strstr(sched, "queues=");
+  return q ? atoi(q + 7) : 0;
+}
+
+/* Whether streams 0 and 2 share a queue (both on device 0 of one or two,
+ * the same queue of it): the streams the plans lose shared queues on. */
+static bool streams_0_and_2_share(void) {
+  int m = shared_queues_of_setting();
+  return m == 1 || m == 2;
+}
 /* A context's fault spec.  Clauses that count ("nth") only count events
  * whose order and occurrence do not depend on timing: allocations, and
  * launches of the source kernel set_sN (no inputs: never skipped), which
@@ -173,16 +195,17 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
    * again, and every read must equal what a run without the loss gives. */
   uint64_t rr = seed ^ 0x7265636f766572ull; /* a sequence of its own: the plans stay */
   w->recover = (unsigned)rnd(&rr, 3);
-  /* A lost queue is the one of the stream the upload was on; under
-   * scheduler:interleave the streams of a device share one queue, and the
-   * others lose theirs too, and move when they next meet it (md_world:
+  /* A lost queue is the one of the stream the upload was on; where
+   * streams share queues (scheduler:interleave, one a device;
+   * scheduler:sequential,queues=M, stream i on queue i mod M) the others
+   * of that queue lose theirs too, and move when they next meet it (md_world:
    * at risk).  There every lost clause of a context names one stream, so
    * that no stream at risk meets a clause's loss too (its in-call replay
    * would count one loss more against the bound than the model can know):
    * stream 0 or 2, which share device 0's queue (spread over one or two
-   * devices), losses early and often, so that the other is at risk. */
-  const char *sched = getenv("CLS_SCHEDULER");
-  bool shared_queues = sched && strstr(sched, "interleave");
+   * devices; M of 1 or 2), losses early and often, so that the other is
+   * at risk. */
+  bool shared_queues = streams_0_and_2_share();
   uint64_t lr = seed ^ 0x6c6f7374ull;
   int lost_stream = 2 * rnd(&lr, 2);
   for (int i = 0; i < n; i++) {
@@ -258,7 +281,7 @@ static void plan_context(uint64_t seed, int nmax, struct context_plan *p) {
   /* A loss at completion (issue 35): the queue of set_sN's nth launch
    * accepts it and runs nothing from it on (lost:...,at=complete).  Counted
    * on the launches of set_sN, which only stream N makes and never skips
-   * (under scheduler:interleave N is the context's lost stream, as
+   * (where queues are shared N is the context's lost stream, as
    * above).  The gated commands meet no completion clause and the replays
    * meet every clause again, at a time the model cannot place, so such a
    * context keeps no other counted clause but the allocations'.
@@ -626,8 +649,8 @@ static int rt_open(struct rt *rt, const struct md_world *w, struct md_world *liv
   cls_context_devices(rt->ctx, NULL, 0, &ndev);
   rt->ndev = (int)ndev;
   *live = *w;
-  const char *sched = getenv("CLS_SCHEDULER");
-  live->shared = sched && strstr(sched, "interleave");
+  live->shared = shared_queues_of_setting();
+  live->split = live->shared && !strstr(getenv("CLS_SCHEDULER"), "interleave");
   live->ndev = rt->ndev;
   /* The scheduler driver defers enqueues; event and the example priority
    * driver enqueue at the call. */
@@ -801,12 +824,11 @@ static bool relaxed_report(struct rt *rt, const struct md_state *st, const struc
       lossc.records++;
       continue;
     }
-    /* scheduler:interleave: a range on a queue streams share is cut into
+    /* Shared queues: a range on a queue streams share is cut into
      * each stream's part; a part of one command is reported as that
      * command's own failure after its enqueue (a misattribution the
      * library makes, counted and printed; not a safety problem). */
-    const char *sched = getenv("CLS_SCHEDULER");
-    if (!known && fi.async && sched && strstr(sched, "interleave")) {
+    if (!known && fi.async && shared_queues_of_setting()) {
       relax.parts++;
       continue;
     }
@@ -1262,11 +1284,10 @@ static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *o
   if (!sync_positions(rt, w))
     return false;
   if (rt->ranged) {
-    /* Streams share a queue under scheduler:interleave: a range there
+    /* Where streams share a queue (interleave, queues=M) a range there
      * covers each stream of it (as plan_context, by the setting). */
-    const char *sched = getenv("CLS_SCHEDULER");
     st->ranged = true;
-    md_affected(w, ops, n, sched && strstr(sched, "interleave"), st->affected);
+    md_affected(w, ops, n, st->affected);
   }
   rt->inconclusive = false;
   replays.programs += replay;
@@ -1659,8 +1680,8 @@ START_TEST(fault_stream_key_names_logical_streams) {
 }
 END_TEST
 
-/* A queue lost at stream 0's upload: under scheduler:interleave it is the
- * queue stream 2 shares (device 0), so stream 2's next tasks meet it, and
+/* A queue lost at stream 0's upload: under scheduler:interleave, or
+ * sequential with queues=1 or 2, it is the queue stream 2 shares (device 0), so stream 2's next tasks meet it, and
  * it moves then (its generation read back: 1).  With recovery on every
  * read equals the run without the loss; off, the reads of what stream 2
  * wrote may fail with its loss, or give exact bytes.  Under the other
@@ -1672,8 +1693,7 @@ START_TEST(a_lost_shared_queue_moves_every_stream_on_it) {
                         UPLOAD(0, 2, MD_N), UPLOAD(1, 0, MD_N), SET(2, 2, 5),
                         INC(2, 2),         DOWN(2, 2, MD_N),  DOWN(0, 1, MD_N),
                         DOWN(1, 1, MD_N)};
-  const char *sched = getenv("CLS_SCHEDULER");
-  bool shared = sched && strstr(sched, "interleave");
+  bool shared = streams_0_and_2_share();
   for (unsigned recover = 0; recover <= 2; recover++) {
     struct md_world plan, w;
     md_world_init(&plan, false);
