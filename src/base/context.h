@@ -68,6 +68,8 @@ struct cls_context {
                               one (0: off; only with relocation on) */
   unsigned replaying;      /* runs again of the command in the call
                               (src/core/command.c, run_again) */
+  bool rewaiting;          /* an upload enqueued again behind a failed
+                              writer (command.c, behind_failed_upload) */
   /* F8a: ranged attribution in force (src/failure/attribution.c), the most
    * commands a stream runs without an event, and why the mode is what it
    * is (a static sentence). */

@@ -441,6 +441,28 @@ static __attribute__((noinline)) bool behind_lost_replay(cls_context *ctx, struc
   return true;
 }
 
+/* A blocking upload refused because a command it was ordered after (a
+ * writer of what it overwrites) failed after its enqueue: that command is
+ * over and wrote nothing, so nothing is left to wait for.  The poll finds
+ * its failure (F8) and the upload is enqueued again, once, without the
+ * wait: it writes its bytes, and the rest of the buffer keeps the
+ * failure (F4), as if the failure had been known at the call.  With
+ * recovery, behind_lost_replay comes first. */
+static __attribute__((noinline)) bool behind_failed_upload(cls_context *ctx,
+                                                           struct cls__cmd *cmd,
+                                                           struct cls__failure *prov,
+                                                           uint64_t pos) {
+  if (cmd->kind != CLS__CMD_WRITE || !cmd->x.blocking || ctx->rewaiting)
+    return false;
+  /* The scope is left first: the failure the poll finds goes on the
+   * buffer as on any the failed command wrote, and the partial write
+   * keeps it (F4). */
+  cls__exit_write(prov, cmd->bind, cmd->nbind, NULL);
+  cmd->stream->issued = pos - 1; /* its position back: it runs again */
+  cls__poll_all(ctx, true);
+  return true;
+}
+
 /* Recovery: cmd runs again on the fresh queue replay_lost gave its
  * stream: F2 first (the relocation's wait may have found an input
  * failed, F8), then steps 2-6, with ctx->replaying counting the runs
@@ -561,6 +583,14 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (!lost && ctx->keep.len && cls__behind_failed_status(crc) &&
         behind_lost_replay(ctx, cmd, prov, pos))
       return run_again(ctx, cmd, pending, report);
+    if (!lost && cls__behind_failed_status(crc) && behind_failed_upload(ctx, cmd, prov, pos)) {
+      cmd->nwait = 0;
+      cmd->lent = 0;
+      ctx->rewaiting = true;
+      int rc2 = cls__run_clean(ctx, cmd, pending, report);
+      ctx->rewaiting = false;
+      return rc2;
+    }
     char lost_as[192] = "";
     if (lost)
       snprintf(lost_as, sizeof lost_as, "lost with stream %d generation %llu%s: ", s->id,

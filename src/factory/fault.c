@@ -233,6 +233,15 @@ static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
   return rc;
 }
 
+/* A command refused at its enqueue (status st): its caller waits for its
+ * wait list on the host (cls__order_drop), which may hold a gated
+ * command: the gates open first, as before any wait. */
+static cl_int refused(struct fault_stream *fs, cl_uint nwait, cl_int st) {
+  if (nwait && fs->cfg->gated)
+    open_gates(fs->cfg);
+  return st;
+}
+
 /* The enqueue fault, then the real command, then the completion fault;
  * faults name the logical stream the command belongs to.  A foreign
  * command (fc) is matched by op=foreign and its label as kernel=. */
@@ -258,11 +267,11 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
 #define MEMBER_KERNEL(i) (mkinds ? mnames[i] : kernel)
 #define MEMBER_STREAM(i) (mstreams ? mstreams[i] : logical)
   if (fs->lost)
-    return fs->lost;
+    return refused(fs, nwait, fs->lost);
   for (size_t i = 0; i < nm; i++)
     if ((fs->lost = cls__fault_fires(fs->cfg, W_LOST, MEMBER_OP(i), MEMBER_KERNEL(i),
                                      MEMBER_STREAM(i), NULL)) != CL_SUCCESS)
-      return fs->lost;
+      return refused(fs, nwait, fs->lost);
   for (size_t i = 0; i < nm && !fs->gone; i++)
     fs->gone =
         cls__fault_fires(fs->cfg, W_GONE, MEMBER_OP(i), MEMBER_KERNEL(i), MEMBER_STREAM(i), NULL);
@@ -308,7 +317,7 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     st = cls__fault_fires(fs->cfg, W_ENQUEUE, MEMBER_OP(i), MEMBER_KERNEL(i), MEMBER_STREAM(i),
                           NULL);
   if (st != CL_SUCCESS)
-    return st;
+    return refused(fs, nwait, st);
   /* Ranged: what is proven finished before this command (F8a). */
   uint64_t proven = fs->evented > fs->completed ? fs->evented : fs->completed;
   cl_int rc = fc ? cls__enqueue_foreign_plain(fs->inner, fs->s, fc, seq, nwait, wait)

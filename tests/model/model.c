@@ -87,7 +87,10 @@ static int fires_when(struct md_world *w, int when, const char *op, const char *
       continue;
     if (!peek)
       c->fired++;
-    if (when == MD_W_COMPLETE && stream >= 0 && stream < MD_S)
+    /* A failure at completion, a loss after the enqueue too: under
+     * ranged attribution its range may cover the stream's earlier
+     * commands (md_affected). */
+    if ((when == MD_W_COMPLETE || at_complete) && stream >= 0 && stream < MD_S)
       w->complete_hit[stream]++;
     return c->status;
   }

@@ -55,11 +55,11 @@
  * context keeps no other counted clause (the gate skips completion
  * clauses, a replay meets every clause again); the model makes no
  * non-blocking download, the one kind not replayed that it could meet
- * (buffers are freed only after the end's sync).  Off by default: under
- * scheduler:interleave with recovery off the model still expects a
- * blocking transfer behind a command of the lost shared queue to
- * succeed, where it fails (CLS_ECL) -- the model's gap; the library bugs
- * it found are fixed (tests/test-recover.c).
+ * (buffers are freed only after the end's sync).  Off by default: where
+ * streams share a queue, PoCL fails the rest of it behind the lost
+ * command and a range then covers other streams' commands, which the
+ * model's per-stream ranges for such a loss do not (docs/devices.md);
+ * the library bugs it found are fixed (tests/test-recover.c).
  *
  * One program in three runs captured and replayed (run_replayed): its
  * runs of launches, copies and fills are recorded in a capture and
