@@ -452,15 +452,26 @@ static __attribute__((noinline)) bool behind_failed_upload(cls_context *ctx,
                                                            struct cls__cmd *cmd,
                                                            struct cls__failure *prov,
                                                            uint64_t pos) {
-  if (cmd->kind != CLS__CMD_WRITE || !cmd->x.blocking || ctx->rewaiting)
+  if (cmd->kind != CLS__CMD_WRITE || !cmd->x.blocking || ctx->rewaiting || !prov)
     return false;
   /* The scope is left first: the failure the poll finds goes on the
-   * buffer as on any the failed command wrote, and the partial write
-   * keeps it (F4). */
+   * buffer as on any the failed command wrote (a ranged one is kept by
+   * the partial write, F4).  Only when the poll finds one: the status
+   * alone (-1 on PoCL) does not say a wait failed; else the scope is
+   * entered again with the same record, and the upload fails. */
+  cls__failure_ref(prov);
   cls__exit_write(prov, cmd->bind, cmd->nbind, NULL);
-  cmd->stream->issued = pos - 1; /* its position back: it runs again */
+  uint64_t minted = cls__failures_minted(ctx);
   cls__poll_all(ctx, true);
-  return true;
+  bool found = cls__failures_minted(ctx) != minted;
+  for (size_t i = 0; !found && i < cmd->nbind; i++)
+    if ((cmd->bind[i].access & CLS_WRITE) &&
+        !cls__write_keeps(cmd->bind[i].access, cmd->bind[i].slot->failure))
+      cls__slot_set_failure(cmd->bind[i].slot, prov);
+  cls__failure_unref(prov);
+  if (found)
+    cmd->stream->issued = pos - 1; /* its position back: it runs again */
+  return found;
 }
 
 /* Recovery: cmd runs again on the fresh queue replay_lost gave its

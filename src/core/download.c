@@ -54,13 +54,20 @@ again:
   /* Recovery: the poll found a producer of what was read lost after its
    * enqueue (the read copied what the lost queue never wrote).  It runs
    * again now, a safe point, writing the buffer after the read: read
-   * again, behind it; as often as the recovery bound lets a command run
-   * again. */
+   * again, behind it (a replay of the download), at most once more than
+   * the recovery bound lets a command run again; past that, what was
+   * read is not handed over as written. */
   if (ctx->recover)
     cls__relocate_pending(ctx);
-  if (s->write_stamp > read_stamp && ctx->recover && reads++ <= ctx->recover) {
-    cmd->nwait = 0;
-    cmd->lent = 0;
+  if (s->write_stamp > read_stamp && ctx->recover) {
+    if (reads++ > ctx->recover) {
+      rc = cls__error(CLS_ECL, CL_DEVICE_NOT_AVAILABLE,
+                      "download on stream %d: what it read was written again by recovery "
+                      "after each of %u reads",
+                      stream, reads);
+      goto out;
+    }
+    cmd->stream->stats.replays++;
     goto again;
   }
   /* Known to have failed itself (exact attribution); a range of one

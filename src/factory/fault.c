@@ -257,6 +257,7 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
   /* A replay's command buffer is matched as the commands inside it, each
    * counted as it would be on the plan: one that fires fails the whole
    * command buffer (at its enqueue, or at its completion). */
+  const cl_uint nwait0 = nwait; /* the caller's: the gate may take its place */
   size_t nm = 1;
   const unsigned char *mkinds = NULL;
   const char *const *mnames = NULL;
@@ -317,7 +318,7 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     st = cls__fault_fires(fs->cfg, W_ENQUEUE, MEMBER_OP(i), MEMBER_KERNEL(i), MEMBER_STREAM(i),
                           NULL);
   if (st != CL_SUCCESS)
-    return refused(fs, nwait, st);
+    return refused(fs, nwait0, st);
   /* Ranged: what is proven finished before this command (F8a). */
   uint64_t proven = fs->evented > fs->completed ? fs->evented : fs->completed;
   cl_int rc = fc ? cls__enqueue_foreign_plain(fs->inner, fs->s, fc, seq, nwait, wait)
