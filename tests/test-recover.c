@@ -632,11 +632,19 @@ START_TEST(loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_no
   incs(ctx, 1, inc, a, 1); /* accepted, never runs */
   int host[4] = {1, 2, 3, 4};
   int rc = cls_upload(ctx, 0, a, 0, host, sizeof host);
-  ck_assert_msg(rc == CLS_OK, "upload: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  /* Where stream 0 shares the lost queue (interleave on one device:
+   * rusticl, oclgrind), the upload meets the loss itself and the queue
+   * refuses it (CL_DEVICE_NOT_AVAILABLE): the stream is at risk, as
+   * without recovery.  Behind the failed launch it must succeed. */
+  bool shared_loss = rc == CLS_ECL && cls_last_cl_status() == CL_DEVICE_NOT_AVAILABLE;
+  ck_assert_msg(rc == CLS_OK || shared_loss, "upload: %s: %s", cls_err_name(rc),
+                cls_last_error_detail());
   cls_sync(ctx, NULL);
   int got[N];
-  ct_download_ints(ctx, 0, a, got, N);
-  CT_EXPECT_INTS(got, (size_t)N, i, i < 4 ? 1 + (int)i : (int)i);
+  if (!shared_loss) {
+    ct_download_ints(ctx, 0, a, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, i < 4 ? 1 + (int)i : (int)i);
+  }
   cls_context_destroy(ctx);
 }
 END_TEST
