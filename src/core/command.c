@@ -569,7 +569,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     if (in && cmd->kind == CLS__CMD_READ) {
       if (s->issued == pos) /* refused, as in step 1: no position */
         s->issued--;
-      return cls__read_report(ctx, cmd->op, s->id, &cmd->bind[0].handle, 1, report);
+      return ctx->trace ? cls__refuse_traced(ctx, cmd, in, report)
+                        : cls__refuse(ctx, cmd, in, report);
     }
     if (in) {
       if (ctx->log.len)
@@ -595,9 +596,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
         behind_lost_replay(ctx, cmd, prov, pos))
       return run_again(ctx, cmd, pending, report);
     if (!lost && cls__behind_failed_status(crc) && behind_failed_upload(ctx, cmd, prov, pos)) {
-      cmd->nwait = 0;
-      cmd->lent = 0;
-      ctx->rewaiting = true;
+      ctx->rewaiting = true; /* its waits were dropped with the failed enqueue */
       int rc2 = cls__run_clean(ctx, cmd, pending, report);
       ctx->rewaiting = false;
       return rc2;

@@ -268,11 +268,11 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
 #define MEMBER_KERNEL(i) (mkinds ? mnames[i] : kernel)
 #define MEMBER_STREAM(i) (mstreams ? mstreams[i] : logical)
   if (fs->lost)
-    return refused(fs, nwait, fs->lost);
+    return refused(fs, nwait0, fs->lost);
   for (size_t i = 0; i < nm; i++)
     if ((fs->lost = cls__fault_fires(fs->cfg, W_LOST, MEMBER_OP(i), MEMBER_KERNEL(i),
                                      MEMBER_STREAM(i), NULL)) != CL_SUCCESS)
-      return refused(fs, nwait, fs->lost);
+      return refused(fs, nwait0, fs->lost);
   for (size_t i = 0; i < nm && !fs->gone; i++)
     fs->gone =
         cls__fault_fires(fs->cfg, W_GONE, MEMBER_OP(i), MEMBER_KERNEL(i), MEMBER_STREAM(i), NULL);
