@@ -649,6 +649,116 @@ START_TEST(loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_no
 }
 END_TEST
 
+/* The same loss, then a writer on stream 0 that does not wait for its
+ * bytes: an asynchronous upload, a fill, a copy into the buffer, a launch
+ * writing it whole (CLS_OUT).  Each is ordered after the lost launch (a
+ * write after its write) and accepted: the queue learns of the loss only
+ * when something waits, and then fails the writer behind it (PoCL with a
+ * status of its own, CL_DEVICE_NOT_FOUND: quirk dependent_fails).
+ * Recovery on: the writer runs again after the lost launch, and its
+ * bytes are read back.  Recovery off: nothing runs again, so the write
+ * set takes the loss (DESIGN "Recovery": the old rule), and the read
+ * names the lost launch as the root cause and the writer in its chain as
+ * skipped, not a failure of the writer's own (which named no root). */
+enum late_writer { LW_UPLOAD_ASYNC, LW_FILL, LW_COPY, LW_LAUNCH };
+static void writer_behind_loss(enum late_writer w, const char *recover) {
+  static const char *const names[] = {"upload", "fill", "copy", "fill_k"};
+  cls_context *ctx = recctx("other", recover, "lost:stream=1,nth=2,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *fill = ct_kernel(ctx, CT_FILL_SRC, "fill_k");
+  cls_buffer a = uploaded(ctx, 1);
+  cls_buffer src = ct_alloc(ctx, 0, N * sizeof(int));
+  /* Under interleave, streams of one device share its queue: stream 0's
+   * writer is then on the lost queue itself. */
+  int d0 = -1, d1 = -2;
+  CT_OK(cls_stream_device(ctx, 0, &d0));
+  CT_OK(cls_stream_device(ctx, 1, &d1));
+  const char *sched = getenv("CLS_SCHEDULER");
+  bool shared = d0 == d1 && sched && strstr(sched, "interleave");
+  int sevens[N];
+  for (int i = 0; i < N; i++)
+    sevens[i] = 7;
+  ct_upload_ints(ctx, 0, src, sevens, N);
+  cls_sync(ctx, NULL);
+  incs(ctx, 1, inc, a, 1); /* accepted, never runs */
+  int rc = CLS_OK, seven = 7;
+  size_t g[1] = {N};
+  cls_arg fa[] = {CLS_OUT(a), CLS_SCALAR(seven)};
+  switch (w) {
+  case LW_UPLOAD_ASYNC:
+    rc = cls_upload_async(ctx, 0, a, 0, sevens, sizeof sevens);
+    break;
+  case LW_FILL:
+    rc = cls_fill(ctx, 0, a, 0, N * sizeof(int), &seven, sizeof seven);
+    break;
+  case LW_COPY:
+    rc = cls_copy(ctx, 0, src, 0, a, 0, N * sizeof(int));
+    break;
+  case LW_LAUNCH:
+    rc = cls_launch(ctx, 0, fill, 1, g, NULL, 2, fa);
+    break;
+  }
+  /* Where stream 0 shares the lost queue (interleave on one device:
+   * rusticl, oclgrind), the writer meets the loss itself. */
+  bool shared_loss = rc == CLS_ECL && cls_last_cl_status() == CL_DEVICE_NOT_AVAILABLE;
+  ck_assert_msg(rc == CLS_OK || shared_loss, "%s: %s: %s", names[w], cls_err_name(rc),
+                cls_last_error_detail());
+  cls_sync(ctx, NULL);
+  int got[N];
+  if (shared_loss) {
+    /* nothing more to say: the writer's own enqueue failed */
+  } else if (strcmp(recover, "on") == 0) {
+    ct_download_ints(ctx, 0, a, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, 7);
+  } else {
+    cls_report *r = NULL;
+    CT_ERR(cls_download(ctx, 0, a, 0, got, sizeof got, &r), CLS_ETAINTED);
+    ck_assert_uint_eq(cls_report_failures(r), 1);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    if (shared && fi.stream == 0) { /* lost itself, on a queue that is not PoCL's */
+      ck_assert_msg(strstr(fi.message, "lost with stream 0 generation 0: ") &&
+                        strcmp(fi.operation, w == LW_LAUNCH ? "launch" : names[w]) == 0,
+                    "%s: %s", fi.operation, fi.message);
+      cls_report_free(r);
+      cls_context_destroy(ctx);
+      return;
+    }
+    ck_assert_msg(strstr(fi.message, "lost with stream 1 generation 0: ") &&
+                      strcmp(fi.kernel, "inc_k") == 0 && fi.stream == 1 && fi.position == 2,
+                  "root: %s on stream %d at %llu: %s", fi.kernel, fi.stream,
+                  (unsigned long long)fi.position, fi.message);
+    ck_assert_uint_eq(fi.nskips, 1);
+    struct cls_skip_info si;
+    CT_OK(cls_report_skip(r, 0, 0, &si));
+    ck_assert_int_eq(si.kind, CLS_SKIP_SKIPPED);
+    ck_assert_str_eq(si.kernel, names[w]);
+    ck_assert_int_eq(si.stream, 0);
+    ck_assert_uint_eq(si.count, 1);
+    cls_report_free(r);
+    /* The copy's source was only read: it keeps its bytes. */
+    ct_download_ints(ctx, 0, src, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, 7);
+  }
+  cls_context_destroy(ctx);
+}
+
+START_TEST(loss_after_enqueue_then_writers_on_another_stream_are_run_again) {
+  writer_behind_loss(LW_UPLOAD_ASYNC, "on");
+  writer_behind_loss(LW_FILL, "on");
+  writer_behind_loss(LW_COPY, "on");
+  writer_behind_loss(LW_LAUNCH, "on");
+}
+END_TEST
+
+START_TEST(loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root) {
+  writer_behind_loss(LW_UPLOAD_ASYNC, "off");
+  writer_behind_loss(LW_FILL, "off");
+  writer_behind_loss(LW_COPY, "off");
+  writer_behind_loss(LW_LAUNCH, "off");
+}
+END_TEST
+
 /* Stream 1's second launch is accepted by a queue lost after its
  * enqueue and never runs; then a copy of its output on `stream` is
  * refused at its enqueue (an enqueue fault), in the call or after it
@@ -1439,6 +1549,8 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_with_a_reader_on_an_earlier_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_an_enqueue_failure_on_that_queue_does_not_hang);
+  CT_ADD_LATE(s, loss_after_enqueue_then_writers_on_another_stream_are_run_again);
+  CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_refused_reader_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_download_ordered_through_its_own_queue);

@@ -126,6 +126,16 @@ struct cls_context {
      * each position of the log, allocated once the first such entry
      * comes. */
     struct cls__log_binding *overflow;
+    /* Per stream, the last failure found after its enqueue (a reference),
+     * the write stamps of its logged commands, and the context's stamp
+     * when it was found: what a command the device failed behind it
+     * (quirk dependent_fails) was queued behind (replay.c). */
+    struct cls__found {
+      struct cls__failure *f;
+      uint64_t lo, hi, known;
+    } found[CLS_MAX_STREAMS];
+    unsigned nfound; /* records held: let go once no logged command is
+                        older than what they knew (cls__log_prune) */
   } log;
   /* Non-blocking downloads waiting for a sync. */
   struct cls__pending_read *reads; /* list, newest first */

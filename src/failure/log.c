@@ -31,6 +31,37 @@ static bool all_finished(const cls_context *ctx) {
   return true;
 }
 
+/* The failures found after their enqueue that a logged command may yet
+ * turn out to have been queued behind (replay.c, queued_behind): only
+ * commands enqueued before each was found can have been.  While one of
+ * those has not finished, the record stays, and so do the entries of its
+ * commands (held, below), which queued_behind looks at, however early
+ * their own streams finish; then the record goes (a failure lives as long
+ * as what carries it).  `oldest`: the write stamp of the oldest logged
+ * command not finished. */
+static __attribute__((noinline)) void forget_found(struct cls__log *log, uint64_t oldest) {
+  for (size_t i = 0; i < CLS_MAX_STREAMS && log->nfound; i++) {
+    struct cls__found *x = &log->found[i];
+    if (x->f && oldest > x->known) {
+      cls__failure_unref(x->f);
+      x->f = NULL;
+      log->nfound--;
+    }
+  }
+}
+
+static bool held(const cls_context *ctx, const struct cls__log_entry *e) {
+  const struct cls__found *x = &ctx->log.found[e->stream];
+  return x->f && e->stamp >= x->lo && e->stamp <= x->hi;
+}
+
+static uint64_t oldest_unfinished(cls_context *ctx) {
+  for (size_t i = 0; i < ctx->log.len; i++)
+    if (!entry_done(ctx, cls__log_at(ctx, i)))
+      return cls__log_at(ctx, i)->stamp;
+  return UINT64_MAX;
+}
+
 void cls__log_prune(cls_context *ctx) {
   struct cls__log *log = &ctx->log;
   const size_t mask = log->cap - 1;
@@ -39,9 +70,14 @@ void cls__log_prune(cls_context *ctx) {
      * that keeps up with the host finds it so at most polls). */
     log->head = (log->head + log->len) & mask;
     log->len = 0;
+    if (__builtin_expect(log->nfound != 0, 0))
+      forget_found(log, UINT64_MAX);
     return;
   }
-  while (log->len && entry_done(ctx, cls__log_at(ctx, 0))) {
+  if (__builtin_expect(log->nfound != 0, 0))
+    forget_found(log, oldest_unfinished(ctx));
+  while (log->len && entry_done(ctx, cls__log_at(ctx, 0)) &&
+         (!log->nfound || !held(ctx, cls__log_at(ctx, 0)))) {
     struct cls__log_entry *e = cls__log_at(ctx, 0);
     if (e->cause) {
       cls__failure_unref(e->cause);
@@ -145,6 +181,7 @@ void cls__log_fini(cls_context *ctx) {
   for (size_t i = 0; i < log->len; i++)
     cls__failure_unref(cls__log_at(ctx, i)->cause);
   log->causes = 0;
+  forget_found(log, UINT64_MAX);
   free(log->overflow);
   log->overflow = NULL;
   free(log->ring);

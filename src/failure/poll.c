@@ -225,15 +225,31 @@ static bool behind_kept_loss(cls_context *ctx, struct cls__stream *s, uint64_t s
   return ctx->keep.nlost && cls__keep_mark(ctx, s->id, seq, NULL, 0);
 }
 
+/* Recovery off: a command of s that a device failed behind a lost one
+ * with the loss's own status (rusticl, oclgrind: quirk dependent_fails,
+ * the event's status passed on) did not lose s's queue; where the log
+ * shows it queued behind a loss found before, it counts as skipped on
+ * that loss (replay.c).  With recovery on, lost() keeps it and it runs
+ * again, as a command of a lost queue. */
+static bool behind_loss_passed_on(cls_context *ctx, struct cls__stream *s, uint64_t seq,
+                                  cl_int status, bool deferred) {
+  /* The streams with earlier commands first: the loss may not be found
+   * yet (F8 order). */
+  return !ctx->recover && !deferred &&
+         poll_before(ctx, &(struct cls__range_part){s->id, seq, seq}, 1) &&
+         cls__replay_failed_behind(ctx, s->id, seq, status);
+}
+
 void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
                         bool deferred) {
   s->failed_seq = seq;
   s->failed_first = seq;
   s->failed_status = status;
   s->failed_ranged = false;
-  if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status))
-    lost(ctx, s, seq, status, deferred);
-  else if (__builtin_expect(ctx->keep.len != 0, 0) && behind_lost(status) &&
+  if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status)) {
+    if (!behind_loss_passed_on(ctx, s, seq, status, deferred))
+      lost(ctx, s, seq, status, deferred);
+  } else if (__builtin_expect(ctx->keep.len != 0, 0) && behind_lost(status) &&
            behind_kept_loss(ctx, s, seq))
     ctx->losses_kept++; /* failed behind a lost command: runs again after it */
   else if (__builtin_expect(ctx->keep.len != 0, 0) && !deferred &&

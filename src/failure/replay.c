@@ -247,11 +247,13 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
 /* Failure f of one of the logged commands of parts[0..n) (one command
  * exactly; ranged, F8a, any of a range, on a queue streams share any of
  * each stream's part), the oldest at log position k: their write sets and
- * what ran on them take f, as if f had been known at k's enqueue. */
+ * what ran on them take f, as if f had been known at k's enqueue.
+ * root_failed: k is f's root (traced as a failure), not a command
+ * skipped behind it (skipped_behind). */
 static void replay(cls_context *ctx, size_t k, struct cls__failure *f,
-                   const struct cls__range_part *parts, size_t nparts) {
+                   const struct cls__range_part *parts, size_t nparts, bool root_failed) {
   struct cls__log_entry *root = cls__log_at(ctx, k);
-  if (ctx->trace)
+  if (ctx->trace && root_failed) /* else skipped_behind traces it as a skip */
     cls__trace_failure(ctx->trace, "failure", root->stream,
                        cls__log_launch(root) ? root->kernel : root->op, root->position,
                        f->message);
@@ -334,6 +336,110 @@ static struct cls__cmd_at at_of(const struct cls__log_entry *e) {
                               .kernel = cls__log_launch(e) ? e->kernel : ""};
 }
 
+/* f was found on the logged commands of parts[0..n), from log index k:
+ * each stream's part is what a command failed behind it was queued
+ * behind (queued_behind).  A failure the device saw (a launch's or a
+ * transfer's, a loss), not a deadline's or guard mode's. */
+static void note_found(cls_context *ctx, const struct cls__range_part *parts, size_t n, size_t k,
+                       struct cls__failure *f) {
+  if (f->status != CLS_ELAUNCH && f->status != CLS_ECL)
+    return;
+  for (size_t p = 0; p < n; p++) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = k; i < ctx->log.len; i++) {
+      const struct cls__log_entry *e = cls__log_at(ctx, i);
+      if (!cls__log_in(e, &parts[p], 1))
+        continue;
+      lo = e->stamp < lo ? e->stamp : lo;
+      hi = e->stamp > hi ? e->stamp : hi;
+    }
+    if (!hi)
+      continue;
+    struct cls__found *x = &ctx->log.found[parts[p].stream];
+    cls__failure_ref(f);
+    if (x->f)
+      cls__failure_unref(x->f);
+    else
+      ctx->log.nfound++;
+    *x = (struct cls__found){.f = f, .lo = lo, .hi = hi, .known = ctx->stamp};
+  }
+}
+
+/* Whether a and b touch one buffer, one of them writing it: then the
+ * later waited for the earlier (the write-after-write and
+ * write-after-read orderings, and a read after a write). */
+static bool conflict(cls_context *ctx, struct cls__log_entry *a, struct cls__log_entry *b) {
+  const struct cls__log_binding *ab = cls__log_bindings(ctx, a), *bb = cls__log_bindings(ctx, b);
+  for (size_t i = 0; i < a->nbind; i++)
+    for (size_t j = 0; j < b->nbind; j++)
+      if (ab[i].handle.bits == bb[j].handle.bits && ((ab[i].access | bb[j].access) & CLS_WRITE))
+        return true;
+  return false;
+}
+
+/* The failure command k was queued behind, when the device failed it with
+ * its dependent status (quirk dependent_fails): the first logged command
+ * before it, enqueued, whose failure was found after k's enqueue (else k
+ * would not have waited on it, F7), on k's queue where a failure fails
+ * the rest of the queue (quirk queue_poisoned), or on another queue and
+ * ordered before k by a buffer they share.  NULL when none is found (a foreign event failed, or
+ * what it waited on left the log): k's failure is then its own.  A
+ * status other than 0: the device passes a failed event's status on, and
+ * only a failure with that status counts. */
+static struct cls__failure *queued_behind(cls_context *ctx, size_t k, cl_int status) {
+  struct cls__log_entry *c = cls__log_at(ctx, k);
+  const struct cls__stream *cs = cls__stream_peek(ctx, c->stream);
+  for (size_t i = 0; i < k; i++) {
+    struct cls__log_entry *e = cls__log_at(ctx, i);
+    const struct cls__found *x = &ctx->log.found[e->stream];
+    if (!x->f || e->stamp < x->lo || e->stamp > x->hi || c->stamp > x->known ||
+        (status && x->f->cl_status != status) ||
+        (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ))
+      continue;
+    const struct cls__stream *es = cls__stream_peek(ctx, e->stream);
+    bool same_queue = e->stream == c->stream || (cs && es && cs->backend == es->backend);
+    if ((same_queue && ctx->quirks.queue_poisoned == 1) || (!same_queue && conflict(ctx, e, c)))
+      return x->f;
+  }
+  return NULL;
+}
+
+/* Command k never ran: the device failed it behind failure g (F8's "as
+ * if g had been known": the write sets take the loss).  Its writes and
+ * what read them take g, and it joins g's chain as skipped, as a read
+ * finds it (F5: the root cause, and the chain). */
+static void skipped_behind(cls_context *ctx, size_t k, const struct cls__range_part *part,
+                           struct cls__failure *g) {
+  struct cls__log_entry *root = cls__log_at(ctx, k);
+  if (root->cause)
+    return; /* it ran on the output of an earlier failure: that one decides */
+  const char *name = cls__log_name(root);
+  if (ctx->trace)
+    cls__trace_skip(ctx->trace, root->stream, name, root->position, g->message);
+  replay(ctx, k, g, part, 1, false);
+  root->kind = CLS__ENTRY_SKIPPED; /* it never ran (member_kind) */
+  root->cause = g;
+  cls__failure_ref(g);
+  ctx->log.causes++;
+  root->cause_arg = CLS__NO_ARG; /* an input found failed decides instead (F2) */
+  chain_insert(ctx, g, CLS_SKIP_SKIPPED, name, root->stream, root->position, root->stamp);
+  note_found(ctx, part, 1, k, g);
+}
+
+bool cls__replay_failed_behind(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status) {
+  if (ctx->quirks.dependent_fails != 1 || ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS)
+    return false;
+  const struct cls__range_part part = {stream, seq, seq};
+  size_t k = cls__log_find(ctx, &part, 1);
+  if (k == ctx->log.len)
+    return false;
+  struct cls__failure *behind = queued_behind(ctx, k, cl_status);
+  if (!behind)
+    return false;
+  skipped_behind(ctx, k, &part, behind);
+  return true;
+}
+
 void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
                         bool deferred) {
   const struct cls__range_part part = {stream, seq, seq};
@@ -349,6 +455,16 @@ void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_st
                   ctx->quirks.dependent_status < 0 &&
                   ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
                   cl_status == ctx->quirks.dependent_status;
+  /* Where the device passes the failed event's status on instead, a
+   * command with that status may have been queued behind it too. */
+  bool passed_on = !deferred && ctx->quirks.dependent_fails != 0 &&
+                   ctx->quirks.dependent_status == CLS__QUIRK_PROBE_STATUS;
+  struct cls__failure *behind =
+      by_quirk || passed_on ? queued_behind(ctx, k, by_quirk ? 0 : cl_status) : NULL;
+  if (behind) {
+    skipped_behind(ctx, k, &part, behind);
+    return;
+  }
   const char *quirk = by_quirk ? " (quirk dependent_fails: what this device reports for a "
                                  "command queued on or behind a failed one)"
                                : "";
@@ -367,7 +483,9 @@ void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_st
                                    cls_cl_status_name(cl_status), quirk);
   if (!f)
     return;
-  replay(ctx, k, f, &part, 1);
+  if (!deferred) /* a refused enqueue has no event anything waited on */
+    note_found(ctx, &part, 1, k, f);
+  replay(ctx, k, f, &part, 1, true);
   cls__failure_unref(f);
 }
 
@@ -386,8 +504,10 @@ struct cls__failure *cls__replay_failed_as(cls_context *ctx, int stream, uint64_
       b[i].access |= CLS_WRITE;
   const struct cls__cmd_at at = at_of(root);
   struct cls__failure *f = cls__failure_mint(ctx, status, 0, &at, true, "%s", detail);
-  if (f)
-    replay(ctx, k, f, &part, 1);
+  if (f) {
+    note_found(ctx, &part, 1, k, f);
+    replay(ctx, k, f, &part, 1, true);
+  }
   return f;
 }
 
@@ -479,7 +599,8 @@ void cls__replay_failed_parts(cls_context *ctx, const struct cls__range_part *pa
   if (!f)
     return;
   f->ranged = true;
-  replay(ctx, k, f, parts, n);
+  note_found(ctx, parts, n, k, f);
+  replay(ctx, k, f, parts, n, true);
   cls__failure_unref(f);
 }
 

@@ -14,6 +14,13 @@
 /* F8: command `seq` of `stream` failed with `cl_status` after its enqueue
  * (deferred: the failure is the enqueue itself, made later than the call
  * by a driver that batches, or reported after it).  Nothing happens when it is not logged. */
+/* F8, "queued behind a failure": command `seq` of `stream` failed after
+ * its enqueue with a status that says its queue was lost, on a device
+ * that gives a command it fails behind a failed event that event's
+ * status.  True when the log shows it queued behind a loss found before
+ * (then it counted as skipped on that loss, and its own queue is not
+ * lost); false: nothing was done. */
+bool cls__replay_failed_behind(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status);
 void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
                         bool deferred);
 /* The same for a failure clstream finds itself (guard mode, a deadline, a
