@@ -290,6 +290,69 @@ START_TEST(F8_argument_order_decides_when_the_later_argument_was_known_at_enqueu
 }
 END_TEST
 
+/* Found by tests/model (a fresh seed, 0xea56c0c52a168287): a skip that
+ * may still move (its first failed input, argument 1, comes after one
+ * whose producer is in flight) and the next skip of the same kernel on
+ * the same failure, which cannot move, were one run of the chain ("at
+ * position 1, x2").  When the earlier argument's failure was found and
+ * the first skip moved to it, the run kept the first's position: the
+ * report named position 1, which had moved, not 2.  A skip the log does
+ * not know no longer joins a run whose first may move. */
+START_TEST(F8_a_skip_that_moves_leaves_its_run_naming_the_skip_that_stays) {
+  static const char src[] =
+      "kernel void pass_k(global const uint *a, global uint *out) {\n"
+      "  out[get_global_id(0)] = a[get_global_id(0)]; }\n"
+      "kernel void axpy_k(global const uint *x, global uint *y, uint k) {\n"
+      "  size_t i = get_global_id(0); y[i] = y[i] + k * x[i]; }\n";
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .fault = "complete:op=upload,stream=2"};
+  cls_context *c = ct_context_opts(&o);
+  cls_kernel *pass = ct_kernel(c, src, "pass_k"), *axpy = ct_kernel(c, src, "axpy_k");
+  cls_buffer never = ct_alloc(c, 1, NB), b0 = ct_alloc(c, 1, NB), b2 = ct_alloc(c, 1, NB);
+  cls_buffer up = ct_alloc(c, 2, NB);
+  size_t g[1] = {N};
+  /* b2 and b0 take never's failure (a skip, a refused copy). */
+  CT_ERR(cls_launch(c, 2, pass, 1, g, NULL, 2, (cls_arg[]){CLS_IN(never), CLS_OUT(b2)}),
+         CLS_ESKIPPED);
+  CT_ERR(cls_copy(c, 2, never, 0, b0, 0, NB), CLS_ETAINTED);
+  uint32_t v[N] = {0};
+  CT_OK(cls_upload(c, 2, up, 0, v, sizeof v)); /* fails after its enqueue */
+  uint32_t k = 5;
+  /* Position 1: skipped on argument 1 (b0), movable: argument 0's
+   * producer, the upload, is not known to have failed yet.  Position 2:
+   * skipped on argument 0, which nothing earlier can change. */
+  CT_ERR(cls_launch(c, 1, axpy, 1, g, NULL, 3, (cls_arg[]){CLS_IN(up), CLS_INOUT(b0), CLS_SCALAR(k)}),
+         CLS_ESKIPPED);
+  CT_ERR(cls_launch(c, 1, axpy, 1, g, NULL, 3,
+                    (cls_arg[]){CLS_IN(b2), CLS_INOUT(never), CLS_SCALAR(k)}),
+         CLS_ESKIPPED);
+  CT_OK(cls_sync(c, NULL)); /* the upload's failure: position 1 moves to it */
+  cls_report *r = NULL;
+  CT_ERR(cls_check(c, 1, &never, &r), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_uint_eq(fi.skipped, 3);
+  struct cls_skip_info si;
+  CT_OK(cls_report_skip(r, 0, fi.nskips - 1, &si));
+  ck_assert_str_eq(si.kernel, "axpy_k");
+  ck_assert_int_eq(si.stream, 1);
+  ck_assert_uint_eq(si.position, 2);
+  ck_assert_uint_eq(si.count, 1);
+  cls_report_free(r);
+  /* And position 1 is on the upload's chain. */
+  r = NULL;
+  CT_ERR(cls_check(c, 1, &b0, &r), CLS_ETAINTED);
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_str_eq(fi.operation, "upload");
+  ck_assert_uint_eq(fi.nskips, 1);
+  CT_OK(cls_report_skip(r, 0, 0, &si));
+  ck_assert_uint_eq(si.position, 1);
+  cls_report_free(r);
+  cls_context_destroy(c);
+}
+END_TEST
+
 /* The replay walks a log far longer than its first capacity, which grew
  * while wrapped (a finished history moved its head first), with entries
  * that hold their bindings themselves and entries with more bindings than
@@ -754,6 +817,7 @@ int main(void) {
   ADD(s, F8_replay_over_a_grown_wrapped_log);
   ADD(s, F8_argument_order_decides_when_the_later_argument_fails_first);
   ADD(s, F8_argument_order_decides_when_the_later_argument_was_known_at_enqueue);
+  ADD(s, F8_a_skip_that_moves_leaves_its_run_naming_the_skip_that_stays);
   ADD(s, F7_known_failure_skips_consumer_on_other_stream);
   ADD(s, F7_failure_found_while_ordering_skips_instead_of_waiting);
   ADD(s, F7_running_producer_is_waited_on_without_a_poll);

@@ -66,7 +66,7 @@ void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *ke
                                 uint64_t position, uint64_t stamp) {
   if (f->nskips) {
     struct cls__skip *last = &f->skips[f->nskips - 1];
-    if (last->kind == kind && last->stream == stream && !last->origin &&
+    if (last->kind == kind && last->stream == stream && !last->origin && !last->movable &&
         strncmp(last->kernel, kernel ? kernel : "", CLS__NAME_MAX - 1) == 0) {
       last->count++;
       return;
@@ -83,6 +83,7 @@ void cls__failure_add_skip_slow(struct cls__failure *f, int kind, const char *ke
   e->position = position;
   e->count = 1;
   e->stamp = e->last = stamp;
+  e->movable = false;
   e->origin = 0; /* here */
   cls__copy_name(e->kernel, kernel);
 }

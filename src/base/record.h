@@ -36,6 +36,10 @@ struct cls__skip {
   uint64_t last;                /* and of its last one an F8 replay put there
                                    (a launch it may move: replay.c) */
   char kernel[CLS__NAME_MAX];
+  /* Its first launch is logged and may move to another failure (F8's
+   * argument order, replay.c): a skip that is not logged never joins such
+   * a run, so when its first leaves, the log knows the next one. */
+  bool movable;
   int origin;                   /* rank + 1 of the process the launches ran
                                    in (a chain that came with a record,
                                    src/wire/wire.c); 0: this one; -1:
@@ -160,7 +164,8 @@ static inline void cls__failure_add_skip(struct cls__failure *f, int kind, const
                                          int stream, uint64_t position, uint64_t stamp) {
   f->skipped++;
   struct cls__skip *last = &f->skips[f->nskips ? f->nskips - 1 : 0];
-  if (f->nskips && last->key == kernel && last->kind == kind && last->stream == stream)
+  if (f->nskips && last->key == kernel && last->kind == kind && last->stream == stream &&
+      !last->movable)
     last->count++;
   else
     cls__failure_add_skip_slow(f, kind, kernel, stream, position, stamp);

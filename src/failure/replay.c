@@ -134,8 +134,8 @@ static void chain_join(struct cls__failure *f, size_t i) {
   if (i + 1 >= f->nskips)
     return;
   struct cls__skip *a = &f->skips[i], *b = &f->skips[i + 1];
-  if (!same_run_of(a, b->origin, b->kind, b->stream, b->kernel))
-    return;
+  if (!same_run_of(a, b->origin, b->kind, b->stream, b->kernel) || (a->movable && !b->movable))
+    return; /* b's launches the log does not know would follow a first that may leave */
   a->count += b->count;
   a->last = b->last;
   chain_cut(f, i + 1);
@@ -160,11 +160,13 @@ static void chain_insert(cls_context *ctx, struct cls__failure *f, int kind, con
       tail->count = n;
       tail->stamp = first;
       tail->position = pos;
+      tail->movable = true; /* its members are the logged ones members() found */
       prev->count -= n;
       prev->last = stamp - 1;
       struct cls__skip *e = &f->skips[i];
       *e = (struct cls__skip){.key = name, .kind = kind, .stream = stream,
-                              .position = position, .count = 1, .stamp = stamp, .last = stamp};
+                              .position = position, .count = 1, .stamp = stamp, .last = stamp,
+                              .movable = true};
       cls__copy_name(e->kernel, name);
       return;
     }
@@ -176,8 +178,8 @@ static void chain_insert(cls_context *ctx, struct cls__failure *f, int kind, con
     chain_join(f, i - 1);
     return;
   }
-  if (i < f->nskips && same_run(&f->skips[i], kind, stream, name)) {
-    f->skips[i].count++; /* its new first launch */
+  if (i < f->nskips && same_run(&f->skips[i], kind, stream, name) && f->skips[i].movable) {
+    f->skips[i].count++; /* its new first launch (the run's others are logged too) */
     f->skips[i].stamp = stamp;
     f->skips[i].position = position;
     return;
@@ -190,7 +192,7 @@ static void chain_insert(cls_context *ctx, struct cls__failure *f, int kind, con
   f->nskips++;
   struct cls__skip *e = &f->skips[i];
   *e = (struct cls__skip){.key = name, .kind = kind, .stream = stream, .position = position,
-                          .count = 1, .stamp = stamp, .last = stamp};
+                          .count = 1, .stamp = stamp, .last = stamp, .movable = true};
   cls__copy_name(e->kernel, name);
 }
 

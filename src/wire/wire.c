@@ -241,6 +241,7 @@ static void merge_chain(cls_context *ctx, struct cls__failure *into,
     struct cls__skip *n = &into->skips[into->nskips++];
     *n = *e;
     n->key = NULL; /* never extended by a local skip */
+    n->movable = false; /* nothing of it is in this context's log */
     n->stamp = n->last = ctx->stamp;
   }
   if (from->dropped > into->dropped) {
