@@ -759,6 +759,46 @@ START_TEST(loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_
 }
 END_TEST
 
+/* Found by tests/model (CLS_MODEL_LATE=1, a fresh seed,
+ * 0xea525d07bbe36a87): stream 1's launch on `a` is lost after its
+ * enqueue; stream 0's increment of `a`, ordered after it, fails behind it
+ * and runs again after it; but before that runs, a later launch on stream
+ * 0 that writes `a` is skipped on a never-written input, so `a` carries
+ * that failure.  The increment run again was skipped on it (F2 saw the
+ * later record on its input), at a new position, and named in its chain;
+ * the chain now holds the later launch only, and `a` keeps its failure. */
+START_TEST(loss_after_enqueue_then_a_later_skip_is_not_seen_by_what_runs_again) {
+  cls_context *ctx = recctx("other", "on", "lost:stream=1,nth=2,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 1);
+  cls_buffer never = ct_alloc(ctx, 0, N * sizeof(int));
+  incs(ctx, 1, inc, a, 1); /* lost after its enqueue: runs again */
+  cls_arg ia[] = {CLS_INOUT(a)};
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 0, inc, 1, g, NULL, 1, ia); /* fails behind it, runs again */
+  ck_assert_msg(rc == CLS_OK, "increment: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  cls_arg ca[] = {CLS_IN(never), CLS_OUT(a)};
+  rc = cls_launch(ctx, 0, copy, 1, g, NULL, 2, ca);
+  ck_assert_msg(rc == CLS_ESKIPPED || rc == CLS_OK, "copy: %s", cls_err_name(rc));
+  cls_sync(ctx, NULL);
+  cls_report *r = NULL;
+  CT_ERR(cls_check(ctx, 1, &a, &r), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, "never written"), "root: %s", fi.message);
+  ck_assert_uint_eq(fi.skipped, 1);
+  struct cls_skip_info si;
+  CT_OK(cls_report_skip(r, 0, 0, &si));
+  ck_assert_str_eq(si.kernel, "copy_k");
+  ck_assert_int_eq(si.stream, 0);
+  ck_assert_uint_eq(si.position, 2);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* Stream 1's second launch is accepted by a queue lost after its
  * enqueue and never runs; then a copy of its output on `stream` is
  * refused at its enqueue (an enqueue fault), in the call or after it
@@ -1550,6 +1590,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_transfer_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_an_enqueue_failure_on_that_queue_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_writers_on_another_stream_are_run_again);
+  CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_is_not_seen_by_what_runs_again);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_refused_reader_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);

@@ -127,22 +127,31 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
     if (e->kind == CLS__CMD_FILL)
       cmd.x.pattern = e->pattern;
   }
-  /* A buffer it writes that a later command left a record on (one that
-   * did not run and is not run again: refused, F12, or failed for another
-   * cause) keeps that record: in program order that command comes after
-   * it (a later writer that ran waited for this one, failed behind it,
-   * and runs again after it). */
+  /* A buffer it touches that a later command left a record on (one that
+   * did not run and is not run again: skipped, refused, F12, or failed
+   * for another cause) keeps that record: in program order that command
+   * comes after it (a later writer that ran waited for this one, failed
+   * behind it, and runs again after it).  Nor does F2 see that record on
+   * an input: what this command reads is what was there at its enqueue,
+   * which nothing that ran has overwritten since (a later skip writes no
+   * bytes); else it was skipped on it, at a new position, and named in
+   * that record's chain (found by the model, CLS_MODEL_LATE=1). */
   struct cls__failure *later[CLS_MAX_ARGS];
   uint64_t later_stamp[CLS_MAX_ARGS];
+  bool hidden[CLS_MAX_ARGS];
   for (size_t i = 0; i < e->nbind; i++) {
     struct cls__slot *slot = cmd.bind[i].slot;
     struct cls__failure *f = slot->failure;
     later[i] = NULL;
-    if ((e->bind[i].access & CLS_WRITE) && slot->write_stamp > e->stamp && f &&
-        f != &cls__never_written && !f->provisional) {
+    hidden[i] = false;
+    if (slot->write_stamp > e->stamp && f && f != &cls__never_written && !f->provisional) {
       later[i] = f;
       later_stamp[i] = slot->write_stamp;
       cls__failure_ref(f);
+      if (e->bind[i].access & CLS_READ) { /* the slot's reference is held here meanwhile */
+        slot->failure = NULL;
+        hidden[i] = true;
+      }
     }
   }
   unsigned replaying = ctx->replaying;
@@ -154,10 +163,16 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
   for (size_t i = 0; i < e->nbind; i++) {
     if (!later[i])
       continue;
-    if (cmd.bind[i].slot->failure != later[i]) {
-      cls__slot_set_failure(cmd.bind[i].slot, later[i]);
-      cmd.bind[i].slot->write_stamp = later_stamp[i];
+    struct cls__slot *slot = cmd.bind[i].slot;
+    if (hidden[i] && !slot->failure) {
+      slot->failure = later[i]; /* the slot's own reference, back */
+    } else {
+      if (slot->failure != later[i])
+        cls__slot_set_failure(slot, later[i]);
+      if (hidden[i])
+        cls__failure_unref(later[i]); /* the reference it held before */
     }
+    slot->write_stamp = later_stamp[i];
     cls__failure_unref(later[i]);
   }
   if (e->read && rc >= 0) {
