@@ -1138,13 +1138,17 @@ static bool flush(struct rt *rt, struct md_world *w, struct pending *pd) {
   if (!stats_all(rt, after))
     return false;
   for (int s = 0; s < MD_S; s++) {
-    /* What recovery ran again meanwhile (a command of any earlier op lost
-     * after its enqueue, or failed behind such a loss, found during the
-     * replay) counts as an enqueue too: not a captured command. */
+    /* What recovery ran again meanwhile counts as an enqueue too: a
+     * command of an earlier op lost after its enqueue (or failed behind
+     * such a loss), found during the replay, was counted at its first
+     * enqueue already.  (A captured command that met the loss at its own
+     * enqueue and ran again is counted once.)  So an excess the replays
+     * explain is theirs. */
     uint64_t again = after[s].replays - pd->before[s].replays;
     uint64_t took = (after[s].enqueues - pd->before[s].enqueues) +
                     (after[s].skips - pd->before[s].skips);
-    took = took > again ? took - again : 0;
+    if (took > pd->ncmd[s] && took - pd->ncmd[s] <= again)
+      took = pd->ncmd[s];
     if (took > pd->ncmd[s]) {
       say(rt, "replay of ops %d..%d: stream %d counts %llu commands, %llu were captured\n",
           pd->first, pd->last, s, (unsigned long long)took, (unsigned long long)pd->ncmd[s]);
