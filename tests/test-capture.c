@@ -606,6 +606,46 @@ static void taint_b_then_replay(cls_buffer a, cls_buffer b, cls_capture *cap) {
   CT_ERR(cls_replay(ctx, cap, 0, NULL), CLS_ESKIPPED);
 }
 
+/* Found by tests/model (a fresh seed, 0x1faee74c18f21099, under the
+ * scheduler): a fill of `dst` whose enqueue fails (the scheduler reports
+ * it after the call), then a replay skipped as a whole on a never-written
+ * source, which overwrites `dst` with that record, then a launch on
+ * another stream reading `dst`.  When the fill's failure was found, the
+ * F8 replay did not know the whole skip had overwritten `dst` (it was not
+ * logged), and moved the reader, and its output, to the fill's failure.
+ * The reader counts on the never-written source, as under the event
+ * driver, where the fill's failure is known at the call. */
+START_TEST(whole_skip_over_a_write_whose_failure_is_found_later) {
+  open_ctx("enqueue:op=fill,status=CL_OUT_OF_RESOURCES");
+  cls_buffer never = ct_alloc(ctx, 1, NB), dst = ct_alloc(ctx, 1, NB);
+  cls_buffer out = ct_alloc(ctx, 0, NB); /* never written either: the reader's second input */
+  int pattern = 7, v[N];
+  int rc = cls_fill(ctx, 0, dst, 0, NB, &pattern, sizeof pattern);
+  ck_assert_msg(rc == CLS_ECL || rc == CLS_OK, "fill: %s", cls_err_name(rc));
+  CT_ERR(cls_download(ctx, 1, never, 0, v, NB, NULL), CLS_ETAINTED);
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_copy(ctx, 0, never, 0, dst, 0, NB));
+  CT_OK(cls_capture_end(ctx, &cap));
+  CT_ERR(cls_replay(ctx, cap, 0, NULL), CLS_ETAINTED); /* as a whole: never is not written */
+  CT_ERR(cls_launch(ctx, 2, K("tally"), 1, (size_t[]){N}, NULL, 3,
+                    (cls_arg[]){CLS_IN(dst), CLS_INOUT(out), CLS_SCALAR(pattern)}),
+         CLS_ESKIPPED);
+  cls_sync(ctx, NULL);
+  cls_report *r = NULL;
+  CT_ERR(cls_check(ctx, 1, &out, &r), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, "never written") && strstr(fi.message, "stream 1"),
+                "out carries: %s", fi.message);
+  ck_assert_uint_eq(fi.skipped, 2); /* the replay, then tally */
+  cls_report_free(r);
+  cls_capture_destroy(cap);
+  close_ctx();
+}
+END_TEST
+
 START_TEST(F2_replay_whose_inputs_are_tainted_is_skipped) {
   open_ctx("enqueue:kernel=fk");
   cls_buffer a = buf_of(0, 0), b = buf_of(0, 0), c = buf_of(1, 0);
@@ -2295,5 +2335,6 @@ int main(void) {
   CT_ADD(s, CB_relocated_stream_records_against_its_new_queue);
   CT_ADD(s, CLS_CAPTURE_malformed_is_ECONFIG_and_plan_never_records);
   CT_ADD(s, recovery_replays_a_command_lost_inside_a_replay);
+  CT_ADD(s, whole_skip_over_a_write_whose_failure_is_found_later);
   return ct_run(s);
 }
