@@ -799,6 +799,56 @@ START_TEST(loss_after_enqueue_then_a_later_skip_is_not_seen_by_what_runs_again) 
 }
 END_TEST
 
+/* Found by tests/model (CLS_MODEL_LATE=1, a fresh seed,
+ * 0x7cdb05b12bd7e05f): stream 0's launch is lost after its enqueue;
+ * stream 1's launch (add_k, reading `b`) fails behind it, and so does the
+ * fill of `b` after it on stream 1's queue; the blocking upload of one
+ * element of `b` enqueued after those failures happened runs (PoCL runs
+ * what is enqueued after a failure).  Run again after it, the fill
+ * overwrote the upload's element: CLS_OK and the fill's bytes.  Now the
+ * upload goes again behind what ran again (its caller's bytes are still
+ * there), and add_k, whose input the upload overwrote, is not run again
+ * on those bytes: its output takes the loss, with why. */
+START_TEST(loss_after_enqueue_then_an_upload_behind_failed_writers_keeps_its_bytes) {
+  static const char src[] =
+      "kernel void set_k(global int *out, int v) { out[get_global_id(0)] = v; }\n"
+      "kernel void add_k(global const int *a, global const int *b, global int *c) {\n"
+      "  size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n";
+  cls_context *ctx = recctx("other", "on", "lost:stream=0,nth=1,op=launch,at=complete");
+  cls_kernel *set = ct_kernel(ctx, src, "set_k"), *add = ct_kernel(ctx, src, "add_k");
+  cls_buffer b = ct_alloc(ctx, 0, N * sizeof(int)), c = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_buffer p = ct_alloc(ctx, 1, N * sizeof(int));
+  int first = 0x11111111, second = 0x22, v = 3, up = 0x7777;
+  CT_OK(cls_fill(ctx, 2, b, 0, N * sizeof(int), &first, sizeof first));
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(p), CLS_SCALAR(v)}));
+  int rc = cls_launch(ctx, 1, add, 1, g, NULL, 3, (cls_arg[]){CLS_IN(p), CLS_IN(b), CLS_OUT(c)});
+  ck_assert_msg(rc == CLS_OK, "add: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  CT_OK(cls_fill(ctx, 1, b, 0, (N - 2) * sizeof(int), &second, 1));
+  rc = cls_upload(ctx, 1, b, 4 * sizeof(int), &up, sizeof up);
+  ck_assert_msg(rc == CLS_OK, "upload: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  int got[N];
+  ct_download_ints(ctx, 2, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, i == 4 ? up : i < N - 2 ? 0x22222222 : first);
+  /* add_k's output: its bytes if it ran before the upload (where its
+   * stream shares the lost queue, it was lost itself and ran again before
+   * the fill), else the loss, never what it computes from the upload. */
+  cls_report *r = NULL;
+  int rc2 = cls_download(ctx, 2, c, 0, got, sizeof got, &r);
+  if (rc2 == CLS_OK) {
+    CT_EXPECT_INTS(got, (size_t)N, i, v + first);
+  } else {
+    ck_assert_int_eq(rc2, CLS_ETAINTED);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    ck_assert_msg(strstr(fi.message, "replay stopped") && strstr(fi.message, "overwrote"),
+                  "c: %s", fi.message);
+    cls_report_free(r);
+  }
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* Stream 1's second launch is accepted by a queue lost after its
  * enqueue and never runs; then a copy of its output on `stream` is
  * refused at its enqueue (an enqueue fault), in the call or after it
@@ -1591,6 +1641,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_then_an_enqueue_failure_on_that_queue_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_writers_on_another_stream_are_run_again);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_is_not_seen_by_what_runs_again);
+  CT_ADD_LATE(s, loss_after_enqueue_then_an_upload_behind_failed_writers_keeps_its_bytes);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_refused_reader_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);

@@ -100,6 +100,42 @@ CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size) {
   return rc;
 }
 
+/* Recovery: a blocking upload has written its bytes, but an earlier
+ * command of its queue that wrote the same buffer may have failed behind
+ * a command lost after its enqueue (PoCL runs what is enqueued after a
+ * failure, so the upload itself ran).  That command runs again now (the
+ * poll finds it, the safe point replays it), after the upload: the upload
+ * is enqueued again behind it while the caller's bytes are still there,
+ * at most once more than the recovery bound lets a command run again
+ * (past that it fails rather than leave older bytes over the caller's). */
+static __attribute__((noinline)) int upload_again_after_recovery(cls_context *ctx,
+                                                                 struct cls__cmd *cmd,
+                                                                 cls_buffer dst) {
+  int rc = CLS_OK;
+  for (unsigned n = 0;; n++) {
+    uint64_t wrote = cmd->bind[0].slot->write_stamp;
+    if ((rc = cls__poll_all(ctx, false)) < 0)
+      return rc;
+    cls__relocate_pending(ctx);
+    struct cls__slot *d = cls__resolve(ctx, dst); /* run again, perhaps on another device */
+    if (!d)
+      return cls__error(cls__resolve_error(ctx, dst), 0, "cls_upload: buffer %#llx: %s",
+                        (unsigned long long)dst.bits, cls_strerror(cls__resolve_error(ctx, dst)));
+    if (d->write_stamp <= wrote)
+      return CLS_OK;
+    if (n > ctx->recover)
+      return cls__error(CLS_ECL, CL_DEVICE_NOT_AVAILABLE,
+                        "upload on stream %d: what it wrote was written again by recovery "
+                        "after each of %u uploads",
+                        cmd->stream->id, n + 1);
+    cmd->bind[0].slot = d;
+    cmd->x.dst = d->mem;
+    cmd->stream->stats.replays++;
+    if ((rc = cls__run(ctx, cmd, NULL, NULL)) != CLS_OK)
+      return rc;
+  }
+}
+
 static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
                   const void *src, size_t size, int blocking) {
   CLS__ENTER(ctx);
@@ -124,6 +160,8 @@ static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
     goto out;
   }
   rc = cls__run(ctx, &cmd, NULL, NULL);
+  if (blocking && rc == CLS_OK && __builtin_expect(ctx->recover && ctx->relocate, 0))
+    rc = upload_again_after_recovery(ctx, &cmd, dst);
 out:
   cls__unlock(ctx);
   return rc;

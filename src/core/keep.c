@@ -46,21 +46,71 @@ static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct c
   if (!f)
     return;
   read_fails(e->read, f);
-  uint64_t stamp = ++ctx->stamp;
+  /* Stamped as the command was (its place in program order): a later
+   * command run again after it sees the record as its input's, not as a
+   * later command's (run_kept). */
   for (size_t i = 0; i < e->nbind; i++) {
     struct cls__slot *slot = cls__resolve(ctx, e->bind[i].handle);
-    if (slot && (e->bind[i].access & CLS_WRITE)) {
+    if (slot && (e->bind[i].access & CLS_WRITE) && slot->write_stamp <= e->stamp) {
       cls__slot_set_failure(slot, f);
-      slot->write_stamp = stamp;
+      slot->write_stamp = e->stamp;
     }
   }
+  cls__failure_unref(f);
+}
+
+/* Kept command `e` reads a buffer a later command wrote meanwhile, and
+ * that command ran (PoCL runs what is enqueued after a failure on the
+ * same queue, so a later writer ordered after `e` may have run while `e`
+ * failed behind a loss): `e` cannot be run again on the bytes it read,
+ * so the old rule holds, as where an input's bytes went with a lost
+ * device's memory: what it writes that nothing wrote later takes the
+ * loss, with why.  A later writer that is itself to run again (marked)
+ * wrote nothing yet. */
+static bool input_overwritten(cls_context *ctx, const struct cls__kept *e,
+                              const struct cls__cmd *cmd, uint64_t began) {
+  for (size_t i = 0; i < e->nbind; i++) {
+    const struct cls__slot *slot = cmd->bind[i].slot;
+    const struct cls__failure *f = slot->failure;
+    if ((e->bind[i].access & CLS_READ) && slot->write_stamp > e->stamp &&
+        slot->write_stamp <= began && /* not what ran again before it */
+        (!f || f == &cls__never_written || f->provisional) &&
+        !cls__keep_runs_again(ctx, slot->write_stamp))
+      return true;
+  }
+  return false;
+}
+
+static void overwritten(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e,
+                        const struct cls__cmd *cmd) {
+  bool launch = e->kind == CLS__CMD_LAUNCH;
+  struct cls__cmd_at where = {.stream = s->id, .kind = e->kind, .position = s->issued,
+                              .op = e->op, .kernel = launch ? e->kcmd.name : ""};
+  struct cls__failure *f = cls__failure_mint(
+      ctx, launch ? CLS_ELAUNCH : CLS_ECL, CL_DEVICE_NOT_AVAILABLE, &where, true,
+      "replay stopped: run again after a loss, %s could not be: a later command on its queue "
+      "ran and overwrote what it reads (lost with stream %d)",
+      launch ? e->kcmd.name : e->op, s->id);
+  if (!f)
+    return;
+  read_fails(e->read, f);
+  for (size_t i = 0; i < e->nbind; i++) {
+    struct cls__slot *slot = cmd->bind[i].slot;
+    if ((e->bind[i].access & CLS_WRITE) && slot->write_stamp <= e->stamp) {
+      cls__slot_set_failure(slot, f);
+      slot->write_stamp = e->stamp;
+    }
+  }
+  if (ctx->trace)
+    cls__trace_failure(ctx->trace, "failure", s->id, launch ? e->kcmd.name : e->op, s->issued,
+                       f->message);
   cls__failure_unref(f);
 }
 
 /* Runs kept command `e` (a copy: the ring may grow meanwhile) again
  * through the command path.  False when it could not be built (a binding
  * freed since the poll that found it lost). */
-static bool run_kept(cls_context *ctx, struct cls__kept *e) {
+static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
   struct cls__cmd cmd;
   struct cls_foreign_buffer bufs[CLS_MAX_ARGS];
   struct cls_foreign_cmd fc;
@@ -135,7 +185,9 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
    * an input: what this command reads is what was there at its enqueue,
    * which nothing that ran has overwritten since (a later skip writes no
    * bytes); else it was skipped on it, at a new position, and named in
-   * that record's chain (found by the model, CLS_MODEL_LATE=1). */
+   * that record's chain (found by the model, CLS_MODEL_LATE=1).  Only
+   * records of commands issued before this replay began (`began`): what
+   * the replay itself wrote, before this command, is this command's input. */
   struct cls__failure *later[CLS_MAX_ARGS];
   uint64_t later_stamp[CLS_MAX_ARGS];
   bool hidden[CLS_MAX_ARGS];
@@ -144,7 +196,8 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
     struct cls__failure *f = slot->failure;
     later[i] = NULL;
     hidden[i] = false;
-    if (slot->write_stamp > e->stamp && f && f != &cls__never_written && !f->provisional) {
+    if (slot->write_stamp > e->stamp && slot->write_stamp <= began && f &&
+        f != &cls__never_written && !f->provisional) {
       later[i] = f;
       later_stamp[i] = slot->write_stamp;
       cls__failure_ref(f);
@@ -153,6 +206,15 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e) {
         hidden[i] = true;
       }
     }
+  }
+  if (input_overwritten(ctx, e, &cmd, began)) {
+    for (size_t i = 0; i < e->nbind; i++) { /* the records as they were */
+      if (hidden[i])
+        cmd.bind[i].slot->failure = later[i]; /* the slot's own reference, back */
+      cls__failure_unref(later[i]);           /* NULL: nothing */
+    }
+    overwritten(ctx, cmd.stream, e, &cmd);
+    return true;
   }
   unsigned replaying = ctx->replaying;
   ctx->replaying = e->replays + 1;
@@ -208,10 +270,12 @@ void cls__keep_replay(cls_context *ctx) {
     cls__relocate_lost(ctx);
   unsigned count[CLS_MAX_STREAMS] = {0}, most[CLS_MAX_STREAMS] = {0};
   uint64_t streams = 0;
+  /* Writes stamped after this are the replay's own (run_kept). */
+  uint64_t began = ctx->stamp;
   struct cls__kept e;
   while (k->nlost && cls__keep_take_lost(ctx, &e)) {
     struct cls__stream *s = cls__stream_peek(ctx, e.stream);
-    if (!s || !run_kept(ctx, &e))
+    if (!s || !run_kept(ctx, &e, began))
       continue;
     s->stats.replays++;
     count[e.stream]++;

@@ -72,6 +72,9 @@ void cls__keep_prune(cls_context *ctx);
 bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_t cap);
 /* Whether command `seq` of `stream` is kept and marked to run again. */
 bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq);
+/* Whether the command whose write stamp is `stamp` is kept and marked to
+ * run again (so it wrote nothing yet). */
+bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp);
 /* How often command `seq` of `stream` was run again after a loss (0:
  * never, or not kept). */
 unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq);
