@@ -457,12 +457,12 @@ void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_st
                   ctx->quirks.dependent_status < 0 &&
                   ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
                   cl_status == ctx->quirks.dependent_status;
-  /* Where the device passes the failed event's status on instead, a
-   * command with that status may have been queued behind it too. */
-  bool passed_on = !deferred && ctx->quirks.dependent_fails != 0 &&
-                   ctx->quirks.dependent_status == CLS__QUIRK_PROBE_STATUS;
-  struct cls__failure *behind =
-      by_quirk || passed_on ? queued_behind(ctx, k, by_quirk ? 0 : cl_status) : NULL;
+  /* Only PoCL's own status says "behind a failure": where the device
+   * passes the failed event's status on (rusticl, oclgrind), a command
+   * with that status may have failed by itself (or by fault injection's
+   * completion faults), so only a loss's status is taken so
+   * (cls__replay_failed_behind, from poll.c). */
+  struct cls__failure *behind = by_quirk ? queued_behind(ctx, k, 0) : NULL;
   if (behind) {
     skipped_behind(ctx, k, &part, behind);
     return;
