@@ -28,27 +28,25 @@ static void read_fails(struct cls__pending_read *read, struct cls__failure *f) {
   cls__failure_ref(f);
 }
 
-/* Kept command `e` cannot run again (a buffer it binds was freed after
- * the poll that found it lost): the old rule, its write set takes the
- * loss, and the record says why it was not replayed. */
-static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e) {
+/* Kept command `e` is not run again: the old rule, its write set takes
+ * the loss, with `why` in the record.  Its pending read reports it.  The
+ * record is stamped as the command was (its place in program order), on
+ * what nothing wrote later: a later command run again after it sees it
+ * as its input's, not as a later command's (run_kept). */
+static void not_run_again(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e,
+                          const char *why) {
   bool launch = e->kind == CLS__CMD_LAUNCH;
+  const char *name = launch ? e->kcmd.name : e->op;
   struct cls__cmd_at where = {.stream = s->id,
                               .kind = e->kind,
                               .position = s->issued,
                               .op = e->op,
                               .kernel = launch ? e->kcmd.name : ""};
-  struct cls__failure *f = cls__failure_mint(
-      ctx, launch ? CLS_ELAUNCH : CLS_ECL, CL_DEVICE_NOT_AVAILABLE, &where, true,
-      "lost with stream %d generation %llu (not replayed: a buffer it binds was freed): "
-      "command of %s failed after its enqueue with CL_DEVICE_NOT_AVAILABLE",
-      s->id, (unsigned long long)s->generation, launch ? e->kcmd.name : e->op);
+  struct cls__failure *f = cls__failure_mint(ctx, launch ? CLS_ELAUNCH : CLS_ECL,
+                                             CL_DEVICE_NOT_AVAILABLE, &where, true, "%s", why);
   if (!f)
     return;
   read_fails(e->read, f);
-  /* Stamped as the command was (its place in program order): a later
-   * command run again after it sees the record as its input's, not as a
-   * later command's (run_kept). */
   for (size_t i = 0; i < e->nbind; i++) {
     struct cls__slot *slot = cls__resolve(ctx, e->bind[i].handle);
     if (slot && (e->bind[i].access & CLS_WRITE) && slot->write_stamp <= e->stamp) {
@@ -56,7 +54,20 @@ static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct c
       slot->write_stamp = e->stamp;
     }
   }
+  if (ctx->trace)
+    cls__trace_failure(ctx->trace, "failure", s->id, name, s->issued, f->message);
   cls__failure_unref(f);
+}
+
+/* A buffer it binds was freed after the poll that found it lost. */
+static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e) {
+  char why[CLS__MESSAGE_MAX];
+  snprintf(why, sizeof why,
+           "lost with stream %d generation %llu (not replayed: a buffer it binds was freed): "
+           "command of %s failed after its enqueue with CL_DEVICE_NOT_AVAILABLE",
+           s->id, (unsigned long long)s->generation,
+           e->kind == CLS__CMD_LAUNCH ? e->kcmd.name : e->op);
+  not_run_again(ctx, s, e, why);
 }
 
 /* Kept command `e` reads a buffer a later command wrote meanwhile, and
@@ -81,30 +92,35 @@ static bool input_overwritten(cls_context *ctx, const struct cls__kept *e,
   return false;
 }
 
-static void overwritten(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e,
-                        const struct cls__cmd *cmd) {
-  bool launch = e->kind == CLS__CMD_LAUNCH;
-  struct cls__cmd_at where = {.stream = s->id, .kind = e->kind, .position = s->issued,
-                              .op = e->op, .kernel = launch ? e->kcmd.name : ""};
-  struct cls__failure *f = cls__failure_mint(
-      ctx, launch ? CLS_ELAUNCH : CLS_ECL, CL_DEVICE_NOT_AVAILABLE, &where, true,
-      "replay stopped: run again after a loss, %s could not be: a later command on its queue "
-      "ran and overwrote what it reads (lost with stream %d)",
-      launch ? e->kcmd.name : e->op, s->id);
-  if (!f)
-    return;
-  read_fails(e->read, f);
-  for (size_t i = 0; i < e->nbind; i++) {
+static void overwritten(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e) {
+  char why[CLS__MESSAGE_MAX];
+  snprintf(why, sizeof why,
+           "replay stopped: run again after a loss, %s could not be: a later command on its "
+           "queue ran and overwrote what it reads (lost with stream %d)",
+           e->kind == CLS__CMD_LAUNCH ? e->kcmd.name : e->op, s->id);
+  not_run_again(ctx, s, e, why);
+}
+
+/* The records run_kept set aside, back where they were: on what the
+ * command wrote, the later command's record and stamp again; on an input
+ * it hid from F2, the slot's own reference back. */
+static void restore_later(struct cls__cmd *cmd, struct cls__failure *const *later,
+                          const uint64_t *later_stamp, const bool *hidden) {
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    if (!later[i])
+      continue;
     struct cls__slot *slot = cmd->bind[i].slot;
-    if ((e->bind[i].access & CLS_WRITE) && slot->write_stamp <= e->stamp) {
-      cls__slot_set_failure(slot, f);
-      slot->write_stamp = e->stamp;
+    if (hidden[i] && !slot->failure) {
+      slot->failure = later[i]; /* the slot's own reference, back */
+    } else {
+      if (slot->failure != later[i])
+        cls__slot_set_failure(slot, later[i]);
+      if (hidden[i])
+        cls__failure_unref(later[i]); /* the reference it held before */
     }
+    slot->write_stamp = later_stamp[i];
+    cls__failure_unref(later[i]);
   }
-  if (ctx->trace)
-    cls__trace_failure(ctx->trace, "failure", s->id, launch ? e->kcmd.name : e->op, s->issued,
-                       f->message);
-  cls__failure_unref(f);
 }
 
 /* Runs kept command `e` (a copy: the ring may grow meanwhile) again
@@ -208,12 +224,8 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
     }
   }
   if (input_overwritten(ctx, e, &cmd, began)) {
-    for (size_t i = 0; i < e->nbind; i++) { /* the records as they were */
-      if (hidden[i])
-        cmd.bind[i].slot->failure = later[i]; /* the slot's own reference, back */
-      cls__failure_unref(later[i]);           /* NULL: nothing */
-    }
-    overwritten(ctx, cmd.stream, e, &cmd);
+    restore_later(&cmd, later, later_stamp, hidden);
+    overwritten(ctx, cmd.stream, e);
     return true;
   }
   unsigned replaying = ctx->replaying;
@@ -222,21 +234,7 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
    * it (run with its pending read, F8 taints that as the first run's) */
   int rc = cls__run(ctx, &cmd, e->read, NULL);
   ctx->replaying = replaying;
-  for (size_t i = 0; i < e->nbind; i++) {
-    if (!later[i])
-      continue;
-    struct cls__slot *slot = cmd.bind[i].slot;
-    if (hidden[i] && !slot->failure) {
-      slot->failure = later[i]; /* the slot's own reference, back */
-    } else {
-      if (slot->failure != later[i])
-        cls__slot_set_failure(slot, later[i]);
-      if (hidden[i])
-        cls__failure_unref(later[i]); /* the reference it held before */
-    }
-    slot->write_stamp = later_stamp[i];
-    cls__failure_unref(later[i]);
-  }
+  restore_later(&cmd, later, later_stamp, hidden);
   if (e->read && rc >= 0) {
     e->read->seq = cmd.seq;
   } else if (e->read && rc < 0) {
