@@ -56,21 +56,13 @@ skipped=0
 # running command's status waits until it has finished: the poll clstream
 # makes before a cross-stream wait finds the producer done, and no wait is
 # needed.  The results stay right; only these exact wait counts differ.
-# An open recovery defect, not a rusticl one: under
-# scheduler:sequential,queues=2, loss_after_enqueue_then_an_upload_behind_
-# failed_writers_keeps_its_bytes reads the first fill's bytes back where
-# the second fill's belong (rusticl runs what is queued behind a failed
-# command, so a writer that ran is overwritten by a command run again
-# after it; docs/devices.md, "Recovery").  It passes under the other
-# settings; on PoCL under all four.
 # It also aborts the process (a Rust panic, "unknown version") on a
 # program binary it did not write: test-cache forges one to see the
 # refusal path.  clstream hands it only binaries whose key (driver
 # version included) and checksum match, i.e. ones it wrote itself.
 rusticl_exclude="cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait
-binary_the_vendor_refuses_is_dropped_and_rebuilt
-loss_after_enqueue_then_an_upload_behind_failed_writers_keeps_its_bytes"
+binary_the_vendor_refuses_is_dropped_and_rebuilt"
 # oclgrind runs a whole queue inside clFlush.  The first seven cases hold a
 # producer behind a user event while a consumer on another stream is
 # ordered after it (or, F7_failed_..., while the scheduler hands the

@@ -849,6 +849,35 @@ START_TEST(loss_after_enqueue_then_an_upload_behind_failed_writers_keeps_its_byt
 }
 END_TEST
 
+/* Stream 2's fill of `b` shares the queue stream 0 loses where streams
+ * share queues (scheduler:interleave, queues=2), and runs again from
+ * there; stream 1's fill of `b` is ordered after it on another queue and
+ * synced before the loss is found.  Whatever ran or was withdrawn, the
+ * later fill's bytes are the ones read back (on rusticl it may have run:
+ * before, stream 2's fill run again overwrote it; now it runs again
+ * after, as a follower). */
+START_TEST(loss_after_enqueue_then_a_writer_on_another_queue_keeps_its_bytes) {
+  static const char src[] =
+      "kernel void set_k(global int *out, int v) { out[get_global_id(0)] = v; }\n";
+  cls_context *ctx = recctx("other", "on", "lost:stream=0,nth=1,op=launch,at=complete");
+  cls_kernel *set = ct_kernel(ctx, src, "set_k");
+  cls_buffer b = ct_alloc(ctx, 0, N * sizeof(int)), p = ct_alloc(ctx, 1, N * sizeof(int));
+  int first = 0x11111111, second = 0x22, v = 3;
+  CT_OK(cls_fill(ctx, 2, b, 0, N * sizeof(int), &first, sizeof first));
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(p), CLS_SCALAR(v)}));
+  CT_OK(cls_fill(ctx, 1, b, 0, (N - 2) * sizeof(int), &second, 1));
+  cls_stream_sync(ctx, 1, NULL); /* it ran; stream 0's loss may be found later */
+  cls_sync(ctx, NULL);
+  int got[N];
+  ct_download_ints(ctx, 1, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, i < N - 2 ? 0x22222222 : first);
+  ct_download_ints(ctx, 1, p, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, v);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* Stream 1's second launch is accepted by a queue lost after its
  * enqueue and never runs; then a copy of its output on `stream` is
  * refused at its enqueue (an enqueue fault), in the call or after it
@@ -1642,6 +1671,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_then_writers_on_another_stream_are_run_again);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_is_not_seen_by_what_runs_again);
   CT_ADD_LATE(s, loss_after_enqueue_then_an_upload_behind_failed_writers_keeps_its_bytes);
+  CT_ADD_LATE(s, loss_after_enqueue_then_a_writer_on_another_queue_keeps_its_bytes);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_refused_reader_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);

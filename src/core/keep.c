@@ -32,9 +32,11 @@ static void read_fails(struct cls__pending_read *read, struct cls__failure *f) {
  * the loss, with `why` in the record.  Its pending read reports it.  The
  * record is stamped as the command was (its place in program order), on
  * what nothing wrote later: a later command run again after it sees it
- * as its input's, not as a later command's (run_kept). */
+ * as its input's, not as a later command's (run_kept).  What this replay
+ * wrote before it (stamped after `began`) comes before it in program
+ * order too: it takes the record, and keeps its stamp. */
 static void not_run_again(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e,
-                          const char *why) {
+                          uint64_t began, const char *why) {
   bool launch = e->kind == CLS__CMD_LAUNCH;
   const char *name = launch ? e->kcmd.name : e->op;
   struct cls__cmd_at where = {.stream = s->id,
@@ -49,9 +51,13 @@ static void not_run_again(cls_context *ctx, struct cls__stream *s, const struct 
   read_fails(e->read, f);
   for (size_t i = 0; i < e->nbind; i++) {
     struct cls__slot *slot = cls__resolve(ctx, e->bind[i].handle);
-    if (slot && (e->bind[i].access & CLS_WRITE) && slot->write_stamp <= e->stamp) {
+    if (!slot || !(e->bind[i].access & CLS_WRITE))
+      continue;
+    if (slot->write_stamp <= e->stamp) {
       cls__slot_set_failure(slot, f);
       slot->write_stamp = e->stamp;
+    } else if (slot->write_stamp > began) {
+      cls__slot_set_failure(slot, f);
     }
   }
   if (ctx->trace)
@@ -60,14 +66,15 @@ static void not_run_again(cls_context *ctx, struct cls__stream *s, const struct 
 }
 
 /* A buffer it binds was freed after the poll that found it lost. */
-static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e) {
+static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e,
+                         uint64_t began) {
   char why[CLS__MESSAGE_MAX];
   snprintf(why, sizeof why,
            "lost with stream %d generation %llu (not replayed: a buffer it binds was freed): "
            "command of %s failed after its enqueue with CL_DEVICE_NOT_AVAILABLE",
            s->id, (unsigned long long)s->generation,
            e->kind == CLS__CMD_LAUNCH ? e->kcmd.name : e->op);
-  not_run_again(ctx, s, e, why);
+  not_run_again(ctx, s, e, began, why);
 }
 
 /* Kept command `e` reads a buffer a later command wrote meanwhile, and
@@ -80,10 +87,13 @@ static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct c
  * wrote nothing yet. */
 static bool input_overwritten(cls_context *ctx, const struct cls__kept *e,
                               const struct cls__cmd *cmd, uint64_t began) {
+  /* A follower ran: what it wrote itself (an argument it reads and
+   * writes) is not what it read either. */
+  uint64_t after = e->follows ? e->stamp - 1 : e->stamp;
   for (size_t i = 0; i < e->nbind; i++) {
     const struct cls__slot *slot = cmd->bind[i].slot;
     const struct cls__failure *f = slot->failure;
-    if ((e->bind[i].access & CLS_READ) && slot->write_stamp > e->stamp &&
+    if ((e->bind[i].access & CLS_READ) && slot->write_stamp > after &&
         slot->write_stamp <= began && /* not what ran again before it */
         (!f || f == &cls__never_written || f->provisional) &&
         !cls__keep_runs_again(ctx, slot->write_stamp))
@@ -92,13 +102,21 @@ static bool input_overwritten(cls_context *ctx, const struct cls__kept *e,
   return false;
 }
 
-static void overwritten(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e) {
+static void overwritten(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e,
+                        uint64_t began) {
   char why[CLS__MESSAGE_MAX];
-  snprintf(why, sizeof why,
-           "replay stopped: run again after a loss, %s could not be: a later command on its "
-           "queue ran and overwrote what it reads (lost with stream %d)",
-           e->kind == CLS__CMD_LAUNCH ? e->kcmd.name : e->op, s->id);
-  not_run_again(ctx, s, e, why);
+  const char *name = e->kind == CLS__CMD_LAUNCH ? e->kcmd.name : e->op;
+  if (e->follows)
+    snprintf(why, sizeof why,
+             "replay stopped: %s ran after a command lost with stream %d and touches what that "
+             "command writes, but could not run again: what it reads changed since it ran",
+             name, s->id);
+  else
+    snprintf(why, sizeof why,
+             "replay stopped: run again after a loss, %s could not be: a later command on its "
+             "queue ran and overwrote what it reads (lost with stream %d)",
+             name, s->id);
+  not_run_again(ctx, s, e, began, why);
 }
 
 /* The records run_kept set aside, back where they were: on what the
@@ -143,7 +161,7 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
     cmd.bind[i].handle = e->bind[i].handle;
     cmd.bind[i].access = e->bind[i].access;
     if (!(cmd.bind[i].slot = cls__resolve(ctx, e->bind[i].handle))) {
-      not_replayed(ctx, cmd.stream, e);
+      not_replayed(ctx, cmd.stream, e, began);
       return false;
     }
   }
@@ -225,11 +243,11 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
   }
   if (input_overwritten(ctx, e, &cmd, began)) {
     restore_later(&cmd, later, later_stamp, hidden);
-    overwritten(ctx, cmd.stream, e);
+    overwritten(ctx, cmd.stream, e, began);
     return true;
   }
   unsigned replaying = ctx->replaying;
-  ctx->replaying = e->replays + 1;
+  ctx->replaying = e->follows ? e->replays : e->replays + 1; /* a follower was not lost */
   /* F2 first; a failure is the buffers', or a download's: its sync reports
    * it (run with its pending read, F8 taints that as the first run's) */
   int rc = cls__run(ctx, &cmd, e->read, NULL);
@@ -266,6 +284,11 @@ void cls__keep_replay(cls_context *ctx) {
   cls__poll_all(ctx, true);
   if (ctx->lost_mask)
     cls__relocate_lost(ctx);
+  /* What ran after them on the buffers they write runs again after them
+   * (a device may run what is queued behind a failed command): else the
+   * bytes of what ran later are overwritten, or were computed from what
+   * the lost ones never wrote. */
+  cls__keep_follow(ctx);
   unsigned count[CLS_MAX_STREAMS] = {0}, most[CLS_MAX_STREAMS] = {0};
   uint64_t streams = 0;
   /* Writes stamped after this are the replay's own (run_kept). */
@@ -277,20 +300,23 @@ void cls__keep_replay(cls_context *ctx) {
       continue;
     s->stats.replays++;
     count[e.stream]++;
-    if (e.replays + 1 > most[e.stream])
-      most[e.stream] = e.replays + 1;
+    unsigned times = e.follows ? e.replays : e.replays + 1;
+    if (times > most[e.stream])
+      most[e.stream] = times;
     streams |= 1ull << e.stream;
     if (ctx->trace)
       cls__trace_failure(ctx->trace, "replay", e.stream,
                          e.kind == CLS__CMD_LAUNCH ? e.kcmd.name : e.op, s->issued,
-                         "run again: lost after its enqueue");
+                         e.follows ? "run again: it ran after a lost command, on what that writes"
+                                   : "run again: lost after its enqueue");
   }
   for (; streams; streams &= streams - 1) {
     int id = __builtin_ctzll(streams);
     const struct cls__stream *s = cls__stream_peek(ctx, id);
     cls__log(&ctx->logger, CLS_LOG_ERRORS,
              "stream %d: replayed %u command%s on generation %llu (lost after their enqueue, "
-             "or failed behind such a command; run again %u of at most %u times)",
+             "failed behind such a command, or ran after one on what it writes; run again %u "
+             "of at most %u times)",
              id, count[id], count[id] == 1 ? "" : "s", (unsigned long long)s->generation,
              most[id], ctx->recover);
   }

@@ -101,6 +101,8 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
   e->kind = cmd->kind;
   e->replays = ctx->replaying;
   e->lost = false;
+  e->follows = false;
+  e->failed = false;
   e->op = cmd->op;
   e->read = read;
   e->nbind = cmd->nbind;
@@ -198,6 +200,71 @@ bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_
   return true;
 }
 
+void cls__keep_failed(cls_context *ctx, int stream, uint64_t first, uint64_t last) {
+  struct cls__keep *k = &ctx->keep;
+  for (size_t i = 0; i < k->len; i++) {
+    struct cls__kept *e = at(k, i);
+    if (e->stream == stream && e->seq >= first && e->seq <= last)
+      e->failed = true;
+  }
+}
+
+/* Whether entry e binds handle h with an access in `access`. */
+static bool binds(const struct cls__kept *e, cls_buffer h, int access) {
+  for (size_t b = 0; b < e->nbind; b++)
+    if (e->bind[b].handle.bits == h.bits && (e->bind[b].access & access))
+      return true;
+  return false;
+}
+
+void cls__keep_follow(cls_context *ctx) {
+  struct cls__keep *k = &ctx->keep;
+  /* The buffers what runs again writes, so far in submission order; a
+   * follower's writes join them.  Bounded as a command's bindings are:
+   * past the bound, every later command that ran follows. */
+  cls_buffer written[4 * CLS_MAX_ARGS];
+  size_t nw = 0;
+  bool all = false;
+  /* The streams of what runs again: a later command of the same queue
+   * that ran was ordered after other queues' commands only through the
+   * waits of the one that failed, and a device that fails a command as
+   * soon as one of its waits fails (rusticl) lets it run before the
+   * others finished (found on rusticl: a fill ran before the earlier
+   * fill of the same buffer on another stream, which then overwrote
+   * it). */
+  uint64_t streams = 0;
+  for (size_t i = 0; i < k->len; i++) {
+    struct cls__kept *e = at(k, i);
+    if (!e->lost) {
+      if (!nw || e->failed)
+        continue;
+      bool touches = all || (streams >> e->stream & 1);
+      for (size_t w = 0; w < nw && !touches; w++)
+        touches = binds(e, written[w], CLS_READ | CLS_WRITE);
+      if (!touches)
+        continue;
+      e->lost = true;
+      e->follows = true;
+      k->nlost++;
+    } else if (!e->follows) {
+      streams |= 1ull << e->stream;
+    }
+    for (size_t b = 0; b < e->nbind && !all; b++) {
+      if (!(e->bind[b].access & CLS_WRITE))
+        continue;
+      bool known = false;
+      for (size_t w = 0; w < nw && !known; w++)
+        known = written[w].bits == e->bind[b].handle.bits;
+      if (known)
+        continue;
+      if (nw == sizeof written / sizeof *written)
+        all = true;
+      else
+        written[nw++] = e->bind[b].handle;
+    }
+  }
+}
+
 bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq) {
   const struct cls__kept *e = find(&ctx->keep, stream, seq);
   return e && e->lost;
@@ -208,7 +275,7 @@ bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp) {
   for (size_t i = 0; i < k->len; i++) {
     const struct cls__kept *e = at((struct cls__keep *)k, i);
     if (e->stamp == stamp)
-      return e->lost;
+      return e->lost && !e->follows;
   }
   return false;
 }
@@ -255,6 +322,7 @@ bool cls__keep_take_lost(cls_context *ctx, struct cls__kept *out) {
   }
   *out = *at(k, i);
   at(k, i)->lost = false;
+  at(k, i)->follows = false;
   k->nlost--;
   return true;
 }

@@ -25,7 +25,11 @@ struct cls__kept {
   int stream;
   int kind;                     /* enum cls__cmd_kind */
   unsigned replays;             /* times it ran again already (the bound) */
-  bool lost;                    /* found lost: runs again at the next safe point */
+  bool lost;                    /* marked: runs again at the next safe point */
+  bool follows;                 /* marked as a follower: it ran, and runs again
+                                   after what it follows (cls__keep_follow) */
+  bool failed;                  /* a poll found it failed (not lost): it did
+                                   not run, and its record stands */
   const char *op;
   cls_foreign_fn fn;            /* foreign commands: the callback and its */
   void *data;                   /* data (valid until the stream is synced) */
@@ -70,10 +74,21 @@ void cls__keep_prune(cls_context *ctx);
  * run again (it is marked); else false, with why it is not run again in
  * `why` (empty: it was never kept). */
 bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_t cap);
+/* A poll found commands `first`..`last` of `stream` failed (a cause
+ * that is not a loss, or one they are marked for): they did not run, so
+ * none is run again as a follower. */
+void cls__keep_failed(cls_context *ctx, int stream, uint64_t first, uint64_t last);
+/* Before the marked commands run again: a later kept command that ran
+ * (neither marked nor failed) and reads or writes a buffer one of them
+ * writes is marked too, as a follower, and so on in submission order:
+ * run again before it, the marked ones would overwrite what it wrote, or
+ * it read what they never wrote (a device may run what is queued behind
+ * a failed command).  Buffers are compared by handle. */
+void cls__keep_follow(cls_context *ctx);
 /* Whether command `seq` of `stream` is kept and marked to run again. */
 bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq);
 /* Whether the command whose write stamp is `stamp` is kept and marked to
- * run again (so it wrote nothing yet). */
+ * run again, not as a follower (so it wrote nothing yet). */
 bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp);
 /* How often command `seq` of `stream` was run again after a loss (0:
  * never, or not kept). */

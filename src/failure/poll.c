@@ -242,6 +242,8 @@ static bool behind_loss_passed_on(cls_context *ctx, struct cls__stream *s, uint6
 
 void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, cl_int status,
                         bool deferred) {
+  if (__builtin_expect(ctx->keep.len != 0, 0))
+    cls__keep_failed(ctx, s->id, seq, seq); /* it did not run: it never follows (keep.c) */
   s->failed_seq = seq;
   s->failed_first = seq;
   s->failed_status = status;
@@ -271,6 +273,8 @@ void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *strea
     s->failed_first = first[i];
     s->failed_status = status;
     s->failed_ranged = true;
+    if (__builtin_expect(ctx->keep.len != 0, 0))
+      cls__keep_failed(ctx, s->id, first[i], last[i]);
     parts[m++] = (struct cls__range_part){s->id, first[i], last[i]};
     if (__builtin_expect(ctx->relocate != 0, 0) && cls__lost_status(status)) {
       if (!lost_as[0])
