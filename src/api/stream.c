@@ -108,6 +108,7 @@ CLS_API int cls_stream_sync(cls_context *ctx, int stream, cls_report **report) {
     }
     if (rc == CLS_OK)
       rc = finish_reads(ctx, stream, report);
+    s->host_synced = s->submitted; /* its host memory is the caller's again */
   }
   cls__relocate_pending(ctx); /* queues the polls found lost move now */
   if (ctx->trace)
@@ -129,6 +130,8 @@ CLS_API int cls_sync(cls_context *ctx, cls_report **report) {
   }
   if (rc == CLS_OK)
     rc = finish_reads(ctx, -1, report);
+  for (int i = 0; i < ctx->pool.nstreams; i++) /* host memory is the caller's again */
+    ctx->pool.streams[i].host_synced = ctx->pool.streams[i].submitted;
   cls__relocate_pending(ctx); /* queues the polls found lost move now */
   if (ctx->trace)
     cls__trace_flush(ctx->trace);

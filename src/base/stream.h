@@ -48,6 +48,10 @@ struct cls__stream {
   uint64_t synced_mask;
   struct cls__memory mem;
   uint64_t timed_out_seq; /* deadline mode: see hung */
+  uint64_t host_synced;   /* seq up to which a sync handed the host memory
+                             of its non-blocking transfers and its foreign
+                             commands' data back: recovery does not run
+                             those again (cls__keep_follow) */
   uint64_t replay_pending; /* recovery: tasks a driver kept from a lost
                               queue for the next one (cls_driver_kept),
                               counted and logged at the relocation */

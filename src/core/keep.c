@@ -108,8 +108,9 @@ static void overwritten(cls_context *ctx, struct cls__stream *s, const struct cl
   const char *name = e->kind == CLS__CMD_LAUNCH ? e->kcmd.name : e->op;
   if (e->follows)
     snprintf(why, sizeof why,
-             "replay stopped: %s ran after a command lost with stream %d and touches what that "
-             "command writes, but could not run again: what it reads changed since it ran",
+             "replay stopped: %s on stream %d ran after a command that runs again after a "
+             "loss, on what that command touches, and could not run again: what it reads "
+             "changed since it ran",
              name, s->id);
   else
     snprintf(why, sizeof why,
@@ -240,6 +241,17 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
         hidden[i] = true;
       }
     }
+  }
+  if (e->follows && e->stale) {
+    restore_later(&cmd, later, later_stamp, hidden);
+    char why[CLS__MESSAGE_MAX];
+    snprintf(why, sizeof why,
+             "replay stopped: %s on stream %d ran after a command that runs again after a "
+             "loss, on what that command touches, and could not run again: a sync handed its "
+             "host memory back",
+             e->kind == CLS__CMD_LAUNCH ? e->kcmd.name : e->op, e->stream);
+    not_run_again(ctx, cmd.stream, e, began, why);
+    return true;
   }
   if (input_overwritten(ctx, e, &cmd, began)) {
     restore_later(&cmd, later, later_stamp, hidden);

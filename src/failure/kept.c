@@ -103,6 +103,7 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
   e->lost = false;
   e->follows = false;
   e->failed = false;
+  e->stale = false;
   e->op = cmd->op;
   e->read = read;
   e->nbind = cmd->nbind;
@@ -243,8 +244,12 @@ void cls__keep_follow(cls_context *ctx) {
         touches = binds(e, written[w], CLS_READ | CLS_WRITE);
       if (!touches)
         continue;
+      const struct cls__stream *st = &ctx->pool.streams[e->stream];
       e->lost = true;
       e->follows = true;
+      e->stale = (e->kind == CLS__CMD_WRITE || e->kind == CLS__CMD_READ ||
+                  e->kind == CLS__CMD_FOREIGN) &&
+                 e->seq <= st->host_synced;
       k->nlost++;
     } else if (!e->follows) {
       streams |= 1ull << e->stream;

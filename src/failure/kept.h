@@ -30,6 +30,8 @@ struct cls__kept {
                                    after what it follows (cls__keep_follow) */
   bool failed;                  /* a poll found it failed (not lost): it did
                                    not run, and its record stands */
+  bool stale;                   /* a follower whose host memory (or foreign
+                                   data) a sync handed back: not run again */
   const char *op;
   cls_foreign_fn fn;            /* foreign commands: the callback and its */
   void *data;                   /* data (valid until the stream is synced) */
@@ -83,7 +85,10 @@ void cls__keep_failed(cls_context *ctx, int stream, uint64_t first, uint64_t las
  * writes is marked too, as a follower, and so on in submission order:
  * run again before it, the marked ones would overwrite what it wrote, or
  * it read what they never wrote (a device may run what is queued behind
- * a failed command).  Buffers are compared by handle. */
+ * a failed command).  Buffers are compared by handle.  A follower whose
+ * host memory a sync of its stream handed back (a non-blocking transfer,
+ * a foreign command's data) is marked stale: it is not run again, and
+ * what the replay overwrote of its writes takes the loss. */
 void cls__keep_follow(cls_context *ctx);
 /* Whether command `seq` of `stream` is kept and marked to run again. */
 bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq);
