@@ -800,6 +800,36 @@ START_TEST(loss_after_enqueue_then_a_later_skip_is_not_seen_by_what_runs_again) 
 END_TEST
 
 /* Found by tests/model (CLS_MODEL_LATE=1, a fresh seed,
+ * 0xde375f49fca3): stream 1's increment of `a` is lost after its
+ * enqueue; stream 2's copy of `a` into `c` fails behind it; then a copy
+ * onto `a` on stream 0 is skipped (its source was never written), which
+ * leaves a record on `a` and writes no bytes.  Run again, stream 2's copy
+ * took that record, set aside so that F2 would not see it, for a later
+ * command that ran and overwrote its input: it was not run again, and `c`
+ * read "replay stopped".  Now `c` holds the copy of the increment. */
+START_TEST(loss_after_enqueue_then_a_later_skip_on_an_input_does_not_stop_a_reader) {
+  cls_context *ctx = recctx("other", "on", "lost:stream=1,nth=2,at=complete");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 1);
+  cls_buffer c = ct_alloc(ctx, 2, N * sizeof(int));
+  cls_buffer never = ct_alloc(ctx, 0, N * sizeof(int));
+  incs(ctx, 1, inc, a, 1); /* lost after its enqueue: runs again */
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 2, copy, 1, g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(c)});
+  ck_assert_msg(rc == CLS_OK, "copy: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  rc = cls_launch(ctx, 0, copy, 1, g, NULL, 2, (cls_arg[]){CLS_IN(never), CLS_OUT(a)});
+  ck_assert_msg(rc == CLS_ESKIPPED || rc == CLS_OK, "skip: %s", cls_err_name(rc));
+  cls_sync(ctx, NULL);
+  int got[N];
+  ct_download_ints(ctx, 2, c, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + 1);
+  CT_ERR(cls_check(ctx, 1, &a, NULL), CLS_ETAINTED); /* the skip's record stays */
+  cls_context_destroy(ctx);
+}
+END_TEST
+
+/* Found by tests/model (CLS_MODEL_LATE=1, a fresh seed,
  * 0x7cdb05b12bd7e05f): stream 0's launch is lost after its enqueue;
  * stream 1's launch (add_k, reading `b`) fails behind it, and so does the
  * fill of `b` after it on stream 1's queue; the blocking upload of one
@@ -1672,6 +1702,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_is_not_seen_by_what_runs_again);
   CT_ADD_LATE(s, loss_after_enqueue_then_an_upload_behind_failed_writers_keeps_its_bytes);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_writer_on_another_queue_keeps_its_bytes);
+  CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_on_an_input_does_not_stop_a_reader);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_refused_reader_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);
