@@ -743,6 +743,47 @@ static void writer_behind_loss(enum late_writer w, const char *recover) {
   cls_context_destroy(ctx);
 }
 
+/* Ranged attribution (recovery off): stream 1's copy of `a`, the output
+ * of stream 0's launch lost after its enqueue, then two increments of the
+ * copy, which ranged attribution enqueued without events.  Fault
+ * injection's gate is a user event, and PoCL 3.1 aborted the process
+ * failing them behind it ("PTHREAD ERROR in pocl_update_event_failed",
+ * found by the model with CLS_MODEL_LATE=1 on fresh seeds): the gate now
+ * makes every later command keep its event, as a foreign command's user
+ * event does.  The read names the loss as the root and the three
+ * commands as skipped on it (F5). */
+START_TEST(loss_after_enqueue_without_recovery_commands_behind_it_in_a_range_name_it_as_root) {
+  cls_context *ctx = recctx("other", "off", "lost:stream=0,nth=2,at=complete");
+  int mode = CLS_ATTRIBUTION_EXACT;
+  CT_OK(cls_context_attribution(ctx, &mode, NULL, NULL));
+  if (mode != CLS_ATTRIBUTION_RANGED) { /* exact here (not PoCL): the case above covers it */
+    cls_context_destroy(ctx);
+    return;
+  }
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_buffer a = uploaded(ctx, 0);
+  cls_buffer c = ct_alloc(ctx, 1, N * sizeof(int));
+  incs(ctx, 0, inc, a, 1); /* accepted, lost */
+  size_t g[1] = {N};
+  int rc = cls_launch(ctx, 1, copy, 1, g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(c)});
+  ck_assert_msg(rc == CLS_OK, "copy: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  incs(ctx, 1, inc, c, 2);
+  cls_sync(ctx, NULL);
+  int got[N];
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 1, c, 0, got, sizeof got, &r), CLS_ETAINTED);
+  ck_assert_uint_eq(cls_report_failures(r), 1);
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  ck_assert_msg(strstr(fi.message, "lost with stream 0 generation 0: ") && fi.stream == 0,
+                "root: on stream %d: %s", fi.stream, fi.message);
+  ck_assert_uint_eq(fi.skipped, 3);
+  cls_report_free(r);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(loss_after_enqueue_then_writers_on_another_stream_are_run_again) {
   writer_behind_loss(LW_UPLOAD_ASYNC, "on");
   writer_behind_loss(LW_FILL, "on");
@@ -1704,6 +1745,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_then_a_writer_on_another_queue_keeps_its_bytes);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_on_an_input_does_not_stop_a_reader);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
+  CT_ADD_LATE(s, loss_after_enqueue_without_recovery_commands_behind_it_in_a_range_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_refused_reader_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_download_ordered_through_its_own_queue);

@@ -6,6 +6,7 @@
 #include "factory/call.h"
 #include "factory/fault.h"
 #include "factory/fault-spec.h"
+#include "factory/opencl.h"
 #include "util/parse.h"
 
 #include <stdio.h>
@@ -290,6 +291,10 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
         mark_settle(fs);
       if (!(fs->gate = clCreateUserEvent(fs->backend->context, &crc)))
         return crc;
+      /* It fails later, and PoCL 3.1 aborts failing what follows a
+       * command without an event behind it: from now on every command
+       * keeps its event, as behind a foreign command's user event. */
+      cls__opencl_outside_event();
       fs->next_gated = fs->cfg->gated;
       fs->cfg->gated = fs;
     }

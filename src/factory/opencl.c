@@ -20,6 +20,7 @@
  * event that ends failed places the failure in the range of commands
  * since the last event that completed cleanly, and poll_range reports
  * that range. */
+#include "factory/opencl.h"
 #include "factory/call.h"
 
 #include <stdatomic.h>
@@ -89,6 +90,10 @@ struct ocl_stream {
  * failed events are kept (drain), and a capture's plan runs keep theirs
  * (capture-impl.h, struct rec). */
 static atomic_bool any_outside;
+
+void cls__opencl_outside_event(void) {
+  atomic_store_explicit(&any_outside, true, memory_order_relaxed);
+}
 
 static cl_int ocl_create(void *fdata, const struct cls_backend *be, int id, void **out) {
   cl_int rc = CL_SUCCESS;
@@ -348,8 +353,9 @@ static inline cl_event *slot_for(struct ocl_stream *s) {
  * host thread (ping-pong, fan); where the device is the host's CPU the
  * runtime's threads that end the event are the device's, and the core
  * does not ask for it.  Not once a command may wait on an event of no
- * queue that fails later (any_outside; the fault factory's gate clears
- * the flag), since PoCL 3.1 aborts failing a command whose event was let
+ * queue that fails later (any_outside, which fault injection's gate sets
+ * too; that factory also clears CLS_BACKEND_RELEASE_EARLY on the streams
+ * it wraps), since PoCL 3.1 aborts failing a command whose event was let
  * go; nor while timing each command (s->early). */
 static void supersede(struct ocl_stream *s) {
   size_t mask = s->cap - 1;
