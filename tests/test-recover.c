@@ -784,6 +784,55 @@ START_TEST(loss_after_enqueue_without_recovery_commands_behind_it_in_a_range_nam
 }
 END_TEST
 
+/* The same through a replayed capture (recovery off): stream 2's launch
+ * on `a` is lost after its enqueue; a capture on stream 0 sets `a`, then
+ * `b`, then `c`.  Replayed, its first launch waits for the lost one, and
+ * fault injection's gate fails the three behind it.  The capture's plan
+ * ran them without events, and PoCL 3.1 aborted the process failing them
+ * (the model, CLS_MODEL_LATE=1, fresh seed 0x2771555d35f6): a context
+ * whose faults lose queues after the enqueue now counts as one where a
+ * user event may fail later, as after a foreign command, so the plan's
+ * runs keep their events.  The read of `c` names the loss as the root. */
+START_TEST(loss_after_enqueue_without_recovery_a_replay_behind_it_names_it_as_root) {
+  static const char src[] =
+      "kernel void set_k(global int *out, int v) { out[get_global_id(0)] = v; }\n";
+  cls_context *ctx = recctx("other", "off", "lost:stream=2,nth=2,at=complete");
+  cls_kernel *set = ct_kernel(ctx, src, "set_k");
+  cls_buffer a = ct_alloc(ctx, 2, N * sizeof(int)), b = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
+  int v = 5;
+  size_t g[1] = {N};
+  CT_OK(cls_fill(ctx, 2, a, 0, N * sizeof(int), &v, sizeof v));
+  CT_OK(cls_launch(ctx, 2, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(a), CLS_SCALAR(v)}));
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_launch(ctx, 0, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(a), CLS_SCALAR(v)}));
+  CT_OK(cls_launch(ctx, 0, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(b), CLS_SCALAR(v)}));
+  CT_OK(cls_launch(ctx, 0, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(c), CLS_SCALAR(v)}));
+  CT_OK(cls_capture_end(ctx, &cap));
+  int rc = cls_replay(ctx, cap, 0, NULL);
+  ck_assert_msg(rc == CLS_OK, "replay: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  cls_sync(ctx, NULL);
+  int got[N];
+  cls_report *r = NULL;
+  rc = cls_download(ctx, 0, c, 0, got, sizeof got, &r);
+  if (rc == CLS_OK) { /* the loss was found before the replay waited on it (F7) */
+    CT_EXPECT_INTS(got, (size_t)N, i, v);
+  } else {
+    ck_assert_int_eq(rc, CLS_ETAINTED);
+    struct cls_failure_info fi;
+    CT_OK(cls_report_failure(r, 0, &fi));
+    /* Where streams 0 and 2 share the lost queue (interleave,
+     * queues=2), the replay was lost itself. */
+    ck_assert_msg(strstr(fi.message, "lost with stream ") && fi.cl_status == CL_DEVICE_NOT_AVAILABLE,
+                  "root: on stream %d: %s", fi.stream, fi.message);
+    cls_report_free(r);
+  }
+  cls_capture_destroy(cap);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(loss_after_enqueue_then_writers_on_another_stream_are_run_again) {
   writer_behind_loss(LW_UPLOAD_ASYNC, "on");
   writer_behind_loss(LW_FILL, "on");
@@ -1746,6 +1795,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_on_an_input_does_not_stop_a_reader);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_commands_behind_it_in_a_range_name_it_as_root);
+  CT_ADD_LATE(s, loss_after_enqueue_without_recovery_a_replay_behind_it_names_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_refused_reader_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_download_ordered_through_its_own_queue);

@@ -117,6 +117,11 @@ static int start_streams(cls_context *ctx, const struct cls_context_options *opt
     ctx->fault_data.members = cls__capture_run_members;
     factory = &cls__fault_factory;
     fdata = &ctx->fault_data;
+    /* A loss after the enqueue fails its commands through a user event,
+     * as a foreign command's may: a capture's runs keep their events
+     * (PoCL 3.1 aborts failing commands without them, opencl.c). */
+    if (cls__fault_gates(ctx->faults))
+      ctx->foreign_seen = true;
   }
   int rc = cls__pool_init(ctx, factory, fdata);
   if (rc < 0)

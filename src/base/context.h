@@ -44,7 +44,9 @@ struct cls_context {
   bool said_no_access_info; /* F11's "not checked" is logged once */
   bool strict;             /* F11: CLS_IN on a pointer the kernel may
                               write is refused (CLS_STRICT), not trusted */
-  bool foreign_seen;       /* a cls_foreign call was made: an event of
+  bool foreign_seen;       /* a cls_foreign call was made, or fault
+                              injection loses queues after the enqueue
+                              (its gate): an event of
                               another queue (a user event) may fail
                               later (a capture's plan runs keep their
                               events, its command-buffer runs go

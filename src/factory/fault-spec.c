@@ -79,6 +79,13 @@ bool cls__fault_loses(const struct cls__fault_config *cfg) {
   return false;
 }
 
+bool cls__fault_gates(const struct cls__fault_config *cfg) {
+  for (size_t i = 0; cfg && i < cfg->n; i++)
+    if (cfg->faults[i].when == W_GONE)
+      return true;
+  return false;
+}
+
 void cls__fault_config_free(struct cls__fault_config *cfg) {
   if (!cfg)
     return;

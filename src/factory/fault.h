@@ -43,6 +43,9 @@ extern const struct cls_stream_factory cls__fault_factory;
  * its stream's fault layer (a capture's run over several streams) must
  * not be used. */
 bool cls__fault_loses(const struct cls__fault_config *cfg);
+/* Whether cfg loses a queue after the enqueue (lost:...,at=complete): its
+ * gate is a user event that fails later, as a foreign command's may. */
+bool cls__fault_gates(const struct cls__fault_config *cfg);
 
 /* A command enqueued on a fault stream for logical stream `logical`: a
  * driver whose backend streams are shared by several logical streams

@@ -72,6 +72,21 @@ static bool poll_before(cls_context *ctx, const struct cls__range_part *parts, s
   return true;
 }
 
+/* poll_earlier for the newest logged command of parts[0..n): a range that
+ * failed behind a failed event may have done so at any of its commands,
+ * and the failure it was queued behind (replay.c) may be on a command
+ * enqueued between its first and its last. */
+static bool poll_before_last(cls_context *ctx, const struct cls__range_part *parts, size_t n) {
+  size_t last = ctx->log.len;
+  for (size_t i = 0; i < ctx->log.len; i++)
+    if (cls__log_in(cls__log_at(ctx, i), parts, n))
+      last = i;
+  if (last == ctx->log.len)
+    return false;
+  poll_earlier(ctx, last);
+  return true;
+}
+
 /* Command `seq` of `stream` failed with `cl_status` after its enqueue. */
 static void failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status, bool deferred) {
   if (poll_before(ctx, &(struct cls__range_part){stream, seq, seq}, 1))
@@ -283,7 +298,8 @@ void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *strea
       ctx->lost_mask |= 1ull << s->id;
     }
   }
-  if (poll_before(ctx, parts, m))
+  if (cls__replay_dependent_status(ctx, status) ? poll_before_last(ctx, parts, m)
+                                                 : poll_before(ctx, parts, m))
     cls__replay_failed_parts(ctx, parts, m, status, lost_as);
 }
 

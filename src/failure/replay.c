@@ -540,11 +540,49 @@ static void count_name(struct range_names *rn, const struct cls__log_entry *e) {
  * stream's part of the queue's range.  One record for the failure, naming
  * its parts, its kernels and how to pin it, logged once (F9); every write
  * of every part takes it. */
+bool cls__replay_dependent_status(const cls_context *ctx, cl_int cl_status) {
+  return ctx->quirks.dependent_fails != 0 && ctx->quirks.dependent_status < 0 &&
+         ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
+         cl_status == ctx->quirks.dependent_status;
+}
+
+/* A range failed with the status a device gives what it fails behind a
+ * failed event (PoCL: quirk dependent_fails), and a command of it was
+ * queued behind a failure found after its enqueue (queued_behind): the
+ * range failed behind that one, as an exact command would
+ * (cls__replay_failed), and each of its logged commands counts as
+ * skipped on it.  A range says only that one of its commands failed, and
+ * every write of the range takes the failure either way; this names the
+ * root.  False where no such failure is found. */
+static bool range_behind(cls_context *ctx, const struct cls__range_part *parts, size_t n,
+                         size_t k, cl_int cl_status) {
+  if (!cls__replay_dependent_status(ctx, cl_status))
+    return false;
+  struct cls__failure *g = NULL;
+  for (size_t i = k; i < ctx->log.len && !g; i++)
+    if (cls__log_in(cls__log_at(ctx, i), parts, n))
+      g = queued_behind(ctx, i, 0);
+  if (!g)
+    return false;
+  cls__failure_ref(g); /* skipped_behind may replace what holds it */
+  for (size_t i = k; i < ctx->log.len; i++) {
+    struct cls__log_entry *e = cls__log_at(ctx, i);
+    if (!cls__log_in(e, parts, n) || (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ))
+      continue;
+    const struct cls__range_part one = {e->stream, e->seq, e->seq};
+    skipped_behind(ctx, i, &one, g);
+  }
+  cls__failure_unref(g);
+  return true;
+}
+
 void cls__replay_failed_parts(cls_context *ctx, const struct cls__range_part *parts, size_t n,
                               cl_int cl_status, const char *prefix) {
   size_t k = cls__log_find(ctx, parts, n);
   if (k == ctx->log.len)
     return; /* nothing of it is logged (a blocking read checks its own status) */
+  if (range_behind(ctx, parts, n, k, cl_status))
+    return;
   struct range_names rn = {0};
   /* Each part's logged positions (parts with none logged are left out). */
   char span[160] = "";

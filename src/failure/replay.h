@@ -31,9 +31,17 @@ void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_st
  * failure too (the buffer itself is the caller's to mark). */
 struct cls__failure *cls__replay_failed_as(cls_context *ctx, int stream, uint64_t seq,
                                            int status, const char *detail, cls_buffer wrote);
-/* F8a: one of the commands of parts[0..n) failed (ranged attribution): a
- * stream's range, or the parts of one failure on a queue several streams
- * share.  One record for all; `prefix` (or NULL) opens its message. */
+/* Whether cl_status is what this device reports for a command it failed
+ * behind a failed event (quirk dependent_fails with a status of its own:
+ * PoCL's -1), which says nothing about the command itself. */
+bool cls__replay_dependent_status(const cls_context *ctx, cl_int cl_status);
+/* F8a: one of the commands of parts[0..n) failed (ranged attribution, or
+ * a replayed capture's run): a stream's range, or the parts of one
+ * failure on a queue several streams share.  One record for all; `prefix`
+ * (or NULL) opens its message.  With the dependent status (above), where
+ * a command of the range was queued behind a failure found after its
+ * enqueue, each command of the range counts as skipped on that failure
+ * instead (F5: the root is named). */
 void cls__replay_failed_parts(cls_context *ctx, const struct cls__range_part *parts, size_t n,
                               cl_int cl_status, const char *prefix);
 
