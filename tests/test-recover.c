@@ -40,6 +40,9 @@
   "lost:stream=0,op=launch,nth=3,at=complete;complete:kernel=inc_k,nth=3,status=CL_OUT_OF_RESOURCES"
 #endif
 
+/* A kernel writing one value everywhere: a source of fresh bytes. */
+#define SET_K_SRC "kernel void set_k(global int *out, int v) { out[get_global_id(0)] = v; }\n"
+
 static cls_context *recctx(const char *relocate, const char *recover, const char *fault) {
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .device = "all",
@@ -794,10 +797,8 @@ END_TEST
  * user event may fail later, as after a foreign command, so the plan's
  * runs keep their events.  The read of `c` names the loss as the root. */
 START_TEST(loss_after_enqueue_without_recovery_a_replay_behind_it_names_it_as_root) {
-  static const char src[] =
-      "kernel void set_k(global int *out, int v) { out[get_global_id(0)] = v; }\n";
   cls_context *ctx = recctx("other", "off", "lost:stream=2,nth=2,at=complete");
-  cls_kernel *set = ct_kernel(ctx, src, "set_k");
+  cls_kernel *set = ct_kernel(ctx, SET_K_SRC, "set_k");
   cls_buffer a = ct_alloc(ctx, 2, N * sizeof(int)), b = ct_alloc(ctx, 0, N * sizeof(int));
   cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
   int v = 5;
@@ -977,10 +978,8 @@ END_TEST
  * before, stream 2's fill run again overwrote it; now it runs again
  * after, as a follower). */
 START_TEST(loss_after_enqueue_then_a_writer_on_another_queue_keeps_its_bytes) {
-  static const char src[] =
-      "kernel void set_k(global int *out, int v) { out[get_global_id(0)] = v; }\n";
   cls_context *ctx = recctx("other", "on", "lost:stream=0,nth=1,op=launch,at=complete");
-  cls_kernel *set = ct_kernel(ctx, src, "set_k");
+  cls_kernel *set = ct_kernel(ctx, SET_K_SRC, "set_k");
   cls_buffer b = ct_alloc(ctx, 0, N * sizeof(int)), p = ct_alloc(ctx, 1, N * sizeof(int));
   int first = 0x11111111, second = 0x22, v = 3;
   CT_OK(cls_fill(ctx, 2, b, 0, N * sizeof(int), &first, sizeof first));
