@@ -834,6 +834,36 @@ START_TEST(loss_after_enqueue_without_recovery_a_replay_behind_it_names_it_as_ro
 }
 END_TEST
 
+/* Recovery off: stream 2's launch is lost after its enqueue; stream 1's
+ * launch reading its output fails behind it (PoCL: -1), and so, under
+ * the scheduler, which hands both over together, does the blocking
+ * download of `d` behind it on stream 1's queue, though nothing is
+ * wrong with `d`.  The download returned CLS_ECL ("in a range of
+ * commands one of which failed"); it now reads again behind that failure
+ * and returns `d`'s bytes.  Found by the model (CLS_MODEL_LATE=1, fresh
+ * seed 0xa71b52b77e26). */
+START_TEST(loss_after_enqueue_without_recovery_a_read_queued_behind_it_reads_again) {
+  cls_context *ctx = recctx("other", "off", "lost:stream=2,nth=1,at=complete");
+  cls_kernel *set = ct_kernel(ctx, SET_K_SRC, "set_k");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer a = ct_alloc(ctx, 1, N * sizeof(int)), d = ct_alloc(ctx, 1, N * sizeof(int));
+  int v = 6, w = 9, host[N];
+  for (int i = 0; i < N; i++)
+    host[i] = v;
+  size_t g[1] = {N};
+  ct_upload_ints(ctx, 1, d, host, N); /* blocking: known written, in no range */
+  CT_OK(cls_launch(ctx, 2, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(a), CLS_SCALAR(w)}));
+  int rc = cls_launch(ctx, 1, inc, 1, g, NULL, 1, (cls_arg[]){CLS_INOUT(a)});
+  ck_assert_msg(rc == CLS_OK, "inc: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  int got[N];
+  rc = cls_download(ctx, 1, d, 0, got, sizeof got, NULL);
+  ck_assert_msg(rc == CLS_OK, "download: %s: %s", cls_err_name(rc), cls_last_error_detail());
+  CT_EXPECT_INTS(got, (size_t)N, i, v);
+  CT_ERR(cls_check(ctx, 1, &a, NULL), CLS_ETAINTED); /* the loss, on what stream 1 wrote */
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(loss_after_enqueue_then_writers_on_another_stream_are_run_again) {
   writer_behind_loss(LW_UPLOAD_ASYNC, "on");
   writer_behind_loss(LW_FILL, "on");
@@ -1795,6 +1825,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_commands_behind_it_in_a_range_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_a_replay_behind_it_names_it_as_root);
+  CT_ADD_LATE(s, loss_after_enqueue_without_recovery_a_read_queued_behind_it_reads_again);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_refused_reader_on_another_stream_does_not_hang);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_download_ordered_through_its_own_queue);

@@ -4,6 +4,7 @@
 #include "core/command.h"
 #include "core/relocate.h"
 #include "failure/poll.h"
+#include "failure/replay.h"
 #include "failure/report.h"
 #include "guard/guard.h"
 #include "memory/memory.h"
@@ -30,6 +31,7 @@ int cls__download_run(cls_context *ctx, struct cls__cmd *cmd, cls_report **repor
     pending->handle = src;
   }
   unsigned reads = 0;
+  bool behind = false; /* read again once, failed behind another command */
 again:
   rc = cls__run(ctx, cmd, pending, report);
   if (rc < 0) {
@@ -68,6 +70,20 @@ again:
       goto out;
     }
     cmd->stream->stats.replays++;
+    goto again;
+  }
+  /* The device failed it behind another command's failure (PoCL's -1,
+   * quirk dependent_fails: a command queued behind a failed one), alone
+   * or in a failed range, and what it read carries no failure: it copied
+   * nothing, and nothing is wrong with its bytes.  Enqueued again, after
+   * that failure, it runs (a device that fails what is queued behind a
+   * failure runs what is enqueued after it): once (found by the model,
+   * CLS_MODEL_LATE=1, fresh seed 0xa71b52b77e26, under the scheduler,
+   * which hands the read over behind the failed command). */
+  if (!behind && cmd->stream->failed_first <= cmd->seq && cmd->seq <= cmd->stream->failed_seq &&
+      cls__replay_dependent_status(ctx, cmd->stream->failed_status) &&
+      cls__read_report(ctx, "download", stream, &src, 1, NULL) == CLS_OK) {
+    behind = true;
     goto again;
   }
   /* Known to have failed itself (exact attribution); a range of one
