@@ -675,6 +675,11 @@ static void download_exact(struct md_world *w, struct md_state *st, const struct
   }
   uint64_t lo, hi;
   issue(w, s, &lo, &hi);
+  /* A loss at completion not yet seen moved: the device may fail the read
+   * behind a command that failed behind it, and then it reads once more
+   * (src/core/download.c), a position more. */
+  if (w->late)
+    w->issued_hi[s]++;
   if (fires(w, MD_W_ENQUEUE, "download", NULL, s, false)) {
     ex->imm_rc = MD_ECL;
     ex->rcmask = md_bit(MD_ECL);
