@@ -237,7 +237,7 @@ void cls__keep_follow(cls_context *ctx) {
   for (size_t i = 0; i < k->len; i++) {
     struct cls__kept *e = at(k, i);
     if (!e->lost) {
-      if (!nw || e->failed)
+      if ((!nw && !streams) || e->failed)
         continue;
       bool touches = all || (streams >> e->stream & 1);
       for (size_t w = 0; w < nw && !touches; w++)
