@@ -102,22 +102,29 @@ static bool input_overwritten(cls_context *ctx, const struct cls__kept *e,
   return false;
 }
 
-static void overwritten(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e,
-                        uint64_t began) {
+/* Kept command `e` is not run again `because` (a clause): a command lost
+ * that could not run again, or a follower that ran and cannot run
+ * again; the record says which, and why. */
+static void stopped(cls_context *ctx, struct cls__stream *s, const struct cls__kept *e,
+                    uint64_t began, const char *because) {
   char why[CLS__MESSAGE_MAX];
   const char *name = e->kind == CLS__CMD_LAUNCH ? e->kcmd.name : e->op;
   if (e->follows)
     snprintf(why, sizeof why,
              "replay stopped: %s on stream %d ran after a command that runs again after a "
-             "loss, on what that command touches, and could not run again: what it reads "
-             "changed since it ran",
-             name, s->id);
+             "loss, on what that command touches, and could not run again: %s",
+             name, s->id, because);
   else
     snprintf(why, sizeof why,
-             "replay stopped: run again after a loss, %s could not be: a later command on its "
-             "queue ran and overwrote what it reads (lost with stream %d)",
-             name, s->id);
+             "replay stopped: run again after a loss, %s could not be: %s (lost with stream %d)",
+             name, because, s->id);
   not_run_again(ctx, s, e, began, why);
+}
+
+/* How often kept command `e` will have run again once it has: a
+ * follower was not lost, and its count stays. */
+static unsigned times_run_again(const struct cls__kept *e) {
+  return e->follows ? e->replays : e->replays + 1;
 }
 
 /* The records run_kept set aside, back where they were: on what the
@@ -218,7 +225,13 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
    * by the model, CLS_MODEL_LATE=1, seed 0xde375f49fca3: a launch skipped
    * later on another input kept a command from running again). */
   if (input_overwritten(ctx, e, &cmd, began)) {
-    overwritten(ctx, cmd.stream, e, began);
+    stopped(ctx, cmd.stream, e, began,
+            e->follows ? "what it reads changed since it ran"
+                       : "a later command on its queue ran and overwrote what it reads");
+    return true;
+  }
+  if (e->follows && e->stale) {
+    stopped(ctx, cmd.stream, e, began, "a sync handed its host memory back");
     return true;
   }
   /* A buffer it touches that a later command left a record on (one that
@@ -251,19 +264,8 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
       }
     }
   }
-  if (e->follows && e->stale) {
-    restore_later(&cmd, later, later_stamp, hidden);
-    char why[CLS__MESSAGE_MAX];
-    snprintf(why, sizeof why,
-             "replay stopped: %s on stream %d ran after a command that runs again after a "
-             "loss, on what that command touches, and could not run again: a sync handed its "
-             "host memory back",
-             e->kind == CLS__CMD_LAUNCH ? e->kcmd.name : e->op, e->stream);
-    not_run_again(ctx, cmd.stream, e, began, why);
-    return true;
-  }
   unsigned replaying = ctx->replaying;
-  ctx->replaying = e->follows ? e->replays : e->replays + 1; /* a follower was not lost */
+  ctx->replaying = times_run_again(e);
   /* F2 first; a failure is the buffers', or a download's: its sync reports
    * it (run with its pending read, F8 taints that as the first run's) */
   int rc = cls__run(ctx, &cmd, e->read, NULL);
@@ -316,9 +318,8 @@ void cls__keep_replay(cls_context *ctx) {
       continue;
     s->stats.replays++;
     count[e.stream]++;
-    unsigned times = e.follows ? e.replays : e.replays + 1;
-    if (times > most[e.stream])
-      most[e.stream] = times;
+    if (times_run_again(&e) > most[e.stream])
+      most[e.stream] = times_run_again(&e);
     streams |= 1ull << e.stream;
     if (ctx->trace)
       cls__trace_failure(ctx->trace, "replay", e.stream,

@@ -592,7 +592,7 @@ static cl_int ocl_foreign(void *stream, const struct cls_foreign_cmd *c, uint64_
     /* Not this queue's: a marker waiting for it is the command's event
      * (it orders what follows; PoCL fails it when ev fails). */
     cl_event other = ev;
-    atomic_store_explicit(&any_outside, true, memory_order_relaxed);
+    cls__opencl_outside_event();
     rc = clEnqueueMarkerWithWaitList(s->q, 1, &other, &ev);
     clReleaseEvent(other);
     if (rc != CL_SUCCESS)

@@ -379,6 +379,12 @@ static bool conflict(cls_context *ctx, struct cls__log_entry *a, struct cls__log
   return false;
 }
 
+bool cls__replay_dependent_status(const cls_context *ctx, cl_int cl_status) {
+  return ctx->quirks.dependent_fails != 0 && ctx->quirks.dependent_status < 0 &&
+         ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
+         cl_status == ctx->quirks.dependent_status;
+}
+
 /* The failure command k was queued behind, when the device failed it with
  * its dependent status (quirk dependent_fails): the first logged command
  * before it, enqueued, whose failure was found after k's enqueue (else k
@@ -453,10 +459,7 @@ void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_st
   /* A vendor that fails a command queued on a failed event with a status
    * of its own (PoCL: -1, CL_DEVICE_NOT_FOUND) says nothing true with
    * that status: the report names the quirk (quirks.c) instead. */
-  bool by_quirk = !deferred && ctx->quirks.dependent_fails != 0 &&
-                  ctx->quirks.dependent_status < 0 &&
-                  ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
-                  cl_status == ctx->quirks.dependent_status;
+  bool by_quirk = !deferred && cls__replay_dependent_status(ctx, cl_status);
   /* Only PoCL's own status says "behind a failure": where the device
    * passes the failed event's status on (rusticl, oclgrind), a command
    * with that status may have failed by itself (or by fault injection's
@@ -535,17 +538,6 @@ static void count_name(struct range_names *rn, const struct cls__log_entry *e) {
   }
 }
 
-/* F8a: one of the commands of parts[0..n) failed (a poisoned queue's event
- * said so, not which): a stream's range, or on a queue streams share each
- * stream's part of the queue's range.  One record for the failure, naming
- * its parts, its kernels and how to pin it, logged once (F9); every write
- * of every part takes it. */
-bool cls__replay_dependent_status(const cls_context *ctx, cl_int cl_status) {
-  return ctx->quirks.dependent_fails != 0 && ctx->quirks.dependent_status < 0 &&
-         ctx->quirks.dependent_status != CLS__QUIRK_PROBE_STATUS &&
-         cl_status == ctx->quirks.dependent_status;
-}
-
 /* A range failed with the status a device gives what it fails behind a
  * failed event (PoCL: quirk dependent_fails), and a command of it was
  * queued behind a failure found after its enqueue (queued_behind): the
@@ -576,6 +568,11 @@ static bool range_behind(cls_context *ctx, const struct cls__range_part *parts, 
   return true;
 }
 
+/* F8a: one of the commands of parts[0..n) failed (a poisoned queue's event
+ * said so, not which): a stream's range, or on a queue streams share each
+ * stream's part of the queue's range.  One record for the failure, naming
+ * its parts, its kernels and how to pin it, logged once (F9); every write
+ * of every part takes it. */
 void cls__replay_failed_parts(cls_context *ctx, const struct cls__range_part *parts, size_t n,
                               cl_int cl_status, const char *prefix) {
   size_t k = cls__log_find(ctx, parts, n);
