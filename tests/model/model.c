@@ -115,8 +115,11 @@ static void lost_moved(struct md_world *w, int s, bool late) {
       w->risk[t] = true;
       w->gen_hi[t] = w->gen[t] + 1;
       w->risked++;
-      if (w->split || late) /* its list may hold what it issued before */
+      if (w->split || late) { /* its list may hold what it issued before */
         w->fresh_risk |= 1ull << t;
+        if (w->recover)
+          w->issued_hi[t] += w->since_sync[t];
+      }
     }
   if (late) { /* found later: s moves when it meets the loss, as the others */
     w->late = true;
@@ -193,6 +196,7 @@ static int resolve(const struct md_state *st, int b) {
 }
 
 static void issue(struct md_world *w, int s, uint64_t *lo, uint64_t *hi) {
+  w->since_sync[s]++;
   *lo = ++w->issued_lo[s];
   /* A loss at completion not yet seen moved: this command (or one before
    * it) may be run again first, a position more (one per command). */
@@ -320,6 +324,37 @@ static void launch_wrote(struct md_state *st, int s, int b, bool rd) {
   if (loosened(st) && mb->diverged && mb->elems > MD_N)
     memset(mb->known + MD_N, 0, (size_t)(mb->elems - MD_N));
   wrote(st, s, b, rd, true);
+}
+
+/* A lost queue with recovery off (md_buf.risky): whether a command of
+ * stream s with bindings slot[]/acc[] may fail behind the loss without
+ * reading what failed: it writes a risky buffer, so it waits on a command
+ * that may fail with the loss. */
+static bool writes_risky(const struct md_state *st, const int *slot, const int *acc, int n) {
+  bool behind = false;
+  for (int i = 0; st->lossy && i < n; i++)
+    behind |= (acc[i] & MD_W) && st->buf[slot[i]].risky;
+  return behind;
+}
+
+/* Marks the buffers a command of stream s makes risky: all it touches
+ * where s is at risk (a later writer waits on it), what it writes where it
+ * may fail behind the loss (may_fail: it reads a diverged buffer or writes
+ * a risky one). */
+static void mark_risky(struct md_state *st, int s, const int *slot, const int *acc, int n,
+                       bool may_fail) {
+  for (int i = 0; st->lossy && i < n; i++)
+    if (st->lossrisk[s] || ((acc[i] & MD_W) && may_fail))
+      st->buf[slot[i]].risky = true;
+}
+
+/* writes_risky, counted as reads_diverged counts: a record minted before
+ * such a command may have another skip chain. */
+static bool behind_risk(struct md_state *st, const int *slot, const int *acc, int n, bool rd) {
+  bool behind = writes_risky(st, slot, acc, n);
+  if (behind && !rd)
+    st->rd_ops++;
+  return behind;
 }
 
 void md_affected(const struct md_world *w, const struct md_op *ops, int n,
@@ -450,7 +485,10 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   }
   w->created[s] = true;
   int first = first_tainted(st, op->b, acc, n);
-  bool rd = reads_diverged(st, op->b, acc, n);
+  bool rd_in = reads_diverged(st, op->b, acc, n);
+  /* rd: what it writes may not be what the model computes */
+  bool rd = behind_risk(st, op->b, acc, n, rd_in) || rd_in;
+  mark_risky(st, s, op->b, acc, n, rd);
   uint64_t lo, hi;
   if (first >= 0) {
     int f = materialize(st, op->b[first]);
@@ -466,8 +504,9 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   }
   bool async;
   int status = issued(w, st, ex, "launch", name, s, MD_ELAUNCH, &lo, &hi, &async);
+  mark_risky(st, s, op->b, acc, n, rd); /* lost itself: at risk now */
   /* Ranged: clean inputs here may carry a range failure in clstream. */
-  if (rd)
+  if (rd_in)
     ex->rcmask |= md_bit(MD_ESKIPPED);
   if (status) {
     int f = fail_new(st, MD_ELAUNCH, status, "launch", name, s, lo, hi, async);
@@ -572,14 +611,21 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
     ex->rcmask |= md_bit(MD_ECL);
     ex->imm_rc = MD_ECL;
   }
+  static const int write_acc[1] = {MD_W};
+  bool behind = behind_risk(st, op->b, write_acc, 1, false);
+  mark_risky(st, s, op->b, write_acc, 1, behind);
+  /* A blocking upload behind a command that fails meanwhile fails in the
+   * call (its wait list failed). */
+  if (behind && !(deferrable && w->deferred))
+    ex->rcmask |= md_bit(MD_ECL);
   bool full = op->off == 0 && op->len == b->elems;
-  wrote(st, s, op->b[0], false, full);
+  wrote(st, s, op->b[0], behind, full);
   if (status) {
     taint(st, op->b[0], fail_new(st, MD_ECL, status, opname, "", s, lo, hi, async));
     return;
   }
   b->failure = MD_CLEAN;
-  wrote_elems(st, s, op->b[0], op->off, op->len, false);
+  wrote_elems(st, s, op->b[0], op->off, op->len, behind);
   for (int i = 0; i < op->len; i++) {
     int e = op->off + i;
     b->val[e] = op->kind == MD_FILL ? md_fill_value(op->value, op->psize, e)
@@ -611,7 +657,9 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   w->created[s] = true;
   uint64_t lo, hi;
   static const int copy_acc[2] = {MD_R, MD_W};
-  bool rd = reads_diverged(st, op->b, copy_acc, 2);
+  bool rd_in = reads_diverged(st, op->b, copy_acc, 2);
+  bool rd = behind_risk(st, op->b, copy_acc, 2, rd_in) || rd_in;
+  mark_risky(st, s, op->b, copy_acc, 2, rd);
   bool full = op->off2 == 0 && op->len == dst->elems;
   if (src->failure != MD_CLEAN) {
     int f = materialize(st, op->b[0]);
@@ -624,7 +672,8 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   }
   bool async;
   int status = issued(w, st, ex, "copy", NULL, s, MD_ECL, &lo, &hi, &async);
-  if (rd) /* ranged: the source may carry a range failure in clstream */
+  mark_risky(st, s, op->b, copy_acc, 2, rd); /* lost itself: at risk now */
+  if (rd_in) /* ranged: the source may carry a range failure in clstream */
     ex->rcmask |= md_bit(MD_ETAINTED);
   wrote(st, s, op->b[1], rd, full);
   if (status) {
@@ -740,7 +789,7 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
       struct md_buf *mb = &st->buf[b];
       if (mb->state != MD_LIVE || mb->writer != t + 1)
         continue;
-      mb->diverged = true;
+      mb->diverged = mb->risky = true;
       for (int e = 0; e < mb->elems; e++)
         mb->unsure[e] |= mb->known[e];
     }
@@ -792,6 +841,7 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
     return;
   case MD_SYNC:
     ex->rcmask = md_bit(MD_OK);
+    w->since_sync[op->stream] = 0;
     for (int i = 0; i < st->nfail; i++)
       if (st->fail[i].stream == op->stream)
         st->fail[i].known = true;
@@ -799,8 +849,11 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
   case MD_SYNC_ALL:
     ex->rcmask = md_bit(MD_OK);
     md_all_known(st);
-    for (int b = 0; b < MD_B; b++) /* every list submitted */
+    memset(w->since_sync, 0, sizeof w->since_sync);
+    for (int b = 0; b < MD_B; b++) { /* every list submitted, every command done */
       st->buf[b].writer = 0;
+      st->buf[b].risky = false;
+    }
     return;
   case MD_RELOCATE: {
     /* Waits for the stream's queue (what it learns is not counted on:
@@ -823,6 +876,9 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
   }
   case MD_SYNC_CHECK:
     md_all_known(st);
+    memset(w->since_sync, 0, sizeof w->since_sync);
+    for (int b = 0; b < MD_B; b++)
+      st->buf[b].risky = false;
     for (int i = 0; i < op->len; i++) {
       int b = op->b[i], rc = resolve(st, b);
       if (rc) {

@@ -123,6 +123,10 @@ struct md_world {
    * download of data whose failure may not have been found yet is refused
    * (no position) or runs (one position) depending on timing. */
   uint64_t issued_lo[MD_S], issued_hi[MD_S];
+  /* Commands each stream issued since it was last synced (sync, sync
+   * all): where a loss puts it at risk they may still be in its list,
+   * fail behind the loss and run again, a position each (recovery). */
+  uint64_t since_sync[MD_S];
   uint64_t imm_fail[MD_S];     /* enqueues that failed in the call (kept by
                                   the runner, from imm_rc) */
   bool created[MD_S];          /* streams clstream has created */
@@ -238,6 +242,14 @@ struct md_buf {
    * ran, gives them; a later write clears the failure without writing
    * them, and then they are what was there before: no longer known. */
   uint8_t unsure[MD_MAXE];
+  /* A lost queue with recovery off (md_state.lossy): a command of a stream
+   * at risk read or wrote it, or a command that may fail behind such a
+   * one wrote it, since the last sync of every stream.  A command that
+   * writes it waits on that command (clstream orders a write after the
+   * reads and the write before it, across streams), and PoCL fails a
+   * command whose wait list holds an event that failed: so what that
+   * command writes may carry the loss too. */
+  bool risky;
 };
 
 struct md_state {

@@ -1272,14 +1272,20 @@ static bool sync_positions(struct rt *rt, struct md_world *w) {
       return false;
     }
     uint64_t issued = ss.enqueues + ss.skips + w->imm_fail[s];
-    if (issued + w->late_losses < w->issued_lo[s] || issued > w->issued_hi[s]) {
+    /* After a loss at completion, a position no count shows: one per
+     * loss replayed (late_losses), and one per command taken back from a
+     * scheduler's list before it was handed to the lost queue
+     * (src/failure/poll.c: it counts as accepted once, when it runs
+     * again, at a new position), which the replays count. */
+    uint64_t slack = w->late_losses + (w->late_fired ? ss.replays : 0);
+    if (issued + slack < w->issued_lo[s] || issued > w->issued_hi[s]) {
       say(rt, "stream %d issued %llu commands, the model says %llu..%llu\n", s,
           (unsigned long long)issued, (unsigned long long)w->issued_lo[s],
           (unsigned long long)w->issued_hi[s]);
       return false;
     }
     w->issued_lo[s] = issued;
-    w->issued_hi[s] = issued + w->late_losses;
+    w->issued_hi[s] = issued + slack;
   }
   return true;
 }
@@ -1549,6 +1555,36 @@ START_TEST(random_programs_agree_with_the_model) {
 }
 END_TEST
 
+
+/* Losses at completion where streams share a queue (CLS_MODEL_LATE=1;
+ * the contexts that found them, as far as the program that failed, run
+ * under every driver setting: they failed under the one named).
+ * 0xc614e78181b16bba (scheduler:sequential,queues=2): a task the poll
+ * found skipped on an upload's failure (dropped from its list) was also
+ * kept for the loss, ran again, and was skipped once more, at a new
+ * position: a second entry for it in the chain (src/core/keep.c,
+ * skipped_already).  The others were the model's: a command of another
+ * stream that writes what a command of the lost queue touched waits on
+ * it and fails behind it (md_buf.risky: 0x945a9423df8df77f and
+ * 0x39f9989b9e9ab2d3 under scheduler:interleave); a task taken back from
+ * a list runs again at a new position no count shows (0x4e399474ced78d1b,
+ * interleave); a stream sharing the lost queue runs again what its list
+ * still held (0xed199e72de64a124, queues=2). */
+START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
+  setenv("CLS_MODEL_LATE", "1", 1);
+  struct totals t = {0};
+  static const struct {
+    uint64_t seed;
+    int programs;
+  } found[] = {{0xc614e78181b16bbaull, 5}, {0x945a9423df8df77full, 4},
+               {0x39f9989b9e9ab2d3ull, 7}, {0x4e399474ced78d1bull, 9},
+               {0xed199e72de64a124ull, 2}};
+  for (size_t i = 0; i < sizeof found / sizeof *found; i++)
+    run_context(found[i].seed, found[i].programs, &t);
+  unsetenv("CLS_MODEL_LATE");
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Regressions: the shortened programs of the bugs this harness found  */
 /* ------------------------------------------------------------------ */
@@ -1802,5 +1838,6 @@ int main(void) {
   CT_ADD(s, free_with_deferred_uses_keeps_the_memory_object);
   CT_ADD(s, fault_stream_key_names_logical_streams);
   CT_ADD(s, a_lost_shared_queue_moves_every_stream_on_it);
+  CT_ADD(s, late_losses_on_shared_queues_agree_with_the_model);
   return ct_run(s);
 }
