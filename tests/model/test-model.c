@@ -55,11 +55,15 @@
  * context keeps no other counted clause (the gate skips completion
  * clauses, a replay meets every clause again); the model makes no
  * non-blocking download, the one kind not replayed that it could meet
- * (buffers are freed only after the end's sync).  Off by default: where
- * streams share a queue, PoCL fails the rest of it behind the lost
- * command and a range then covers other streams' commands, which the
- * model's per-stream ranges for such a loss do not (docs/devices.md);
- * the library bugs it found are fixed (tests/test-recover.c).
+ * (buffers are freed only after the end's sync).  A command that writes
+ * what a command of a stream at risk touched waits on it, and PoCL fails
+ * it behind the loss: with recovery off its outputs are checked for
+ * safety only (md_buf.risky).  Off by default: with recovery on, a
+ * command failed behind the loss is not run again once a later command
+ * wrote any part of a buffer it reads (src/core/keep.c), which the model
+ * cannot place (docs/devices.md says what else still fails); the
+ * library bugs it found are fixed (tests/test-recover.c, and the case
+ * late_losses_on_shared_queues_agree_with_the_model below).
  *
  * One program in three runs captured and replayed (run_replayed): its
  * runs of launches, copies and fills are recorded in a capture and
