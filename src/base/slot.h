@@ -44,6 +44,15 @@ struct cls__slot {
   uint64_t write_seq;
   uint64_t write_stamp;    /* context-wide order of the last write, skips
                               included (F8 replay, see replay.c) */
+  /* Recovery (src/failure/kept.c, cls__keep_add), valid while
+   * write_stamp == span_last (the last write was noted there): the bytes
+   * [last_lo, last_hi) that last write covered, and [span_lo, span_hi)
+   * those the writes stamped after span_base up to span_prev (the write
+   * before it) covered.  A command to run again whose read range the
+   * writes since it ran miss reads what it read then (input_overwritten,
+   * src/core/keep.c). */
+  uint64_t span_base, span_prev, span_last;
+  size_t span_lo, span_hi, last_lo, last_hi;
   uint64_t read_mask;      /* streams that read since the last write */
   uint64_t read_seq[CLS_MAX_STREAMS];
   int next_free;           /* free-slot list */

@@ -77,6 +77,11 @@ static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct c
   not_run_again(ctx, s, e, began, why);
 }
 
+/* Whether byte ranges [alo, ahi) and [blo, bhi) share a byte. */
+static bool overlaps(size_t alo, size_t ahi, size_t blo, size_t bhi) {
+  return alo < bhi && blo < ahi;
+}
+
 /* Kept command `e` reads a buffer a later command wrote meanwhile, and
  * that command ran (PoCL runs what is enqueued after a failure on the
  * same queue, so a later writer ordered after `e` may have run while `e`
@@ -84,7 +89,11 @@ static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct c
  * so the old rule holds, as where an input's bytes went with a lost
  * device's memory: what it writes that nothing wrote later takes the
  * loss, with why.  A later writer that is itself to run again (marked)
- * wrote nothing yet. */
+ * wrote nothing yet, and later writes that missed the bytes `e` reads
+ * (the buffer's span, struct cls__slot) left them as they were (found by
+ * the model, CLS_MODEL_LATE=1, seed 0x25b57aab90a039b4: a copy of bytes
+ * 4..48 failed behind a loss, then an upload of bytes 52..64 of its
+ * source). */
 static bool input_overwritten(cls_context *ctx, const struct cls__kept *e,
                               const struct cls__cmd *cmd, uint64_t began) {
   /* A follower ran: what it wrote itself (an argument it reads and
@@ -93,11 +102,18 @@ static bool input_overwritten(cls_context *ctx, const struct cls__kept *e,
   for (size_t i = 0; i < e->nbind; i++) {
     const struct cls__slot *slot = cmd->bind[i].slot;
     const struct cls__failure *f = slot->failure;
-    if ((e->bind[i].access & CLS_READ) && slot->write_stamp > after &&
-        slot->write_stamp <= began && /* not what ran again before it */
-        (!f || f == &cls__never_written || f->provisional) &&
-        !cls__keep_runs_again(ctx, slot->write_stamp))
-      return true;
+    if (!((e->bind[i].access & CLS_READ) && slot->write_stamp > after &&
+          slot->write_stamp <= began && /* not what ran again before it */
+          (!f || f == &cls__never_written || f->provisional) &&
+          !cls__keep_runs_again(ctx, slot->write_stamp)))
+      continue;
+    size_t lo, hi;
+    cls__binding_bytes(e->kind, &e->x, CLS_READ, slot->size, &lo, &hi);
+    if (slot->write_stamp == slot->span_last && !overlaps(slot->last_lo, slot->last_hi, lo, hi) &&
+        (slot->span_prev <= after ||
+         (slot->span_base <= after && !overlaps(slot->span_lo, slot->span_hi, lo, hi))))
+      continue; /* every write since it ran missed what it reads */
+    return true;
   }
   return false;
 }

@@ -84,9 +84,39 @@ static bool over_reserve(struct cls__keep *k, size_t need) {
   return true;
 }
 
+/* Notes the bytes cmd writes on each buffer (struct cls__slot's span):
+ * the write before joins the span, which starts again where that write
+ * was not noted here, or is older than every kept command (none can ask
+ * about it). */
+static void note_span(struct cls__keep *k, const struct cls__cmd *cmd, uint64_t stamp) {
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    struct cls__slot *slot = cmd->bind[i].slot;
+    if (!(cmd->bind[i].access & CLS_WRITE))
+      continue;
+    uint64_t prev = slot->write_stamp;
+    if (prev != slot->span_last || !k->len || prev < at(k, 0)->stamp) {
+      slot->span_base = slot->span_prev = prev;
+      slot->span_lo = slot->span_hi = 0;
+    } else {
+      if (slot->span_hi == slot->span_lo) { /* empty */
+        slot->span_lo = slot->last_lo;
+        slot->span_hi = slot->last_hi;
+      } else {
+        slot->span_lo = slot->last_lo < slot->span_lo ? slot->last_lo : slot->span_lo;
+        slot->span_hi = slot->last_hi > slot->span_hi ? slot->last_hi : slot->span_hi;
+      }
+      slot->span_prev = prev;
+    }
+    cls__binding_bytes(cmd->kind, &cmd->x, CLS_WRITE, slot->size, &slot->last_lo,
+                       &slot->last_hi);
+    slot->span_last = stamp;
+  }
+}
+
 bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
                    struct cls__pending_read *read) {
   struct cls__keep *k = &ctx->keep;
+  note_span(k, cmd, stamp);
   if (!keepable(cmd))
     return true;
   if (k->len == k->cap)

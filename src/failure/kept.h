@@ -58,10 +58,27 @@ struct cls__kept {
   unsigned char bytes[CLS__KEEP_ARG_BYTES];
 };
 
+/* The bytes [*lo, *hi) of a buffer of `whole` bytes that a binding with
+ * `access` (CLS_READ: what it reads, else what it writes) of a command of
+ * `kind` with transfer `x` touches: a transfer's range, else (a launch, a
+ * foreign command, an image at either end) the whole buffer. */
+static inline void cls__binding_bytes(int kind, const struct cls_transfer *x, int access,
+                                      size_t whole, size_t *lo, size_t *hi) {
+  *lo = 0;
+  *hi = whole;
+  if (kind == CLS__CMD_LAUNCH || kind == CLS__CMD_FOREIGN || x->image)
+    return;
+  *lo = access & CLS_READ ? x->src_offset : x->dst_offset;
+  *hi = *lo + x->size;
+}
+
 /* Keeps cmd (just accepted by its queue as command `seq`, write stamp
  * `stamp`; `read`: a non-blocking download's pending read, else NULL)
- * until its stream proves it complete.  A command that cannot be run
- * again (a blocking transfer, finished at its return) is not kept.  False
+ * until its stream proves it complete.  Every command accepted while
+ * commands are kept comes through here, so that each buffer notes the
+ * bytes written since the oldest kept command (struct cls__slot's
+ * span).  A command that cannot be run again (a blocking transfer,
+ * finished at its return) is not kept.  False
  * only when out of memory: then it is not kept, and its loss is reported
  * as without recovery. */
 bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
