@@ -267,7 +267,7 @@ static bool loosened(const struct md_state *st) { return st->ranged || st->lossy
 /* Whether a command of stream s may fail in ways the model cannot name:
  * a completion fault's range (ranged), or a lost shared queue. */
 static bool affected(const struct md_state *st, int s) {
-  return st->affected[s] || st->lossrisk[s];
+  return st->affected[s] || st->lossrisk[s] || st->poisoned[s];
 }
 
 bool md_loose(const struct md_state *st, int f) {
@@ -489,6 +489,7 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   /* rd: what it writes may not be what the model computes */
   bool rd = behind_risk(st, op->b, acc, n, rd_in) || rd_in;
   mark_risky(st, s, op->b, acc, n, rd);
+  st->poisoned[s] |= st->lossy && rd;
   uint64_t lo, hi;
   if (first >= 0) {
     int f = materialize(st, op->b[first]);
@@ -614,6 +615,7 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
   static const int write_acc[1] = {MD_W};
   bool behind = behind_risk(st, op->b, write_acc, 1, false);
   mark_risky(st, s, op->b, write_acc, 1, behind);
+  st->poisoned[s] |= st->lossy && behind;
   /* A blocking upload behind a command that fails meanwhile fails in the
    * call (its wait list failed). */
   if (behind && !(deferrable && w->deferred))
@@ -660,6 +662,7 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   bool rd_in = reads_diverged(st, op->b, copy_acc, 2);
   bool rd = behind_risk(st, op->b, copy_acc, 2, rd_in) || rd_in;
   mark_risky(st, s, op->b, copy_acc, 2, rd);
+  st->poisoned[s] |= st->lossy && rd;
   bool full = op->off2 == 0 && op->len == dst->elems;
   if (src->failure != MD_CLEAN) {
     int f = materialize(st, op->b[0]);
@@ -759,6 +762,7 @@ static void download(struct md_world *w, struct md_state *st, const struct md_op
   ex->relaxed = st->buf[op->b[0]].diverged || affected(st, s);
   if (!ex->relaxed)
     return;
+  st->poisoned[s] |= st->lossy; /* it may fail behind the loss too */
   ex->rcmask |= md_bit(MD_ETAINTED) | (affected(st, s) ? md_bit(MD_ECL) : 0);
   if (st->lossrisk[s] && !ex->imm_rc) /* refused by the lost queue in the call */
     ex->imm_rc = MD_ECL;
@@ -841,6 +845,7 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
     return;
   case MD_SYNC:
     ex->rcmask = md_bit(MD_OK);
+    st->poisoned[op->stream] = false;
     w->since_sync[op->stream] = 0;
     for (int i = 0; i < st->nfail; i++)
       if (st->fail[i].stream == op->stream)
@@ -849,6 +854,7 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
   case MD_SYNC_ALL:
     ex->rcmask = md_bit(MD_OK);
     md_all_known(st);
+    memset(st->poisoned, 0, sizeof st->poisoned);
     memset(w->since_sync, 0, sizeof w->since_sync);
     for (int b = 0; b < MD_B; b++) { /* every list submitted, every command done */
       st->buf[b].writer = 0;
@@ -877,6 +883,7 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
   case MD_SYNC_CHECK:
     md_all_known(st);
     memset(w->since_sync, 0, sizeof w->since_sync);
+    memset(st->poisoned, 0, sizeof st->poisoned);
     for (int b = 0; b < MD_B; b++)
       st->buf[b].risky = false;
     for (int i = 0; i < op->len; i++) {

@@ -270,6 +270,12 @@ struct md_state {
   bool lossy;
   bool lossrisk[MD_S];
   bool lostrec[MD_S];
+  /* Recovery off, a lost queue: a command of the stream may have failed
+   * behind the loss (it read what a command that may fail so wrote, or
+   * waited on one: md_buf.risky), and PoCL fails the rest of a queue
+   * behind a failed command: the stream's commands may fail with the
+   * loss until it is synced. */
+  bool poisoned[MD_S];
 };
 
 /* What one operation must do. */

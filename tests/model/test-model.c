@@ -1577,7 +1577,9 @@ END_TEST
  * (event, sequential), 0x25b57aab90a039b4: a copy failed behind the loss
  * was not run again because a later upload wrote another part of its
  * source (src/core/keep.c, input_overwritten: the bytes each write since
- * covered). */
+ * covered); 0xff03dbf649f94ab4 (sequential), the model's again: a
+ * launch that read what the lost launch wrote failed behind it, and PoCL
+ * failed the rest of its stream's queue (md_state.poisoned). */
 START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
   setenv("CLS_MODEL_LATE", "1", 1);
   struct totals t = {0};
@@ -1586,7 +1588,8 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
     int programs;
   } found[] = {{0xc614e78181b16bbaull, 5}, {0x945a9423df8df77full, 4},
                {0x39f9989b9e9ab2d3ull, 7}, {0x4e399474ced78d1bull, 9},
-               {0xed199e72de64a124ull, 2}, {0x25b57aab90a039b4ull, 13}};
+               {0xed199e72de64a124ull, 2}, {0x25b57aab90a039b4ull, 13},
+               {0xff03dbf649f94ab4ull, 3}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
