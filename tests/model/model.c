@@ -238,8 +238,14 @@ static void taint(struct md_state *st, int b, int f) {
   memset(mb->unsure, 0, sizeof mb->unsure);
 }
 
-static void chain_add(struct md_state *st, int f, const char *kernel, int stream, uint64_t lo,
-                      uint64_t hi) {
+/* Whether a command issued now may run again after a loss at completion
+ * not yet found, at a position its issue range cannot bound. */
+static bool may_run_again(const struct md_world *w) {
+  return w->late && w->recover && !w->ranged;
+}
+
+static void chain_add(const struct md_world *w, struct md_state *st, int f, const char *kernel,
+                      int stream, uint64_t lo, uint64_t hi) {
   struct md_failure *mf = &st->fail[f];
   if (mf->nchain == MD_MAX_CHAIN) {
     mf->nlost++;
@@ -250,6 +256,16 @@ static void chain_add(struct md_state *st, int f, const char *kernel, int stream
   c->stream = stream;
   c->pos_lo = lo;
   c->pos_hi = hi;
+  c->open_hi = may_run_again(w);
+}
+
+uint64_t md_failure_hi(const struct md_world *w, const struct md_failure *f) {
+  return w && f->open_hi && w->issued_hi[f->stream] > f->pos_hi ? w->issued_hi[f->stream]
+                                                                 : f->pos_hi;
+}
+
+uint64_t md_chain_hi(const struct md_world *w, const struct md_chain *c) {
+  return w && c->open_hi && w->issued_hi[c->stream] > c->pos_hi ? w->issued_hi[c->stream] : c->pos_hi;
 }
 
 static bool unknown_async(const struct md_state *st, int f) {
@@ -409,7 +425,7 @@ static void skipped(struct md_world *w, struct md_state *st, struct md_expect *e
                     int rc_fail) {
   uint64_t lo, hi;
   issue(w, s, &lo, &hi);
-  chain_add(st, f, chain, s, lo, hi);
+  chain_add(w, st, f, chain, s, lo, hi);
   ex->rcmask = md_bit(rc_skip);
   if (unknown_async(st, f)) {
     ex->rcmask |= md_bit(MD_OK);
@@ -511,6 +527,7 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
     ex->rcmask |= md_bit(MD_ESKIPPED);
   if (status) {
     int f = fail_new(st, MD_ELAUNCH, status, "launch", name, s, lo, hi, async);
+    st->fail[f].open_hi = async && may_run_again(w);
     for (int i = 0; i < n; i++)
       if (acc[i] & MD_W) {
         taint(st, op->b[i], f);
@@ -623,7 +640,9 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
   bool full = op->off == 0 && op->len == b->elems;
   wrote(st, s, op->b[0], behind, full);
   if (status) {
-    taint(st, op->b[0], fail_new(st, MD_ECL, status, opname, "", s, lo, hi, async));
+    int f = fail_new(st, MD_ECL, status, opname, "", s, lo, hi, async);
+    st->fail[f].open_hi = async && may_run_again(w);
+    taint(st, op->b[0], f);
     return;
   }
   b->failure = MD_CLEAN;
@@ -680,7 +699,9 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
     ex->rcmask |= md_bit(MD_ETAINTED);
   wrote(st, s, op->b[1], rd, full);
   if (status) {
-    taint(st, op->b[1], fail_new(st, MD_ECL, status, "copy", "", s, lo, hi, async));
+    int f = fail_new(st, MD_ECL, status, "copy", "", s, lo, hi, async);
+    st->fail[f].open_hi = async && may_run_again(w);
+    taint(st, op->b[1], f);
     return;
   }
   uint32_t v[MD_MAXE];

@@ -198,6 +198,12 @@ struct md_chain {
   char kernel[MD_NAME];
   int stream;
   uint64_t pos_lo, pos_hi;
+  /* Issued while a loss at completion may be replayed (md_world.late, with
+   * recovery): the command may run again, untrusted, at the position its
+   * stream has when the loss is found -- after the rest of a replayed
+   * capture, say -- so pos_hi is only a floor: the entry may lie up to
+   * the stream's count when the report is read (md_chain_hi). */
+  bool open_hi;
 };
 
 struct md_failure {
@@ -206,6 +212,8 @@ struct md_failure {
   char kernel[MD_NAME];
   int stream;
   uint64_t pos_lo, pos_hi;
+  bool open_hi; /* a completion fault on a command that may run again (as
+                   md_chain.open_hi): pos_hi a floor (md_failure_hi) */
   bool async;   /* found after the enqueue */
   bool known;   /* certainly found by clstream by now */
   int nchain;
@@ -316,6 +324,11 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
              struct md_expect *ex);
 /* Whether streams s and t use one queue (md_world.shared), neither
  * relocated since creation. */
+/* Chain entry c's last possible position, given the world as it is when
+ * the report is read. */
+uint64_t md_chain_hi(const struct md_world *w, const struct md_chain *c);
+/* The same for failure f's own position. */
+uint64_t md_failure_hi(const struct md_world *w, const struct md_failure *f);
 bool md_same_queue(const struct md_world *w, int s, int t);
 /* Ranged attribution (F8a): which streams a completion fault fails in
  * `ops` (a dry run of the model from world *w, state fresh), into

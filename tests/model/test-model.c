@@ -544,6 +544,7 @@ struct rt {
   bool inconclusive;
   int ndev;                 /* the context's devices */
   bool ranged;              /* expectations for ranged attribution (F8a) */
+  const struct md_world *w; /* the program's world, while it runs */
 };
 
 /* Ranged attribution: how often the relaxed checks ran, so that a run
@@ -700,7 +701,7 @@ static bool same_failure(struct rt *rt, const struct md_failure *mf, bool loose,
   bool ok = fi.status == mf->status && fi.cl_status == mf->cl_status &&
             strcmp(fi.operation, mf->op) == 0 && strcmp(fi.kernel, mf->kernel) == 0 &&
             fi.stream == mf->stream && fi.position >= mf->pos_lo &&
-            fi.position <= mf->pos_hi && (fi.async != 0) == mf->async;
+            fi.position <= md_failure_hi(rt->w, mf) && (fi.async != 0) == mf->async;
   /* The chain, one item per launch: entries repeat a launch `count` times
    * (consecutive skips of one kernel on one stream); only an entry's first
    * launch has its position.  The kind is not compared (timing). */
@@ -721,7 +722,7 @@ static bool same_failure(struct rt *rt, const struct md_failure *mf, bool loose,
        * in the model's chain one item each; the entry names the first. */
       if (item < (size_t)mf->nchain &&
           (si.stream != mf->chain[item].stream || si.position < mf->chain[item].pos_lo ||
-           si.position > mf->chain[item].pos_hi))
+           si.position > md_chain_hi(rt->w, &mf->chain[item])))
         ok = false;
       item += si.count;
       replays.whole_seen++;
@@ -732,7 +733,7 @@ static bool same_failure(struct rt *rt, const struct md_failure *mf, bool loose,
         break;
       const struct md_chain *mc = &mf->chain[item];
       if (strcmp(si.kernel, mc->kernel) != 0 || si.stream != mc->stream ||
-          (c == 0 && (si.position < mc->pos_lo || si.position > mc->pos_hi)))
+          (c == 0 && (si.position < mc->pos_lo || si.position > md_chain_hi(rt->w, mc))))
         ok = false;
     }
   }
@@ -740,11 +741,12 @@ static bool same_failure(struct rt *rt, const struct md_failure *mf, bool loose,
     return true;
   say(rt, "  expected failure: %s (cl %d) in %s '%s' on s%d at %llu..%llu%s, chain of %llu:",
       cls_err_name(mf->status), mf->cl_status, mf->op, mf->kernel, mf->stream,
-      (unsigned long long)mf->pos_lo, (unsigned long long)mf->pos_hi,
+      (unsigned long long)mf->pos_lo, (unsigned long long)md_failure_hi(rt->w, mf),
       mf->async ? " (found after the call)" : "", (unsigned long long)want);
   for (int c = 0; c < mf->nchain; c++)
-    say(rt, " %s/s%d@%llu", mf->chain[c].kernel, mf->chain[c].stream,
-        (unsigned long long)mf->chain[c].pos_lo);
+    say(rt, " %s/s%d@%llu..%llu", mf->chain[c].kernel, mf->chain[c].stream,
+        (unsigned long long)mf->chain[c].pos_lo,
+        (unsigned long long)md_chain_hi(rt->w, &mf->chain[c]));
   say(rt, "\n  got: %s", cls_report_text((cls_report *)r));
   return false;
 }
@@ -776,10 +778,12 @@ static bool same_report(struct rt *rt, const struct md_state *st, const struct m
 }
 
 /* Whether report failure fi is the model's record mf (not its chain). */
-static bool same_root(const struct md_failure *mf, const struct cls_failure_info *fi) {
+static bool same_root(const struct md_world *w, const struct md_failure *mf,
+                      const struct cls_failure_info *fi) {
   return fi->status == mf->status && fi->cl_status == mf->cl_status &&
          strcmp(fi->operation, mf->op) == 0 && strcmp(fi->kernel, mf->kernel) == 0 &&
-         fi->stream == mf->stream && fi->position >= mf->pos_lo && fi->position <= mf->pos_hi &&
+         fi->stream == mf->stream && fi->position >= mf->pos_lo &&
+         fi->position <= md_failure_hi(w, mf) &&
          (fi->async != 0) == mf->async;
 }
 
@@ -820,7 +824,7 @@ static bool relaxed_report(struct rt *rt, const struct md_state *st, const struc
     }
     bool known = false;
     for (int f = 0; f < st->nfail && !known; f++)
-      known = same_root(&st->fail[f], &fi);
+      known = same_root(rt->w, &st->fail[f], &fi);
     /* A shared queue lost with recovery off: a command of a stream at
      * risk that met it carries the loss (CL_DEVICE_NOT_AVAILABLE). */
     if (!known && fi.stream >= 0 && fi.stream < MD_S && st->lostrec[fi.stream] &&
@@ -853,7 +857,7 @@ static bool relaxed_report(struct rt *rt, const struct md_state *st, const struc
     bool found = false, matched = false;
     for (; i < nf && !matched; i++) {
       struct cls_failure_info fi;
-      if (cls_report_failure(r, i, &fi) != 0 || !same_root(mf, &fi))
+      if (cls_report_failure(r, i, &fi) != 0 || !same_root(rt->w, mf, &fi))
         continue;
       found = true;
       matched = same_failure(rt, mf, md_loose(st, b->failure), r, i);
@@ -1300,6 +1304,7 @@ static bool run_program(struct rt *rt, struct md_world *w, const struct md_op *o
                         bool replay, struct md_state *st) {
   md_state_init(st);
   memset(rt->h, 0, sizeof rt->h);
+  rt->w = w;
   if (!sync_positions(rt, w))
     return false;
   if (rt->ranged) {
@@ -1589,7 +1594,8 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
   } found[] = {{0xc614e78181b16bbaull, 5}, {0x945a9423df8df77full, 4},
                {0x39f9989b9e9ab2d3ull, 7}, {0x4e399474ced78d1bull, 9},
                {0xed199e72de64a124ull, 2}, {0x25b57aab90a039b4ull, 13},
-               {0xff03dbf649f94ab4ull, 3}};
+               {0xff03dbf649f94ab4ull, 3}, {0xabaa7a203c6dull, 5},
+               {0x1fc1174fcdc94eaeull, 6}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
