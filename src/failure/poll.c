@@ -23,7 +23,16 @@
 static _Thread_local struct {
   size_t n;
   void *backend[CLS_MAX_STREAMS + 1];
-} polling;
+  /* The write stamp of the oldest command whose failure waits for these
+   * polls to be applied (UINT64_MAX: none). */
+  uint64_t pending;
+  /* Failures with the device's dependent status (quirk dependent_fails)
+   * that a poll of another stream found while `pending` waited: applied
+   * after it (flush_later), as a command failed behind it needs it
+   * found first to name it (replay.c, queued_behind). */
+  size_t nlater;
+  struct { int stream; uint64_t seq; cl_int status; } later[CLS_MAX_STREAMS];
+} polling = {.pending = UINT64_MAX};
 
 static bool is_polling(void *backend) {
   for (size_t i = 0; i < polling.n; i++)
@@ -43,7 +52,10 @@ static void poll_earlier(cls_context *ctx, size_t k) {
   if (!rs || polling.n == CLS_MAX_STREAMS + 1)
     return;
   size_t mark = polling.n;
+  uint64_t pending = polling.pending;
   polling.backend[polling.n++] = rs->backend;
+  if (cls__log_at(ctx, k)->stamp < polling.pending)
+    polling.pending = cls__log_at(ctx, k)->stamp;
   for (size_t i = 0; i < k && i < ctx->log.len; i++) {
     struct cls__log_entry *e = cls__log_at(ctx, i);
     struct cls__stream *p = cls__stream_peek(ctx, e->stream);
@@ -58,6 +70,7 @@ static void poll_earlier(cls_context *ctx, size_t k) {
       p->completed = completed;
   }
   polling.n = mark;
+  polling.pending = pending;
 }
 
 /* poll_earlier for the oldest logged command of parts[0..n).  False when
@@ -87,10 +100,47 @@ static bool poll_before_last(cls_context *ctx, const struct cls__range_part *par
   return true;
 }
 
+/* Whether command `seq` of `stream`, failed with the device's dependent
+ * status, was found by a poll made for an older command's failure that
+ * is not applied yet (poll_earlier polls a whole stream, and that
+ * stream's later commands may have failed behind the older one): then it
+ * waits for it (flush_later), else it could not name the failure it was
+ * queued behind and would be reported as its own. */
+static bool apply_later(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
+                        bool deferred) {
+  if (polling.pending == UINT64_MAX || deferred || polling.nlater == CLS_MAX_STREAMS ||
+      !cls__replay_dependent_status(ctx, cl_status))
+    return false;
+  size_t k = cls__log_find(ctx, &(struct cls__range_part){stream, seq, seq}, 1);
+  if (k == ctx->log.len || cls__log_at(ctx, k)->stamp < polling.pending)
+    return false;
+  polling.later[polling.nlater++] = (__typeof__(polling.later[0])){stream, seq, cl_status};
+  return true;
+}
+
 /* Command `seq` of `stream` failed with `cl_status` after its enqueue. */
 static void failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status, bool deferred) {
+  if (apply_later(ctx, stream, seq, cl_status, deferred))
+    return;
   if (poll_before(ctx, &(struct cls__range_part){stream, seq, seq}, 1))
     cls__replay_failed(ctx, stream, seq, cl_status, deferred);
+}
+
+/* The failures apply_later held, once the one they waited for is applied
+ * (by the outermost report: no poll of polling's is in progress).  The
+ * streams of the report's own poll, backends[0..n), are still in it: the
+ * polls these make leave them alone. */
+static void flush_later(cls_context *ctx, struct cls__stream *const *streams, size_t n) {
+  if (polling.pending != UINT64_MAX)
+    return;
+  size_t mark = polling.n;
+  for (size_t i = 0; i < n && polling.n < CLS_MAX_STREAMS + 1; i++)
+    if (streams[i]->backend && !is_polling(streams[i]->backend))
+      polling.backend[polling.n++] = streams[i]->backend;
+  for (size_t i = 0; i < polling.nlater; i++)
+    failed(ctx, polling.later[i].stream, polling.later[i].seq, polling.later[i].status, false);
+  polling.nlater = 0;
+  polling.n = mark;
 }
 
 struct cls__failure *cls__poll_failed_as(cls_context *ctx, int stream, uint64_t seq,
@@ -274,6 +324,8 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
     failed_when_run_again(ctx, s, seq, status);
   else
     failed(ctx, s->id, seq, status, deferred);
+  if (__builtin_expect(polling.nlater != 0, 0))
+    flush_later(ctx, &s, 1);
 }
 
 void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *streams,
@@ -301,6 +353,8 @@ void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *strea
   if (cls__replay_dependent_status(ctx, status) ? poll_before_last(ctx, parts, m)
                                                  : poll_before(ctx, parts, m))
     cls__replay_failed_parts(ctx, parts, m, status, lost_as);
+  if (__builtin_expect(polling.nlater != 0, 0))
+    flush_later(ctx, streams, n);
 }
 
 void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t first,
@@ -332,6 +386,8 @@ static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns
     s->timed_out_seq = e->seq;
     cls__failure_unref(
         cls__poll_failed_as(ctx, s->id, e->seq, CLS_ETIMEDOUT, detail, (cls_buffer){0}));
+    if (polling.nlater)
+      flush_later(ctx, &s, 1);
   }
   return cls__error(CLS_ETIMEDOUT, 0, "%s", detail);
 }
@@ -369,6 +425,8 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
        * block on a queue another stream's running command shares). */
       if (ctx->hooks.polled)
         ctx->hooks.polled(ctx);
+      if (polling.nlater) /* guard mode's failures may have held some */
+        flush_later(ctx, NULL, 0);
       cls__log_prune(ctx);
       return CLS_OK;
     }
@@ -385,6 +443,8 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
     rc = cls__driver_status(ctx, "poll", rc);
   if (ctx->hooks.polled)
     ctx->hooks.polled(ctx); /* guard mode: before the log forgets the launches checked */
+  if (polling.nlater) /* guard mode's failures may have held some */
+    flush_later(ctx, NULL, 0);
   cls__log_prune(ctx);
   if (ctx->keep.len)
     cls__keep_prune(ctx);

@@ -390,7 +390,9 @@ bool cls__replay_dependent_status(const cls_context *ctx, cl_int cl_status) {
  * before it, enqueued, whose failure was found after k's enqueue (else k
  * would not have waited on it, F7), on k's queue where a failure fails
  * the rest of the queue (quirk queue_poisoned), or on another queue and
- * ordered before k by a buffer they share.  NULL when none is found (a foreign event failed, or
+ * ordered before k by a buffer they share.  A command the device failed
+ * behind that one (skipped_behind) counts too: what waited on it failed
+ * behind the same failure.  NULL when none is found (a foreign event failed, or
  * what it waited on left the log): k's failure is then its own.  A
  * status other than 0: the device passes a failed event's status on, and
  * only a failure with that status counts. */
@@ -402,7 +404,8 @@ static struct cls__failure *queued_behind(cls_context *ctx, size_t k, cl_int sta
     const struct cls__found *x = &ctx->log.found[e->stream];
     if (!x->f || e->stamp < x->lo || e->stamp > x->hi || c->stamp > x->known ||
         (status && x->f->cl_status != status) ||
-        (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ))
+        (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ &&
+         !(e->kind == CLS__ENTRY_SKIPPED && e->cause == x->f)))
       continue;
     const struct cls__stream *es = cls__stream_peek(ctx, e->stream);
     bool same_queue = e->stream == c->stream || (cs && es && cs->backend == es->backend);
@@ -419,8 +422,12 @@ static struct cls__failure *queued_behind(cls_context *ctx, size_t k, cl_int sta
 static void skipped_behind(cls_context *ctx, size_t k, const struct cls__range_part *part,
                            struct cls__failure *g) {
   struct cls__log_entry *root = cls__log_at(ctx, k);
-  if (root->cause)
-    return; /* it ran on the output of an earlier failure: that one decides */
+  if (root->cause) {
+    /* It ran on the output of an earlier failure: that one decides, and
+     * what the device failed behind this command failed behind it too. */
+    note_found(ctx, part, 1, k, root->cause);
+    return;
+  }
   const char *name = cls__log_name(root);
   if (ctx->trace)
     cls__trace_skip(ctx->trace, root->stream, name, root->position, g->message);

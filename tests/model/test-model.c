@@ -1595,7 +1595,8 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0x39f9989b9e9ab2d3ull, 7}, {0x4e399474ced78d1bull, 9},
                {0xed199e72de64a124ull, 2}, {0x25b57aab90a039b4ull, 13},
                {0xff03dbf649f94ab4ull, 3}, {0xabaa7a203c6dull, 5},
-               {0x1fc1174fcdc94eaeull, 6}};
+               {0x1fc1174fcdc94eaeull, 6}, {0x743cd7856914c6d0ull, 2},
+               {0x4665a39861cd828eull, 4}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
