@@ -230,7 +230,8 @@ CLS_API int cls_copy(cls_context *ctx, int stream, cls_buffer src, size_t src_of
       (rc = check_range("cls_copy (source)", s->size, src_offset, size)) < 0 ||
       (rc = check_range("cls_copy (destination)", d->size, dst_offset, size)) < 0)
     goto refused;
-  if (s == d && src_offset < dst_offset + size && dst_offset < src_offset + size) {
+  if (s == d &&
+      cls__ranges_overlap(src_offset, src_offset + size, dst_offset, dst_offset + size)) {
     rc = cls__error(CLS_EINVAL, 0, "cls_copy: source and destination ranges overlap");
     goto refused;
   }

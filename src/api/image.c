@@ -261,7 +261,7 @@ CLS_API int cls_image_download_async(cls_context *ctx, int stream, cls_image src
 /* Two regions of one image overlap (a copy within an image). */
 static bool overlap(const size_t a[3], const size_t b[3], const size_t r[3]) {
   for (int i = 0; i < 3; i++)
-    if (a[i] >= b[i] + r[i] || b[i] >= a[i] + r[i])
+    if (!cls__ranges_overlap(a[i], a[i] + r[i], b[i], b[i] + r[i]))
       return false;
   return true;
 }

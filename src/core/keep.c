@@ -77,11 +77,6 @@ static void not_replayed(cls_context *ctx, struct cls__stream *s, const struct c
   not_run_again(ctx, s, e, began, why);
 }
 
-/* Whether byte ranges [alo, ahi) and [blo, bhi) share a byte. */
-static bool overlaps(size_t alo, size_t ahi, size_t blo, size_t bhi) {
-  return alo < bhi && blo < ahi;
-}
-
 /* Kept command `e` reads a buffer a later command wrote meanwhile, and
  * that command ran (PoCL runs what is enqueued after a failure on the
  * same queue, so a later writer ordered after `e` may have run while `e`
@@ -109,9 +104,9 @@ static bool input_overwritten(cls_context *ctx, const struct cls__kept *e,
       continue;
     size_t lo, hi;
     cls__binding_bytes(e->kind, &e->x, CLS_READ, slot->size, &lo, &hi);
-    if (slot->write_stamp == slot->span_last && !overlaps(slot->last_lo, slot->last_hi, lo, hi) &&
+    if (slot->write_stamp == slot->span_last && !cls__ranges_overlap(slot->last_lo, slot->last_hi, lo, hi) &&
         (slot->span_prev <= after ||
-         (slot->span_base <= after && !overlaps(slot->span_lo, slot->span_hi, lo, hi))))
+         (slot->span_base <= after && !cls__ranges_overlap(slot->span_lo, slot->span_hi, lo, hi))))
       continue; /* every write since it ran missed what it reads */
     return true;
   }

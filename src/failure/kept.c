@@ -96,15 +96,11 @@ static void note_span(struct cls__keep *k, const struct cls__cmd *cmd, uint64_t 
     uint64_t prev = slot->write_stamp;
     if (prev != slot->span_last || !k->len || prev < at(k, 0)->stamp) {
       slot->span_base = slot->span_prev = prev;
-      slot->span_lo = slot->span_hi = 0;
+      slot->span_lo = SIZE_MAX; /* empty: overlaps nothing, and the union below holds */
+      slot->span_hi = 0;
     } else {
-      if (slot->span_hi == slot->span_lo) { /* empty */
-        slot->span_lo = slot->last_lo;
-        slot->span_hi = slot->last_hi;
-      } else {
-        slot->span_lo = slot->last_lo < slot->span_lo ? slot->last_lo : slot->span_lo;
-        slot->span_hi = slot->last_hi > slot->span_hi ? slot->last_hi : slot->span_hi;
-      }
+      slot->span_lo = slot->last_lo < slot->span_lo ? slot->last_lo : slot->span_lo;
+      slot->span_hi = slot->last_hi > slot->span_hi ? slot->last_hi : slot->span_hi;
       slot->span_prev = prev;
     }
     cls__binding_bytes(cmd->kind, &cmd->x, CLS_WRITE, slot->size, &slot->last_lo,

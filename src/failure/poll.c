@@ -17,6 +17,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A failure apply_later holds: command `seq` of `stream`, `status`. */
+struct held {
+  int stream;
+  uint64_t seq;
+  cl_int status;
+};
+
 /* Backends whose poll is running on this thread (a failure reported from
  * inside a poll has other streams polled first): never polled again until
  * it returns. */
@@ -31,7 +38,7 @@ static _Thread_local struct {
    * after it (flush_later), as a command failed behind it needs it
    * found first to name it (replay.c, queued_behind). */
   size_t nlater;
-  struct { int stream; uint64_t seq; cl_int status; } later[CLS_MAX_STREAMS];
+  struct held later[CLS_MAX_STREAMS];
 } polling = {.pending = UINT64_MAX};
 
 static bool is_polling(void *backend) {
@@ -105,7 +112,9 @@ static bool poll_before_last(cls_context *ctx, const struct cls__range_part *par
  * is not applied yet (poll_earlier polls a whole stream, and that
  * stream's later commands may have failed behind the older one): then it
  * waits for it (flush_later), else it could not name the failure it was
- * queued behind and would be reported as its own. */
+ * queued behind and would be reported as its own.  A failed range
+ * (cls__stream_failed_parts) is not held: its record names its commands
+ * ("one of ...") either way. */
 static bool apply_later(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
                         bool deferred) {
   if (polling.pending == UINT64_MAX || deferred || polling.nlater == CLS_MAX_STREAMS ||
@@ -114,7 +123,7 @@ static bool apply_later(cls_context *ctx, int stream, uint64_t seq, cl_int cl_st
   size_t k = cls__log_find(ctx, &(struct cls__range_part){stream, seq, seq}, 1);
   if (k == ctx->log.len || cls__log_at(ctx, k)->stamp < polling.pending)
     return false;
-  polling.later[polling.nlater++] = (__typeof__(polling.later[0])){stream, seq, cl_status};
+  polling.later[polling.nlater++] = (struct held){stream, seq, cl_status};
   return true;
 }
 

@@ -422,12 +422,12 @@ static struct cls__failure *queued_behind(cls_context *ctx, size_t k, cl_int sta
 static void skipped_behind(cls_context *ctx, size_t k, const struct cls__range_part *part,
                            struct cls__failure *g) {
   struct cls__log_entry *root = cls__log_at(ctx, k);
-  if (root->cause) {
-    /* It ran on the output of an earlier failure: that one decides, and
-     * what the device failed behind this command failed behind it too. */
-    note_found(ctx, part, 1, k, root->cause);
-    return;
-  }
+  /* What the device failed behind this command failed behind the failure
+   * that decides it: noted while its entry is still one note_found reads
+   * (a run, not yet a skip). */
+  note_found(ctx, part, 1, k, root->cause ? root->cause : g);
+  if (root->cause)
+    return; /* it ran on the output of an earlier failure: that one decides */
   const char *name = cls__log_name(root);
   if (ctx->trace)
     cls__trace_skip(ctx->trace, root->stream, name, root->position, g->message);
@@ -438,7 +438,6 @@ static void skipped_behind(cls_context *ctx, size_t k, const struct cls__range_p
   ctx->log.causes++;
   root->cause_arg = CLS__NO_ARG; /* an input found failed decides instead (F2) */
   chain_insert(ctx, g, CLS_SKIP_SKIPPED, name, root->stream, root->position, root->stamp);
-  note_found(ctx, part, 1, k, g);
 }
 
 bool cls__replay_failed_behind(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status) {

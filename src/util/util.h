@@ -91,6 +91,11 @@ static inline bool cls__ring_grow(void **p, size_t *cap, size_t *head, size_t le
   return true;
 }
 
+/* Whether byte ranges [alo, ahi) and [blo, bhi) share a byte. */
+static inline bool cls__ranges_overlap(size_t alo, size_t ahi, size_t blo, size_t bhi) {
+  return alo < bhi && blo < ahi;
+}
+
 /* Reads ev's execution status into *st; false when it cannot be read (the
  * caller then knows nothing of the event). */
 static inline bool cls__event_status(cl_event ev, cl_int *st) {

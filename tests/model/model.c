@@ -354,13 +354,14 @@ static bool writes_risky(const struct md_state *st, const int *slot, const int *
 }
 
 /* Marks the buffers a command of stream s makes risky: all it touches
- * where s is at risk (a later writer waits on it), what it writes where it
- * may fail behind the loss (may_fail: it reads a diverged buffer or writes
- * a risky one). */
-static void mark_risky(struct md_state *st, int s, const int *slot, const int *acc, int n,
-                       bool may_fail) {
+ * where s is at risk or where it may fail behind the loss (may_fail: it
+ * reads a diverged buffer or writes a risky one), since a later writer of
+ * any of them waits on it -- of what it reads too (the write-after-read
+ * wait: `add(b1 -> b0)` failed behind the loss fails `set(b1)` after it,
+ * a_command_failed_behind_one_failed_behind_a_loss_names_the_loss). */
+static void mark_risky(struct md_state *st, int s, const int *slot, int n, bool may_fail) {
   for (int i = 0; st->lossy && i < n; i++)
-    if (st->lossrisk[s] || ((acc[i] & MD_W) && may_fail))
+    if (st->lossrisk[s] || may_fail)
       st->buf[slot[i]].risky = true;
 }
 
@@ -504,7 +505,7 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   bool rd_in = reads_diverged(st, op->b, acc, n);
   /* rd: what it writes may not be what the model computes */
   bool rd = behind_risk(st, op->b, acc, n, rd_in) || rd_in;
-  mark_risky(st, s, op->b, acc, n, rd);
+  mark_risky(st, s, op->b, n, rd);
   st->poisoned[s] |= st->lossy && rd;
   uint64_t lo, hi;
   if (first >= 0) {
@@ -521,7 +522,7 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
   }
   bool async;
   int status = issued(w, st, ex, "launch", name, s, MD_ELAUNCH, &lo, &hi, &async);
-  mark_risky(st, s, op->b, acc, n, rd); /* lost itself: at risk now */
+  mark_risky(st, s, op->b, n, rd); /* lost itself: at risk now */
   /* Ranged: clean inputs here may carry a range failure in clstream. */
   if (rd_in)
     ex->rcmask |= md_bit(MD_ESKIPPED);
@@ -631,7 +632,7 @@ static void write_only(struct md_world *w, struct md_state *st, const struct md_
   }
   static const int write_acc[1] = {MD_W};
   bool behind = behind_risk(st, op->b, write_acc, 1, false);
-  mark_risky(st, s, op->b, write_acc, 1, behind);
+  mark_risky(st, s, op->b, 1, behind);
   st->poisoned[s] |= st->lossy && behind;
   /* A blocking upload behind a command that fails meanwhile fails in the
    * call (its wait list failed). */
@@ -680,7 +681,7 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   static const int copy_acc[2] = {MD_R, MD_W};
   bool rd_in = reads_diverged(st, op->b, copy_acc, 2);
   bool rd = behind_risk(st, op->b, copy_acc, 2, rd_in) || rd_in;
-  mark_risky(st, s, op->b, copy_acc, 2, rd);
+  mark_risky(st, s, op->b, 2, rd);
   st->poisoned[s] |= st->lossy && rd;
   bool full = op->off2 == 0 && op->len == dst->elems;
   if (src->failure != MD_CLEAN) {
@@ -694,7 +695,7 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
   }
   bool async;
   int status = issued(w, st, ex, "copy", NULL, s, MD_ECL, &lo, &hi, &async);
-  mark_risky(st, s, op->b, copy_acc, 2, rd); /* lost itself: at risk now */
+  mark_risky(st, s, op->b, 2, rd); /* lost itself: at risk now */
   if (rd_in) /* ranged: the source may carry a range failure in clstream */
     ex->rcmask |= md_bit(MD_ETAINTED);
   wrote(st, s, op->b[1], rd, full);

@@ -1780,6 +1780,45 @@ START_TEST(a_lost_shared_queue_moves_every_stream_on_it) {
 }
 END_TEST
 
+/* Recovery off, PoCL (quirk dependent_fails): a command the device fails
+ * behind one that failed behind a loss at completion -- by a write after
+ * its write, or after it ran on the lost command's output -- names the
+ * loss, not a failure of its own (replay.c, skipped_behind and
+ * queued_behind; found with CLS_MODEL_LATE=1, context
+ * 0x4665a39861cd828e).  Several contexts: which poll finds what first
+ * varies.  Where streams share a queue the model allows a one-command
+ * part of the queue's range instead (relaxed_report). */
+START_TEST(a_command_failed_behind_one_failed_behind_a_loss_names_the_loss) {
+  struct md_clause c = {.when = MD_W_LOST, .kernel = "set_s0", .stream = 0, .nth = 1,
+                        .times = 1, .status = -2, .at_complete = true};
+  /* The middle command writes what the lost one wrote (skipped behind it)
+   * and reads what the last one writes: only it orders the last. */
+  struct md_op skipped[] = {ALLOC(0, 0, MD_N), ALLOC(1, 1, MD_N), UPLOAD(1, 1, MD_N),
+                            SET(0, 0, 5),
+                            OP(.kind = MD_LAUNCH, .kernel = MD_K_ADD, .b = {1, 1, 1, 0},
+                               .stream = 1),
+                            SET(1, 2, 7),      DOWN(1, 2, MD_N)};
+  /* The middle command reads it (ran on untrusted input). */
+  struct md_op untrusted[] = {ALLOC(0, 0, MD_N), ALLOC(1, 1, MD_N), UPLOAD(1, 1, MD_N),
+                              SET(0, 0, 5),      AXPY(0, 1, 1),     SET(1, 2, 7),
+                              DOWN(1, 2, MD_N)};
+  /* Exact attribution first: a range record ("one of ...", ranged) is
+   * one the model allows whatever it names. */
+  setenv("CLS_PRECISE", "1", 1);
+  for (int i = 0; i < 8; i++) {
+    if (i == 4)
+      unsetenv("CLS_PRECISE");
+    struct md_world plan;
+    md_world_init(&plan, false);
+    plan.cl[plan.nclauses++] = c;
+    if (i % 2)
+      run_fixed_world(&plan, untrusted, (int)(sizeof untrusted / sizeof *untrusted), 1, NULL);
+    else
+      run_fixed_world(&plan, skipped, (int)(sizeof skipped / sizeof *skipped), 1, NULL);
+  }
+}
+END_TEST
+
 /* The harness can fail: with a bug planted in the model (add computes
  * a + b + c + 1), some program disagrees, and the shortened program that
  * still fails is small. */
@@ -1857,5 +1896,6 @@ int main(void) {
   CT_ADD(s, fault_stream_key_names_logical_streams);
   CT_ADD(s, a_lost_shared_queue_moves_every_stream_on_it);
   CT_ADD(s, late_losses_on_shared_queues_agree_with_the_model);
+  CT_ADD(s, a_command_failed_behind_one_failed_behind_a_loss_names_the_loss);
   return ct_run(s);
 }
