@@ -67,11 +67,15 @@ skipped=0
 # with its one device, gives a command that waited on the lost queue the
 # loss's own status (CL_DEVICE_NOT_AVAILABLE), so clstream also moves
 # the waiting stream's healthy queue, one generation more than the model
-# allows (the replay's bytes are still right).
+# allows (the replay's bytes are still right).  The same holds for
+# a_command_failed_behind_one_failed_behind_a_loss_names_the_loss, which
+# checks what PoCL's -1 behind a lost queue's command is counted as: on
+# rusticl the commands behind it carry the loss's status instead.
 rusticl_exclude="cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait
 binary_the_vendor_refuses_is_dropped_and_rebuilt
-late_losses_on_shared_queues_agree_with_the_model"
+late_losses_on_shared_queues_agree_with_the_model
+a_command_failed_behind_one_failed_behind_a_loss_names_the_loss"
 # oclgrind runs a whole queue inside clFlush.  The first seven cases hold a
 # producer behind a user event while a consumer on another stream is
 # ordered after it (or, F7_failed_..., while the scheduler hands the
@@ -95,8 +99,9 @@ late_losses_on_shared_queues_agree_with_the_model"
 # set later: fault injection flushes the lost queue before its gate
 # (src/factory/fault.c), which waits for the event before the test sets
 # it.  The model's contexts of losses after the enqueue
-# (late_losses_on_shared_queues_agree_with_the_model) wait on a gated
-# command the same way.
+# (late_losses_on_shared_queues_agree_with_the_model, and
+# a_command_failed_behind_one_failed_behind_a_loss_names_the_loss) wait on
+# a gated command the same way.
 oclgrind_exclude="timeout_sync_names_a_foreign_command_that_never_finishes
 loss_after_enqueue_behind_a_foreign_event_set_later_does_not_block_the_launch
 F8_foreign_event_failing_later_under_ranged_attribution_taints_a_chain
@@ -119,7 +124,8 @@ new_producer_write_needs_a_new_wait
 timeout_sync_returns_etimedout_naming_the_running_kernel
 timeout_blocking_read_behind_a_running_kernel
 cross_stream_waits_are_flow_arrows_from_producer_to_consumer
-late_losses_on_shared_queues_agree_with_the_model"
+late_losses_on_shared_queues_agree_with_the_model
+a_command_failed_behind_one_failed_behind_a_loss_names_the_loss"
 
 now() { date +%s; }
 
