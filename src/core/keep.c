@@ -97,14 +97,22 @@ static bool input_overwritten(cls_context *ctx, const struct cls__kept *e,
   for (size_t i = 0; i < e->nbind; i++) {
     const struct cls__slot *slot = cmd->bind[i].slot;
     const struct cls__failure *f = slot->failure;
-    if (!((e->bind[i].access & CLS_READ) && slot->write_stamp > after &&
-          slot->write_stamp <= began && /* not what ran again before it */
-          (!f || f == &cls__never_written || f->provisional) &&
-          !cls__keep_runs_again(ctx, slot->write_stamp)))
+    /* The last write a queue accepted (noted in the span, cls__keep_add):
+     * a later stamp is a skip's, a refusal's or a failed enqueue's, which
+     * wrote no bytes, whatever record the buffer holds now (a command
+     * whose enqueue met the lost queue left its write scope with the
+     * buffer clean: found by the model, CLS_MODEL_LATE=1, context
+     * 0xf9d198a0504a7c97, an upload after a refused copy). */
+    bool noted = slot->write_stamp == slot->span_last;
+    uint64_t last = slot->span_last;
+    if (!((e->bind[i].access & CLS_READ) && last > after &&
+          last <= began && /* not what ran again before it */
+          (!noted || !f || f == &cls__never_written || f->provisional) &&
+          !cls__keep_runs_again(ctx, last)))
       continue;
     size_t lo, hi;
     cls__binding_bytes(e->kind, &e->x, CLS_READ, slot->size, &lo, &hi);
-    if (slot->write_stamp == slot->span_last && !cls__ranges_overlap(slot->last_lo, slot->last_hi, lo, hi) &&
+    if (!cls__ranges_overlap(slot->last_lo, slot->last_hi, lo, hi) &&
         (slot->span_prev <= after ||
          (slot->span_base <= after && !cls__ranges_overlap(slot->span_lo, slot->span_hi, lo, hi))))
       continue; /* every write since it ran missed what it reads */

@@ -156,6 +156,26 @@ static int fires(struct md_world *w, int when, const char *op, const char *kerne
   return fires_when(w, when, op, kernel, stream, peek, false);
 }
 
+/* A loss at completion just fired, with recovery: what a stream at risk
+ * issued since its last sync, before the loss (so before may_run_again
+ * held), may run again too, after the loss, at the position its stream
+ * has then (a fill of a stream sharing the lost queue, say).  Its records
+ * get the open upper bound a command issued after the loss gets. */
+static bool since_last_sync(const struct md_world *w, int s, uint64_t pos_lo) {
+  return s >= 0 && s < MD_S && w->risk[s] && pos_lo > w->issued_lo[s] - w->since_sync[s];
+}
+
+static void reopen_since_sync(const struct md_world *w, struct md_state *st) {
+  for (int f = 0; f < st->nfail; f++) {
+    struct md_failure *mf = &st->fail[f];
+    if (mf->async && since_last_sync(w, mf->stream, mf->pos_lo))
+      mf->open_hi = true;
+    for (int i = 0; i < mf->nchain; i++)
+      if (since_last_sync(w, mf->chain[i].stream, mf->chain[i].pos_lo))
+        mf->chain[i].open_hi = true;
+  }
+}
+
 /* A "lost" clause at=complete, met by a command the queue accepted (a
  * launch, before its enqueue and completion faults: on the lost queue it
  * runs nothing).  With recovery within the bound (exact attribution) the
@@ -172,6 +192,7 @@ static bool lost_at_complete(struct md_world *w, struct md_state *st, const char
   if (w->recover && !w->ranged) {
     w->late_losses++;
     w->issued_hi[s]++; /* this command runs again too */
+    reopen_since_sync(w, st);
     return false;
   }
   st->lossrisk[s] = st->lostrec[s] = st->lossy = true;

@@ -1584,7 +1584,14 @@ END_TEST
  * source (src/core/keep.c, input_overwritten: the bytes each write since
  * covered); 0xff03dbf649f94ab4 (sequential), the model's again: a
  * launch that read what the lost launch wrote failed behind it, and PoCL
- * failed the rest of its stream's queue (md_state.poisoned). */
+ * failed the rest of its stream's queue (md_state.poisoned).  Later,
+ * 0x743cd7856914c6d0 and 0x4665a39861cd828e (poll.c, apply_later and
+ * skipped_behind); 0xf9d198a0504a7c97 (interleave, queues=2): an upload
+ * whose enqueue met the loss left a refused copy's stamp on a buffer
+ * clean, and launches of the lost queue reading it were not run again
+ * (keep.c, input_overwritten: the last write a queue accepted decides);
+ * 0x9513fe67c787ee6a (interleave), the model's: a fill issued before
+ * the loss fired runs again after it (reopen_since_sync). */
 START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
   setenv("CLS_MODEL_LATE", "1", 1);
   struct totals t = {0};
@@ -1596,7 +1603,7 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0xed199e72de64a124ull, 2}, {0x25b57aab90a039b4ull, 13},
                {0xff03dbf649f94ab4ull, 3}, {0xabaa7a203c6dull, 5},
                {0x1fc1174fcdc94eaeull, 6}, {0x743cd7856914c6d0ull, 2},
-               {0x4665a39861cd828eull, 4}};
+               {0x4665a39861cd828eull, 4}, {0x9513fe67c787ee6aull, 10}, {0xf9d198a0504a7c97ull, 7}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
