@@ -30,6 +30,13 @@ struct cls__kept {
                                    after what it follows (cls__keep_follow) */
   bool failed;                  /* a poll found it failed (not lost): it did
                                    not run, and its record stands */
+  bool behind;                  /* ... with the status of a command failed
+                                   behind another, before any loss it could
+                                   be behind was found: a lost command found
+                                   later that it was ordered after (a buffer
+                                   it touches that one writes, or its
+                                   stream) makes it run again after that one
+                                   (cls__keep_follow) */
   bool stale;                   /* a follower whose host memory (or foreign
                                    data) a sync handed back: not run again */
   const char *op;
@@ -97,6 +104,13 @@ bool cls__keep_mark(cls_context *ctx, int stream, uint64_t seq, char *why, size_
  * that is not a loss, or one they are marked for): they did not run, so
  * none is run again as a follower. */
 void cls__keep_failed(cls_context *ctx, int stream, uint64_t first, uint64_t last);
+/* Command `seq` of `stream`, just found failed (cls__keep_failed), failed
+ * with the status a device gives a command behind a failed one, and no
+ * loss it was behind is known yet: should one turn up, it runs again
+ * after it (struct cls__kept's `behind`). */
+void cls__keep_behind(cls_context *ctx, int stream, uint64_t seq);
+/* Whether a kept command is so marked. */
+bool cls__keep_any_behind(const cls_context *ctx);
 /* Before the marked commands run again: a later kept command that ran
  * (neither marked nor failed) and reads or writes a buffer one of them
  * writes is marked too, as a follower, and so on in submission order:

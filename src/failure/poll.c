@@ -331,8 +331,11 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
   else if (__builtin_expect(ctx->keep.len != 0, 0) && !deferred &&
            cls__keep_replays(ctx, s->id, seq))
     failed_when_run_again(ctx, s, seq, status);
-  else
+  else {
+    if (__builtin_expect(ctx->keep.len != 0, 0) && behind_lost(status))
+      cls__keep_behind(ctx, s->id, seq); /* a loss found later may be why */
     failed(ctx, s->id, seq, status, deferred);
+  }
   if (__builtin_expect(polling.nlater != 0, 0))
     flush_later(ctx, &s, 1);
 }

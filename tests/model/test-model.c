@@ -1603,7 +1603,7 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0xed199e72de64a124ull, 2}, {0x25b57aab90a039b4ull, 13},
                {0xff03dbf649f94ab4ull, 3}, {0xabaa7a203c6dull, 5},
                {0x1fc1174fcdc94eaeull, 6}, {0x743cd7856914c6d0ull, 2},
-               {0x4665a39861cd828eull, 4}, {0x9513fe67c787ee6aull, 10}, {0xf9d198a0504a7c97ull, 7}};
+               {0x4665a39861cd828eull, 4}, {0x9513fe67c787ee6aull, 10}, {0xf9d198a0504a7c97ull, 7}, {0xf0cab7272253ebe9ull, 2}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
@@ -1826,6 +1826,42 @@ START_TEST(a_command_failed_behind_one_failed_behind_a_loss_names_the_loss) {
 }
 END_TEST
 
+/* Recovery on, PoCL: a copy that waited on a lost launch (it reads
+ * what that wrote) and on an upload that failed by itself (it writes
+ * part of what the upload wrote) fails behind them with PoCL's -1, and
+ * its failure is found first (the upload's completion fault is held for
+ * up to 12 polls, hold=12).  It runs again after the lost launch, its
+ * wait on the failed upload dropped (F7), and its write clears the
+ * upload's failure (F4), as if nothing was lost; a read of its output
+ * refused on its failure first waits to learn the loss
+ * (src/failure/kept.c, cls__keep_behind; src/core/command.c,
+ * read_behind_loss).  Found with CLS_MODEL_LATE=1, context
+ * 0xf0cab7272253ebe9, under every driver once shortened. */
+START_TEST(a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss) {
+  struct md_clause c[] = {{.when = MD_W_COMPLETE, .op = "upload", .stream = -1, .status = -5,
+                           .hold = 12},
+                          {.when = MD_W_LOST, .kernel = "set_s2", .stream = 2, .nth = 1,
+                           .times = 1, .status = -2, .at_complete = true}};
+  struct md_op ops[] = {ALLOC(2, 2, MD_N),
+                        OP(.kind = MD_RELOCATE, .stream = 2, .value = 1),
+                        OP(.kind = MD_UPLOAD_ASYNC, .b = {2}, .stream = 2, .len = MD_N,
+                           .value = 9),
+                        ALLOC(5, 0, MD_N),
+                        SET(5, 2, 3),
+                        OP(.kind = MD_COPY, .b = {5, 2}, .stream = 0, .off = 10, .off2 = 2,
+                           .len = 5),
+                        DOWN(2, 1, MD_N)};
+  for (int i = 0; i < 6; i++) { /* recovery off, a bound of 1, of 2; twice */
+    struct md_world plan;
+    md_world_init(&plan, false);
+    plan.cl[plan.nclauses++] = c[0];
+    plan.cl[plan.nclauses++] = c[1];
+    plan.recover = (unsigned)(i % 3);
+    run_fixed_world(&plan, ops, (int)(sizeof ops / sizeof *ops), 1, NULL);
+  }
+}
+END_TEST
+
 /* The harness can fail: with a bug planted in the model (add computes
  * a + b + c + 1), some program disagrees, and the shortened program that
  * still fails is small. */
@@ -1904,5 +1940,6 @@ int main(void) {
   CT_ADD(s, a_lost_shared_queue_moves_every_stream_on_it);
   CT_ADD(s, late_losses_on_shared_queues_agree_with_the_model);
   CT_ADD(s, a_command_failed_behind_one_failed_behind_a_loss_names_the_loss);
+  CT_ADD(s, a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss);
   return ct_run(s);
 }
