@@ -487,6 +487,20 @@ static __attribute__((noinline)) bool read_behind_loss(cls_context *ctx) {
   return ctx->keep.nlost || ctx->lost_mask;
 }
 
+/* Ordering found a failure: the input failure cmd is refused on, if
+ * any.  Recovery: what the polls found lost runs again first; a command
+ * failed behind it may have left the failure found here
+ * (cls__keep_follow, `behind`), and running again clears it. */
+static __attribute__((noinline)) struct cls__failure *ordered_input_failure(cls_context *ctx,
+                                                                          struct cls__cmd *cmd) {
+  struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
+  if (found && (ctx->lost_mask || ctx->keep.nlost)) {
+    cls__relocate_lost(ctx);
+    found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
+  }
+  return found;
+}
+
 /* Recovery: cmd runs again on the fresh queue replay_lost gave its
  * stream: F2 first (the relocation's wait may have found an input
  * failed, F8), then steps 2-6, with ctx->replaying counting the runs
@@ -548,14 +562,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       break;
     if (rc != CLS__RETRY)
       return cls__driver_status(ctx, "order", rc);
-    struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
-    if (found && (ctx->lost_mask || ctx->keep.nlost)) {
-      /* Recovery: what the polls found lost runs again first; a command
-       * failed behind it may have left the failure found here
-       * (cls__keep_follow, `behind`), and running again clears it. */
-      cls__relocate_lost(ctx);
-      found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
-    }
+    struct cls__failure *found = ordered_input_failure(ctx, cmd);
     if (found)
       return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
                         : cls__refuse(ctx, cmd, found, report);
