@@ -474,33 +474,6 @@ static __attribute__((noinline)) bool behind_failed_upload(cls_context *ctx,
   return found;
 }
 
-/* Recovery: a read refused on what a command failed behind a failure
- * wrote, where that command may have failed behind a loss not found yet
- * (cls__keep_behind: a poll of its stream came first).  What it could
- * have waited for is over (it failed behind it), so waiting for every
- * stream finds that failure; true when a loss is then known, and the
- * replay (cls__keep_follow) runs the command again after it.  Only on
- * this path: nothing waits where no such command is kept. */
-static __attribute__((noinline)) bool read_behind_loss(cls_context *ctx) {
-  if (!ctx->keep.nlost && !ctx->lost_mask && cls__keep_any_behind(ctx))
-    (void)cls__poll_all(ctx, true);
-  return ctx->keep.nlost || ctx->lost_mask;
-}
-
-/* Ordering found a failure: the input failure cmd is refused on, if
- * any.  Recovery: what the polls found lost runs again first; a command
- * failed behind it may have left the failure found here
- * (cls__keep_follow, `behind`), and running again clears it. */
-static __attribute__((noinline)) struct cls__failure *ordered_input_failure(cls_context *ctx,
-                                                                          struct cls__cmd *cmd) {
-  struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
-  if (found && (ctx->lost_mask || ctx->keep.nlost)) {
-    cls__relocate_lost(ctx);
-    found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
-  }
-  return found;
-}
-
 /* Recovery: cmd runs again on the fresh queue replay_lost gave its
  * stream: F2 first (the relocation's wait may have found an input
  * failed, F8), then steps 2-6, with ctx->replaying counting the runs
@@ -562,11 +535,14 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       break;
     if (rc != CLS__RETRY)
       return cls__driver_status(ctx, "order", rc);
-    struct cls__failure *found = ordered_input_failure(ctx, cmd);
+    /* Recovery: kept work goes to a fresh queue first; running again may
+     * clear the failure found here (a command failed behind a loss:
+     * cls__keep_follow, `behind`). */
+    cls__relocate_pending(ctx);
+    struct cls__failure *found = cls__read_failure(ctx, s->id, cmd->bind, cmd->nbind);
     if (found)
       return ctx->trace ? cls__refuse_traced(ctx, cmd, found, report)
                         : cls__refuse(ctx, cmd, found, report);
-    cls__relocate_pending(ctx); /* recovery: kept work goes to a fresh queue first */
     if ((rc = cls__driver_order_retry(ctx, &retry)) < 0)
       return rc;
   }
@@ -589,17 +565,19 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
                                       cmd->kind == CLS__CMD_READ
                                   ? late_input_failure(ctx, cmd, prov, &arg)
                                   : NULL;
+    /* Recovery: it failed behind a command found lost (the wait polls
+     * every stream): what was lost, and what failed behind it, runs again
+     * first, and then cmd -- before an input failure found meanwhile
+     * refuses or skips it, since running again may clear that (a command
+     * failed behind the loss, found first: cls__keep_follow, `behind`). */
+    if (ctx->keep.len && cls__behind_failed_status(crc) &&
+        behind_lost_replay(ctx, cmd, prov, pos))
+      return run_again(ctx, cmd, pending, report);
     /* A download behind a producer that failed after its enqueue (the
      * queue refuses a read waiting on a failed event): the read of
      * tainted data it is, with the root cause and the chain (F3), not an
      * enqueue failure of its own, and refused as one found before. */
     if (in && cmd->kind == CLS__CMD_READ) {
-      /* Recovery: the polls found a loss too; what failed behind it
-       * (this read's producer among them: cls__keep_follow) runs again
-       * first, and the read after it. */
-      if (ctx->keep.len && cls__behind_failed_status(crc) && read_behind_loss(ctx) &&
-          behind_lost_replay(ctx, cmd, prov, pos))
-        return run_again(ctx, cmd, pending, report);
       if (s->issued == pos) /* refused, as in step 1: no position */
         s->issued--;
       return ctx->trace ? cls__refuse_traced(ctx, cmd, in, report)
@@ -624,9 +602,6 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
     bool lost = ctx->relocate && cls__lost_status(crc);
     char why[96] = "";
     if (lost && ctx->recover && replay_lost(ctx, cmd, prov, name, pos, crc, why, sizeof why))
-      return run_again(ctx, cmd, pending, report);
-    if (!lost && ctx->keep.len && cls__behind_failed_status(crc) &&
-        behind_lost_replay(ctx, cmd, prov, pos))
       return run_again(ctx, cmd, pending, report);
     if (!lost && cls__behind_failed_status(crc) && behind_failed_upload(ctx, cmd, prov, pos)) {
       ctx->rewaiting = true; /* its waits were dropped with the failed enqueue */

@@ -243,14 +243,6 @@ void cls__keep_behind(cls_context *ctx, int stream, uint64_t seq) {
     e->behind = true;
 }
 
-bool cls__keep_any_behind(const cls_context *ctx) {
-  const struct cls__keep *k = &ctx->keep;
-  for (size_t i = 0; i < k->len; i++)
-    if (at((struct cls__keep *)k, i)->behind)
-      return true;
-  return false;
-}
-
 /* Whether entry e binds handle h with an access in `access`. */
 static bool binds(const struct cls__kept *e, cls_buffer h, int access) {
   for (size_t b = 0; b < e->nbind; b++)

@@ -109,8 +109,6 @@ void cls__keep_failed(cls_context *ctx, int stream, uint64_t first, uint64_t las
  * loss it was behind is known yet: should one turn up, it runs again
  * after it (struct cls__kept's `behind`). */
 void cls__keep_behind(cls_context *ctx, int stream, uint64_t seq);
-/* Whether a kept command is so marked. */
-bool cls__keep_any_behind(const cls_context *ctx);
 /* Before the marked commands run again: a later kept command that ran
  * (neither marked nor failed) and reads or writes a buffer one of them
  * writes is marked too, as a follower, and so on in submission order:

@@ -1832,10 +1832,11 @@ END_TEST
  * its failure is found first (the upload's completion fault is held for
  * up to 12 polls, hold=12).  It runs again after the lost launch, its
  * wait on the failed upload dropped (F7), and its write clears the
- * upload's failure (F4), as if nothing was lost; a read of its output
- * refused on its failure first waits to learn the loss
+ * upload's failure (F4), as if nothing was lost; a read of its output,
+ * whose enqueue fails behind the copy, learns the loss and runs the
+ * lost work again before it is refused on the copy's failure
  * (src/failure/kept.c, cls__keep_behind; src/core/command.c,
- * read_behind_loss).  Found with CLS_MODEL_LATE=1, context
+ * behind_lost_replay).  Found with CLS_MODEL_LATE=1, context
  * 0xf0cab7272253ebe9, under every driver once shortened. */
 START_TEST(a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss) {
   struct md_clause c[] = {{.when = MD_W_COMPLETE, .op = "upload", .stream = -1, .status = -5,
