@@ -185,6 +185,11 @@ struct md_world {
    * position no count shows: read-back position counts are a range that
    * wide. */
   uint64_t late_losses;
+  /* Per stream: CLS_ECL returns the model had not placed (md_expect.imm_rc
+   * was not it), as on a queue a loss at completion poisoned.  Each may have
+   * failed in the call (a position no count shows) or after the enqueue (an
+   * enqueue counted): a position of slack from then on. */
+  uint64_t unplaced_ecl[MD_S];
   uint64_t late_fired;         /* "lost" clauses at=complete fired */
   /* Planted bug for the harness's self-test: add computes a+b+c+1. */
   bool planted_bug;
