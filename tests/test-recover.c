@@ -1033,6 +1033,35 @@ START_TEST(loss_after_enqueue_then_a_writer_on_another_queue_keeps_its_bytes) {
 }
 END_TEST
 
+/* Stream 0's launch is lost after its enqueue; stream 1's fill of what
+ * it writes waits on it and fails behind it, and runs again after it;
+ * then stream 1 increments a buffer only stream 1 ever used.  That
+ * increment ran behind the failed fill, but it had nothing of another
+ * stream to wait for, so it cannot have run early: it keeps its result,
+ * once, where it was taken for a follower of the fill (it reads what it
+ * wrote, so it could not run again: its buffer took the loss).  Found
+ * by the model, CLS_MODEL_LATE=1, context 0xaa4c403baa40926b. */
+START_TEST(loss_after_enqueue_then_a_command_behind_a_failed_one_on_its_own_buffer_keeps_it) {
+  cls_context *ctx = recctx("same", "on", "lost:stream=0,nth=1,op=launch,at=complete");
+  cls_kernel *set = ct_kernel(ctx, SET_K_SRC, "set_k");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer a = uploaded(ctx, 1);
+  cls_buffer p = ct_alloc(ctx, 0, N * sizeof(int));
+  int v = 5, pattern = 0x33333333;
+  size_t g[1] = {N};
+  CT_OK(cls_launch(ctx, 0, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(p), CLS_SCALAR(v)}));
+  CT_OK(cls_fill(ctx, 1, p, 0, (N / 2) * sizeof(int), &pattern, sizeof pattern));
+  incs(ctx, 1, inc, a, 1);
+  cls_sync(ctx, NULL);
+  int got[N];
+  ct_download_ints(ctx, 1, a, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, i + 1);
+  ct_download_ints(ctx, 1, p, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, i < N / 2 ? pattern : v);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* Stream 1's second launch is accepted by a queue lost after its
  * enqueue and never runs; then a copy of its output on `stream` is
  * refused at its enqueue (an enqueue fault), in the call or after it
@@ -1827,6 +1856,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_is_not_seen_by_what_runs_again);
   CT_ADD_LATE(s, loss_after_enqueue_then_an_upload_behind_failed_writers_keeps_its_bytes);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_writer_on_another_queue_keeps_its_bytes);
+  CT_ADD_LATE(s, loss_after_enqueue_then_a_command_behind_a_failed_one_on_its_own_buffer_keeps_it);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_on_an_input_does_not_stop_a_reader);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_commands_behind_it_in_a_range_name_it_as_root);

@@ -109,6 +109,37 @@ static void note_span(struct cls__keep *k, const struct cls__cmd *cmd, uint64_t 
   }
 }
 
+/* Whether cmd must come after a command of another stream that no poll
+ * has seen finish: the last write of what it binds, or, where it writes,
+ * the reads since.  Read before the command's own use updates the slots.
+ * Whatever it must come after, its stream is ordered after by now
+ * (synced, order.c): where all of that has finished, nothing is left to
+ * look at (one stream, or a stream not waiting on others). */
+static bool crosses(const cls_context *ctx, const struct cls__cmd *cmd) {
+  const struct cls__stream *me = cmd->stream, *streams = ctx->pool.streams;
+  bool waits = false;
+  for (uint64_t m = me->synced_mask; m && !waits; m &= m - 1) {
+    int t = __builtin_ctzll(m);
+    waits = me->synced[t] > streams[t].completed;
+  }
+  if (!waits)
+    return false;
+  const unsigned s = (unsigned)me->id;
+  for (const struct cls__binding *b = cmd->bind, *end = b + cmd->nbind; b < end; b++) {
+    const struct cls__slot *slot = b->slot;
+    unsigned w = (unsigned)slot->writer; /* -1 (none) is above every stream */
+    if (w != s && w < CLS_MAX_STREAMS && slot->write_seq > streams[w].completed)
+      return true;
+    uint64_t m = b->access & CLS_WRITE ? slot->read_mask & ~(1ull << s) : 0;
+    for (; m; m &= m - 1) {
+      int r = __builtin_ctzll(m);
+      if (slot->read_seq[r] > streams[r].completed)
+        return true;
+    }
+  }
+  return false;
+}
+
 bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
                    struct cls__pending_read *read) {
   struct cls__keep *k = &ctx->keep;
@@ -131,6 +162,7 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
   e->failed = false;
   e->behind = false;
   e->stale = false;
+  e->cross = crosses(ctx, cmd);
   e->op = cmd->op;
   e->read = read;
   e->nbind = cmd->nbind;
@@ -262,17 +294,23 @@ void cls__keep_follow(cls_context *ctx) {
   /* The streams of what runs again: a later command of the same queue
    * that ran was ordered after other queues' commands only through the
    * waits of the one that failed, and a device that fails a command as
-   * soon as one of its waits fails (rusticl) lets it run before the
+   * soon as one of its waits fails (rusticl, PoCL) lets it run before the
    * others finished (found on rusticl: a fill ran before the earlier
    * fill of the same buffer on another stream, which then overwrote
-   * it). */
+   * it).  Of those that ran, only one that had to come after another
+   * stream's command not seen finished when it was enqueued (cross) can
+   * have: one that did not ran on what its own stream and finished
+   * commands left (found by
+   * the model, CLS_MODEL_LATE=1, context 0xaa4c403baa40926b: an inc of a
+   * buffer only its stream used, behind a fill that failed behind the
+   * loss, was stopped as a follower that reads what it wrote). */
   uint64_t streams = 0;
   for (size_t i = 0; i < k->len; i++) {
     struct cls__kept *e = at(k, i);
     if (!e->lost) {
       if ((!nw && !streams) || (e->failed && !e->behind))
         continue;
-      bool touches = all || (streams >> e->stream & 1);
+      bool touches = all || ((streams >> e->stream & 1) && (e->failed || e->cross));
       for (size_t w = 0; w < nw && !touches; w++)
         touches = binds(e, written[w], CLS_READ | CLS_WRITE);
       if (!touches)

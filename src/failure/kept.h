@@ -39,6 +39,11 @@ struct cls__kept {
                                    (cls__keep_follow) */
   bool stale;                   /* a follower whose host memory (or foreign
                                    data) a sync handed back: not run again */
+  bool cross;                   /* it had to come after a command of another
+                                   stream not known complete then: only
+                                   such a command can have run early behind
+                                   a failed one of its stream
+                                   (cls__keep_follow) */
   const char *op;
   cls_foreign_fn fn;            /* foreign commands: the callback and its */
   void *data;                   /* data (valid until the stream is synced) */
