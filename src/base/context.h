@@ -128,14 +128,18 @@ struct cls_context {
      * each position of the log, allocated once the first such entry
      * comes. */
     struct cls__log_binding *overflow;
-    /* Per stream, the last failure found after its enqueue (a reference),
-     * the write stamps of its logged commands, and the context's stamp
-     * when it was found: what a command the device failed behind it
-     * (quirk dependent_fails) was queued behind (replay.c). */
+    /* Per stream, the last CLS__FOUND failures found after their enqueue
+     * (references; [0] the newest), the write stamps of their logged
+     * commands, and the context's stamp when each was found: what a
+     * command the device failed behind one (quirk dependent_fails) was
+     * queued behind (replay.c).  Two: a lost queue's commands may be
+     * found one by one, and what waited on the first must still find it
+     * once the second is found. */
+#define CLS__FOUND 2
     struct cls__found {
       struct cls__failure *f;
       uint64_t lo, hi, known;
-    } found[CLS_MAX_STREAMS];
+    } found[CLS_MAX_STREAMS][CLS__FOUND];
     unsigned nfound; /* records held: let go once no logged command is
                         older than what they knew (cls__log_prune) */
   } log;

@@ -41,18 +41,24 @@ static bool all_finished(const cls_context *ctx) {
  * command not finished. */
 static __attribute__((noinline)) void forget_found(struct cls__log *log, uint64_t oldest) {
   for (size_t i = 0; i < CLS_MAX_STREAMS && log->nfound; i++) {
-    struct cls__found *x = &log->found[i];
-    if (x->f && oldest > x->known) {
-      cls__failure_unref(x->f);
-      x->f = NULL;
-      log->nfound--;
+    for (int j = 0; j < CLS__FOUND; j++) {
+      struct cls__found *x = &log->found[i][j];
+      if (x->f && oldest > x->known) {
+        cls__failure_unref(x->f);
+        x->f = NULL;
+        log->nfound--;
+      }
     }
   }
 }
 
 static bool held(const cls_context *ctx, const struct cls__log_entry *e) {
-  const struct cls__found *x = &ctx->log.found[e->stream];
-  return x->f && e->stamp >= x->lo && e->stamp <= x->hi;
+  for (int j = 0; j < CLS__FOUND; j++) {
+    const struct cls__found *x = &ctx->log.found[e->stream][j];
+    if (x->f && e->stamp >= x->lo && e->stamp <= x->hi)
+      return true;
+  }
+  return false;
 }
 
 static uint64_t oldest_unfinished(cls_context *ctx) {
