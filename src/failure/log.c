@@ -40,25 +40,14 @@ static bool all_finished(const cls_context *ctx) {
  * as what carries it).  `oldest`: the write stamp of the oldest logged
  * command not finished. */
 static __attribute__((noinline)) void forget_found(struct cls__log *log, uint64_t oldest) {
-  for (size_t i = 0; i < CLS_MAX_STREAMS && log->nfound; i++) {
-    for (int j = 0; j < CLS__FOUND; j++) {
-      struct cls__found *x = &log->found[i][j];
-      if (x->f && oldest > x->known) {
-        cls__failure_unref(x->f);
-        x->f = NULL;
-        log->nfound--;
-      }
+  struct cls__found *x = &log->found[0][0];
+  for (size_t i = 0; i < CLS_MAX_STREAMS * CLS__FOUND && log->nfound; i++, x++) {
+    if (x->f && oldest > x->known) {
+      cls__failure_unref(x->f);
+      x->f = NULL;
+      log->nfound--;
     }
   }
-}
-
-static bool held(const cls_context *ctx, const struct cls__log_entry *e) {
-  for (int j = 0; j < CLS__FOUND; j++) {
-    const struct cls__found *x = &ctx->log.found[e->stream][j];
-    if (x->f && e->stamp >= x->lo && e->stamp <= x->hi)
-      return true;
-  }
-  return false;
 }
 
 static uint64_t oldest_unfinished(cls_context *ctx) {
@@ -83,7 +72,7 @@ void cls__log_prune(cls_context *ctx) {
   if (__builtin_expect(log->nfound != 0, 0))
     forget_found(log, oldest_unfinished(ctx));
   while (log->len && entry_done(ctx, cls__log_at(ctx, 0)) &&
-         (!log->nfound || !held(ctx, cls__log_at(ctx, 0)))) {
+         (!log->nfound || !cls__log_found(ctx, cls__log_at(ctx, 0)))) {
     struct cls__log_entry *e = cls__log_at(ctx, 0);
     if (e->cause) {
       cls__failure_unref(e->cause);

@@ -155,6 +155,17 @@ static inline bool cls__log_in(const struct cls__log_entry *e,
       return true;
   return false;
 }
+/* The found failure's record (ctx->log.found) whose logged commands
+ * include e, or NULL. */
+static inline const struct cls__found *cls__log_found(const cls_context *ctx,
+                                                      const struct cls__log_entry *e) {
+  for (int j = 0; j < CLS__FOUND; j++) {
+    const struct cls__found *x = &ctx->log.found[e->stream][j];
+    if (x->f && e->stamp >= x->lo && e->stamp <= x->hi)
+      return x;
+  }
+  return NULL;
+}
 /* The log position of the oldest logged command of parts[0..n); the log's
  * length when there is none. */
 size_t cls__log_find(cls_context *ctx, const struct cls__range_part *parts, size_t n);

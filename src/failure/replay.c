@@ -358,18 +358,15 @@ static void note_found(cls_context *ctx, const struct cls__range_part *parts, si
     if (!hi)
       continue;
     struct cls__found *x = ctx->log.found[parts[p].stream];
-    cls__failure_ref(f);
-    if (x[0].f == f) { /* found again: its record, anew */
-      cls__failure_unref(f);
-      x[0] = (struct cls__found){.f = f, .lo = lo, .hi = hi, .known = ctx->stamp};
-      continue;
+    if (x[0].f != f) { /* else found again: its record, anew */
+      if (x[CLS__FOUND - 1].f) {
+        cls__failure_unref(x[CLS__FOUND - 1].f);
+        ctx->log.nfound--;
+      }
+      memmove(x + 1, x, (CLS__FOUND - 1) * sizeof *x);
+      cls__failure_ref(f);
+      ctx->log.nfound++;
     }
-    if (x[CLS__FOUND - 1].f) {
-      cls__failure_unref(x[CLS__FOUND - 1].f);
-      ctx->log.nfound--;
-    }
-    memmove(x + 1, x, (CLS__FOUND - 1) * sizeof *x);
-    ctx->log.nfound++;
     x[0] = (struct cls__found){.f = f, .lo = lo, .hi = hi, .known = ctx->stamp};
   }
 }
@@ -408,12 +405,7 @@ static struct cls__failure *queued_behind(cls_context *ctx, size_t k, cl_int sta
   const struct cls__stream *cs = cls__stream_peek(ctx, c->stream);
   for (size_t i = 0; i < k; i++) {
     struct cls__log_entry *e = cls__log_at(ctx, i);
-    const struct cls__found *x = NULL;
-    for (int j = 0; j < CLS__FOUND && !x; j++) {
-      const struct cls__found *y = &ctx->log.found[e->stream][j];
-      if (y->f && e->stamp >= y->lo && e->stamp <= y->hi)
-        x = y;
-    }
+    const struct cls__found *x = cls__log_found(ctx, e);
     if (!x || c->stamp > x->known || (status && x->f->cl_status != status) ||
         (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ &&
          !(e->kind == CLS__ENTRY_SKIPPED && e->cause == x->f)))
