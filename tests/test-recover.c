@@ -591,6 +591,76 @@ START_TEST(loss_after_enqueue_with_a_reader_on_an_earlier_stream_does_not_hang) 
 }
 END_TEST
 
+/* PoCL 3.1 finishes a command twice -- an assertion
+ * (`cq->command_count > 0`), or an event freed under a later broadcast --
+ * when one of its dependencies fails it while another completes at the
+ * same moment on a worker thread (fixed in PoCL 7.2).  Each round, a
+ * reader on stream 1 waits on stream 0's launch behind the gate of a loss
+ * after the enqueue, and, in order, on a slow kernel of its own queue;
+ * the sync opens the gate while that kernel may be finishing.  It aborted
+ * within a few rounds under PoCL until the fault factory made a command
+ * going behind a gate wait for its other dependencies before its enqueue
+ * (src/factory/fault.c, settle_deps).  One loss a round (relocation to a
+ * fresh queue of the same device, recovery off), the slow kernel's
+ * length drawn at random. */
+#define RACE_ROUNDS 300
+START_TEST(loss_after_enqueue_with_a_reader_behind_running_work_does_not_abort) {
+  char spec[RACE_ROUNDS * 64];
+  size_t o = 0;
+  /* One entry a round: each fires once, at the first launch no earlier
+   * entry took. */
+  for (int k = 0; k < RACE_ROUNDS; k++)
+    o += (size_t)snprintf(spec + o, sizeof spec - o, "%slost:stream=0,kernel=inc_k,at=complete",
+                          k ? ";" : "");
+  /* Exact attribution: ranged, the slow kernel (no event of its own)
+   * would share the failed reader's range. */
+  struct cls_context_options opt = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                    .device = "all",
+                                    .relocate = "same",
+                                    .recover = "off",
+                                    .precise = 1,
+                                    .fault = spec};
+  cls_context *ctx = ct_context_opts(&opt);
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
+  cls_kernel *slow = ct_kernel(ctx, CT_SLOW_SRC, "slow_k");
+  cls_buffer a = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_buffer t = uploaded(ctx, 1);
+  cls_buffer u = ct_alloc(ctx, 1, N * sizeof(int));
+  cls_buffer c = ct_alloc(ctx, 1, N * sizeof(int));
+  int host[N], got[N];
+  for (int i = 0; i < N; i++)
+    host[i] = i;
+  size_t g[1] = {N};
+  unsigned seed = 0x5eed;
+  for (int r = 0; r < RACE_ROUNDS; r++) {
+    ct_upload_ints(ctx, 0, a, host, N); /* fresh bytes: the launch is not skipped */
+    int iters = (int)(rand_r(&seed) % 400);
+    cls_arg sa[] = {CLS_IN(t), CLS_OUT(u), CLS_SCALAR(iters)};
+    CT_OK(cls_launch(ctx, 1, slow, 1, g, NULL, 3, sa));
+    incs(ctx, 0, inc, a, 1); /* accepted, never runs */
+    cls_arg ca[] = {CLS_IN(a), CLS_OUT(c)};
+    int rc = cls_launch(ctx, 1, copy, 1, g, NULL, 2, ca);
+    ck_assert_msg(rc == CLS_OK || rc == CLS_ELAUNCH || rc == CLS_ESKIPPED, "copy: %s",
+                  cls_err_name(rc));
+    /* The moment the gate opens, against the kernel's end. */
+    struct timespec t0, t1;
+    long spin_ns = (long)(rand_r(&seed) % 40000);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+    while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < spin_ns);
+    cls_sync(ctx, NULL);
+    rc = cls_download(ctx, 1, c, 0, got, sizeof got, NULL);
+    ck_assert_msg(rc == CLS_ETAINTED, "round %d: the reader's output: %s", r, cls_err_name(rc));
+    ct_download_ints(ctx, 1, u, got, N); /* the slow kernel ran */
+    ck_assert_int_eq(got[1], ct_slow_expect(1, iters, 1));
+  }
+  ck_assert_uint_eq(ct_generation(ctx, 0), RACE_ROUNDS);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* Two queues lost after the enqueue, the second while it holds a reader
  * of the first one's gated output: before its first gated command the
  * fault factory waits for what that queue holds (src/factory/fault.c),
@@ -1866,6 +1936,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_then_a_blocking_download_on_another_stream_is_recovered);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_download_ordered_through_its_own_queue);
   CT_ADD_LATE(s, two_losses_after_enqueue_with_a_reader_between_do_not_hang);
+  CT_ADD_LATE(s, loss_after_enqueue_with_a_reader_behind_running_work_does_not_abort);
   CT_ADD_LATE(s, loss_after_enqueue_during_the_replay_counts_and_within_the_bound_recovers);
   CT_ADD_LATE(s, loss_after_enqueue_past_the_bound_is_reported_and_says_replay_stopped);
   CT_ADD_LATE(s, loss_after_enqueue_with_recovery_off_is_reported_and_not_replayed);

@@ -33,7 +33,22 @@ struct cls__fault_config {
    * them): anything that waits opens them all first, since a command of
    * another queue may wait behind a gated one. */
   void *gated;
+  /* fault.c, while a gate is closed: the events behind one (they cannot
+   * finish before it opens), and for each queue the newest such command
+   * on it (a queue after it is behind the gate too), each retained; for
+   * PoCL 3.1's race (fault.c, settle_deps).  Let go when the last gate
+   * opens. */
+  cl_event *behind;
+  size_t nbehind, capbehind;
+  struct cls__fault_queue_behind {
+    cl_command_queue q;
+    cl_event last;
+  } *behind_q;
+  size_t nbehind_q, capbehind_q;
 };
+
+/* Lets go of what cfg holds behind gates (fault.c). */
+void cls__fault_forget_behind(struct cls__fault_config *cfg);
 
 /* Does a fault fire for this event?  Counts the event either way.  *hold:
  * how many polls that do not wait its discovery is held for. */

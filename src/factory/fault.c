@@ -61,10 +61,10 @@ struct fault_stream {
   cl_int gone;
   cl_event gate;
   struct fault_stream *next_gated; /* cfg->gated's list, while gate is set */
-  /* A marker on the queue behind what it held when the stream's first
-   * gate was made (settle): the gate opens only once it is complete. */
+  /* A marker on the queue behind what it held when a gated command
+   * joined it, that did not complete in SETTLE_MS (settle_deps): the gate
+   * opens only once it is complete. */
   cl_event settle;
-  bool settled;          /* settle was enqueued (or could not be) */
   bool ranged;           /* the backend asked for ranged attribution */
   /* Ranged: the newest command handed to the inner stream, the newest one
    * with an event there (or finished: a blocking call), and the inner
@@ -81,6 +81,18 @@ static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_i
   (*arr)[*n].first = (*arr)[*n].last = seq;
   (*n)++;
   return true;
+}
+
+void cls__fault_forget_behind(struct cls__fault_config *cfg) {
+  for (size_t i = 0; i < cfg->nbehind; i++)
+    clReleaseEvent(cfg->behind[i]);
+  for (size_t i = 0; i < cfg->nbehind_q; i++)
+    clReleaseEvent(cfg->behind_q[i].last);
+  free(cfg->behind);
+  free(cfg->behind_q);
+  cfg->behind = NULL;
+  cfg->behind_q = NULL;
+  cfg->nbehind = cfg->capbehind = cfg->nbehind_q = cfg->capbehind_q = 0;
 }
 
 static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void **out) {
@@ -110,7 +122,7 @@ static cl_int fs_create(void *fdata, const struct cls_backend *be, int id, void 
 }
 
 /* at=complete: the commands behind the gate fail now (they never ran).
- * Not before the settle marker is complete (mark_settle): where `wait`,
+ * Not before the settle marker is complete (settle_deps): where `wait`,
  * it is waited for (the caller waits anyway); else the gate stays closed
  * until a later call finds it complete. */
 static void open_gate(struct fault_stream *fs, bool wait) {
@@ -134,6 +146,8 @@ static void open_gate(struct fault_stream *fs, bool wait) {
   clSetUserEventStatus(fs->gate, fs->gone);
   clReleaseEvent(fs->gate);
   fs->gate = NULL;
+  if (!fs->cfg->gated)
+    cls__fault_forget_behind(fs->cfg);
 }
 
 /* Before anything waits (a waiting poll, a blocking transfer, a destroy):
@@ -186,43 +200,126 @@ static void note_events(struct fault_stream *fs, uint64_t upto, bool done) {
       fs->doomed[j].last = upto;
 }
 
-/* Before the first command joins the stream's first gate: a marker
- * behind what the queue holds.  PoCL 3.1 finishes a command twice, and
- * frees its event under a later broadcast, when one of its dependencies
- * fails it while another completes at the same moment on a worker thread
- * (fixed in PoCL 7.2, "Guard pocl_update_event_finished against a
- * concurrent double-finish"); on an in-order queue the command before is
- * a dependency.  So no gated command should keep a dependency that can
- * still complete when the gate fails: the first follows finished work
- * (PoCL makes no dependency on a complete event), the rest follow gated
- * commands, which the gate fails on the thread that sets it.  Most often
- * what the queue holds finishes at once, and the marker is waited for
- * here -- up to SETTLE_MS only, since the queue may hold a command behind
- * a user event the program sets later; past that, the gate waits for it
- * (open_gate), which narrows the race to PoCL's broadcast of the
- * marker's completion.  Once: a later gate's first command follows the
- * earlier gate's, failed when it opened.  On the queue itself, not
- * through the inner stream: its marker would become an event of the
- * stream, and narrow the range a loss is reported in, which a real loss
- * would not. */
-#define SETTLE_MS 100
-static void mark_settle(struct fault_stream *fs) {
-  fs->settled = true;
+/* PoCL 3.1 finishes a command twice -- an assertion, or its event freed
+ * under a later broadcast -- when one of its dependencies fails it while
+ * another completes at the same moment on a worker thread (fixed in PoCL
+ * 7.2, "Guard pocl_update_event_finished against a concurrent
+ * double-finish"; reproduced here with raw OpenCL: a fill waiting on a
+ * command behind a failing user event, in order behind a running kernel,
+ * aborts within seconds).  A gate fails what is behind it on the thread
+ * that sets it.  So while a gate is closed, a command that will be behind
+ * one -- joining it, waiting on a command behind it, or on a queue whose
+ * newer commands are -- must have no other dependency that can still
+ * complete: before its enqueue the work its queue holds and the events it
+ * waits on that are not behind a gate are waited for (PoCL makes no
+ * dependency on a complete event).  Up to SETTLE_MS each, since the queue
+ * may hold a command behind a user event the program sets later; past
+ * that the command goes ahead as before the race was known, and a gated
+ * one's marker is kept for open_gate to wait on, which narrows the race
+ * to PoCL's broadcast of the marker's completion. */
+#define SETTLE_MS 1000
+
+static cl_command_queue inner_queue(struct fault_stream *fs) {
   cl_command_queue (*queue)(void *) = cls__factory_queue(fs->inner);
-  cl_command_queue q = queue ? queue(fs->s) : NULL;
-  if (!q || clEnqueueMarkerWithWaitList(q, 0, NULL, &fs->settle) != CL_SUCCESS) {
-    fs->settle = NULL; /* unguarded, as before the race was known */
-    return;
-  }
-  clFlush(q);
-  for (int ms = 0; ms < SETTLE_MS; ms++) {
-    if (cls__event_state(fs->settle) <= CL_COMPLETE) {
-      clReleaseEvent(fs->settle);
-      fs->settle = NULL;
-      return;
-    }
+  return queue ? queue(fs->s) : NULL;
+}
+
+static cl_event inner_last_event(struct fault_stream *fs) {
+  cl_event (*lend)(void *) = cls__factory_last_event(fs->inner);
+  return lend ? lend(fs->s) : NULL;
+}
+
+static bool complete_within(cl_event ev, int ms) {
+  for (int i = 0;; i++) {
+    if (cls__event_state(ev) <= CL_COMPLETE)
+      return true;
+    if (i >= ms)
+      return false;
     nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
   }
+}
+
+static bool listed(const cl_event *evs, size_t n, cl_event ev) {
+  for (size_t i = 0; i < n; i++)
+    if (evs[i] == ev)
+      return true;
+  return false;
+}
+
+/* An event behind a closed gate: one the gate fails when it opens, not
+ * yet failed. */
+static bool behind_gate(const struct cls__fault_config *cfg, cl_event ev) {
+  return listed(cfg->behind, cfg->nbehind, ev) && cls__event_state(ev) > CL_COMPLETE;
+}
+
+static struct cls__fault_queue_behind *queue_entry(struct cls__fault_config *cfg,
+                                                   cl_command_queue q) {
+  for (size_t i = 0; i < cfg->nbehind_q; i++)
+    if (cfg->behind_q[i].q == q)
+      return &cfg->behind_q[i];
+  return NULL;
+}
+
+static bool queue_behind_gate(struct cls__fault_config *cfg, cl_command_queue q) {
+  struct cls__fault_queue_behind *e = q ? queue_entry(cfg, q) : NULL;
+  return e && cls__event_state(e->last) > CL_COMPLETE;
+}
+
+/* Whether the command about to be enqueued on q after `wait` will be
+ * behind a closed gate. */
+static bool goes_behind(struct cls__fault_config *cfg, cl_command_queue q, cl_uint nwait,
+                        const cl_event *wait) {
+  if (!cfg->gated)
+    return false;
+  for (cl_uint i = 0; i < nwait; i++)
+    if (behind_gate(cfg, wait[i]))
+      return true;
+  return queue_behind_gate(cfg, q);
+}
+
+/* The command goes behind a gate: what else it would depend on finishes
+ * first (above). */
+static void settle_deps(struct fault_stream *fs, cl_command_queue q, cl_uint nwait,
+                        const cl_event *wait) {
+  struct cls__fault_config *cfg = fs->cfg;
+  cl_event m = NULL;
+  if (q && !queue_behind_gate(cfg, q) &&
+      clEnqueueMarkerWithWaitList(q, 0, NULL, &m) == CL_SUCCESS) {
+    clFlush(q);
+    if (!complete_within(m, SETTLE_MS) && fs->gone && !fs->settle)
+      fs->settle = m; /* open_gate waits for it */
+    else
+      clReleaseEvent(m);
+  }
+  for (cl_uint i = 0; i < nwait; i++)
+    if (!behind_gate(cfg, wait[i]))
+      complete_within(wait[i], SETTLE_MS);
+}
+
+/* After the enqueue of a command behind a gate: it, and its queue from it
+ * on, are behind it too.  Without the command's event (out of host
+ * memory, or a factory that lends none) later commands are not known to
+ * be behind it: the race as before. */
+static void note_behind(struct cls__fault_config *cfg, cl_command_queue q, cl_event ev) {
+  if (!ev || !cls__grow((void **)&cfg->behind, &cfg->capbehind, cfg->nbehind + 1,
+                        sizeof *cfg->behind, 16))
+    return;
+  clRetainEvent(ev);
+  cfg->behind[cfg->nbehind++] = ev;
+  if (!q)
+    return;
+  struct cls__fault_queue_behind *e = queue_entry(cfg, q);
+  if (!e) {
+    if (!cls__grow((void **)&cfg->behind_q, &cfg->capbehind_q, cfg->nbehind_q + 1,
+                   sizeof *cfg->behind_q, 4))
+      return;
+    e = &cfg->behind_q[cfg->nbehind_q++];
+    e->q = q;
+  } else {
+    clReleaseEvent(e->last);
+  }
+  clRetainEvent(ev);
+  e->last = ev;
 }
 
 static cl_int fs_alloc(void *stream, size_t size, cl_mem *out) {
@@ -287,8 +384,6 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     }
     cl_int crc = CL_SUCCESS;
     if (!fs->gate) {
-      if (!fs->settled)
-        mark_settle(fs);
       if (!(fs->gate = clCreateUserEvent(fs->backend->context, &crc)))
         return crc;
       /* It fails later, and PoCL 3.1 aborts failing what follows a
@@ -297,10 +392,11 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
       cls__opencl_outside_event();
       fs->next_gated = fs->cfg->gated;
       fs->cfg->gated = fs;
+      note_behind(fs->cfg, NULL, fs->gate);
     }
     /* The gate alone: the command never runs, so its order does not
      * matter, and a second dependency finishing while the gate fails it
-     * is the PoCL 3.1 race (mark_settle). */
+     * is the PoCL 3.1 race (settle_deps). */
     wait = &fs->gate;
     nwait = 1;
   }
@@ -326,10 +422,16 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     return refused(fs, nwait0, st);
   /* Ranged: what is proven finished before this command (F8a). */
   uint64_t proven = fs->evented > fs->completed ? fs->evented : fs->completed;
+  cl_command_queue q = inner_queue(fs);
+  bool behind = goes_behind(fs->cfg, q, nwait, wait);
+  if (behind)
+    settle_deps(fs, q, nwait, wait);
   cl_int rc = fc ? cls__enqueue_foreign_plain(fs->inner, fs->s, fc, seq, nwait, wait)
                  : cls__enqueue_plain(fs->inner, fs->s, kind, k, x, seq, nwait, wait);
   if (rc != CL_SUCCESS)
     return rc;
+  if (behind)
+    note_behind(fs->cfg, q, inner_last_event(fs));
   fs->newest = seq;
   note_events(fs, seq, x && x->blocking && (kind == CLS__CMD_WRITE || kind == CLS__CMD_READ));
   /* A blocking download waited for what it read, on any stream: the
@@ -379,9 +481,7 @@ static cl_int fs_foreign(void *stream, const struct cls_foreign_cmd *fc, uint64_
 
 /* The inner stream's queue, where it has one. */
 static cl_command_queue fs_queue(void *stream) {
-  struct fault_stream *fs = stream;
-  cl_command_queue (*q)(void *) = cls__factory_queue(fs->inner);
-  return q ? q(fs->s) : NULL;
+  return inner_queue(stream);
 }
 
 static cl_int fs_launch(void *stream, const struct cls_kernel_cmd *cmd, uint64_t seq,
@@ -435,8 +535,12 @@ static cl_int fs_marker(void *stream, cl_event *out) {
   /* Not the gate: another queue may wait on the marker, and must fail
    * behind the commands the lost queue never ran (the in-order queue
    * puts the marker behind them). */
+  cl_command_queue q = inner_queue(fs);
+  bool behind = fs->cfg->gated && queue_behind_gate(fs->cfg, q);
   cl_int rc = fs->inner->marker(fs->s, out);
   note_events(fs, fs->newest, false); /* ranged: a marker may stand for the newest */
+  if (rc == CL_SUCCESS && behind)
+    note_behind(fs->cfg, q, *out);
   return rc;
 }
 
