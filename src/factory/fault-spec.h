@@ -45,9 +45,16 @@ struct cls__fault_config {
     cl_event last;
   } *behind_q;
   size_t nbehind_q, capbehind_q;
+  /* fault.c, while a gate is closed: the OpenCL context of its commands,
+   * and the process's list of such configurations (next_closed), for a
+   * wait on the host outside the factory (cls__fault_before_host_wait). */
+  cl_context context;
+  struct cls__fault_config *next_closed;
+  bool closed;
 };
 
-/* Lets go of what cfg holds behind gates (fault.c). */
+/* Lets go of what cfg holds behind gates, and takes it off the list of
+ * configurations with a closed gate (fault.c). */
 void cls__fault_forget_behind(struct cls__fault_config *cfg);
 
 /* Does a fault fire for this event?  Counts the event either way.  *hold:

@@ -9,6 +9,8 @@
 #include "factory/opencl.h"
 #include "util/parse.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +85,35 @@ static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_i
   return true;
 }
 
+/* The configurations with a closed gate, in the whole process (a list
+ * through next_closed), for cls__fault_before_host_wait. */
+static pthread_mutex_t closed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cls__fault_config *closed_list;
+static atomic_int nclosed;
+
+static void set_closed(struct cls__fault_config *cfg, bool closed, cl_context c) {
+  if (cfg->closed == closed)
+    return;
+  pthread_mutex_lock(&closed_lock);
+  if (closed) {
+    cfg->context = c;
+    cfg->next_closed = closed_list;
+    closed_list = cfg;
+  } else {
+    for (struct cls__fault_config **p = &closed_list; *p; p = &(*p)->next_closed)
+      if (*p == cfg) {
+        *p = cfg->next_closed;
+        break;
+      }
+    cfg->next_closed = NULL;
+  }
+  cfg->closed = closed;
+  atomic_fetch_add(&nclosed, closed ? 1 : -1);
+  pthread_mutex_unlock(&closed_lock);
+}
+
 void cls__fault_forget_behind(struct cls__fault_config *cfg) {
+  set_closed(cfg, false, NULL);
   for (size_t i = 0; i < cfg->nbehind; i++)
     clReleaseEvent(cfg->behind[i]);
   for (size_t i = 0; i < cfg->nbehind_q; i++)
@@ -163,6 +193,25 @@ static void open_gates(struct cls__fault_config *cfg) {
     while (oldest->next_gated)
       oldest = oldest->next_gated;
     open_gate(oldest, true);
+  }
+}
+
+/* The waits' context is the caller's, whose lock this thread holds: its
+ * gates may open here (a context's configuration is not shared). */
+void cls__fault_before_host_wait(cl_uint nwait, const cl_event *wait) {
+  if (!atomic_load_explicit(&nclosed, memory_order_relaxed))
+    return;
+  for (cl_uint i = 0; i < nwait; i++) {
+    cl_context c = NULL;
+    if (clGetEventInfo(wait[i], CL_EVENT_CONTEXT, sizeof c, &c, NULL) != CL_SUCCESS)
+      continue;
+    struct cls__fault_config *cfg;
+    pthread_mutex_lock(&closed_lock);
+    for (cfg = closed_list; cfg && cfg->context != c; cfg = cfg->next_closed)
+      ;
+    pthread_mutex_unlock(&closed_lock);
+    if (cfg)
+      open_gates(cfg);
   }
 }
 
@@ -392,6 +441,7 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
       cls__opencl_outside_event();
       fs->next_gated = fs->cfg->gated;
       fs->cfg->gated = fs;
+      set_closed(fs->cfg, true, fs->backend->context);
       note_behind(fs->cfg, NULL, fs->gate);
     }
     /* The gate alone: the command never runs, so its order does not

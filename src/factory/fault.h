@@ -47,6 +47,14 @@ bool cls__fault_loses(const struct cls__fault_config *cfg);
  * gate is a user event that fails later, as a foreign command's may. */
 bool cls__fault_gates(const struct cls__fault_config *cfg);
 
+/* Before the host waits for events outside the stream factory (a
+ * command's waits dropped, cls__order_unsent): where one of them belongs
+ * to a context with a closed gate of a loss after the enqueue, that
+ * context's gates open first, as before any wait -- else a command
+ * behind a gate would never finish.  Costs one atomic load where no gate
+ * is closed in the process. */
+void cls__fault_before_host_wait(cl_uint nwait, const cl_event *wait);
+
 /* A command enqueued on a fault stream for logical stream `logical`: a
  * driver whose backend streams are shared by several logical streams
  * passes the one the command belongs to, so "stream=N" faults name

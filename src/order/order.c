@@ -1,6 +1,7 @@
 /* Ordering shared by every driver: which streams a command must be
  * ordered after, how it waits for them, and what a wait buys. */
 #include "order/order.h"
+#include "factory/fault.h"
 #include "base/cmd.h"
 #include "failure/poll.h"
 #include "stream/pool.h"
@@ -56,8 +57,10 @@ void cls__order_synced(struct cls__stream *s, const struct cls__stream *p, uint6
 }
 
 void cls__order_unsent(cl_uint nwait, const cl_event *wait) {
-  if (nwait)
-    clWaitForEvents(nwait, wait); /* an error status ends the wait too */
+  if (nwait) {
+    cls__fault_before_host_wait(nwait, wait); /* a gate of a test's loss opens first */
+    clWaitForEvents(nwait, wait);             /* an error status ends the wait too */
+  }
 }
 
 void cls__order_release_waits(struct cls__cmd *cmd) {

@@ -1597,7 +1597,12 @@ END_TEST
  * clean, and launches of the lost queue reading it were not run again
  * (keep.c, input_overwritten: the last write a queue accepted decides);
  * 0x9513fe67c787ee6a (interleave), the model's: a fill issued before
- * the loss fired runs again after it (reopen_since_sync). */
+ * the loss fired runs again after it (reopen_since_sync).
+ * 0x7ffed0370c288708 (sequential) hung: a blocking upload whose waits
+ * the scheduler dropped on the host (a failure learnt while its list
+ * went to the queue) waited on a command behind a closed gate; such a
+ * wait now opens the context's gates first
+ * (cls__fault_before_host_wait). */
 START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
   setenv("CLS_MODEL_LATE", "1", 1);
   struct totals t = {0};
@@ -1611,7 +1616,7 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0x1fc1174fcdc94eaeull, 6}, {0x743cd7856914c6d0ull, 2},
                {0x4665a39861cd828eull, 4}, {0x9513fe67c787ee6aull, 10}, {0xf9d198a0504a7c97ull, 7}, {0xf0cab7272253ebe9ull, 2},
                {0xcb9e8b86052babeull, 9}, {0xaa4c403baa40926bull, 10},
-               {0x57758cc80d76fffeull, 2}};
+               {0x57758cc80d76fffeull, 2}, {0x7ffed0370c288708ull, 2}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
