@@ -271,6 +271,7 @@ fail_trace:
 fail_device:
 fail_driver_name:
 fail_guard_config:
+  cls__fault_forget_behind(ctx->faults);
   cls__fault_config_free(ctx->faults);
 fail_config:
   cls__cache_fini(&ctx->cache);
@@ -389,6 +390,7 @@ CLS_API void cls_context_destroy(cls_context *ctx) {
     free(ctx->labels[i]);
   free(ctx->labels);
   clReleaseContext(ctx->clctx);
+  cls__fault_forget_behind(ctx->faults);
   cls__fault_config_free(ctx->faults);
   cls__cache_fini(&ctx->cache);
   /* The lock stays held: a later call goes to cls__lock_slow, which reads

@@ -89,7 +89,6 @@ bool cls__fault_gates(const struct cls__fault_config *cfg) {
 void cls__fault_config_free(struct cls__fault_config *cfg) {
   if (!cfg)
     return;
-  cls__fault_forget_behind(cfg);
   for (size_t i = 0; i < cfg->n; i++) {
     free(cfg->faults[i].kernel);
     free(cfg->faults[i].op);

@@ -53,9 +53,6 @@ struct cls__fault_config {
   bool closed;
 };
 
-/* Lets go of what cfg holds behind gates, and takes it off the list of
- * configurations with a closed gate (fault.c). */
-void cls__fault_forget_behind(struct cls__fault_config *cfg);
 
 /* Does a fault fire for this event?  Counts the event either way.  *hold:
  * how many polls that do not wait its discovery is held for. */

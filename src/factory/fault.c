@@ -113,6 +113,8 @@ static void set_closed(struct cls__fault_config *cfg, bool closed, cl_context c)
 }
 
 void cls__fault_forget_behind(struct cls__fault_config *cfg) {
+  if (!cfg)
+    return;
   set_closed(cfg, false, NULL);
   for (size_t i = 0; i < cfg->nbehind; i++)
     clReleaseEvent(cfg->behind[i]);

@@ -54,6 +54,10 @@ bool cls__fault_gates(const struct cls__fault_config *cfg);
  * behind a gate would never finish.  Costs one atomic load where no gate
  * is closed in the process. */
 void cls__fault_before_host_wait(cl_uint nwait, const cl_event *wait);
+/* Lets go of what cfg holds behind gates, and takes it off the list of
+ * configurations with a closed gate; before cls__fault_config_free
+ * (nothing is held once every stream has ended; NULL: nothing). */
+void cls__fault_forget_behind(struct cls__fault_config *cfg);
 
 /* A command enqueued on a fault stream for logical stream `logical`: a
  * driver whose backend streams are shared by several logical streams
