@@ -653,8 +653,12 @@ START_TEST(loss_after_enqueue_with_a_reader_behind_running_work_does_not_abort) 
     cls_sync(ctx, NULL);
     rc = cls_download(ctx, 1, c, 0, got, sizeof got, NULL);
     ck_assert_msg(rc == CLS_ETAINTED, "round %d: the reader's output: %s", r, cls_err_name(rc));
-    ct_download_ints(ctx, 1, u, got, N); /* the slow kernel ran */
-    ck_assert_int_eq(got[1], ct_slow_expect(1, iters, 1));
+    /* The slow kernel ran -- unless its stream shares the lost queue
+     * (interleave on one device: rusticl), and is lost with it. */
+    rc = cls_download(ctx, 1, u, 0, got, sizeof got, NULL);
+    ck_assert_msg(rc == CLS_OK || rc == CLS_ETAINTED, "round %d: %s", r, cls_err_name(rc));
+    if (rc == CLS_OK)
+      ck_assert_int_eq(got[1], ct_slow_expect(1, iters, 1));
   }
   ck_assert_uint_eq(ct_generation(ctx, 0), RACE_ROUNDS);
   cls_context_destroy(ctx);
