@@ -3,11 +3,11 @@
  * cached per cl_device_id for the process, behind one mutex (the quirks'
  * way, quirks.c). */
 #include "cmdbuf.h"
+#include "util/settle.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_CACHED 16
 
@@ -98,11 +98,6 @@ const struct cls__cb_api *cls__cb_api(cl_platform_id platform, cl_device_id devi
   return api;
 }
 
-static int64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 static const char probe_src[] = "kernel void cls_cb_probe(global int *x) { x[get_global_id(0)] += 1; }";
 
@@ -144,19 +139,19 @@ static double measure(cl_context c, cl_device_id d, const struct cls__cb_api *a)
    * minima within 10%). */
   int64_t best_cb = INT64_MAX, best_single = INT64_MAX;
   for (int round = -1; round < CLS__CB_PROBE_ROUNDS; round++) { /* -1: warm-up */
-    int64_t t0 = now_ns();
+    int64_t t0 = cls__mono_ns();
     for (int i = 0; i < CLS__CB_PROBE_REPS; i++)
       if (a->enqueue(1, &q, cb, 0, NULL, NULL) != CL_SUCCESS || (!a->simultaneous && clFinish(q)))
         goto out;
     if (clFinish(q) != CL_SUCCESS)
       goto out;
-    int64_t t1 = now_ns();
+    int64_t t1 = cls__mono_ns();
     for (int i = 0; i < CLS__CB_PROBE_REPS * CLS__CB_PROBE_N; i++)
       if (clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL) != CL_SUCCESS)
         goto out;
     if (clFinish(q) != CL_SUCCESS)
       goto out;
-    int64_t t2 = now_ns();
+    int64_t t2 = cls__mono_ns();
     if (round >= 0 && t1 - t0 < best_cb)
       best_cb = t1 - t0;
     if (round >= 0 && t2 - t1 < best_single)

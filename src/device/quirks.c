@@ -44,11 +44,11 @@
  * kernel and runs 1024; a pre-check that believed it would be stricter
  * than the vendor. */
 #include "quirks.h"
+#include "util/settle.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 
 /* Bound on one probe's every wait. */
 #define DEADLINE_NS (2 * 1000000000LL)
@@ -86,45 +86,6 @@ static void CL_CALLBACK on_fence(cl_event ev, cl_int status, void *arg) {
     atomic_store(&fence_called, 1);
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void nap(void) {
-  struct timespec ts = {0, 100000}; /* 0.1 ms */
-  nanosleep(&ts, NULL);
-}
-
-/* True once every event of evs (NULL entries ignored) has finished,
- * false when the deadline came first.  Never blocks in OpenCL. */
-static bool settle(const cl_event *evs, size_t n, int64_t deadline) {
-  for (;;) {
-    bool all = true;
-    for (size_t i = 0; i < n && all; i++)
-      all = !evs[i] || cls__event_state(evs[i]) <= CL_COMPLETE;
-    if (all)
-      return true;
-    if (now_ns() > deadline)
-      return false;
-    nap();
-  }
-}
-
-/* settle() for a queue whose last commands have no event of their own: a
- * marker after them finishes after them (in-order queue). */
-static bool settle_queue(cl_command_queue queue, int64_t deadline) {
-  cl_event m = NULL;
-  if (clEnqueueMarkerWithWaitList(queue, 0, NULL, &m) != CL_SUCCESS)
-    return false;
-  clFlush(queue);
-  bool done = settle(&m, 1, deadline);
-  if (done)
-    clReleaseEvent(m);
-  return done;
-}
-
 static void unknown(struct cls_quirks *q) {
   q->probed = 0;
   q->failed_callback = CLS_QUIRK_UNKNOWN;
@@ -151,12 +112,12 @@ static int probe_callbacks(cl_command_queue queue, cl_mem mem, bool have_cb, uin
   bool fence_cb =
       have_cb && clSetEventCallback(*fence, CL_COMPLETE, on_fence, (void *)gen) == CL_SUCCESS;
   clFlush(queue);
-  if (!settle(fence, 1, deadline))
+  if (!cls__settle_events(fence, 1, deadline))
     return STEP_STUCK;
   if (fence_cb) {
-    int64_t grace = now_ns() + CALLBACK_GRACE_NS;
-    while (!atomic_load(&fence_called) && now_ns() < grace)
-      nap();
+    int64_t grace = cls__mono_ns() + CALLBACK_GRACE_NS;
+    while (!atomic_load(&fence_called) && cls__mono_ns() < grace)
+      cls__nap();
     if (atomic_load(&user_called))
       q->failed_callback = 1;
     else if (atomic_load(&fence_called))
@@ -178,18 +139,19 @@ static int probe_finish(cl_command_queue queue, cl_mem mem, int64_t deadline,
                              i == FINISH_FILLS - 1 ? late : NULL);
   if (rc != CL_SUCCESS) {
     clFlush(queue);
-    bool settled = *late ? settle(late, 1, deadline)
-                         : settle_queue(queue, deadline); /* the fills that went in */
+    cl_event left; /* a stuck queue's marker stays, with the queue */
+    bool settled = *late ? cls__settle_events(late, 1, deadline)
+                         : cls__settle_queue(queue, deadline, &left); /* the fills that went in */
     return settled ? STEP_SKIP : STEP_STUCK;
   }
   clFlush(queue);
   if (clFinish(queue) == CL_SUCCESS)
     q->finish_early = cls__event_state(*late) > CL_COMPLETE;
-  return settle(late, 1, deadline) ? STEP_OK : STEP_STUCK;
+  return cls__settle_events(late, 1, deadline) ? STEP_OK : STEP_STUCK;
 }
 
 static void probe(cl_context c, cl_device_id d, struct cls_quirks *q) {
-  int64_t start = now_ns(), deadline = start + DEADLINE_NS;
+  int64_t start = cls__mono_ns(), deadline = start + DEADLINE_NS;
   const cl_uint pattern = 0x5a5a5a5au;
   cl_event dep = NULL, behind = NULL, fence = NULL, late = NULL;
   bool stuck = false;
@@ -221,11 +183,11 @@ static void probe(cl_context c, cl_device_id d, struct cls_quirks *q) {
   cl_int urc = clSetUserEventStatus(user, CLS__QUIRK_PROBE_STATUS);
   if (clFlush(queue) != CL_SUCCESS || rc != CL_SUCCESS || urc != CL_SUCCESS) {
     cl_event evs[2] = {dep, behind};
-    stuck = !settle(evs, 2, deadline);
+    stuck = !cls__settle_events(evs, 2, deadline);
     goto release_events;
   }
   cl_event evs[2] = {dep, behind};
-  if (!settle(evs, 2, deadline)) {
+  if (!cls__settle_events(evs, 2, deadline)) {
     stuck = true;
     goto release_events;
   }
@@ -264,7 +226,7 @@ release_mem:
 release_queue:
   clReleaseCommandQueue(queue);
 out:
-  q->probe_ms = (double)(now_ns() - start) / 1e6;
+  q->probe_ms = (double)(cls__mono_ns() - start) / 1e6;
 }
 
 void cls__quirks_probe(cl_context clctx, cl_device_id device, struct cls_quirks *out) {
@@ -342,7 +304,7 @@ static int wg_launch(cl_context c, cl_device_id d, cl_kernel k, size_t group, bo
     goto settle_fill;
   clFlush(queue);
   cl_event evs[2] = {run, read};
-  if (!settle(evs, 2, now_ns() + WG_DEADLINE_NS)) {
+  if (!cls__settle_events(evs, 2, cls__mono_ns() + WG_DEADLINE_NS)) {
     *stuck = true; /* leaked: releasing a queue with a stuck command hangs on PoCL */
     return CLS_QUIRK_UNKNOWN;
   }
@@ -357,9 +319,12 @@ static int wg_launch(cl_context c, cl_device_id d, cl_kernel k, size_t group, bo
   }
   goto release;
 settle_fill: /* what went in before the failure finishes before the release */
-  if (!settle_queue(queue, now_ns() + WG_DEADLINE_NS)) {
-    *stuck = true;
-    return CLS_QUIRK_UNKNOWN;
+  {
+    cl_event left; /* a stuck queue's marker stays, with the rest of the probe */
+    if (!cls__settle_queue(queue, cls__mono_ns() + WG_DEADLINE_NS, &left)) {
+      *stuck = true;
+      return CLS_QUIRK_UNKNOWN;
+    }
   }
 release:
   if (read)

@@ -50,9 +50,7 @@ struct cls__fault_config {
    * wait on the host outside the factory (cls__fault_before_host_wait). */
   cl_context context;
   struct cls__fault_config *next_closed;
-  bool closed;
 };
-
 
 /* Does a fault fire for this event?  Counts the event either way.  *hold:
  * how many polls that do not wait its discovery is held for. */

@@ -8,13 +8,13 @@
 #include "factory/fault-spec.h"
 #include "factory/opencl.h"
 #include "util/parse.h"
+#include "util/settle.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ------------------------------------------------------------------ */
 /* The wrapping stream                                                 */
@@ -64,7 +64,7 @@ struct fault_stream {
   cl_event gate;
   struct fault_stream *next_gated; /* cfg->gated's list, while gate is set */
   /* A marker on the queue behind what it held when a gated command
-   * joined it, that did not complete in SETTLE_MS (settle_deps): the gate
+   * joined it, that did not complete in SETTLE_NS (settle_deps): the gate
    * opens only once it is complete. */
   cl_event settle;
   bool ranged;           /* the backend asked for ranged attribution */
@@ -91,31 +91,33 @@ static pthread_mutex_t closed_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cls__fault_config *closed_list;
 static atomic_int nclosed;
 
-static void set_closed(struct cls__fault_config *cfg, bool closed, cl_context c) {
-  if (cfg->closed == closed)
-    return;
+/* cfg's first gate closed: on the list. */
+static void list_closed(struct cls__fault_config *cfg, cl_context c) {
   pthread_mutex_lock(&closed_lock);
-  if (closed) {
-    cfg->context = c;
-    cfg->next_closed = closed_list;
-    closed_list = cfg;
-  } else {
-    for (struct cls__fault_config **p = &closed_list; *p; p = &(*p)->next_closed)
-      if (*p == cfg) {
-        *p = cfg->next_closed;
-        break;
-      }
-    cfg->next_closed = NULL;
-  }
-  cfg->closed = closed;
-  atomic_fetch_add(&nclosed, closed ? 1 : -1);
+  cfg->context = c;
+  cfg->next_closed = closed_list;
+  closed_list = cfg;
+  atomic_fetch_add(&nclosed, 1);
+  pthread_mutex_unlock(&closed_lock);
+}
+
+/* Its last gate opened, or its context ends: off the list, if on it. */
+static void unlist_closed(struct cls__fault_config *cfg) {
+  pthread_mutex_lock(&closed_lock);
+  for (struct cls__fault_config **p = &closed_list; *p; p = &(*p)->next_closed)
+    if (*p == cfg) {
+      *p = cfg->next_closed;
+      cfg->next_closed = NULL;
+      atomic_fetch_sub(&nclosed, 1);
+      break;
+    }
   pthread_mutex_unlock(&closed_lock);
 }
 
 void cls__fault_forget_behind(struct cls__fault_config *cfg) {
   if (!cfg)
     return;
-  set_closed(cfg, false, NULL);
+  unlist_closed(cfg);
   for (size_t i = 0; i < cfg->nbehind; i++)
     clReleaseEvent(cfg->behind[i]);
   for (size_t i = 0; i < cfg->nbehind_q; i++)
@@ -263,12 +265,12 @@ static void note_events(struct fault_stream *fs, uint64_t upto, bool done) {
  * newer commands are -- must have no other dependency that can still
  * complete: before its enqueue the work its queue holds and the events it
  * waits on that are not behind a gate are waited for (PoCL makes no
- * dependency on a complete event).  Up to SETTLE_MS each, since the queue
+ * dependency on a complete event).  Up to SETTLE_NS in all, since the queue
  * may hold a command behind a user event the program sets later; past
  * that the command goes ahead as before the race was known, and a gated
  * one's marker is kept for open_gate to wait on, which narrows the race
  * to PoCL's broadcast of the marker's completion. */
-#define SETTLE_MS 1000
+#define SETTLE_NS 1000000000LL
 
 static cl_command_queue inner_queue(struct fault_stream *fs) {
   cl_command_queue (*queue)(void *) = cls__factory_queue(fs->inner);
@@ -278,16 +280,6 @@ static cl_command_queue inner_queue(struct fault_stream *fs) {
 static cl_event inner_last_event(struct fault_stream *fs) {
   cl_event (*lend)(void *) = cls__factory_last_event(fs->inner);
   return lend ? lend(fs->s) : NULL;
-}
-
-static bool complete_within(cl_event ev, int ms) {
-  for (int i = 0;; i++) {
-    if (cls__event_state(ev) <= CL_COMPLETE)
-      return true;
-    if (i >= ms)
-      return false;
-    nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-  }
 }
 
 static bool listed(const cl_event *evs, size_t n, cl_event ev) {
@@ -320,8 +312,6 @@ static bool queue_behind_gate(struct cls__fault_config *cfg, cl_command_queue q)
  * behind a closed gate. */
 static bool goes_behind(struct cls__fault_config *cfg, cl_command_queue q, cl_uint nwait,
                         const cl_event *wait) {
-  if (!cfg->gated)
-    return false;
   for (cl_uint i = 0; i < nwait; i++)
     if (behind_gate(cfg, wait[i]))
       return true;
@@ -333,18 +323,17 @@ static bool goes_behind(struct cls__fault_config *cfg, cl_command_queue q, cl_ui
 static void settle_deps(struct fault_stream *fs, cl_command_queue q, cl_uint nwait,
                         const cl_event *wait) {
   struct cls__fault_config *cfg = fs->cfg;
-  cl_event m = NULL;
-  if (q && !queue_behind_gate(cfg, q) &&
-      clEnqueueMarkerWithWaitList(q, 0, NULL, &m) == CL_SUCCESS) {
-    clFlush(q);
-    if (!complete_within(m, SETTLE_MS) && fs->gone && !fs->settle)
-      fs->settle = m; /* open_gate waits for it */
+  int64_t deadline = cls__mono_ns() + SETTLE_NS;
+  cl_event left = NULL;
+  if (q && !queue_behind_gate(cfg, q) && !cls__settle_queue(q, deadline, &left) && left) {
+    if (fs->gone && !fs->settle)
+      fs->settle = left; /* open_gate waits for it */
     else
-      clReleaseEvent(m);
+      clReleaseEvent(left);
   }
   for (cl_uint i = 0; i < nwait; i++)
     if (!behind_gate(cfg, wait[i]))
-      complete_within(wait[i], SETTLE_MS);
+      cls__settle_events(&wait[i], 1, deadline);
 }
 
 /* After the enqueue of a command behind a gate: it, and its queue from it
@@ -437,13 +426,14 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     if (!fs->gate) {
       if (!(fs->gate = clCreateUserEvent(fs->backend->context, &crc)))
         return crc;
+      if (!fs->cfg->gated)
+        list_closed(fs->cfg, fs->backend->context);
       /* It fails later, and PoCL 3.1 aborts failing what follows a
        * command without an event behind it: from now on every command
        * keeps its event, as behind a foreign command's user event. */
       cls__opencl_outside_event();
       fs->next_gated = fs->cfg->gated;
       fs->cfg->gated = fs;
-      set_closed(fs->cfg, true, fs->backend->context);
       note_behind(fs->cfg, NULL, fs->gate);
     }
     /* The gate alone: the command never runs, so its order does not
@@ -474,8 +464,8 @@ static cl_int inject(struct fault_stream *fs, int logical, int kind,
     return refused(fs, nwait0, st);
   /* Ranged: what is proven finished before this command (F8a). */
   uint64_t proven = fs->evented > fs->completed ? fs->evented : fs->completed;
-  cl_command_queue q = inner_queue(fs);
-  bool behind = goes_behind(fs->cfg, q, nwait, wait);
+  cl_command_queue q = fs->cfg->gated ? inner_queue(fs) : NULL;
+  bool behind = fs->cfg->gated && goes_behind(fs->cfg, q, nwait, wait);
   if (behind)
     settle_deps(fs, q, nwait, wait);
   cl_int rc = fc ? cls__enqueue_foreign_plain(fs->inner, fs->s, fc, seq, nwait, wait)

@@ -1,0 +1,42 @@
+/* Waiting with a deadline (settle.h). */
+#include "util/settle.h"
+
+#include <time.h>
+
+int64_t cls__mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void cls__nap(void) {
+  struct timespec ts = {0, 100000};
+  nanosleep(&ts, NULL);
+}
+
+bool cls__settle_events(const cl_event *evs, size_t n, int64_t deadline) {
+  for (;;) {
+    bool all = true;
+    for (size_t i = 0; i < n && all; i++)
+      all = !evs[i] || cls__event_state(evs[i]) <= CL_COMPLETE;
+    if (all)
+      return true;
+    if (cls__mono_ns() > deadline)
+      return false;
+    cls__nap();
+  }
+}
+
+bool cls__settle_queue(cl_command_queue q, int64_t deadline, cl_event *left) {
+  cl_event m = NULL;
+  *left = NULL;
+  if (clEnqueueMarkerWithWaitList(q, 0, NULL, &m) != CL_SUCCESS)
+    return false;
+  clFlush(q);
+  if (cls__settle_events(&m, 1, deadline)) {
+    clReleaseEvent(m);
+    return true;
+  }
+  *left = m;
+  return false;
+}
