@@ -327,7 +327,7 @@ static bool reads_diverged(struct md_state *st, const int *slot, const int *acc,
  * again, a partial one does not (F4 keeps a ranged failure). */
 static void wrote(struct md_state *st, int s, int b, bool rd, bool full) {
   struct md_buf *mb = &st->buf[b];
-  mb->writer = s + 1;
+  mb->writers = 1u << s;
   if (!loosened(st))
     return;
   if (affected(st, s) || rd)
@@ -438,6 +438,19 @@ bool md_ambiguous(const struct md_state *st, const struct md_op *op) {
   return false;
 }
 
+/* The writers (md_buf.writers) of the read bindings up to `first`, the one
+ * whose failure skips the command: a deferred writer among them that meets
+ * a loss later carries a failure that comes first in argument order (F8),
+ * so the skipped command's outputs name it then. */
+static unsigned skipped_writes(const struct md_state *st, const int *slot, const int *acc,
+                               int first) {
+  unsigned m = 0;
+  for (int i = 0; i <= first; i++)
+    if (acc[i] & MD_R)
+      m |= st->buf[slot[i]].writers;
+  return m;
+}
+
 /* A launch or copy whose input carries failure f is skipped (F2): its
  * outputs were tainted by the caller; the chain gets the skip, and the call
  * answers rc_skip.  Where f is not known yet (F8), the command runs and is
@@ -533,10 +546,12 @@ static void launch(struct md_world *w, struct md_state *st, const struct md_op *
     int f = materialize(st, op->b[first]);
     if (rd) /* clstream may skip it on a range record (an earlier input) */
       st->fail[f].rd_at = 0;
+    unsigned from = skipped_writes(st, op->b, acc, first);
     for (int i = 0; i < n; i++)
       if (acc[i] & MD_W) {
         taint(st, op->b[i], f);
         wrote(st, s, op->b[i], rd, true);
+        st->buf[op->b[i]].writers |= from;
       }
     skipped(w, st, ex, f, "launch", name, name, s, MD_ESKIPPED, MD_ELAUNCH);
     return;
@@ -709,8 +724,10 @@ static void copy(struct md_world *w, struct md_state *st, const struct md_op *op
     int f = materialize(st, op->b[0]);
     if (rd) /* clstream may skip it on a range record */
       st->fail[f].rd_at = 0;
+    unsigned from = skipped_writes(st, op->b, copy_acc, 0);
     taint(st, op->b[1], f);
     wrote(st, s, op->b[1], rd, full);
+    dst->writers |= from;
     skipped(w, st, ex, f, "copy", NULL, "copy", s, MD_ETAINTED, MD_ECL);
     return;
   }
@@ -834,7 +851,7 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
     int t = __builtin_ctzll(m);
     for (int b = 0; w->deferred && st->lossrisk[t] && b < MD_B; b++) {
       struct md_buf *mb = &st->buf[b];
-      if (mb->state != MD_LIVE || mb->writer != t + 1)
+      if (mb->state != MD_LIVE || !(mb->writers & 1u << t))
         continue;
       mb->diverged = mb->risky = true;
       for (int e = 0; e < mb->elems; e++)
@@ -900,7 +917,7 @@ void md_step(struct md_world *w, struct md_state *st, const struct md_op *op,
     memset(st->poisoned, 0, sizeof st->poisoned);
     memset(w->since_sync, 0, sizeof w->since_sync);
     for (int b = 0; b < MD_B; b++) { /* every list submitted, every command done */
-      st->buf[b].writer = 0;
+      st->buf[b].writers = 0;
       st->buf[b].risky = false;
     }
     return;

@@ -244,11 +244,14 @@ struct md_buf {
    * read a diverged buffer, and no full write on trusted input came since.
    * Its reads are checked for safety only (see md_expect.relaxed). */
   bool diverged;
-  /* 1 + the stream of the command that last wrote it since the last sync
-   * of every stream (0: none): where lists are submitted per stream onto
-   * a shared queue (md_world.split), that command may still be in its
-   * list when another stream loses the queue. */
-  int writer;
+  /* The streams (bit s) of the command that last wrote it since the last
+   * sync of every stream (0: none): where lists are submitted per stream
+   * onto a shared queue (md_world.split), that command may still be in its
+   * list when another stream loses the queue.  A command skipped on its
+   * input adds the writers of the inputs up to the one that decided: if
+   * one of those meets the loss later, F8's argument order names it
+   * instead (`skipped_writes`). */
+  unsigned writers;
   /* Elements last written by a command that may not have run in clstream
    * (loosened: a stream at risk or affected, a diverged input): while the
    * failure that stopped it stays on the buffer, a read fails or, if it
