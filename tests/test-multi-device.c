@@ -251,6 +251,42 @@ START_TEST(cross_device_chain_keeps_order_and_counts_migrations) {
 }
 END_TEST
 
+/* Buffers carved from one page (one stream's pool) and written at the
+ * same time from two devices, with nothing ordering the two writes (they
+ * touch different buffers): each keeps its own bytes. */
+START_TEST(buffers_of_one_page_written_on_two_devices_keep_their_bytes) {
+  cls_context *ctx = devctx(NULL, NULL);
+  cls_kernel *slow = ct_kernel(ctx, CT_SLOW_SRC, "slow_k");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  enum { N = 1024, ITERS = 3000 };
+  static int host[N], got[N];
+  for (int i = 0; i < N; i++)
+    host[i] = i;
+  for (int round = 0; round < 8; round++) {
+    /* x, a and b from stream 0's pool: one page */
+    cls_buffer x = ct_alloc(ctx, 0, sizeof host), a = ct_alloc(ctx, 0, sizeof host),
+               b = ct_alloc(ctx, 0, sizeof host);
+    ct_upload_ints(ctx, 0, x, host, N);
+    ct_upload_ints(ctx, 0, b, host, N);
+    int w = round % 2; /* the device that writes a */
+    int iters = ITERS;
+    cls_arg sa[] = {CLS_IN(x), CLS_OUT(a), CLS_SCALAR(iters)};
+    ct_launch1(ctx, 1 - w, slow, N, 3, sa);
+    cls_arg ia[] = {CLS_INOUT(b)};
+    for (int k = 0; k < 20; k++)
+      ct_launch1(ctx, w, inc, N, 1, ia);
+    ct_download_ints(ctx, 0, a, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, ct_slow_expect((uint32_t)i, ITERS, i));
+    ct_download_ints(ctx, 1, b, got, N);
+    CT_EXPECT_INTS(got, (size_t)N, i, i + 20);
+    CT_OK(cls_free(ctx, x));
+    CT_OK(cls_free(ctx, a));
+    CT_OK(cls_free(ctx, b));
+  }
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* F6 and F2 across devices: a failure on device 0 skips its consumer on
  * device 1, and the read names the root and the chain. */
 /* A foreign command gets the queue of its own stream's device, and is
@@ -603,6 +639,7 @@ int main(void) {
   CT_ADD(s, explicit_place_before_the_first_command_wins);
   CT_ADD(s, place_after_the_first_command_is_refused);
   CT_ADD(s, cross_device_chain_keeps_order_and_counts_migrations);
+  CT_ADD(s, buffers_of_one_page_written_on_two_devices_keep_their_bytes);
   CT_ADD(s, F6_failure_on_one_device_skips_consumer_on_the_other);
   CT_ADD(s, foreign_command_gets_the_queue_of_its_stream_s_device);
   CT_ADD(s, relocate_moves_the_stream_and_raises_its_generation);

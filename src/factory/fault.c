@@ -668,10 +668,24 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
                        (j < fs->ndoomed && fs->doomed[j].seq <= *completed &&
                         fs->doomed[j].seq <= fs->found[i].seq);
     const struct doomed *r;
+    struct doomed both;
     if (take_doomed) {
       r = &fs->doomed[j];
-      if (i < fs->nfound && (fs->found[i].seq == r->seq || covers(&fs->found[i], r)))
-        i++; /* really failed as well: report it once */
+      if (i < fs->nfound && (fs->found[i].seq == r->seq || covers(&fs->found[i], r))) {
+        /* Really failed as well: reported once, over both ranges.  The
+         * real one runs to the newest command where the device fails the
+         * rest of a queue behind a failed command: those ran nothing, and
+         * dropping them left their writes clean (found by the model,
+         * CLS_MODEL_LATE=1, context 0x39685d1dfb7f99a7: a fill and an
+         * upload behind a copy failed behind a loss, read back as zeros). */
+        both = *r;
+        if (fs->found[i].first < both.first)
+          both.first = fs->found[i].first;
+        if (fs->found[i].last > both.last)
+          both.last = fs->found[i].last;
+        r = &both;
+        i++;
+      }
       j++;
     } else {
       r = &fs->found[i];

@@ -1617,7 +1617,7 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0x4665a39861cd828eull, 4}, {0x9513fe67c787ee6aull, 10}, {0xf9d198a0504a7c97ull, 7}, {0xf0cab7272253ebe9ull, 2},
                {0xcb9e8b86052babeull, 9}, {0xaa4c403baa40926bull, 10},
                {0x57758cc80d76fffeull, 2}, {0x7ffed0370c288708ull, 2},
-               {0xe7b22268ecb96331ull, 9}};
+               {0xe7b22268ecb96331ull, 9}, {0x39685d1dfb7f99a7ull, 9}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
