@@ -98,7 +98,6 @@ const struct cls__cb_api *cls__cb_api(cl_platform_id platform, cl_device_id devi
   return api;
 }
 
-
 static const char probe_src[] = "kernel void cls_cb_probe(global int *x) { x[get_global_id(0)] += 1; }";
 
 /* The measurement: 0 when it could not run. */
@@ -137,21 +136,21 @@ static double measure(cl_context c, cl_device_id d, const struct cls__cb_api *a)
   /* The fastest round of each side: on a busy host the other rounds
    * measure the neighbours (paired medians swing 0.4x-3x here, the
    * minima within 10%). */
-  int64_t best_cb = INT64_MAX, best_single = INT64_MAX;
+  uint64_t best_cb = UINT64_MAX, best_single = UINT64_MAX;
   for (int round = -1; round < CLS__CB_PROBE_ROUNDS; round++) { /* -1: warm-up */
-    int64_t t0 = cls__mono_ns();
+    uint64_t t0 = cls__now_ns();
     for (int i = 0; i < CLS__CB_PROBE_REPS; i++)
       if (a->enqueue(1, &q, cb, 0, NULL, NULL) != CL_SUCCESS || (!a->simultaneous && clFinish(q)))
         goto out;
     if (clFinish(q) != CL_SUCCESS)
       goto out;
-    int64_t t1 = cls__mono_ns();
+    uint64_t t1 = cls__now_ns();
     for (int i = 0; i < CLS__CB_PROBE_REPS * CLS__CB_PROBE_N; i++)
       if (clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL) != CL_SUCCESS)
         goto out;
     if (clFinish(q) != CL_SUCCESS)
       goto out;
-    int64_t t2 = cls__mono_ns();
+    uint64_t t2 = cls__now_ns();
     if (round >= 0 && t1 - t0 < best_cb)
       best_cb = t1 - t0;
     if (round >= 0 && t2 - t1 < best_single)

@@ -51,9 +51,9 @@
 #include <string.h>
 
 /* Bound on one probe's every wait. */
-#define DEADLINE_NS (2 * 1000000000LL)
+#define DEADLINE_NS (2 * 1000000000ULL)
 /* How long a callback may come after its command's status says complete. */
-#define CALLBACK_GRACE_NS (100 * 1000000LL)
+#define CALLBACK_GRACE_NS (100 * 1000000ULL)
 #define MAX_CACHED 16
 /* Fills of the whole probe buffer queued before the clFinish of step 3. */
 #define FINISH_FILLS 4
@@ -104,7 +104,7 @@ enum { STEP_OK, STEP_SKIP, STEP_STUCK };
 
 /* 2. Callbacks: the user event's, if it ever comes, before the fence's. */
 static int probe_callbacks(cl_command_queue queue, cl_mem mem, bool have_cb, uintptr_t gen,
-                           int64_t deadline, struct cls_quirks *q, cl_event *fence) {
+                           uint64_t deadline, struct cls_quirks *q, cl_event *fence) {
   const cl_uint pattern = 0x5a5a5a5au;
   cl_int rc = clEnqueueFillBuffer(queue, mem, &pattern, sizeof pattern, 128, 64, 0, NULL, fence);
   if (rc != CL_SUCCESS)
@@ -115,8 +115,8 @@ static int probe_callbacks(cl_command_queue queue, cl_mem mem, bool have_cb, uin
   if (!cls__settle_events(fence, 1, deadline))
     return STEP_STUCK;
   if (fence_cb) {
-    int64_t grace = cls__mono_ns() + CALLBACK_GRACE_NS;
-    while (!atomic_load(&fence_called) && cls__mono_ns() < grace)
+    uint64_t grace = cls__now_ns() + CALLBACK_GRACE_NS;
+    while (!atomic_load(&fence_called) && cls__now_ns() < grace)
       cls__nap();
     if (atomic_load(&user_called))
       q->failed_callback = 1;
@@ -130,7 +130,7 @@ static int probe_callbacks(cl_command_queue queue, cl_mem mem, bool have_cb, uin
  * fills: enough work that a vendor whose clFinish does not wait
  * (rusticl hands flushed commands to a worker thread and returns) is
  * caught still working on them. */
-static int probe_finish(cl_command_queue queue, cl_mem mem, int64_t deadline,
+static int probe_finish(cl_command_queue queue, cl_mem mem, uint64_t deadline,
                         struct cls_quirks *q, cl_event *late) {
   const cl_uint pattern = 0x5a5a5a5au;
   cl_int rc = CL_SUCCESS;
@@ -151,7 +151,7 @@ static int probe_finish(cl_command_queue queue, cl_mem mem, int64_t deadline,
 }
 
 static void probe(cl_context c, cl_device_id d, struct cls_quirks *q) {
-  int64_t start = cls__mono_ns(), deadline = start + DEADLINE_NS;
+  uint64_t start = cls__now_ns(), deadline = start + DEADLINE_NS;
   const cl_uint pattern = 0x5a5a5a5au;
   cl_event dep = NULL, behind = NULL, fence = NULL, late = NULL;
   bool stuck = false;
@@ -226,7 +226,7 @@ release_mem:
 release_queue:
   clReleaseCommandQueue(queue);
 out:
-  q->probe_ms = (double)(cls__mono_ns() - start) / 1e6;
+  q->probe_ms = (double)(cls__now_ns() - start) / 1e6;
 }
 
 void cls__quirks_probe(cl_context clctx, cl_device_id device, struct cls_quirks *out) {
@@ -267,7 +267,7 @@ static const char wg_source[] =
     "  out[get_global_id(0)] = tmp[n - 1 - l];\n"
     "}\n";
 /* Bound on the launch and the read (a JIT may compile at the launch). */
-#define WG_DEADLINE_NS (10 * 1000000000LL)
+#define WG_DEADLINE_NS (10 * 1000000000ULL)
 #define WG_GROUPS 2
 
 /* Launches `group` items per group and checks every element; 1 when all
@@ -304,7 +304,7 @@ static int wg_launch(cl_context c, cl_device_id d, cl_kernel k, size_t group, bo
     goto settle_fill;
   clFlush(queue);
   cl_event evs[2] = {run, read};
-  if (!cls__settle_events(evs, 2, cls__mono_ns() + WG_DEADLINE_NS)) {
+  if (!cls__settle_events(evs, 2, cls__now_ns() + WG_DEADLINE_NS)) {
     *stuck = true; /* leaked: releasing a queue with a stuck command hangs on PoCL */
     return CLS_QUIRK_UNKNOWN;
   }
@@ -321,7 +321,7 @@ static int wg_launch(cl_context c, cl_device_id d, cl_kernel k, size_t group, bo
 settle_fill: /* what went in before the failure finishes before the release */
   {
     cl_event left; /* a stuck queue's marker stays, with the rest of the probe */
-    if (!cls__settle_queue(queue, cls__mono_ns() + WG_DEADLINE_NS, &left)) {
+    if (!cls__settle_queue(queue, cls__now_ns() + WG_DEADLINE_NS, &left)) {
       *stuck = true;
       return CLS_QUIRK_UNKNOWN;
     }

@@ -270,7 +270,7 @@ static void note_events(struct fault_stream *fs, uint64_t upto, bool done) {
  * that the command goes ahead as before the race was known, and a gated
  * one's marker is kept for open_gate to wait on, which narrows the race
  * to PoCL's broadcast of the marker's completion. */
-#define SETTLE_NS 1000000000LL
+#define SETTLE_NS 1000000000ULL
 
 static cl_command_queue inner_queue(struct fault_stream *fs) {
   cl_command_queue (*queue)(void *) = cls__factory_queue(fs->inner);
@@ -323,7 +323,7 @@ static bool goes_behind(struct cls__fault_config *cfg, cl_command_queue q, cl_ui
 static void settle_deps(struct fault_stream *fs, cl_command_queue q, cl_uint nwait,
                         const cl_event *wait) {
   struct cls__fault_config *cfg = fs->cfg;
-  int64_t deadline = cls__mono_ns() + SETTLE_NS;
+  uint64_t deadline = cls__now_ns() + SETTLE_NS;
   cl_event left = NULL;
   if (q && !queue_behind_gate(cfg, q) && !cls__settle_queue(q, deadline, &left) && left) {
     if (fs->gone && !fs->settle)

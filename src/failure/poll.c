@@ -13,6 +13,7 @@
 #include "base/handle.h"
 #include "stream/pool.h"
 #include "stream/deadline.h"
+#include "util/settle.h"
 
 #include <stdio.h>
 #include <string.h>

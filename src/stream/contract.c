@@ -5,6 +5,7 @@
  * success. */
 #include "stream/contract.h"
 #include "stream/deadline.h"
+#include "util/settle.h"
 
 #include <string.h>
 

@@ -4,6 +4,7 @@
  * complete only when something waits for it), which a polling loop would
  * not.  The state is shared by the two and freed by the last to leave. */
 #include "stream/deadline.h"
+#include "util/settle.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,12 +19,6 @@ struct waiter {
   bool done;
   int refs;
 };
-
-uint64_t cls__now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int cls__timeout_parse(const char *text, uint64_t *ns) {
   const char *p = text;

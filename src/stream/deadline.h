@@ -15,7 +15,5 @@ int cls__timeout_parse(const char *text, uint64_t *ns);
  * timeout_ns.  Returns CLS_OK when it finished (failed or not), 1 when the
  * time ran out, or a CLS_E* code (recorded) when no thread could wait. */
 int cls__wait_event_for(cl_event ev, uint64_t timeout_ns);
-/* Monotonic nanoseconds. */
-uint64_t cls__now_ns(void);
 
 #endif /* CLS_DEADLINE_H */

@@ -3,10 +3,10 @@
 
 #include <time.h>
 
-int64_t cls__mono_ns(void) {
+uint64_t cls__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 void cls__nap(void) {
@@ -14,20 +14,20 @@ void cls__nap(void) {
   nanosleep(&ts, NULL);
 }
 
-bool cls__settle_events(const cl_event *evs, size_t n, int64_t deadline) {
+bool cls__settle_events(const cl_event *evs, size_t n, uint64_t deadline) {
   for (;;) {
     bool all = true;
     for (size_t i = 0; i < n && all; i++)
       all = !evs[i] || cls__event_state(evs[i]) <= CL_COMPLETE;
     if (all)
       return true;
-    if (cls__mono_ns() > deadline)
+    if (cls__now_ns() > deadline)
       return false;
     cls__nap();
   }
 }
 
-bool cls__settle_queue(cl_command_queue q, int64_t deadline, cl_event *left) {
+bool cls__settle_queue(cl_command_queue q, uint64_t deadline, cl_event *left) {
   cl_event m = NULL;
   *left = NULL;
   if (clEnqueueMarkerWithWaitList(q, 0, NULL, &m) != CL_SUCCESS)

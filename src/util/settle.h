@@ -7,20 +7,21 @@
 
 #include "util/util.h"
 
-/* Nanoseconds of CLOCK_MONOTONIC. */
-int64_t cls__mono_ns(void);
+/* Nanoseconds of CLOCK_MONOTONIC: the one clock of the library's
+ * deadlines (these, and CLS_SYNC_TIMEOUT's, src/stream/deadline.c). */
+uint64_t cls__now_ns(void);
 
 /* Sleeps 0.1 ms, the polling step below. */
 void cls__nap(void);
 
 /* True once every event of evs (NULL entries ignored) has finished,
- * failed or not; false when `deadline` (cls__mono_ns) came first. */
-bool cls__settle_events(const cl_event *evs, size_t n, int64_t deadline);
+ * failed or not; false when `deadline` (cls__now_ns) came first. */
+bool cls__settle_events(const cl_event *evs, size_t n, uint64_t deadline);
 
 /* cls__settle_events for what queue q holds, through a marker behind it
  * (an in-order queue).  True when the marker finished (it is released);
  * false when the deadline came first, or no marker could be enqueued
  * (*left NULL): the unfinished marker is then the caller's, in *left. */
-bool cls__settle_queue(cl_command_queue q, int64_t deadline, cl_event *left);
+bool cls__settle_queue(cl_command_queue q, uint64_t deadline, cl_event *left);
 
 #endif /* CLS_SETTLE_H */
