@@ -70,6 +70,9 @@ struct cls_context {
                               one (0: off; only with relocation on) */
   unsigned replaying;      /* runs again of the command in the call
                               (src/core/command.c, run_again) */
+  uint64_t replay_origin;  /* the write stamp a kept command had when first
+                              submitted, while keep.c runs it again: its
+                              place in program order (cls__keep_origin) */
   bool rewaiting;          /* an upload enqueued again behind a failed
                               writer (command.c, behind_failed_upload) */
   /* F8a: ranged attribution in force (src/failure/attribution.c), the most

@@ -313,9 +313,11 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
   }
   unsigned replaying = ctx->replaying;
   ctx->replaying = times_run_again(e);
+  ctx->replay_origin = e->origin; /* a failure of it is placed where it was */
   /* F2 first; a failure is the buffers', or a download's: its sync reports
    * it (run with its pending read, F8 taints that as the first run's) */
   int rc = cls__run(ctx, &cmd, e->read, NULL);
+  ctx->replay_origin = 0;
   ctx->replaying = replaying;
   restore_later(&cmd, later, later_stamp, hidden);
   if (e->read && rc >= 0) {

@@ -157,6 +157,7 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
   e->stream = cmd->stream->id;
   e->kind = cmd->kind;
   e->replays = ctx->replaying;
+  e->origin = ctx->replay_origin ? ctx->replay_origin : stamp;
   e->lost = false;
   e->follows = false;
   e->failed = false;
@@ -373,6 +374,24 @@ bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp) {
 unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq) {
   const struct cls__kept *e = find(&ctx->keep, stream, seq);
   return e ? e->replays : 0;
+}
+
+uint64_t cls__keep_origin(cls_context *ctx, int stream, uint64_t seq) {
+  const struct cls__kept *e = find(&ctx->keep, stream, seq);
+  return e ? e->origin : 0;
+}
+
+bool cls__keep_before(cls_context *ctx, uint64_t stamp) {
+  struct cls__keep *k = &ctx->keep;
+  for (size_t i = 0; i < k->len; i++) {
+    const struct cls__kept *e = at(k, i);
+    if (e->origin >= stamp)
+      return false; /* in submission order: the rest came later still */
+    const struct cls__stream *s = &ctx->pool.streams[e->stream];
+    if (e->lost || (e->origin != e->stamp && s->created && s->completed < e->seq))
+      return true;
+  }
+  return false;
 }
 
 void cls__keep_unmark(cls_context *ctx, int stream, uint64_t seq) {

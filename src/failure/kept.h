@@ -25,6 +25,8 @@ struct cls__kept {
   int stream;
   int kind;                     /* enum cls__cmd_kind */
   unsigned replays;             /* times it ran again already (the bound) */
+  uint64_t origin;              /* the stamp it had when first submitted
+                                   (its own, unless it is a run again) */
   bool lost;                    /* marked: runs again at the next safe point */
   bool follows;                 /* marked as a follower: it ran, and runs again
                                    after what it follows (cls__keep_follow) */
@@ -132,6 +134,15 @@ bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp);
 /* How often command `seq` of `stream` was run again after a loss (0:
  * never, or not kept). */
 unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq);
+/* The write stamp command `seq` of `stream` had when first submitted
+ * (a run again after a loss: the lost command's), or 0 when it is not
+ * kept: where F8 places a failure of it in program order (replay.c). */
+uint64_t cls__keep_origin(cls_context *ctx, int stream, uint64_t seq);
+/* Whether a command first submitted before write stamp `stamp` is to run
+ * again after a loss, or runs again and is not known complete: a failure
+ * of it is still to be placed before `stamp` in program order (log.c
+ * keeps the skips it may move). */
+bool cls__keep_before(cls_context *ctx, uint64_t stamp);
 /* Undoes the mark cls__keep_mark just made (the command ran after all). */
 void cls__keep_unmark(cls_context *ctx, int stream, uint64_t seq);
 /* The streams of the kept commands (not proven complete) that bind h. */

@@ -16,6 +16,9 @@ static bool entry_done(cls_context *ctx, const struct cls__log_entry *e) {
     const struct cls__stream *s = &ctx->pool.streams[e->stream];
     if (s->created && s->completed < e->seq)
       return false;
+  } else if (e->kind == CLS__ENTRY_SKIPPED && __builtin_expect(ctx->keep.len != 0, 0) &&
+             cls__keep_before(ctx, e->stamp)) {
+    return false; /* a lost command runs again: its failure may still move the skip */
   }
   return !ctx->hooks.holds || !ctx->hooks.holds(ctx, e); /* guard mode: checked first */
 }

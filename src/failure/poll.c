@@ -500,9 +500,14 @@ void cls__poll_settle(cls_context *ctx, const cls_buffer *handles, size_t n) {
   if (last == ctx->log.len)
     return;
   uint64_t streams = 0;
-  for (size_t i = 0; i < last; i++) {
+  const uint64_t before = cls__log_at(ctx, last)->stamp;
+  for (size_t i = 0; i < ctx->log.len; i++) {
     const struct cls__log_entry *e = cls__log_at(ctx, i);
-    if (e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ)
+    if ((e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) &&
+        (i < last ||
+         /* run again after a loss: in program order it came before */
+         (ctx->keep.len && cls__keep_origin(ctx, e->stream, e->seq) < before &&
+          cls__keep_origin(ctx, e->stream, e->seq) != 0)))
       streams |= 1ull << e->stream;
   }
   /* Each poll may prune the log: the streams are chosen first. */

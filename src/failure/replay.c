@@ -15,6 +15,7 @@
  * in log order, not in the order polls find them), and poll when an entry
  * logged here fills the log. */
 #include "failure/replay.h"
+#include "failure/kept.h"
 #include "device/quirks.h"
 #include "base/cmd.h"
 #include "base/handle.h"
@@ -246,6 +247,51 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
   return true;
 }
 
+/* Logged command e (its chain entry of kind `prior`) counts on f from
+ * binding first_in on, as a `kind` of f's chain. */
+static void count_on(cls_context *ctx, struct cls__log_entry *e, struct cls__failure *f,
+                     int first_in, int prior, int kind) {
+  if (e->cause) {
+    chain_remove(ctx, e, prior);
+    cls__failure_unref(e->cause);
+  } else {
+    ctx->log.causes++;
+  }
+  e->cause = f;
+  cls__failure_ref(f);
+  e->cause_arg = (unsigned char)first_in;
+  chain_insert(ctx, f, kind, cls__log_name(e), e->stream, e->position, e->stamp);
+}
+
+/* Root of f at log index k is a command run again after a loss
+ * (core/keep.c), first submitted with write stamp `origin`: in program
+ * order its failure is the lost command's, so it comes before what was
+ * submitted between the two.  Of those, a skip made in its call on a
+ * later input (CLS__ENTRY_SKIPPED) that reads what the root writes
+ * through an earlier (or the same) argument counts on f (F8's argument
+ * order), and its writes carry f on; any other command that wrote a
+ * buffer of the set overwrote it.  Those that ran are left to the walk
+ * from k: what read the root's buffers ran again after it, or failed
+ * behind it.  The set after them (ctx->taint_set), its size. */
+static size_t skips_since_origin(cls_context *ctx, size_t k, uint64_t origin,
+                                 struct cls__failure *f) {
+  size_t n = writes_join(ctx, 0, cls__log_at(ctx, k), true, f);
+  for (size_t i = 0; i < k && n; i++) {
+    struct cls__log_entry *e = cls__log_at(ctx, i);
+    if (e->stamp <= origin)
+      continue;
+    int first_in = e->kind == CLS__ENTRY_SKIPPED && e->cause != f
+                       ? first_read_in_set(ctx, n, e)
+                       : -1;
+    if (first_in > e->cause_arg)
+      first_in = -1; /* an earlier input's failure decides */
+    if (first_in >= 0)
+      count_on(ctx, e, f, first_in, CLS_SKIP_SKIPPED, CLS_SKIP_SKIPPED);
+    n = writes_join(ctx, n, e, first_in >= 0, f);
+  }
+  return n;
+}
+
 /* Failure f of one of the logged commands of parts[0..n) (one command
  * exactly; ranged, F8a, any of a range, on a queue streams share any of
  * each stream's part), the oldest at log position k: their write sets and
@@ -272,6 +318,11 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f,
    * only when f reaches it through an earlier input (or the same one, now
    * carrying f); else it keeps its failure and its writes leave the set. */
   size_t n = 0;
+  uint64_t origin = ctx->keep.len && nparts == 1 && parts[0].first == parts[0].last
+                        ? cls__keep_origin(ctx, root->stream, root->seq)
+                        : 0;
+  if (origin && origin < root->stamp)
+    n = skips_since_origin(ctx, k, origin, f);
   for (size_t i = k; i < ctx->log.len; i++) {
     struct cls__log_entry *e = cls__log_at(ctx, i);
     if (cls__log_in(e, parts, nparts) && !e->cause) {
@@ -311,16 +362,7 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f,
         e->kind = CLS__ENTRY_SKIPPED; /* never runs: a later replay moves it as a skip */
       else if (e->kind == CLS__ENTRY_RUN)
         kind = CLS_SKIP_UNTRUSTED;
-      if (e->cause) {
-        chain_remove(ctx, e, prior);
-        cls__failure_unref(e->cause);
-      } else {
-        ctx->log.causes++;
-      }
-      e->cause = f;
-      cls__failure_ref(f);
-      e->cause_arg = (unsigned char)first_in;
-      chain_insert(ctx, f, kind, cls__log_name(e), e->stream, e->position, e->stamp);
+      count_on(ctx, e, f, first_in, prior, kind);
     }
     n = writes_join(ctx, n, e, first_in >= 0, f);
   }

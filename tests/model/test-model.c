@@ -1602,7 +1602,13 @@ END_TEST
  * the scheduler dropped on the host (a failure learnt while its list
  * went to the queue) waited on a command behind a closed gate; such a
  * wait now opens the context's gates first
- * (cls__fault_before_host_wait). */
+ * (cls__fault_before_host_wait).
+ * 0xf030719949175270 (queues=2): a fill lost with a shared queue failed
+ * again when run again, and a launch skipped in its call on a later input
+ * that reads the fill's buffer kept its first cause: a failure of a
+ * command run again is placed where the lost one was (replay.c,
+ * skips_since_origin), the skips it may move stay logged (log.c) and a
+ * read waits for it (poll.c, cls__poll_settle). */
 START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
   setenv("CLS_MODEL_LATE", "1", 1);
   struct totals t = {0};
@@ -1617,7 +1623,8 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0x4665a39861cd828eull, 4}, {0x9513fe67c787ee6aull, 10}, {0xf9d198a0504a7c97ull, 7}, {0xf0cab7272253ebe9ull, 2},
                {0xcb9e8b86052babeull, 9}, {0xaa4c403baa40926bull, 10},
                {0x57758cc80d76fffeull, 2}, {0x7ffed0370c288708ull, 2},
-               {0xe7b22268ecb96331ull, 9}, {0x39685d1dfb7f99a7ull, 9}};
+               {0xe7b22268ecb96331ull, 9}, {0x39685d1dfb7f99a7ull, 9},
+               {0xf030719949175270ull, 2}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
