@@ -50,7 +50,8 @@ static inline __attribute__((always_inline)) void commit(cls_context *ctx, struc
       slot->writer = s;
       slot->write_seq = cmd->seq;
       slot->write_stamp = stamp;
-      slot->read_mask = 0;
+      if (!ctx->recover) /* else a later write waits for them too (order.c) */
+        slot->read_mask = 0;
     } else {
       slot->read_mask |= 1ull << s;
       slot->read_seq[s] = cmd->seq;

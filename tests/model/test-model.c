@@ -1608,7 +1608,13 @@ END_TEST
  * that reads the fill's buffer kept its first cause: a failure of a
  * command run again is placed where the lost one was (replay.c,
  * skips_since_origin), the skips it may move stay logged (log.c) and a
- * read waits for it (poll.c, cls__poll_settle). */
+ * read waits for it (poll.c, cls__poll_settle).
+ * 0xa164d7b81c6bb3d4 (sequential) and 0xf58e264a1a6e9230 (interleave,
+ * queues=2): a launch of the lost queue was not run again because a
+ * later writer of what it reads, ordered after it only through a command
+ * before it on its own queue that failed behind the loss, ran behind
+ * that failed command; with recovery on such a write waits for the read
+ * itself (order.c, needs). */
 START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
   setenv("CLS_MODEL_LATE", "1", 1);
   struct totals t = {0};
@@ -1624,7 +1630,8 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0xcb9e8b86052babeull, 9}, {0xaa4c403baa40926bull, 10},
                {0x57758cc80d76fffeull, 2}, {0x7ffed0370c288708ull, 2},
                {0xe7b22268ecb96331ull, 9}, {0x39685d1dfb7f99a7ull, 9},
-               {0xf030719949175270ull, 2}};
+               {0xf030719949175270ull, 2}, {0xa164d7b81c6bb3d4ull, 2},
+               {0xf58e264a1a6e9230ull, 9}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
