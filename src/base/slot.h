@@ -54,6 +54,9 @@ struct cls__slot {
   uint64_t span_base, span_prev, span_last;
   size_t span_lo, span_hi, last_lo, last_hi;
   uint64_t read_mask;      /* streams that read since the last write */
+  uint64_t reads_held;     /* the read mask a write leaves: 0, or with
+                              recovery on the reads before it not known
+                              complete (failure/kept.c, hold_reads) */
   uint64_t read_seq[CLS_MAX_STREAMS];
   int next_free;           /* free-slot list */
   unsigned char device;    /* the device that used it last (a context of

@@ -50,8 +50,7 @@ static inline __attribute__((always_inline)) void commit(cls_context *ctx, struc
       slot->writer = s;
       slot->write_seq = cmd->seq;
       slot->write_stamp = stamp;
-      if (!ctx->recover) /* else a later write waits for them too (order.c) */
-        slot->read_mask = 0;
+      slot->read_mask = slot->reads_held; /* 0 unless recovery holds some (kept.c) */
     } else {
       slot->read_mask |= 1ull << s;
       slot->read_seq[s] = cmd->seq;

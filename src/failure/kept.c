@@ -140,9 +140,40 @@ static bool crosses(const cls_context *ctx, const struct cls__cmd *cmd) {
   return false;
 }
 
+/* Recovery on, before cmd's writes take the buffers (cmd is ordered
+ * already): the reads of other streams since the last write that are not
+ * known complete stay on each buffer it writes (command.c, commit: the
+ * read mask a write leaves), and cmd's stream counts as ordered after
+ * those streams only as far as they are known complete.  So a later
+ * write of its stream waits for those reads itself (order.c), though cmd
+ * waited for them already: where cmd fails behind a lost command, a
+ * device may run what its queue holds behind it (PoCL does), and the
+ * write would overwrite what the lost command reads before it runs again
+ * (docs/devices.md, "Recovery").  A read or a write after a write needs
+ * nothing more: what ran after a lost command on what it writes runs
+ * again after it (core/keep.c, cls__keep_follow). */
+static void hold_reads(cls_context *ctx, const struct cls__cmd *cmd) {
+  struct cls__stream *s = cmd->stream;
+  const uint64_t own = 1ull << s->id;
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    struct cls__slot *slot = cmd->bind[i].slot;
+    uint64_t held = cmd->bind[i].access & CLS_WRITE ? slot->read_mask & ~own : 0;
+    for (uint64_t m = held; m; m &= m - 1) {
+      int r = __builtin_ctzll(m);
+      uint64_t done = ctx->pool.streams[r].completed;
+      if (slot->read_seq[r] <= done)
+        held &= ~(1ull << r);
+      else if (s->synced[r] > done)
+        s->synced[r] = done;
+    }
+    slot->reads_held = held;
+  }
+}
+
 bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
                    struct cls__pending_read *read) {
   struct cls__keep *k = &ctx->keep;
+  hold_reads(ctx, cmd);
   note_span(k, cmd, stamp);
   if (!keepable(cmd))
     return true;

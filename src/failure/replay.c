@@ -401,12 +401,12 @@ static void note_found(cls_context *ctx, const struct cls__range_part *parts, si
       continue;
     struct cls__found *x = ctx->log.found[parts[p].stream];
     if (x[0].f != f) { /* else found again: its record, anew */
+      cls__failure_ref(f); /* first: the record dropped below may be f's last holder */
       if (x[CLS__FOUND - 1].f) {
         cls__failure_unref(x[CLS__FOUND - 1].f);
         ctx->log.nfound--;
       }
       memmove(x + 1, x, (CLS__FOUND - 1) * sizeof *x);
-      cls__failure_ref(f);
       ctx->log.nfound++;
     }
     x[0] = (struct cls__found){.f = f, .lo = lo, .hi = hi, .known = ctx->stamp};
@@ -467,22 +467,28 @@ static struct cls__failure *queued_behind(cls_context *ctx, size_t k, cl_int sta
 static void skipped_behind(cls_context *ctx, size_t k, const struct cls__range_part *part,
                            struct cls__failure *g) {
   struct cls__log_entry *root = cls__log_at(ctx, k);
+  /* g may be held by a found record alone (queued_behind), which the
+   * note below can push out of its stream's ring: held here meanwhile
+   * (found by the model, CLS_MODEL_LATE=1, context 0x50bdf5bbc2e965f1
+   * under scheduler:sequential: a use after free in chain_insert). */
+  cls__failure_ref(g);
   /* What the device failed behind this command failed behind the failure
    * that decides it: noted while its entry is still one note_found reads
    * (a run, not yet a skip). */
   note_found(ctx, part, 1, k, root->cause ? root->cause : g);
-  if (root->cause)
-    return; /* it ran on the output of an earlier failure: that one decides */
-  const char *name = cls__log_name(root);
-  if (ctx->trace)
-    cls__trace_skip(ctx->trace, root->stream, name, root->position, g->message);
-  replay(ctx, k, g, part, 1, false);
-  root->kind = CLS__ENTRY_SKIPPED; /* it never ran (member_kind) */
-  root->cause = g;
-  cls__failure_ref(g);
-  ctx->log.causes++;
-  root->cause_arg = CLS__NO_ARG; /* an input found failed decides instead (F2) */
-  chain_insert(ctx, g, CLS_SKIP_SKIPPED, name, root->stream, root->position, root->stamp);
+  if (!root->cause) { /* else it ran on the output of an earlier failure: that one decides */
+    const char *name = cls__log_name(root);
+    if (ctx->trace)
+      cls__trace_skip(ctx->trace, root->stream, name, root->position, g->message);
+    replay(ctx, k, g, part, 1, false);
+    root->kind = CLS__ENTRY_SKIPPED; /* it never ran (member_kind) */
+    root->cause = g;
+    cls__failure_ref(g);
+    ctx->log.causes++;
+    root->cause_arg = CLS__NO_ARG; /* an input found failed decides instead (F2) */
+    chain_insert(ctx, g, CLS_SKIP_SKIPPED, name, root->stream, root->position, root->stamp);
+  }
+  cls__failure_unref(g);
 }
 
 bool cls__replay_failed_behind(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status) {

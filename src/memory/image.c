@@ -344,6 +344,7 @@ int cls__image_alloc(cls_context *ctx, struct cls__stream *s, const struct cls_i
   slot->write_seq = img->release_seq;
   slot->write_stamp = 0;
   slot->read_mask = 0;
+  slot->reads_held = 0;
   slot->device = (unsigned char)s->device;
   slot->canary_kernel = NULL;
   *out = cls__handle_make(ctx, s->id, index, slot->gen);

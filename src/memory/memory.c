@@ -313,6 +313,7 @@ int cls__memory_alloc(cls_context *ctx, struct cls__stream *s, size_t size, cls_
   slot->device = (unsigned char)s->device; /* where its bytes are (migrations) */
   slot->write_seq = page->release_seq;
   slot->read_mask = 0;
+  slot->reads_held = 0;
   slot->canary_kernel = NULL;
   slot->image = NULL;
   slot->kind = 0;

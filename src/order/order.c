@@ -10,8 +10,7 @@
 /* The streams cmd's stream must be ordered after: bit t of the result is
  * set when command need[t] of stream t (or later) must come first.  Only
  * streams not already ordered that far are named. */
-static uint64_t needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS],
-                      const struct cls__stream *strict) {
+static uint64_t needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS]) {
   const struct cls__stream *s = cmd->stream;
   uint64_t mask = 0;
   for (size_t i = 0; i < cmd->nbind; i++) {
@@ -28,7 +27,7 @@ static uint64_t needs(const struct cls__cmd *cmd, uint64_t need[CLS_MAX_STREAMS]
       continue;
     for (uint64_t m = slot->read_mask & ~(1ull << s->id); m; m &= m - 1) {
       int r = __builtin_ctzll(m);
-      if (slot->read_seq[r] <= (strict ? strict[r].completed : s->synced[r]))
+      if (slot->read_seq[r] <= s->synced[r])
         continue;
       if (!(mask & (1ull << r)) || slot->read_seq[r] > need[r])
         need[r] = slot->read_seq[r];
@@ -209,17 +208,7 @@ int cls__order_after(struct cls_driver *d, struct cls__cmd *cmd, const struct cl
   uint64_t need[CLS_MAX_STREAMS];
   cmd->nwait = 0;
   cmd->lent = 0;
-  /* With recovery on, a write waits itself for the reads of other
-   * streams not known complete, though an earlier command of its stream
-   * waited for them already (the reads stay on the buffer across writes
-   * then: command.c, commit): where that command fails behind a lost one,
-   * a device may run what its queue holds behind it (PoCL does), and the
-   * write would overwrite what the lost command reads before it runs
-   * again (docs/devices.md, "Recovery").  A read or a write after a write
-   * needs nothing more: what ran after a lost command on what it writes
-   * runs again after it (keep.c). */
-  const struct cls__stream *strict = d->ctx->recover ? d->ctx->pool.streams : NULL;
-  uint64_t mask = needs(cmd, need, strict);
+  uint64_t mask = needs(cmd, need);
   return mask ? order_after(d, cmd, o, mask, need) : CLS_OK;
 }
 
