@@ -156,8 +156,11 @@ static void hold_reads(cls_context *ctx, const struct cls__cmd *cmd) {
   struct cls__stream *s = cmd->stream;
   const uint64_t own = 1ull << s->id;
   for (size_t i = 0; i < cmd->nbind; i++) {
+    if (!(cmd->bind[i].access & CLS_WRITE))
+      continue; /* commit reads reads_held on a write binding only; the
+                   buffer may be bound for reading too, after it */
     struct cls__slot *slot = cmd->bind[i].slot;
-    uint64_t held = cmd->bind[i].access & CLS_WRITE ? slot->read_mask & ~own : 0;
+    uint64_t held = slot->read_mask & ~own;
     for (uint64_t m = held; m; m &= m - 1) {
       int r = __builtin_ctzll(m);
       uint64_t done = ctx->pool.streams[r].completed;

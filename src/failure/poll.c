@@ -503,11 +503,12 @@ void cls__poll_settle(cls_context *ctx, const cls_buffer *handles, size_t n) {
   const uint64_t before = cls__log_at(ctx, last)->stamp;
   for (size_t i = 0; i < ctx->log.len; i++) {
     const struct cls__log_entry *e = cls__log_at(ctx, i);
-    if ((e->kind == CLS__ENTRY_RUN || e->kind == CLS__ENTRY_READ) &&
-        (i < last ||
-         /* run again after a loss: in program order it came before */
-         (ctx->keep.len && cls__keep_origin(ctx, e->stream, e->seq) < before &&
-          cls__keep_origin(ctx, e->stream, e->seq) != 0)))
+    if (e->kind != CLS__ENTRY_RUN && e->kind != CLS__ENTRY_READ)
+      continue;
+    /* After `last`: a command run again after a loss, which in program
+     * order came before it (its origin, kept.h). */
+    uint64_t origin = i < last || !ctx->keep.len ? 0 : cls__keep_origin(ctx, e->stream, e->seq);
+    if (i < last || (origin && origin < before))
       streams |= 1ull << e->stream;
   }
   /* Each poll may prune the log: the streams are chosen first. */
