@@ -40,6 +40,11 @@ static _Thread_local struct {
    * found first to name it (replay.c, queued_behind). */
   size_t nlater;
   struct held later[CLS_MAX_STREAMS];
+  /* Streams whose poll cls__stream_poll has in progress: while one is,
+   * its later failures may come before a held one in log order (a loss
+   * after a completion fault, both of one poll), so the held failures
+   * wait for that poll to return. */
+  unsigned reporting;
 } polling = {.pending = UINT64_MAX};
 
 static bool is_polling(void *backend) {
@@ -141,7 +146,7 @@ static void failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
  * streams of the report's own poll, backends[0..n), are still in it: the
  * polls these make leave them alone. */
 static void flush_later(cls_context *ctx, struct cls__stream *const *streams, size_t n) {
-  if (polling.pending != UINT64_MAX)
+  if (polling.pending != UINT64_MAX || (n && polling.reporting))
     return;
   size_t mark = polling.n;
   for (size_t i = 0; i < n && polling.n < CLS_MAX_STREAMS + 1; i++)
@@ -451,7 +456,9 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
      * scheduler:interleave). */
     wait = false;
   }
+  polling.reporting++;
   int rc = ctx->driver_ops->poll(ctx->driver, &s->pub, wait);
+  polling.reporting--;
   if (__builtin_expect(rc != CLS_OK, 0))
     rc = cls__driver_status(ctx, "poll", rc);
   if (ctx->hooks.polled)

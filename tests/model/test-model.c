@@ -1618,7 +1618,12 @@ END_TEST
  * 0x50bdf5bbc2e965f1 (sequential) aborted in malloc: a command failed
  * behind a failure held only by its stream's ring of found failures, and
  * noting the command there pushed that record out and freed the failure
- * still in use (replay.c, skipped_behind: a use after free, valgrind). */
+ * still in use (replay.c, skipped_behind: a use after free, valgrind).
+ * 0xdf7302119d4293e (sequential, recovery off, ranged): one poll of a
+ * stream found a completion fault and, after it, a loss; the first's
+ * polls of the other streams found a fill failed behind the loss, held
+ * it for the first, and applied it before the loss was: the fill's own
+ * failure, not the loss's (poll.c, polling.reporting). */
 START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
   setenv("CLS_MODEL_LATE", "1", 1);
   struct totals t = {0};
@@ -1635,7 +1640,8 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0x57758cc80d76fffeull, 2}, {0x7ffed0370c288708ull, 2},
                {0xe7b22268ecb96331ull, 9}, {0x39685d1dfb7f99a7ull, 9},
                {0xf030719949175270ull, 2}, {0xa164d7b81c6bb3d4ull, 2},
-               {0xf58e264a1a6e9230ull, 9}, {0x50bdf5bbc2e965f1ull, 10}};
+               {0xf58e264a1a6e9230ull, 9}, {0x50bdf5bbc2e965f1ull, 10},
+               {0xdf7302119d4293eull, 11}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
