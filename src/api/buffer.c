@@ -159,6 +159,20 @@ static int upload(cls_context *ctx, int stream, cls_buffer dst, size_t offset,
                   : cls__capture_add(ctx, &cmd, NULL, NULL, NULL);
     goto out;
   }
+  /* Recovery: an earlier command that binds dst may still fail behind a
+   * lost one, and PoCL runs what is enqueued after a failed command: an
+   * upload would then overwrite what that command is to read when it runs
+   * again.  A blocking upload waits for what it comes after anyway, so it
+   * waits for those first and lets them run again before it is enqueued
+   * (found by the model, CLS_MODEL_LATE=1, context 0x777825d1e04a8674:
+   * an upload behind a launch on its own stream that read it). */
+  if (blocking && __builtin_expect(ctx->keep.len != 0, 0)) {
+    settle_kept(ctx, dst);
+    if (!(d = resolve(ctx, "cls_upload", dst, &rc)))
+      goto out;
+    cmd.bind[0].slot = d; /* run again, perhaps on another device */
+    cmd.x.dst = d->mem;
+  }
   rc = cls__run(ctx, &cmd, NULL, NULL);
   if (blocking && rc == CLS_OK && __builtin_expect(ctx->recover && ctx->relocate, 0))
     rc = upload_again_after_recovery(ctx, &cmd, dst);

@@ -1623,7 +1623,11 @@ END_TEST
  * stream found a completion fault and, after it, a loss; the first's
  * polls of the other streams found a fill failed behind the loss, held
  * it for the first, and applied it before the loss was: the fill's own
- * failure, not the loss's (poll.c, polling.reporting). */
+ * failure, not the loss's (poll.c, polling.reporting).
+ * 0x777825d1e04a8674 (event): a blocking upload of what a launch of its
+ * own stream reads ran behind that launch, failed behind a loss, so the
+ * launch could not run again; a blocking upload now lets what it comes
+ * after run again first (buffer.c, settle_kept). */
 START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
   setenv("CLS_MODEL_LATE", "1", 1);
   struct totals t = {0};
@@ -1641,7 +1645,7 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0xe7b22268ecb96331ull, 9}, {0x39685d1dfb7f99a7ull, 9},
                {0xf030719949175270ull, 2}, {0xa164d7b81c6bb3d4ull, 2},
                {0xf58e264a1a6e9230ull, 9}, {0x50bdf5bbc2e965f1ull, 10},
-               {0xdf7302119d4293eull, 11}};
+               {0xdf7302119d4293eull, 11}, {0x777825d1e04a8674ull, 13}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
