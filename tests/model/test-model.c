@@ -1905,6 +1905,39 @@ START_TEST(a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_los
 }
 END_TEST
 
+/* Recovery on: a launch reads b5 and waits for the lost set_s0 (it reads
+ * what that writes), and a blocking upload of part of b5 follows it on
+ * its own stream.  The launch fails behind the loss; were the upload
+ * enqueued then, PoCL would run it (a command enqueued after a failed
+ * one runs), overwriting what the launch is to read when it runs again,
+ * and the read of its output would name the loss.  The upload waits for
+ * what binds b5 and lets the lost work run again first (buffer.c,
+ * settle_kept), so the read is exact.  Found with CLS_MODEL_LATE=1,
+ * contexts 0x777825d1e04a8674 (event) and 0x2a27057b69719e9
+ * (interleave; this is its program, shortened). */
+START_TEST(a_blocking_upload_after_a_reader_failed_behind_a_loss_lets_it_run_again) {
+  struct md_clause c = {.when = MD_W_LOST, .kernel = "set_s0", .stream = 0, .nth = 1,
+                        .times = 1, .status = -2, .at_complete = true};
+  struct md_op ops[] = {ALLOC(0, 1, MD_N),
+                        ALLOC(1, 2, MD_N),
+                        ALLOC(5, 1, MD_N),
+                        UPLOAD(5, 2, MD_N),
+                        SET(0, 0, 5),
+                        OP(.kind = MD_LAUNCH, .kernel = MD_K_ADD, .b = {5, 5, 0, 1},
+                           .stream = 1),
+                        OP(.kind = MD_UPLOAD, .b = {5}, .stream = 1, .off = 4, .len = 6,
+                           .value = 11),
+                        DOWN(1, 1, MD_N)};
+  for (int i = 0; i < 4; i++) { /* a bound of 1, of 2; twice */
+    struct md_world plan;
+    md_world_init(&plan, false);
+    plan.cl[plan.nclauses++] = c;
+    plan.recover = 1 + (unsigned)(i % 2);
+    run_fixed_world(&plan, ops, (int)(sizeof ops / sizeof *ops), 1, NULL);
+  }
+}
+END_TEST
+
 /* The harness can fail: with a bug planted in the model (add computes
  * a + b + c + 1), some program disagrees, and the shortened program that
  * still fails is small. */
@@ -1984,5 +2017,6 @@ int main(void) {
   CT_ADD(s, late_losses_on_shared_queues_agree_with_the_model);
   CT_ADD(s, a_command_failed_behind_one_failed_behind_a_loss_names_the_loss);
   CT_ADD(s, a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss);
+  CT_ADD(s, a_blocking_upload_after_a_reader_failed_behind_a_loss_lets_it_run_again);
   return ct_run(s);
 }
