@@ -1630,7 +1630,9 @@ END_TEST
  * after run again first (buffer.c, settle_kept).  So does
  * 0x10d24b9306efb82f (interleave and queues=2), where the download
  * answered CLS_OK with a lost set_s2's element, run again over a
- * blocking upload of the same buffer (silently wrong bytes, at bc758f1). */
+ * blocking upload of the same buffer (silently wrong bytes, at bc758f1),
+ * and 0xbccec96ecc6f94e3 (queues=2), where a blocking upload of a lost
+ * launch's input ran before the loss was found and stopped its replay. */
 START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
   setenv("CLS_MODEL_LATE", "1", 1);
   struct totals t = {0};
@@ -1649,7 +1651,7 @@ START_TEST(late_losses_on_shared_queues_agree_with_the_model) {
                {0xf030719949175270ull, 2}, {0xa164d7b81c6bb3d4ull, 2},
                {0xf58e264a1a6e9230ull, 9}, {0x50bdf5bbc2e965f1ull, 10},
                {0xdf7302119d4293eull, 11}, {0x777825d1e04a8674ull, 13},
-               {0x10d24b9306efb82full, 6}};
+               {0x10d24b9306efb82full, 6}, {0xbccec96ecc6f94e3ull, 6}};
   for (size_t i = 0; i < sizeof found / sizeof *found; i++)
     run_context(found[i].seed, found[i].programs, &t);
   unsetenv("CLS_MODEL_LATE");
