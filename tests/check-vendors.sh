@@ -100,8 +100,9 @@ a_command_failed_behind_one_failed_behind_a_loss_names_the_loss"
 # (src/factory/fault.c), which waits for the event before the test sets
 # it.  The model's contexts of losses after the enqueue
 # (late_losses_on_shared_queues_agree_with_the_model,
-# a_command_failed_behind_one_failed_behind_a_loss_names_the_loss and
-# a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss)
+# a_command_failed_behind_one_failed_behind_a_loss_names_the_loss,
+# a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss
+# and a_blocking_upload_after_a_reader_failed_behind_a_loss_lets_it_run_again)
 # wait on a gated command the same way.
 oclgrind_exclude="timeout_sync_names_a_foreign_command_that_never_finishes
 loss_after_enqueue_behind_a_foreign_event_set_later_does_not_block_the_launch
@@ -127,7 +128,8 @@ timeout_blocking_read_behind_a_running_kernel
 cross_stream_waits_are_flow_arrows_from_producer_to_consumer
 late_losses_on_shared_queues_agree_with_the_model
 a_command_failed_behind_one_failed_behind_a_loss_names_the_loss
-a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss"
+a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss
+a_blocking_upload_after_a_reader_failed_behind_a_loss_lets_it_run_again"
 
 now() { date +%s; }
 
