@@ -107,7 +107,11 @@ CLS_API int cls_buffer_size(cls_context *ctx, cls_buffer buf, size_t *size) {
  * poll finds it, the safe point replays it), after the upload: the upload
  * is enqueued again behind it while the caller's bytes are still there,
  * at most once more than the recovery bound lets a command run again
- * (past that it fails rather than leave older bytes over the caller's). */
+ * (past that it fails rather than leave older bytes over the caller's).
+ * Since the upload settles what binds its buffer first (below), this is
+ * the fallback where that could not finish: a deadline that ran out
+ * (CLS_SYNC_TIMEOUT), or a replay past the bound.  Neither the suite nor
+ * the model's sweeps reach it now. */
 static __attribute__((noinline)) int upload_again_after_recovery(cls_context *ctx,
                                                                  struct cls__cmd *cmd,
                                                                  cls_buffer dst) {

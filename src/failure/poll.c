@@ -142,11 +142,12 @@ static void failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
 }
 
 /* The failures apply_later held, once the one they waited for is applied
- * (by the outermost report: no poll of polling's is in progress).  The
+ * and the poll that reported it has returned (by the outermost report:
+ * no poll of polling's, nor of cls__stream_poll's, is in progress).  The
  * streams of the report's own poll, backends[0..n), are still in it: the
  * polls these make leave them alone. */
 static void flush_later(cls_context *ctx, struct cls__stream *const *streams, size_t n) {
-  if (polling.pending != UINT64_MAX || (n && polling.reporting))
+  if (polling.pending != UINT64_MAX || polling.reporting)
     return;
   size_t mark = polling.n;
   for (size_t i = 0; i < n && polling.n < CLS_MAX_STREAMS + 1; i++)
