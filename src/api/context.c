@@ -18,6 +18,7 @@
 #include "memory/memory.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
+#include "util/settle.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -73,7 +74,7 @@ static void trace_calibrate(cls_context *ctx) {
   cl_event ev;
   if (clEnqueueMarkerWithWaitList(q, 0, NULL, &ev) == CL_SUCCESS) {
     clFinish(q);
-    uint64_t host = cls__trace_now();
+    uint64_t host = cls__now_ns();
     cl_ulong end = 0;
     if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
             CL_SUCCESS &&

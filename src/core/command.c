@@ -28,6 +28,7 @@
 #include "base/handle.h"
 #include "stream/pool.h"
 #include "trace/trace.h"
+#include "util/settle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -670,11 +671,11 @@ int cls__run_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_
                     cls_report **report) {
   struct cls__stream *s = cmd->stream;
   uint64_t accepted = s->stats.enqueues;
-  uint64_t t0 = cls__trace_now();
+  uint64_t t0 = cls__now_ns();
   int rc = cls__run_clean(ctx, cmd, pending, report);
   if (s->stats.enqueues != accepted)
     cls__trace_cmd(ctx->trace, s->id, cmd->op,
                    cls__cmd_named(cmd->kind) ? cmd->kcmd.name : cmd->op, cmd->seq, t0,
-                   cls__trace_now());
+                   cls__now_ns());
   return rc;
 }

@@ -6,11 +6,11 @@
 #include "device/quirks.h"
 #include "failure/failure.h"
 #include "util/hash.h"
+#include "util/settle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 
 static uint64_t key_hash(cl_device_id dev, const char *src, size_t len, const char *opts) {
@@ -47,11 +47,7 @@ static void remember_failure(cls_context *ctx, struct cls_program *p, cl_int rc,
   }
 }
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
+static double now_ms(void) { return (double)cls__now_ns() / 1e6; }
 
 /* The persistent cache's key for this program on this context's device. */
 static struct cls__cache_key cache_key(const cls_context *ctx, const struct cls_program *p,

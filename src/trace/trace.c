@@ -2,6 +2,7 @@
  * buffer with no allocation and written out with pwrite, each flush
  * followed by the closing "]" that the next flush writes over. */
 #include "trace/trace.h"
+#include "util/settle.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define BUF_SIZE ((size_t)64 << 10)
@@ -40,12 +40,6 @@ struct cls__trace {
   uint64_t last_ts[CLS_MAX_STREAMS]; /* the middle of each stream's last
                                         command's slice (ns); 0: none */
 };
-
-uint64_t cls__trace_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static bool write_all(int fd, const char *p, size_t n, off_t off) {
   while (n) {
@@ -223,7 +217,7 @@ void cls__trace_skip(struct cls__trace *t, int s, const char *name, uint64_t pos
                      const char *root) {
   int tid = track(t, s);
   char n[128], m[512];
-  uint64_t now = cls__trace_now();
+  uint64_t now = cls__now_ns();
   emit(t,
        ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"skip\",\"name\":\"skip %s\",\"pid\":%d,\"tid\":%d,"
        "\"ts\":%llu.%03u,\"args\":{\"position\":%llu,\"root\":\"%s\"}}",
@@ -235,7 +229,7 @@ void cls__trace_failure(struct cls__trace *t, const char *cat, int s, const char
                         uint64_t pos, const char *message) {
   int tid = track(t, s);
   char n[128], m[512];
-  uint64_t now = cls__trace_now();
+  uint64_t now = cls__now_ns();
   emit(t,
        ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":\"%s %s\",\"pid\":%d,\"tid\":%d,"
        "\"ts\":%llu.%03u,\"args\":{\"stream\":%d,\"position\":%llu,\"message\":\"%s\"}}",
@@ -245,7 +239,7 @@ void cls__trace_failure(struct cls__trace *t, const char *cat, int s, const char
 
 void cls__trace_wait(struct cls__trace *t, int producer, int consumer, uint64_t upto) {
   int from = track(t, producer), to = track(t, consumer);
-  uint64_t now = cls__trace_now();
+  uint64_t now = cls__now_ns();
   /* The arrow leaves the producer's last command (bound to the slice
    * enclosing the middle of it), and ends in the consumer's command being
    * ordered now ("bp":"e": the enclosing slice). */

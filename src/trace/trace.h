@@ -27,8 +27,8 @@
  *     device gives profiling times); tid 99 is the context itself (what
  *     names no stream).  Each track is named by "M" thread_name metadata
  *     the first time it is used.
- *   - Times are microseconds of CLOCK_MONOTONIC (cls__trace_now is in
- *     nanoseconds); device times are moved onto that clock by the offset
+ *   - Times are microseconds of CLOCK_MONOTONIC (cls__now_ns, util/settle.h,
+ *     is in nanoseconds); device times are moved onto that clock by the offset
  *     given with cls__trace_set_device_offset.
  * Every call is made under the context lock; none may fail the caller: a
  * write error is logged once by the caller's logger and the trace goes
@@ -68,8 +68,6 @@ void cls__trace_discard(struct cls__trace *t);
 /* Writes what is buffered, then the closing text: the file is valid. */
 void cls__trace_flush(struct cls__trace *t);
 
-/* Nanoseconds of CLOCK_MONOTONIC. */
-uint64_t cls__trace_now(void);
 /* device_ns + offset = CLOCK_MONOTONIC nanoseconds. */
 void cls__trace_set_device_offset(struct cls__trace *t, int64_t offset);
 
