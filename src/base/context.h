@@ -145,6 +145,17 @@ struct cls_context {
     } found[CLS_MAX_STREAMS][CLS__FOUND];
     unsigned nfound; /* records held: let go once no logged command is
                         older than what they knew (cls__log_prune) */
+    /* Commands the device failed with its dependent status that found no
+     * failure they were queued behind, and so failed on their own: each
+     * moves to one found later while it is logged, as if found in the
+     * other order (replay.c, cls__replay_behind_found).  The oldest goes
+     * when a ninth comes. */
+#define CLS__OWN 8
+    struct cls__own {
+      uint64_t seq;
+      int stream;
+    } own[CLS__OWN];
+    unsigned nown;
   } log;
   /* Non-blocking downloads waiting for a sync. */
   struct cls__pending_read *reads; /* list, newest first */

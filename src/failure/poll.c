@@ -345,6 +345,8 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
   }
   if (__builtin_expect(polling.nlater != 0, 0))
     flush_later(ctx, &s, 1);
+  if (__builtin_expect(ctx->log.nown != 0, 0))
+    cls__replay_behind_found(ctx);
 }
 
 void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *streams,
@@ -374,6 +376,8 @@ void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *strea
     cls__replay_failed_parts(ctx, parts, m, status, lost_as);
   if (__builtin_expect(polling.nlater != 0, 0))
     flush_later(ctx, streams, n);
+  if (__builtin_expect(ctx->log.nown != 0, 0))
+    cls__replay_behind_found(ctx);
 }
 
 void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t first,

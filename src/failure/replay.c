@@ -505,6 +505,17 @@ bool cls__replay_failed_behind(cls_context *ctx, int stream, uint64_t seq, cl_in
   return true;
 }
 
+/* Command `seq` of `stream` failed with the dependent status on its own
+ * (cls__replay_behind_found). */
+static void remember_own(cls_context *ctx, int stream, uint64_t seq) {
+  struct cls__log *log = &ctx->log;
+  if (log->nown == CLS__OWN) {
+    memmove(log->own, log->own + 1, (CLS__OWN - 1) * sizeof *log->own);
+    log->nown--;
+  }
+  log->own[log->nown++] = (struct cls__own){.seq = seq, .stream = stream};
+}
+
 void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
                         bool deferred) {
   const struct cls__range_part part = {stream, seq, seq};
@@ -549,6 +560,33 @@ void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_st
     note_found(ctx, &part, 1, k, f);
   replay(ctx, k, f, &part, 1, true);
   cls__failure_unref(f);
+  if (by_quirk)
+    remember_own(ctx, stream, seq);
+}
+
+void cls__replay_behind_found(cls_context *ctx) {
+  struct cls__log *log = &ctx->log;
+  bool moved = true;
+  while (moved) { /* one that moves may be what another was queued behind */
+    moved = false;
+    unsigned keep = 0;
+    for (unsigned i = 0; i < log->nown; i++) {
+      const struct cls__range_part part = {log->own[i].stream, log->own[i].seq, log->own[i].seq};
+      size_t k = cls__log_find(ctx, &part, 1);
+      if (k == log->len)
+        continue; /* finished and gone: what it waited on was found first or never */
+      struct cls__log_entry *c = cls__log_at(ctx, k);
+      struct cls__failure *g = c->kind == CLS__ENTRY_RUN && !c->cause ? queued_behind(ctx, k, 0)
+                                                                      : NULL;
+      if (g) {
+        skipped_behind(ctx, k, &part, g);
+        moved = true;
+      } else if (c->kind == CLS__ENTRY_RUN && !c->cause) {
+        log->own[keep++] = log->own[i];
+      }
+    }
+    log->nown = keep;
+  }
 }
 
 struct cls__failure *cls__replay_failed_as(cls_context *ctx, int stream, uint64_t seq,

@@ -23,6 +23,13 @@
 bool cls__replay_failed_behind(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status);
 void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
                         bool deferred);
+/* F8 whatever the order failures are found in: a command cls__replay_failed
+ * made a failure of its own because it found nothing it was queued
+ * behind (the device's dependent status) counts as skipped on a failure
+ * found since that it was queued behind, as it would had that one been
+ * found first.  Called after failures are applied; cheap when there is
+ * none such. */
+void cls__replay_behind_found(cls_context *ctx);
 /* The same for a failure clstream finds itself (guard mode, a deadline, a
  * lost queue): a record with `status` and `detail`, one reference for the
  * caller; NULL when the command is no longer logged (or out of memory).

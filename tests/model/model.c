@@ -816,6 +816,8 @@ static void download(struct md_world *w, struct md_state *st, const struct md_op
                      struct md_expect *ex) {
   int s = op->stream;
   uint64_t lo = w->issued_lo[s], hi = w->issued_hi[s];
+  int f0 = resolve(st, op->b[0]) ? -1 : st->buf[op->b[0]].failure;
+  bool unfound = unknown_async(st, f0);
   download_exact(w, st, op, ex);
   if (!loosened(st) || resolve(st, op->b[0]) || !in_range(&st->buf[op->b[0]], op->off, op->len))
     return;
@@ -824,8 +826,11 @@ static void download(struct md_world *w, struct md_state *st, const struct md_op
     return;
   st->poisoned[s] |= st->lossy; /* it may fail behind the loss too */
   ex->rcmask |= md_bit(MD_ETAINTED) | (affected(st, s) ? md_bit(MD_ECL) : 0);
-  if (st->lossrisk[s] && !ex->imm_rc) /* refused by the lost queue in the call */
+  if (st->lossrisk[s] && !ex->imm_rc) { /* refused by the lost queue in the call */
     ex->imm_rc = MD_ECL;
+    /* before it learnt what its buffer carries (context 0x6f5f03d5685fbeef) */
+    ex->unfound = unfound ? f0 + 1 : 0;
+  }
   if (w->issued_lo[s] > lo)
     w->issued_lo[s]--;
   if (w->issued_hi[s] == hi)

@@ -318,6 +318,11 @@ struct md_expect {
    * a range record, CLS_ECL for a read on a failed queue); if it succeeds,
    * its bytes must still be the model's. */
   bool relaxed;
+  /* Download: failure index + 1 of an asynchronous failure the read's
+   * buffer carries that clstream had not found, where the lost queue may
+   * refuse the read in the call (CLS_ECL): then it is found no more than
+   * before (0: none). */
+  int unfound;
 };
 
 static inline uint32_t md_bit(int rc) { return 1u << (rc <= 0 ? -rc : 31); }
