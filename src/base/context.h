@@ -152,7 +152,8 @@ struct cls_context {
      * when a ninth comes. */
 #define CLS__OWN 8
     struct cls__own {
-      uint64_t seq;
+      uint64_t seq, stamp; /* the stamp: that command, not a later one
+                              of a stream made anew with its id */
       int stream;
     } own[CLS__OWN];
     unsigned nown;

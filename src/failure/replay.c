@@ -507,13 +507,13 @@ bool cls__replay_failed_behind(cls_context *ctx, int stream, uint64_t seq, cl_in
 
 /* Command `seq` of `stream` failed with the dependent status on its own
  * (cls__replay_behind_found). */
-static void remember_own(cls_context *ctx, int stream, uint64_t seq) {
+static void remember_own(cls_context *ctx, int stream, uint64_t seq, uint64_t stamp) {
   struct cls__log *log = &ctx->log;
   if (log->nown == CLS__OWN) {
     memmove(log->own, log->own + 1, (CLS__OWN - 1) * sizeof *log->own);
     log->nown--;
   }
-  log->own[log->nown++] = (struct cls__own){.seq = seq, .stream = stream};
+  log->own[log->nown++] = (struct cls__own){.seq = seq, .stamp = stamp, .stream = stream};
 }
 
 void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_status,
@@ -556,12 +556,13 @@ void cls__replay_failed(cls_context *ctx, int stream, uint64_t seq, cl_int cl_st
                                    cls_cl_status_name(cl_status), quirk);
   if (!f)
     return;
+  uint64_t stamp = root->stamp;
   if (!deferred) /* a refused enqueue has no event anything waited on */
     note_found(ctx, &part, 1, k, f);
   replay(ctx, k, f, &part, 1, true);
   cls__failure_unref(f);
   if (by_quirk)
-    remember_own(ctx, stream, seq);
+    remember_own(ctx, stream, seq, stamp);
 }
 
 void cls__replay_behind_found(cls_context *ctx) {
@@ -576,12 +577,13 @@ void cls__replay_behind_found(cls_context *ctx) {
       if (k == log->len)
         continue; /* finished and gone: what it waited on was found first or never */
       struct cls__log_entry *c = cls__log_at(ctx, k);
-      struct cls__failure *g = c->kind == CLS__ENTRY_RUN && !c->cause ? queued_behind(ctx, k, 0)
-                                                                      : NULL;
+      if (c->stamp != log->own[i].stamp || c->kind != CLS__ENTRY_RUN || c->cause)
+        continue; /* not that command, or a replay decided it since */
+      struct cls__failure *g = queued_behind(ctx, k, 0);
       if (g) {
         skipped_behind(ctx, k, &part, g);
         moved = true;
-      } else if (c->kind == CLS__ENTRY_RUN && !c->cause) {
+      } else {
         log->own[keep++] = log->own[i];
       }
     }
