@@ -62,7 +62,9 @@ skipped=0
 # version included) and checksum match, i.e. ones it wrote itself.
 #
 # The model's losses after the enqueue (CLS_MODEL_LATE=1, whose contexts
-# late_losses_on_shared_queues_agree_with_the_model runs) follow what
+# late_losses_on_shared_queues_agree_with_the_model and
+# late_losses_with_recovery_under_ranged_attribution_agree_with_the_model
+# run) follow what
 # PoCL does behind a lost queue, and were checked there only: rusticl,
 # with its one device, gives a command that waited on the lost queue the
 # loss's own status (CL_DEVICE_NOT_AVAILABLE), so clstream also moves
@@ -75,6 +77,7 @@ rusticl_exclude="cross_stream_read_adds_one_wait_and_flushes_producer
 new_producer_write_needs_a_new_wait
 binary_the_vendor_refuses_is_dropped_and_rebuilt
 late_losses_on_shared_queues_agree_with_the_model
+late_losses_with_recovery_under_ranged_attribution_agree_with_the_model
 a_command_failed_behind_one_failed_behind_a_loss_names_the_loss"
 # oclgrind runs a whole queue inside clFlush.  The first seven cases hold a
 # producer behind a user event while a consumer on another stream is
@@ -100,6 +103,7 @@ a_command_failed_behind_one_failed_behind_a_loss_names_the_loss"
 # (src/factory/fault.c), which waits for the event before the test sets
 # it.  The model's contexts of losses after the enqueue
 # (late_losses_on_shared_queues_agree_with_the_model,
+# late_losses_with_recovery_under_ranged_attribution_agree_with_the_model,
 # a_command_failed_behind_one_failed_behind_a_loss_names_the_loss,
 # a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss
 # and a_blocking_upload_after_a_reader_failed_behind_a_loss_lets_it_run_again)
@@ -127,6 +131,7 @@ timeout_sync_returns_etimedout_naming_the_running_kernel
 timeout_blocking_read_behind_a_running_kernel
 cross_stream_waits_are_flow_arrows_from_producer_to_consumer
 late_losses_on_shared_queues_agree_with_the_model
+late_losses_with_recovery_under_ranged_attribution_agree_with_the_model
 a_command_failed_behind_one_failed_behind_a_loss_names_the_loss
 a_command_failed_behind_a_loss_and_a_failure_runs_again_after_the_loss
 a_blocking_upload_after_a_reader_failed_behind_a_loss_lets_it_run_again"
