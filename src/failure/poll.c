@@ -159,6 +159,17 @@ static void flush_later(cls_context *ctx, struct cls__stream *const *streams, si
   polling.n = mark;
 }
 
+/* What waits for failures just applied: those apply_later held
+ * (flush_later), then the commands that failed on their own before what
+ * they were queued behind was found (replay.c, cls__replay_behind_found). */
+static inline void after_failures(cls_context *ctx, struct cls__stream *const *streams,
+                                  size_t n) {
+  if (__builtin_expect(polling.nlater != 0, 0))
+    flush_later(ctx, streams, n);
+  if (__builtin_expect(ctx->log.nown != 0, 0))
+    cls__replay_behind_found(ctx);
+}
+
 struct cls__failure *cls__poll_failed_as(cls_context *ctx, int stream, uint64_t seq,
                                          int status, const char *detail, cls_buffer wrote) {
   if (!poll_before(ctx, &(struct cls__range_part){stream, seq, seq}, 1))
@@ -343,10 +354,7 @@ void cls__stream_failed(cls_context *ctx, struct cls__stream *s, uint64_t seq, c
       cls__keep_behind(ctx, s->id, seq); /* a loss found later may be why */
     failed(ctx, s->id, seq, status, deferred);
   }
-  if (__builtin_expect(polling.nlater != 0, 0))
-    flush_later(ctx, &s, 1);
-  if (__builtin_expect(ctx->log.nown != 0, 0))
-    cls__replay_behind_found(ctx);
+  after_failures(ctx, &s, 1);
 }
 
 void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *streams,
@@ -374,10 +382,7 @@ void cls__stream_failed_parts(cls_context *ctx, struct cls__stream *const *strea
   if (cls__replay_dependent_status(ctx, status) ? poll_before_last(ctx, parts, m)
                                                  : poll_before(ctx, parts, m))
     cls__replay_failed_parts(ctx, parts, m, status, lost_as);
-  if (__builtin_expect(polling.nlater != 0, 0))
-    flush_later(ctx, streams, n);
-  if (__builtin_expect(ctx->log.nown != 0, 0))
-    cls__replay_behind_found(ctx);
+  after_failures(ctx, streams, n);
 }
 
 void cls__stream_failed_range(cls_context *ctx, struct cls__stream *s, uint64_t first,
@@ -409,8 +414,7 @@ static int timed_out(cls_context *ctx, struct cls__stream *s, uint64_t waited_ns
     s->timed_out_seq = e->seq;
     cls__failure_unref(
         cls__poll_failed_as(ctx, s->id, e->seq, CLS_ETIMEDOUT, detail, (cls_buffer){0}));
-    if (polling.nlater)
-      flush_later(ctx, &s, 1);
+    after_failures(ctx, &s, 1);
   }
   return cls__error(CLS_ETIMEDOUT, 0, "%s", detail);
 }
@@ -448,8 +452,7 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
        * block on a queue another stream's running command shares). */
       if (ctx->hooks.polled)
         ctx->hooks.polled(ctx);
-      if (polling.nlater) /* guard mode's failures may have held some */
-        flush_later(ctx, NULL, 0);
+      after_failures(ctx, NULL, 0); /* guard mode's failures may have held some */
       cls__log_prune(ctx);
       return CLS_OK;
     }
@@ -468,8 +471,7 @@ int cls__stream_poll(cls_context *ctx, struct cls__stream *s, bool wait) {
     rc = cls__driver_status(ctx, "poll", rc);
   if (ctx->hooks.polled)
     ctx->hooks.polled(ctx); /* guard mode: before the log forgets the launches checked */
-  if (polling.nlater) /* guard mode's failures may have held some */
-    flush_later(ctx, NULL, 0);
+  after_failures(ctx, NULL, 0); /* held by this poll, or by guard mode's failures */
   cls__log_prune(ctx);
   if (ctx->keep.len)
     cls__keep_prune(ctx);
