@@ -45,6 +45,11 @@ struct gate {
   unsigned long markers[CLS_MAX_STREAMS];
   unsigned long commands[CLS_MAX_STREAMS];
   unsigned long polls[CLS_MAX_STREAMS];
+  /* Launches by the argument memo's `valid` bits they found (what the core
+   * told the factory their kernel copy already holds): none, some, all of
+   * their arguments.  Counted per factory, not per stream (streams may
+   * share a queue); the test resets them. */
+  unsigned long memo_none, memo_some, memo_all;
 };
 
 /* The factory a gate wraps: the OpenCL one. */
@@ -105,6 +110,13 @@ static cl_int g_launch(void *stream, const struct cls_kernel_cmd *cmd, uint64_t 
   struct gate *g = gs->g;
   g->calls++;
   g->commands[gs->id]++;
+  uint32_t known = cmd->memo ? cmd->memo->valid : 0, all = (1u << cmd->nargs) - 1;
+  if (!known)
+    g->memo_none++;
+  else if ((known & all) == all)
+    g->memo_all++;
+  else
+    g->memo_some++;
   if (!g->gated || !g->ev || g->opened || strcmp(cmd->name, g->gated) != 0)
     return ocl()->launch(gs->s, cmd, seq, nwait, wait);
   g->held++;

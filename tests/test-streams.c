@@ -460,11 +460,50 @@ START_TEST(version_1_factory_orders_through_markers) {
 }
 END_TEST
 
+/* A released cl_mem may come back at the same address, where a runtime
+ * may keep what it resolved of the old one: so every kernel copy (the
+ * kernel's own and each stream's) forgets the arguments it holds when a
+ * buffer is released, and sets them all again at its next launch, while
+ * a launch after nothing was released sets none (the memo). */
+START_TEST(a_release_makes_every_kernel_copy_forget_its_arguments) {
+  enum { N = 64, S = 3 };
+  cls_buffer a = ct_written(ctx, 0, N, 2), b = ct_written(ctx, 0, N, 3);
+  cls_buffer c[S], spare = ct_alloc(ctx, 0, N * sizeof(int));
+  for (int s = 0; s < S; s++)
+    c[s] = ct_alloc(ctx, s, N * sizeof(int));
+  for (int round = 0; round < 2; round++) {
+    gate.memo_none = gate.memo_some = gate.memo_all = 0;
+    for (int s = 0; s < S; s++) {
+      cls_arg args[] = {CLS_IN(a), CLS_IN(b), CLS_OUT(c[s])};
+      ct_launch1(ctx, s, add_k, N, 3, args);
+    }
+    CT_OK(cls_sync(ctx, NULL)); /* each launch reached its factory */
+  }
+  /* The second round: every copy knew every argument. */
+  ck_assert_msg(gate.memo_all == S && !gate.memo_some && !gate.memo_none,
+                "memos: %lu all, %lu some, %lu none known", gate.memo_all, gate.memo_some,
+                gate.memo_none);
+  CT_OK(cls_free(ctx, spare));
+  gate.memo_none = gate.memo_some = gate.memo_all = 0;
+  for (int s = S - 1; s >= 0; s--) {
+    cls_arg args[] = {CLS_IN(a), CLS_IN(b), CLS_OUT(c[s])};
+    ct_launch1(ctx, s, add_k, N, 3, args);
+  }
+  CT_OK(cls_sync(ctx, NULL));
+  ck_assert_msg(gate.memo_none == S && !gate.memo_some && !gate.memo_all,
+                "memos after a release: %lu all, %lu some, %lu none known", gate.memo_all,
+                gate.memo_some, gate.memo_none);
+  for (int s = 0; s < S; s++)
+    ct_expect_ints(ctx, s, c[s], N, 5);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   SLOW_ITERS = ct_scale(SLOW_ITERS, 200);
   Suite *s = suite_create("streams");
 #define ADD(fn) CT_ADD_FIXTURE(s, fn, setup, teardown)
+  ADD(a_release_makes_every_kernel_copy_forget_its_arguments);
   ADD(consumer_on_other_stream_sees_producer_output);
   ADD(alternating_producer_and_consumer_200_times);
   ADD(cross_stream_read_adds_one_wait_and_flushes_producer);

@@ -14,10 +14,8 @@ void cls__kernels_forget_args(cls_context *ctx) {
   for (struct cls_program *p = ctx->programs; p; p = p->next)
     for (struct cls_kernel *k = p->kernels; k; k = k->next) {
       k->memo.valid = 0;
-      if (k->home >= 0)
-        for (int i = 0; i < CLS_MAX_STREAMS; i++)
-          if (cls__lane_made(k->lanes[i]))
-            k->lanes[i]->memo.valid = 0;
+      for (uint64_t m = k->made; m; m &= m - 1)
+        k->lanes[__builtin_ctzll(m)]->memo.valid = 0;
     }
 }
 
@@ -31,6 +29,8 @@ void cls__kernel_lane_new(cls_kernel *k, int stream) {
   if (!l || crc != CL_SUCCESS || !l->kernel) {
     free(l);
     l = CLS__NO_LANE;
+  } else {
+    k->made |= 1ull << stream;
   }
   k->lanes[stream] = l;
 }
@@ -458,11 +458,11 @@ void cls__kernels_fini(cls_context *ctx) {
     struct cls_kernel *k = p->kernels;
     while (k) {
       struct cls_kernel *next = k->next;
-      for (int i = 0; i < CLS_MAX_STREAMS; i++)
-        if (cls__lane_made(k->lanes[i])) {
-          clReleaseKernel(k->lanes[i]->kernel);
-          free(k->lanes[i]);
-        }
+      for (uint64_t m = k->made; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
+        clReleaseKernel(k->lanes[i]->kernel);
+        free(k->lanes[i]);
+      }
       if (k->kernel)
         clReleaseKernel(k->kernel);
       free(k->argsize);

@@ -57,6 +57,8 @@ struct cls_kernel {
    * kernel serves). */
   int home;
   struct cls__kernel_lane *lanes[CLS_MAX_STREAMS];
+  uint64_t made; /* bit i: lanes[i] holds a copy (cls__lane_made), so that
+                    forgetting the memos walks the copies, not the slots */
   /* Images, from CL_KERNEL_ARG_ACCESS_QUALIFIER (0 where unknown): bit i
    * set when argument i is an image, one the kernel only writes
    * (__write_only; also in writable), one it reads and writes
