@@ -390,6 +390,15 @@ int cls__memory_free(cls_context *ctx, cls_buffer h) {
     if (st->completed >= pf.need[t]) /* no wait left on that stream */
       pf.mask &= ~(1ull << t);
   }
+  /* Recovery: a driver that defers may have kept the owner's tasks for
+   * its fresh queue instead of enqueuing them (a settle above found its
+   * queue lost: cls_driver_kept), so no queue holds the cl_mem for them
+   * yet: the block waits for them to complete there, as for another
+   * stream's uses. */
+  if (pf.own_seq && (ctx->lost_mask >> owner & 1) && s->completed < pf.own_seq) {
+    pf.need[owner] = pf.own_seq;
+    pf.mask |= 1ull << owner;
+  }
   if (pf.mask &&
       !cls__grow((void **)&m->pending, &m->cappending, m->npending + 1, sizeof *m->pending, 8))
     return cls__error(CLS_ENOMEM, 0, "out of host memory");

@@ -1686,6 +1686,9 @@ START_TEST(late_losses_with_recovery_under_ranged_attribution_agree_with_the_mod
   struct totals t = {0};
   run_context(0x156e607529d75a37ull, 7, &t);
   run_context(0x87fe5048fe9bdc01ull, 4, &t);
+  /* A free while the queue's loss kept a launch that read the buffer, not
+   * enqueued (tests/test-recover.c, free_of_a_buffer_read_by_...). */
+  run_context(0xf51a74436bb93321ull, 9, &t);
   unsetenv("CLS_PRECISE");
   unsetenv("CLS_MODEL_LATE");
 }
