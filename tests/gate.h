@@ -110,7 +110,8 @@ static cl_int g_launch(void *stream, const struct cls_kernel_cmd *cmd, uint64_t 
   struct gate *g = gs->g;
   g->calls++;
   g->commands[gs->id]++;
-  uint32_t known = cmd->memo ? cmd->memo->valid : 0, all = (1u << cmd->nargs) - 1;
+  uint32_t known = cmd->memo ? cmd->memo->valid : 0;
+  uint32_t all = cmd->nargs >= 32 ? UINT32_MAX : (1u << cmd->nargs) - 1; /* up to CLS_MAX_ARGS */
   if (!known)
     g->memo_none++;
   else if ((known & all) == all)

@@ -43,13 +43,19 @@
 /* A kernel writing one value everywhere: a source of fresh bytes. */
 #define SET_K_SRC "kernel void set_k(global int *out, int v) { out[get_global_id(0)] = v; }\n"
 
-static cls_context *recctx(const char *relocate, const char *recover, const char *fault) {
+/* precise: the option's (0: $CLS_PRECISE, then the default). */
+static cls_context *recctx_precise(const char *relocate, const char *recover, const char *fault,
+                                   int precise) {
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .device = "all",
                                   .relocate = relocate,
                                   .recover = recover,
+                                  .precise = precise,
                                   .fault = fault};
   return ct_context_opts(&o);
+}
+static cls_context *recctx(const char *relocate, const char *recover, const char *fault) {
+  return recctx_precise(relocate, recover, fault, 0);
 }
 
 /* Whether the context's driver meets a loss in the call (the event
@@ -384,12 +390,7 @@ END_TEST
  * 0xf51a74436bb93321, 2026-12-06: a crash in PoCL, or bytes read from
  * another buffer). */
 static void free_input_of_replayed_copy(int precise) {
-  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
-                                  .device = "all",
-                                  .relocate = "other",
-                                  .precise = precise,
-                                  .fault = "lost:stream=0,nth=2"};
-  cls_context *ctx = ct_context_opts(&o);
+  cls_context *ctx = recctx_precise("other", NULL, "lost:stream=0,nth=2", precise);
   cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
   cls_buffer a = uploaded(ctx, 0); /* 1 */
   cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));

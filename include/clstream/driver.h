@@ -262,7 +262,10 @@ struct cls_driver_ops {
    * defers copies what it needs.  Context lock held.  Required. */
   cl_int (*submit)(struct cls_driver *d, struct cls_driver_cmd *cmd);
   /** Hands every command of s up to its command `upto` to s's backend
-   * queue (memory they use is about to be released).  Context lock held.
+   * queue (memory they use is about to be released: an enqueued command
+   * holds its memory objects).  Where s's queue is lost and the driver
+   * keeps those commands instead (cls_driver_kept()), the core waits for
+   * them to complete before it releases the memory.  Context lock held.
    * Optional: NULL for a driver that enqueues at submit(). */
   void (*settle)(struct cls_driver *d, struct cls_driver_stream *s, uint64_t upto);
   /** F8 found that command `seq` of s, accepted but not yet handed to the
