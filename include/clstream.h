@@ -332,7 +332,9 @@ struct cls_context_options {
    * launch is refused with #CLS_EACCESS, as before F11 was relaxed), -1
    * not strict (the declaration stands: ordered as a read, the log says
    * so once per kernel and argument, guard mode checks it), 0:
-   * $CLS_STRICT ("0" or "1"), then not strict. */
+   * $CLS_STRICT ("0" or "1"), then not strict.  Neither applies where
+   * another argument of the launch declares a write of the same buffer
+   * (CLS_OUT(b) and CLS_IN(b): one buffer as destination and source). */
   int strict;
   /** Version 7 on.  Recovery from a lost queue, with relocation on
    * (docs/devices.md, "Recovery"): "on" (the default where relocation is

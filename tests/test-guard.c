@@ -18,7 +18,9 @@
   "__kernel void sneaky(__global int *in, __global int *o) {\n"               \
   "  int i = get_global_id(0); o[i] = in[i] + 1; in[i] = 0; }\n"             \
   "__kernel void honest(__global int *in, __global int *o) {\n"               \
-  "  int i = get_global_id(0); o[i] = in[i] + 1; }\n"
+  "  int i = get_global_id(0); o[i] = in[i] + 1; }\n"                         \
+  "__kernel void advance(__global int *dst, __global int *src) {\n"             \
+  "  int i = get_global_id(0); dst[i] = src[i] + 1; }\n"
 
 enum { N = 16 };
 static cls_context *ctx;
@@ -295,6 +297,33 @@ START_TEST(F11_without_guard_the_declaration_is_trusted) {
 }
 END_TEST
 
+/* One buffer given as destination and source, as the vendor samples'
+ * in-place calls do (CLS_OUT(b) and CLS_IN(b) in one launch): guard mode
+ * fills no canary into what the launch reads, and does not take the
+ * write through the source for one through a CLS_IN the launch did not
+ * declare.  The canary and F11's check still hold for the other
+ * arguments: a launch with two buffers keeps both. */
+START_TEST(guard_one_buffer_as_destination_and_source_is_the_launch_s_own_write) {
+  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
+  cls_kernel *advance = ct_get_kernel(ctx, p, "advance");
+  cls_buffer b = ct_written(ctx, 0, N, 5), o = ct_alloc(ctx, 1, N * sizeof(int));
+  size_t g[1] = {N};
+  for (int rep = 0; rep < 3; rep++)
+    CT_OK(cls_launch(ctx, 0, advance, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(b), CLS_IN(b)}));
+  ct_expect_ints(ctx, 0, b, N, 8);
+  /* Two buffers: the source stays unwritten, the destination written. */
+  CT_OK(cls_launch(ctx, 1, advance, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(o), CLS_IN(b)}));
+  ct_expect_ints(ctx, 1, o, N, 9);
+  ct_expect_ints(ctx, 0, b, N, 8);
+  /* And a write through a source bound alone is still caught. */
+  CT_OK(cls_launch(ctx, 1, advance, 1, g, NULL, 2, (cls_arg[]){CLS_IN(b), CLS_IN(o)}));
+  CT_OK(cls_sync(ctx, NULL));
+  struct root r = root_of(0, b, N * sizeof(int));
+  ck_assert_msg(r.status == CLS_EGUARD && strstr(r.message, "'advance' wrote argument 0 ('dst')"),
+                "root %s: %s", cls_err_name(r.status), r.message);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("guard");
@@ -312,6 +341,7 @@ int main(void) {
   ADD(F11_guard_catches_a_write_through_CLS_IN);
   ADD(F11_guard_is_silent_for_a_kernel_that_only_reads);
   ADD(F11_without_guard_the_declaration_is_trusted);
+  ADD(guard_one_buffer_as_destination_and_source_is_the_launch_s_own_write);
 #undef ADD
   return ct_run(s);
 }

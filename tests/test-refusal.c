@@ -301,6 +301,49 @@ START_TEST(F11_strict_refuses_a_read_binding_of_a_writable_argument) {
 }
 END_TEST
 
+/* F11 is about a buffer a launch may write but declares it only reads.
+ * One buffer given as destination and source (the vendor samples'
+ * in-place calls: CLS_OUT(b) and CLS_IN(b) in one launch) is declared
+ * written: strict mode runs it, the log says nothing of it, and the same
+ * argument bound CLS_IN alone is still refused (strict) or said (not). */
+#define INPLACE_SRC                                                           \
+  "kernel void merge_k(global int *dst, global int *src) {\n"                 \
+  "  size_t i = get_global_id(0);\n"                                          \
+  "  dst[i] = src[i] * 2;\n"                                                  \
+  "}\n"
+
+START_TEST(F11_a_buffer_the_launch_also_declares_written_is_not_refused) {
+  for (int strict = 1; strict >= 0; strict--) {
+    struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                    .strict = strict ? 1 : -1};
+    cls_context *sctx = ct_context_opts(&o);
+    struct f11_log l = {0};
+    CT_OK(cls_set_logger(sctx, CLS_LOG_ERRORS, on_f11_log, &l));
+    cls_program *p = ct_build(sctx, INPLACE_SRC, NULL);
+    cls_kernel *k = ct_get_kernel(sctx, p, "merge_k");
+    cls_buffer b = ct_written(sctx, 0, 16, 3), c = ct_written(sctx, 1, 16, 5);
+    size_t g[1] = {16};
+    for (int rep = 0; rep < 2; rep++) {
+      CT_OK(cls_launch(sctx, 0, k, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(b), CLS_IN(b)}));
+      CT_OK(cls_launch(sctx, 0, k, 1, g, NULL, 2, (cls_arg[]){CLS_INOUT(b), CLS_IN(b)}));
+      CT_OK(cls_launch(sctx, 0, k, 1, g, NULL, 2, (cls_arg[]){CLS_ARG(b), CLS_IN(b)}));
+    }
+    ct_expect_ints(sctx, 0, b, 16, 3 << 6);
+    ck_assert_msg(l.said == 0, "strict %d: said of an in-place launch: %s", strict, l.line);
+    /* The source alone, another buffer: F11 as ever. */
+    int rc = cls_launch(sctx, 1, k, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(c), CLS_IN(b)});
+    if (strict) {
+      ck_assert_int_eq(rc, CLS_EACCESS);
+    } else {
+      CT_OK(rc);
+      ck_assert_int_eq(l.said, 1);
+      ck_assert_msg(strstr(l.line, "argument 1 ('src')"), "log: %s", l.line);
+    }
+    cls_context_destroy(sctx);
+  }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* F11a, typed scalars                                                 */
 /* ------------------------------------------------------------------ */
@@ -520,6 +563,7 @@ int main(void) {
   ADD(F12_a_refusal_travels_by_F2_across_streams);
   ADD(F11_read_binding_of_a_writable_argument_is_trusted_and_said_once);
   ADD(F11_strict_refuses_a_read_binding_of_a_writable_argument);
+  ADD(F11_a_buffer_the_launch_also_declares_written_is_not_refused);
   ADD(F11a_typed_scalar_of_another_type_is_refused_naming_both);
   ADD(F11a_signedness_and_vectors);
   ADD(F12_argument_count_past_any_array_reads_no_argument);

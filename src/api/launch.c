@@ -181,12 +181,32 @@ static __attribute__((noinline)) int odd_access(const cls_kernel *k, size_t i, i
   return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i, access);
 }
 
+/* Whether another binding of the launch declares a write of args[i]'s
+ * buffer: a kernel given one buffer as destination and source (the
+ * vendor samples' in-place calls: CLS_OUT(b), ..., CLS_IN(b)). */
+static bool written_by_another(const cls_kernel *k, size_t nargs, const cls_arg *args, size_t i) {
+  for (size_t j = 0; j < nargs; j++) {
+    const cls_arg *a = &args[j];
+    if (j == i || a->kind != CLS_ARG_BUFFER || a->buffer.bits != args[i].buffer.bits)
+      continue;
+    if (a->access == CLS_WRITE || a->access == CLS_READ_WRITE ||
+        (a->access == CLS_ACCESS_INFER && cls__kernel_access(k, j, a->access) != CLS_READ))
+      return true;
+  }
+  return false;
+}
+
 /* A buffer given where the kernel refuses it with this access: the wrong
- * kind of argument, or F11 (refused when strict, else said once). */
+ * kind of argument, or F11 (refused when strict, else said once).  F11
+ * does not apply where the launch declares a write of the same buffer
+ * through another argument: its order and failures are a writer's
+ * already, so there is nothing to refuse or say (and the bit stays, as
+ * the next launch may bind it alone). */
 static __attribute__((noinline)) int image_kind_refused(const cls_kernel *k, size_t i,
                                                         bool image);
 static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel *k, size_t i,
-                                                    unsigned kind) {
+                                                    unsigned kind, size_t nargs,
+                                                    const cls_arg *args) {
   if (k->no_read_write && (k->readwrite >> i & 1))
     return cls__error(CLS_ENOSYS, 0,
                       "kernel '%s' argument %zu is a __read_write image, which device '%s' "
@@ -200,6 +220,8 @@ static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel
   bool image = kind == CLS__KIND_IMAGE;
   if (image != (bool)(k->images >> i & 1))
     return image_kind_refused(k, i, image);
+  if (!image && written_by_another(k, nargs, args, i))
+    return CLS_OK;
   if (ctx->strict)
     return access_refused(k, i);
   access_trusted(ctx, k, i, kind);
@@ -255,7 +277,7 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
     /* One test: the kind of argument (a buffer or an image where the
      * signature says another), and F11. */
     if (refuse[i] >> (acc + s->kind) & 1) {
-      int rc = buffer_refused(ctx, k, i, s->kind);
+      int rc = buffer_refused(ctx, k, i, s->kind, nargs, args);
       if (rc < 0)
         return rc;
     }

@@ -220,16 +220,29 @@ int cls__refuse_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__failu
   return rc;
 }
 
+/* Whether a binding of `launch` other than bind[i] names bind[i]'s buffer
+ * with an access that has `bit` (CLS_READ or CLS_WRITE's): one buffer
+ * given as destination and source, as the vendor samples' in-place calls
+ * do. */
+static bool bound_elsewhere(const struct cls__cmd *launch, size_t i, int bit) {
+  for (size_t j = 0; j < launch->nbind; j++)
+    if (j != i && launch->bind[j].slot == launch->bind[i].slot &&
+        (launch->bind[j].access & bit))
+      return true;
+  return false;
+}
+
 /* Guard mode, before a launch: each CLS_OUT destination is filled with the
- * canary on the launch's stream (docs/guard.md).  clstream's own command:
- * it gives its position back (the launch takes it) and counts in no
- * statistic. */
+ * canary on the launch's stream (docs/guard.md), but for one the launch
+ * also reads through another argument (the fill would be its input).
+ * clstream's own command: it gives its position back (the launch takes
+ * it) and counts in no statistic. */
 static int canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
   static const unsigned char canary = CLS__GUARD_CANARY;
   struct cls__stream *s = launch->stream;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
-    if (b->access != CLS_WRITE || b->slot->image)
+    if (b->access != CLS_WRITE || b->slot->image || bound_elsewhere(launch, i, CLS_READ))
       continue; /* only CLS_OUT: what it declared it writes in full; an
                    image takes no canary (docs/guard.md) */
     struct cls__cmd fill = {.kind = CLS__CMD_FILL, .op = "canary fill", .nbind = 1, .stream = s};
@@ -264,7 +277,8 @@ static int shadow_copy(cls_context *ctx, struct cls__stream *s, const struct cls
 
 /* Guard mode, before a launch (F11): each CLS_IN binding of an argument
  * the kernel may write is copied first, to compare with a copy made
- * behind the launch (cls__guard_launched).  A foreign command has no
+ * behind the launch (cls__guard_launched), but for a buffer the launch
+ * declares it writes through another argument.  A foreign command has no
  * signature: each of its CLS_IN bindings is copied (argument i is its
  * binding i). */
 static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
@@ -274,7 +288,7 @@ static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
     return CLS_OK;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
-    if (b->access != CLS_READ || b->slot->image)
+    if (b->access != CLS_READ || b->slot->image || bound_elsewhere(launch, i, CLS_WRITE))
       continue; /* an image is not compared (docs/guard.md) */
     /* Its argument: the one whose value is this slot's cl_mem. */
     unsigned arg = 0;

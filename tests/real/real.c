@@ -9,7 +9,8 @@
 
 const struct real_program *const real_corpus[REAL_COUNT] = {
     &real_histogram, &real_reduce, &real_scan,      &real_stencil,
-    &real_spmv,      &real_bfs,    &real_transpose, &real_matmul, &real_nbody};
+    &real_spmv,      &real_bfs,    &real_transpose, &real_matmul, &real_nbody,
+    &real_sort};
 
 char real_error[1024];
 const char *real_raw_built_src, *real_cls_built_src;

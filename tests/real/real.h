@@ -43,8 +43,8 @@ struct real_program {
 };
 
 extern const struct real_program real_histogram, real_reduce, real_scan, real_stencil,
-    real_spmv, real_bfs, real_transpose, real_matmul, real_nbody;
-#define REAL_COUNT 9
+    real_spmv, real_bfs, real_transpose, real_matmul, real_nbody, real_sort;
+#define REAL_COUNT 10
 extern const struct real_program *const real_corpus[REAL_COUNT];
 
 /* What went wrong in the last failing call below, for a message. */
