@@ -973,7 +973,8 @@ enum cls_arg_kind {
                            or an image's (an image2d_t, image3d_t,
                            image2d_array_t argument) */
   CLS_ARG_SCALAR = 2, /**< a value copied at the call */
-  CLS_ARG_LOCAL = 3   /**< a size of __local memory */
+  CLS_ARG_LOCAL = 3,  /**< a size of __local memory */
+  CLS_ARG_NULL = 4    /**< a NULL __global or __constant pointer (#CLS_NULL_PTR) */
 };
 
 /** The type of a typed scalar argument (F11a, #CLS_TYPED, #CLS_SCALAR_AS):
@@ -1005,7 +1006,7 @@ enum cls_type {
 /** One kernel argument.  Buffers bind the whole buffer with a declared
  * access; scalars are copied at the call; local arguments give a size.
  * Made with #CLS_IN, #CLS_OUT, #CLS_INOUT, #CLS_ARG, #CLS_SCALAR,
- * #CLS_TYPED, #CLS_SCALAR_AS, #CLS_LOCAL. */
+ * #CLS_TYPED, #CLS_SCALAR_AS, #CLS_LOCAL, #CLS_NULL_PTR. */
 typedef struct cls_arg {
   int kind;          /**< enum cls_arg_kind */
   int access;        /**< buffers: enum cls_access; scalars: enum cls_type
@@ -1042,6 +1043,7 @@ static inline cls_arg cls__arg_sized(int kind, const void *value, size_t size) {
 #define CLS_ARG(b) cls__arg_buffer(CLS_ACCESS_INFER, (b))
 #define CLS_SCALAR(v) cls__arg_sized(CLS_ARG_SCALAR, &(v), sizeof(v))
 #define CLS_LOCAL(n) cls__arg_sized(CLS_ARG_LOCAL, NULL, (n))
+#define CLS_NULL_PTR cls__arg_sized(CLS_ARG_NULL, NULL, 0)
 static inline cls_arg cls__arg_typed(int type, const void *value, size_t size) {
   cls_arg a = cls__arg_sized(CLS_ARG_SCALAR, value, size);
   a.access = type;
@@ -1085,6 +1087,12 @@ extern "C" {
 #define CLS_SCALAR(v) ((cls_arg){.kind = CLS_ARG_SCALAR, .value = &(v), .size = sizeof(v)})
 /** `n` bytes of __local memory. */
 #define CLS_LOCAL(n) ((cls_arg){.kind = CLS_ARG_LOCAL, .size = (n)})
+/** A NULL pointer for a `__global` or `__constant` pointer argument, as
+ * raw OpenCL's NULL `cl_mem` (an optional input the kernel tests before
+ * it reads): no buffer is bound, so nothing is ordered or tainted by it.
+ * A handle that was never allocated (#CLS_BUFFER_NULL) given to #CLS_IN
+ * and the others is still refused (#CLS_ENULL). */
+#define CLS_NULL_PTR ((cls_arg){.kind = CLS_ARG_NULL})
 /** A typed scalar argument (F11a): the lvalue `v`, copied at the call,
  * with its OpenCL C type given as `type` (enum cls_type, #CLS_TYPE_VEC):
  * for half, vectors and typedefs the C type does not tell. */

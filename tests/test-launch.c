@@ -458,6 +458,66 @@ START_TEST(launch_reading_a_fresh_buffer_is_skipped) {
 }
 END_TEST
 
+/* A NULL pointer argument (CLS_NULL_PTR), as raw OpenCL's NULL cl_mem: an
+ * optional input the kernel tests before it reads.  It binds no buffer
+ * (nothing is ordered or tainted by it), runs on every driver, in a
+ * capture's replay, after a launch that gave a buffer in its place (the
+ * argument memo), and only where the kernel takes a pointer. */
+#define OPT_SRC                                                               \
+  "kernel void axpb(global int *y, global const int *x, global const int *b,\n" \
+  "                 int a) {\n"                                                \
+  "  size_t i = get_global_id(0);\n"                                          \
+  "  y[i] = a * x[i] + (b ? b[i] : 0);\n"                                     \
+  "}\n"
+
+START_TEST(a_null_pointer_argument_runs_as_raw_opencl_s_null_cl_mem) {
+  cls_program *p = ct_build(ctx, OPT_SRC, NULL);
+  cls_kernel *axpb = ct_get_kernel(ctx, p, "axpb");
+  cls_buffer y = ct_alloc(ctx, 0, 16 * sizeof(int)), x = ct_written(ctx, 0, 16, 3),
+             b = ct_written(ctx, 1, 16, 100);
+  size_t g[1] = {16};
+  int a = 2;
+  CT_OK(cls_launch(ctx, 0, axpb, 1, g, NULL, 4,
+                   (cls_arg[]){CLS_OUT(y), CLS_IN(x), CLS_NULL_PTR, CLS_SCALAR(a)}));
+  assert_values(y, 6, 16);
+  /* A buffer in its place, then NULL again: the memo sets both. */
+  CT_OK(cls_launch(ctx, 0, axpb, 1, g, NULL, 4,
+                   (cls_arg[]){CLS_OUT(y), CLS_IN(x), CLS_IN(b), CLS_SCALAR(a)}));
+  assert_values(y, 106, 16);
+  CT_OK(cls_launch(ctx, 1, axpb, 1, g, NULL, 4,
+                   (cls_arg[]){CLS_OUT(b), CLS_IN(x), CLS_NULL_PTR, CLS_SCALAR(a)}));
+  ct_expect_ints(ctx, 1, b, 16, 6);
+  CT_OK(cls_launch(ctx, 0, axpb, 1, g, NULL, 4,
+                   (cls_arg[]){CLS_OUT(y), CLS_IN(x), CLS_NULL_PTR, CLS_SCALAR(a)}));
+  assert_values(y, 6, 16);
+  /* Captured and replayed. */
+  cls_capture *cap = NULL;
+  CT_OK(cls_capture_begin(ctx));
+  CT_OK(cls_launch(ctx, 0, axpb, 1, g, NULL, 4,
+                   (cls_arg[]){CLS_OUT(y), CLS_IN(y), CLS_NULL_PTR, CLS_SCALAR(a)}));
+  CT_OK(cls_capture_end(ctx, &cap));
+  for (int r = 0; r < 3; r++)
+    CT_OK(cls_replay(ctx, cap, 0, NULL));
+  assert_values(y, 48, 16);
+  cls_capture_destroy(cap);
+  /* Where the kernel takes no pointer: refused, its outputs tainted (F12). */
+  CT_ERR(cls_launch(ctx, 0, axpb, 1, g, NULL, 4,
+                    (cls_arg[]){CLS_OUT(y), CLS_IN(x), CLS_IN(b), CLS_NULL_PTR}),
+         CLS_EARGKIND);
+  ck_assert_msg(strstr(cls_last_error_detail(), "a NULL pointer given, a scalar expected"),
+                "detail: %s", cls_last_error_detail());
+  assert_refused(y, CLS_EARGKIND, "axpb");
+  cls_arg local_null[] = {CLS_IN(x), CLS_OUT(y), CLS_NULL_PTR};
+  size_t l[1] = {16};
+  CT_ERR(cls_launch(ctx, 0, rev_k, 1, g, l, 3, local_null), CLS_EARGKIND);
+  /* A handle never allocated is still a bug, not a NULL pointer. */
+  CT_ERR(cls_launch(ctx, 0, axpb, 1, g, NULL, 4,
+                    (cls_arg[]){CLS_OUT(x), CLS_IN(b), CLS_IN(CLS_BUFFER_NULL), CLS_SCALAR(a)}),
+         CLS_ENULL);
+  assert_context_works();
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("launch");
@@ -483,6 +543,7 @@ int main(void) {
   ADD(argument_array_is_reusable_after_the_call);
   ADD(one_kernel_on_several_streams_keeps_each_streams_arguments);
   ADD(launch_reading_a_fresh_buffer_is_skipped);
+  ADD(a_null_pointer_argument_runs_as_raw_opencl_s_null_cl_mem);
 #undef ADD
   return ct_run(s);
 }

@@ -74,6 +74,9 @@ static const char *kind_name(int q) {
   return q == CLS__ARGQ_GLOBAL ? "a buffer" : q == CLS__ARGQ_LOCAL ? "local memory" : "a scalar";
 }
 
+/* What CLS_NULL_PTR binds: a NULL cl_mem, as clSetKernelArg takes it. */
+static const cl_mem null_mem = NULL;
+
 /* F11a: a typed scalar is refused where its type is not the argument's
  * (both named), or where its size is not its type's. */
 static __attribute__((noinline)) int check_type(const cls_kernel *k, size_t i, const cls_arg *a) {
@@ -96,7 +99,8 @@ static __attribute__((noinline)) int check_type(const cls_kernel *k, size_t i, c
                     strchr("aeiou", given[0]) ? "an" : "a", given);
 }
 
-/* A scalar or local-memory argument (buffers take the fast path below). */
+/* A scalar, local-memory or NULL pointer argument (buffers take the fast
+ * path below). */
 static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
                            const cls_arg *a) {
   int want, rc;
@@ -118,6 +122,17 @@ static int check_value_arg(const cls_kernel *k, struct cls__cmd *cmd, size_t i,
       return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: local size 0", k->name, i);
     want = CLS__ARGQ_LOCAL;
     break;
+  case CLS_ARG_NULL: /* a pointer, never an image: OpenCL has no NULL image */
+    if (i < CLS_MAX_ARGS && (k->images >> i & 1))
+      return cls__error(CLS_EARGKIND, 0,
+                        "kernel '%s' argument %zu: a NULL pointer given, an image expected",
+                        k->name, i);
+    if (k->argq[i] != CLS__ARGQ_UNKNOWN && k->argq[i] != CLS__ARGQ_GLOBAL)
+      return cls__error(CLS_EARGKIND, 0, "kernel '%s' argument %zu: a NULL pointer given, %s "
+                        "expected", k->name, i, kind_name(k->argq[i]));
+    cmd->kargs[i].size = sizeof(cl_mem);
+    cmd->kargs[i].value = &null_mem;
+    return CLS_OK;
   default:
     return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: kind %d", k->name, i, a->kind);
   }

@@ -34,11 +34,11 @@ int main(void) {
   cls_buffer a = {0x1234}, b = {0x5678};
   float f = 2.5f;
   cls_arg args[] = {CLS_IN(a), CLS_OUT(b), CLS_INOUT(a), CLS_ARG(b), CLS_SCALAR(f),
-                    CLS_LOCAL(256)};
+                    CLS_LOCAL(256), CLS_NULL_PTR};
   cl_int status = CL_SUCCESS;
 
   expect(none.bits == 0, "CLS_BUFFER_NULL is the zero handle");
-  expect(sizeof args / sizeof args[0] == 6, "six arguments");
+  expect(sizeof args / sizeof args[0] == 7, "seven arguments");
   expect_buffer(&args[0], CLS_READ, a, "CLS_IN");
   expect_buffer(&args[1], CLS_WRITE, b, "CLS_OUT");
   expect_buffer(&args[2], CLS_READ_WRITE, a, "CLS_INOUT");
@@ -47,6 +47,9 @@ int main(void) {
          "CLS_SCALAR");
   expect(args[5].kind == CLS_ARG_LOCAL && args[5].size == 256 && args[5].value == NULL,
          "CLS_LOCAL");
+  expect(args[6].kind == CLS_ARG_NULL && args[6].size == 0 && args[6].value == NULL &&
+             args[6].buffer.bits == 0 && args[6].access == 0,
+         "CLS_NULL_PTR");
   expect(strcmp(cls_err_name(CLS_EINVAL), "CLS_EINVAL") == 0, "cls_err_name");
   expect(cls_opencl_stream_factory()->version == CLS_STREAM_FACTORY_VERSION,
          "cls_opencl_stream_factory");
