@@ -295,7 +295,20 @@ END_TEST
  * one of its outputs before the failure was known ran on untrusted input;
  * one that reads it after is skipped.  Both are on the range's chain. */
 START_TEST(F8a_readers_on_another_stream_take_the_range_failure) {
+  /* The fill and the copy must be one range: under a scheduler setting
+   * they must be one submission, which the default ramp (a list of one
+   * task goes when the next is ordered) would split.  A fixed batch. */
+  const char *setting = getenv("CLS_SCHEDULER");
+  char *saved = setting ? strdup(setting) : NULL;
+  if (saved && strncmp(saved, "scheduler", 9) == 0 && !strstr(saved, "max_tasks")) {
+    char pinned[128];
+    snprintf(pinned, sizeof pinned, "%s%smax_tasks=32", saved, strchr(saved, ':') ? "," : ":");
+    setenv("CLS_SCHEDULER", pinned, 1);
+  }
   cls_context *ctx = open_ctx("complete:kernel=copy_k", 0, 0);
+  if (saved)
+    setenv("CLS_SCHEDULER", saved, 1);
+  free(saved);
   bool ranged = ranged_or_exact_explained(ctx);
   cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k"), *copy = ct_kernel(ctx, SRC, "copy_k");
   cls_buffer a = ct_written(ctx, 0, N, 5), b = ct_alloc(ctx, 0, N * sizeof(int)),

@@ -321,6 +321,53 @@ START_TEST(batching_k_tasks_take_about_k_over_m_flushes) {
 }
 END_TEST
 
+/* By default (no max_tasks) a list's limit ramps: after a sync the first
+ * task goes when the second is ordered, then lists of 2, 4, 8, 16 and 32,
+ * so the device has work while the host issues; and before the host
+ * waits on one stream (a blocking download), every stream's list goes,
+ * so another stream's tail does not wait for that download to return. */
+START_TEST(by_default_batches_ramp_up_and_every_list_goes_before_a_wait) {
+  cls_context *ctx = open_with("scheduler:sequential", NULL);
+  cls_kernel *inc = kernel(ctx, "inc");
+  cls_buffer a = zeros(ctx, 0), b = zeros(ctx, 1);
+  CT_OK(cls_sync(ctx, NULL));
+  CT_OK(cls_stats_reset(ctx));
+  size_t g = N;
+  /* Submissions after each launch: a list goes when the next command
+   * finds it at its limit (1, 2, 4, 8, 16, 32, 32). */
+  uint64_t want = 0;
+  int launched = 0;
+  for (unsigned limit = 1, batch = 0; launched < 1 + 2 + 4 + 8 + 16 + 32 + 32 + 1; launched++) {
+    CT_OK(cls_launch(ctx, 0, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(a)}));
+    if (batch == limit) { /* this launch found the list full: it went */
+      want++;
+      batch = 0;
+      limit = limit < 32 ? 2 * limit : 32;
+    }
+    batch++;
+    ck_assert_msg(stats(ctx, 0).submissions == want,
+                  "after %d launches: %llu submissions, %llu expected", launched + 1,
+                  (unsigned long long)stats(ctx, 0).submissions, (unsigned long long)want);
+  }
+  ck_assert_uint_eq(want, 7);
+  /* Stream 1 holds three tasks; a blocking download on stream 0 sends
+   * them too. */
+  for (int i = 0; i < 3; i++)
+    CT_OK(cls_launch(ctx, 1, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
+  ck_assert_uint_eq(stats(ctx, 1).submissions, 1); /* the first; two held */
+  expect_all(ctx, 0, a, launched);
+  ck_assert_uint_eq(stats(ctx, 1).submissions, 2);
+  /* And the ramp starts again: the next launch on stream 1 waits, the
+   * one after sends it. */
+  CT_OK(cls_launch(ctx, 1, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
+  ck_assert_uint_eq(stats(ctx, 1).submissions, 2);
+  CT_OK(cls_launch(ctx, 1, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
+  ck_assert_uint_eq(stats(ctx, 1).submissions, 3);
+  expect_all(ctx, 1, b, 5);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* A consumer submits the producer's pending list first, so order holds
  * without any user sync, whatever max_tasks is. */
 START_TEST(a_consumer_submits_the_producers_pending_tasks_first) {
@@ -451,8 +498,8 @@ START_TEST(a_command_waiting_on_another_queue_goes_at_the_call_and_fails_after_i
   struct ct_hold h;
   for (int shared = 0; shared < 2; shared++) {
     cls_context *ctx =
-        held_producer(shared ? "scheduler:sequential,queues=3" : "scheduler", NULL, &inc, &cp,
-                      &a, &b, &h, 2000);
+        held_producer(shared ? "scheduler:sequential,queues=3,max_tasks=32" : "scheduler", NULL,
+                      &inc, &cp, &a, &b, &h, 2000);
     CT_OK(cls_launch(ctx, 1, inc, 1, &g, NULL, 1, (cls_arg[]){CLS_INOUT(b)}));
     CT_OK(cls_stats_reset(ctx));
     CT_OK(cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
@@ -461,7 +508,9 @@ START_TEST(a_command_waiting_on_another_queue_goes_at_the_call_and_fails_after_i
     if (held) {
       ck_assert_uint_eq(st.waits, 1);
       /* Both launches of stream 1 are in its queue now (one submission
-       * of its list, one of the command), or both wait in the list. */
+       * of its list, one of the command), or both wait in the list (a
+       * fixed batch: by default the first would have gone when the
+       * second was ordered). */
       ck_assert_uint_eq(st.submissions, (shared ? 0 : 2));
     }
     ct_hold_end(&h);
@@ -608,6 +657,7 @@ int main(void) {
   tcase_add_test(tc, help_prints_every_driver_and_its_parameters_once);
   tcase_add_test(tc, environment_overrides_the_default_and_options_override_it);
   tcase_add_test(tc, batching_k_tasks_take_about_k_over_m_flushes);
+  tcase_add_test(tc, by_default_batches_ramp_up_and_every_list_goes_before_a_wait);
   tcase_add_test(tc, a_consumer_submits_the_producers_pending_tasks_first);
   tcase_add_test(tc, streams_sharing_a_queue_need_no_event);
   tcase_add_test(tc, deferred_enqueue_failure_reaches_the_read);

@@ -49,8 +49,9 @@ const char cls__sched_usage[] = "scheduler[:[sequential|interleave][,max_tasks=N
 const struct cls_driver_param cls__sched_params[] = {
     {"sequential", "each stream's tasks, in order, onto its backend queue (default)"},
     {"interleave", "the pending tasks of every stream, round-robin, onto one queue"},
-    {"max_tasks=N", "submit a stream's task list once it holds N tasks (1 to 1048576, "
-                    "default " STR(DEFAULT_MAX_TASKS) ")"},
+    {"max_tasks=N", "submit a stream's task list once it holds N tasks (1 to 1048576; "
+                    "default: 1 after the stream opens or waits, doubling at each full "
+                    "list up to " STR(DEFAULT_MAX_TASKS) ")"},
     {"queues=M", "sequential: stream i uses backend queue i mod M (1 to " STR(CLS_MAX_STREAMS)
                  ", default one queue per stream)"},
     {NULL, NULL}};
@@ -58,6 +59,7 @@ const struct cls_driver_param cls__sched_params[] = {
 int cls__sched_parse_params(struct sched_driver *d, const char *params) {
   d->strategy = SEQUENTIAL;
   d->max_tasks = DEFAULT_MAX_TASKS;
+  d->ramp = true;
   d->nqueues = 0;
   if (!params)
     return CLS_OK;
@@ -79,6 +81,7 @@ int cls__sched_parse_params(struct sched_driver *d, const char *params) {
       if ((rc = cls_driver_params_uint(&ps, &item, 1, MAX_MAX_TASKS, &v)) < 0)
         return rc;
       d->max_tasks = (unsigned)v;
+      d->ramp = false; /* as given: a list goes once it holds N tasks */
     } else {
       /* interleave has one queue: a count of queues would be ignored. */
       if (d->strategy == INTERLEAVE)

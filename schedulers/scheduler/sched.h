@@ -132,6 +132,11 @@ struct sched_driver {
   struct cls_driver base;
   int strategy;
   unsigned max_tasks;
+  bool ramp; /* max_tasks not given: a list's limit starts at 1 after the
+                stream opens or waits, and doubles at each submission of a
+                full list up to max_tasks, so the device has work while
+                the host is still issuing (scheduler.c, sc_order) */
+  unsigned limit[CLS_MAX_STREAMS]; /* the tasks a list holds before it goes */
   int nqueues; /* 0: one per logical stream */
   struct list lists[CLS_MAX_STREAMS];
   struct queue queues[CLS_MAX_STREAMS];
