@@ -336,13 +336,17 @@ START_TEST(F8_foreign_event_failing_later_taints_write_set) {
   cls_buffer c = ct_alloc(ctx, 0, N * sizeof(int));
   struct seen s;
   seen_init(&s, DO_USER_EVENT);
+  /* The thread first: it sets the event 20 ms after the callback made
+   * it, wherever that is (a scheduler may hand the foreign command and
+   * the launch to the queue inside the launch's call, and oclgrind runs a
+   * queue inside clFlush, waiting there for the event). */
+  struct failer f = {&s, -5};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, fail_later, &f), 0);
   CT_OK(cls_foreign(ctx, 0, "late", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
   size_t g[1] = {N};
   int rc = cls_launch(ctx, 0, copy, 1, g, NULL, 2, (cls_arg[]){CLS_IN(out), CLS_OUT(c)});
   ck_assert_int_le(rc, 0);
-  struct failer f = {&s, -5};
-  pthread_t t;
-  ck_assert_int_eq(pthread_create(&t, NULL, fail_later, &f), 0);
   cls_sync(ctx, NULL); /* returns once the event failed */
   pthread_join(t, NULL);
   cls_report *r;
