@@ -220,13 +220,10 @@ static __attribute__((noinline)) int order_submitted(struct sched_driver *d,
   uint64_t minted = cls_driver_failures_seen(&d->base);
   int id = cmd->stream->id;
   cls__sched_submit_list(d, id);
-  if (d->ramp) {
-    unsigned *limit = &d->limit[id];
-    if (cmd->x.blocking)
-      submit_before_wait(d);
-    else /* full: the next list may be longer */
-      *limit = *limit < d->max_tasks / 2 ? 2 * *limit : d->max_tasks;
-  }
+  if (d->ramp && cmd->x.blocking)
+    submit_before_wait(d);
+  else if (d->ramp) /* full: the next list may be longer */
+    d->limit[id] = d->limit[id] < d->max_tasks / 2 ? 2 * d->limit[id] : d->max_tasks;
   int rc = cls_driver_order_after(&d->base, cmd, orderer(d, cmd->stream->id));
   if (rc == CLS_OK && cls_driver_failures_seen(&d->base) != minted) {
     cls_driver_drop_waits(cmd); /* synced[] counts on them */

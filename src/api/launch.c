@@ -196,32 +196,13 @@ static __attribute__((noinline)) int odd_access(const cls_kernel *k, size_t i, i
   return cls__error(CLS_EINVAL, 0, "kernel '%s' argument %zu: access %d", k->name, i, access);
 }
 
-/* Whether another binding of the launch declares a write of args[i]'s
- * buffer: a kernel given one buffer as destination and source (the
- * vendor samples' in-place calls: CLS_OUT(b), ..., CLS_IN(b)). */
-static bool written_by_another(const cls_kernel *k, size_t nargs, const cls_arg *args, size_t i) {
-  for (size_t j = 0; j < nargs; j++) {
-    const cls_arg *a = &args[j];
-    if (j == i || a->kind != CLS_ARG_BUFFER || a->buffer.bits != args[i].buffer.bits)
-      continue;
-    if (a->access == CLS_WRITE || a->access == CLS_READ_WRITE ||
-        (a->access == CLS_ACCESS_INFER && cls__kernel_access(k, j, a->access) != CLS_READ))
-      return true;
-  }
-  return false;
-}
-
 /* A buffer given where the kernel refuses it with this access: the wrong
- * kind of argument, or F11 (refused when strict, else said once).  F11
- * does not apply where the launch declares a write of the same buffer
- * through another argument: its order and failures are a writer's
- * already, so there is nothing to refuse or say (and the bit stays, as
- * the next launch may bind it alone). */
+ * kind of argument (an error), or F11 (1: decided by f11_decide once every
+ * binding of the launch is known). */
 static __attribute__((noinline)) int image_kind_refused(const cls_kernel *k, size_t i,
                                                         bool image);
 static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel *k, size_t i,
-                                                    unsigned kind, size_t nargs,
-                                                    const cls_arg *args) {
+                                                    unsigned kind) {
   if (k->no_read_write && (k->readwrite >> i & 1))
     return cls__error(CLS_ENOSYS, 0,
                       "kernel '%s' argument %zu is a __read_write image, which device '%s' "
@@ -235,11 +216,32 @@ static __attribute__((noinline)) int buffer_refused(cls_context *ctx, cls_kernel
   bool image = kind == CLS__KIND_IMAGE;
   if (image != (bool)(k->images >> i & 1))
     return image_kind_refused(k, i, image);
-  if (!image && written_by_another(k, nargs, args, i))
-    return CLS_OK;
-  if (ctx->strict)
-    return access_refused(k, i);
-  access_trusted(ctx, k, i, kind);
+  return 1;
+}
+
+/* F11 for the launch's buffer bindings whose refuse bit is still set (the
+ * kind of argument passed already: what is left is F11): refused when
+ * strict, else said once -- but for a buffer the launch declares it
+ * writes through another argument, whose order and failures are a
+ * writer's already: nothing to refuse or say (and the bit stays, as the
+ * next launch may bind the argument alone).  Binding b is the b-th
+ * buffer argument (check_args). */
+static __attribute__((noinline)) int f11_decide(cls_context *ctx, const struct cls__cmd *cmd,
+                                                cls_kernel *k, size_t nargs,
+                                                const cls_arg *args) {
+  for (size_t i = 0, b = 0; i < nargs; i++) {
+    if (args[i].kind != CLS_ARG_BUFFER)
+      continue;
+    const struct cls__binding *bd = &cmd->bind[b];
+    const struct cls__slot *s = bd->slot;
+    if ((k->refuse[i] >> (bd->access + s->kind) & 1) &&
+        (s->image || !cls__cmd_binds_elsewhere(cmd, b, CLS_WRITE))) {
+      if (ctx->strict)
+        return access_refused(k, i);
+      access_trusted(ctx, k, i, s->kind);
+    }
+    b++;
+  }
   return CLS_OK;
 }
 
@@ -266,7 +268,8 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
     return cls__error(CLS_EINVAL, 0, "kernel '%s': NULL arguments", k->name);
   const unsigned char *refuse = k->refuse;
   size_t nb = 0;
-  uintptr_t carried = 0; /* non-zero: a binding carries a failure */
+  uintptr_t carried = 0; /* above 1: a binding carries a failure (records
+                            are aligned); bit 0: F11 to decide */
   for (size_t i = 0; i < nargs; i++) {
     const cls_arg *a = &args[i];
     if (a->kind != CLS_ARG_BUFFER) {
@@ -292,9 +295,10 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
     /* One test: the kind of argument (a buffer or an image where the
      * signature says another), and F11. */
     if (refuse[i] >> (acc + s->kind) & 1) {
-      int rc = buffer_refused(ctx, k, i, s->kind, nargs, args);
+      int rc = buffer_refused(ctx, k, i, s->kind);
       if (rc < 0)
         return rc;
+      carried |= 1; /* F11: decided once every binding is known */
     }
     cmd->kargs[i].size = sizeof(cl_mem);
     cmd->kargs[i].value = &s->mem; /* slots stay put for the call */
@@ -305,7 +309,13 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
     carried |= (uintptr_t)s->failure; /* a write-only one too: rare, and only slower */
   }
   cmd->nbind = nb;
-  return carried != 0;
+  /* A clean launch pays one test; a skip (a failure carried) two. */
+  if (__builtin_expect(carried == 0, 1))
+    return 0;
+  if (__builtin_expect(!(carried & 1), 1))
+    return 1;
+  int rc = f11_decide(ctx, cmd, k, nargs, args);
+  return rc < 0 ? rc : carried > 1;
 }
 
 CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigned dims,

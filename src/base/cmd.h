@@ -9,6 +9,7 @@
 #include "factory/enqueue.h"
 
 #include <clstream/driver.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A binding as the store sees it: a resolved slot and its access. */
@@ -65,6 +66,17 @@ CLS__SAME_MEMBER(cls__cmd, cls_driver_cmd, foreign);
 /* The core's command behind a driver's view of it. */
 static inline struct cls__cmd *cls__cmd_of(struct cls_driver_cmd *c) {
   return (struct cls__cmd *)c;
+}
+
+/* Whether a binding of c other than bind[i] names bind[i]'s buffer with an
+ * access that has `bit` (CLS_READ's or CLS_WRITE's): one buffer given as
+ * destination and source, as the vendor samples' in-place calls do
+ * (CLS_OUT(b), ..., CLS_IN(b)).  F11 and guard mode (docs/design.md). */
+static inline bool cls__cmd_binds_elsewhere(const struct cls__cmd *c, size_t i, int bit) {
+  for (size_t j = 0; j < c->nbind; j++)
+    if (j != i && c->bind[j].slot == c->bind[i].slot && (c->bind[j].access & bit))
+      return true;
+  return false;
 }
 
 #endif /* CLS_CMD_H */

@@ -220,18 +220,6 @@ int cls__refuse_traced(cls_context *ctx, struct cls__cmd *cmd, struct cls__failu
   return rc;
 }
 
-/* Whether a binding of `launch` other than bind[i] names bind[i]'s buffer
- * with an access that has `bit` (CLS_READ or CLS_WRITE's): one buffer
- * given as destination and source, as the vendor samples' in-place calls
- * do. */
-static bool bound_elsewhere(const struct cls__cmd *launch, size_t i, int bit) {
-  for (size_t j = 0; j < launch->nbind; j++)
-    if (j != i && launch->bind[j].slot == launch->bind[i].slot &&
-        (launch->bind[j].access & bit))
-      return true;
-  return false;
-}
-
 /* Guard mode, before a launch: each CLS_OUT destination is filled with the
  * canary on the launch's stream (docs/guard.md), but for one the launch
  * also reads through another argument (the fill would be its input).
@@ -242,7 +230,7 @@ static int canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
   struct cls__stream *s = launch->stream;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
-    if (b->access != CLS_WRITE || b->slot->image || bound_elsewhere(launch, i, CLS_READ))
+    if (b->access != CLS_WRITE || b->slot->image || cls__cmd_binds_elsewhere(launch, i, CLS_READ))
       continue; /* only CLS_OUT: what it declared it writes in full; an
                    image takes no canary (docs/guard.md) */
     struct cls__cmd fill = {.kind = CLS__CMD_FILL, .op = "canary fill", .nbind = 1, .stream = s};
@@ -288,7 +276,7 @@ static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
     return CLS_OK;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
-    if (b->access != CLS_READ || b->slot->image || bound_elsewhere(launch, i, CLS_WRITE))
+    if (b->access != CLS_READ || b->slot->image || cls__cmd_binds_elsewhere(launch, i, CLS_WRITE))
       continue; /* an image is not compared (docs/guard.md) */
     /* Its argument: the one whose value is this slot's cl_mem. */
     unsigned arg = 0;
