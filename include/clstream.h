@@ -1198,6 +1198,22 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel,
                        unsigned dims, const size_t *global,
                        const size_t *local, size_t nargs,
                        const cls_arg *args);
+/** cls_launch() with a global work offset, as clEnqueueNDRangeKernel's
+ * global_work_offset: work-item ids (get_global_id()) start at offset[i]
+ * in dimension i, and get_global_offset() returns it.  `offset` (dims of
+ * them) may be NULL, the same as all zero: then this is cls_launch().
+ * The buffers a launch binds are ordered and carry failures whole, as for
+ * cls_launch(): an offset narrows no write scope.  The same returns as
+ * cls_launch(), and:
+ * #CLS_EWORKSIZE when offset[i] + global[i] passes what the device's size_t
+ * holds;
+ * #CLS_EVERSION for a non-zero offset on a context whose stream factory
+ * (#cls_context_options.factory) is older than version 6 and would drop it.
+ * Captures (cls_capture_begin()) and recovery keep the offset. */
+CLS_API int cls_launch_offset(cls_context *ctx, int stream, cls_kernel *kernel,
+                              unsigned dims, const size_t *offset,
+                              const size_t *global, const size_t *local,
+                              size_t nargs, const cls_arg *args);
 
 /* ------------------------------------------------------------------ */
 /* Capture and replay                                                  */

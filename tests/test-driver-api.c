@@ -108,6 +108,8 @@ START_TEST(a_driver_of_another_version_or_malformed_is_refused) {
   CT_ERR(cls_driver_register(&d), CLS_EVERSION);
   d.version = 4; /* struct cls_driver_stream of another layout (stats' replays) */
   CT_ERR(cls_driver_register(&d), CLS_EVERSION);
+  d.version = 5; /* struct cls_driver_cmd of another layout (kcmd.offset) */
+  CT_ERR(cls_driver_register(&d), CLS_EVERSION);
   d.version = CLS_DRIVER_OPS_VERSION;
   d.submit = NULL;
   CT_ERR(cls_driver_register(&d), CLS_EINVAL);

@@ -518,6 +518,156 @@ START_TEST(a_null_pointer_argument_runs_as_raw_opencl_s_null_cl_mem) {
 }
 END_TEST
 
+/* A kernel as published code with offsets writes it: the grid is the
+ * buffer's (w x h x d, scalars), the ids include the offset, and
+ * get_global_offset() says where the launch starts. */
+#define OFF_SRC                                                                \
+  "kernel void at_id(global int *out, int w, int h) {\n"                      \
+  "  size_t x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n" \
+  "  out[(z * h + y) * w + x] = (int)(x + 100 * y + 10000 * z) + 1\n"         \
+  "      + 1000000 * (int)(get_global_offset(0) + get_global_offset(1)\n"     \
+  "                        + get_global_offset(2) > 0);\n"                     \
+  "}\n"
+
+/* What at_id leaves in a w x h x d grid of zeros after a launch at o of
+ * g (dims of each; the rest 0 and 1; one dimension: a line of w*h*d). */
+static int at_id_expect(size_t i, int w, int h, unsigned dims, const size_t *o,
+                        const size_t *g) {
+  size_t c[3] = {i % (size_t)w, (i / (size_t)w) % (size_t)h, i / ((size_t)w * (size_t)h)};
+  if (dims == 1) /* y and z are 0: out[x] */
+    c[0] = i, c[1] = c[2] = 0;
+  int any = 0;
+  for (unsigned k = 0; k < 3; k++) {
+    size_t lo = k < dims ? o[k] : 0, n = k < dims ? g[k] : 1;
+    if (c[k] < lo || c[k] >= lo + n)
+      return 0;
+    any |= k < dims && o[k];
+  }
+  return (int)(c[0] + 100 * c[1] + 10000 * c[2]) + 1 + 1000000 * any;
+}
+
+START_TEST(a_global_offset_runs_as_raw_opencl_s_global_work_offset) {
+  enum { W = 12, H = 6, D = 4, NN = W * H * D };
+  static int out[NN];
+  cls_program *p = ct_build(ctx, OFF_SRC, NULL);
+  cls_kernel *k = ct_get_kernel(ctx, p, "at_id");
+  cls_buffer O = ct_alloc(ctx, 0, sizeof out);
+  int w = W, h = H;
+  cls_arg args[] = {CLS_OUT(O), CLS_SCALAR(w), CLS_SCALAR(h)};
+  static const struct {
+    unsigned dims;
+    size_t o[3], g[3], l[3];
+  } cases[] = {
+      {1, {8}, {16}, {4}},                        /* 1D, a local size */
+      {1, {0}, {W * H}, {0}},                     /* all zero: cls_launch's */
+      {2, {5, 2}, {6, 3}, {3, 3}},
+      {3, {2, 3, 1}, {3, 2, 2}, {0}},             /* no local size */
+      {3, {W - 1, H - 1, D - 1}, {1, 1, 1}, {0}}, /* the last item */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    memset(out, 0, sizeof out);
+    CT_OK(cls_upload(ctx, 0, O, 0, out, sizeof out));
+    const size_t *l = cases[c].l[0] ? cases[c].l : NULL;
+    size_t o[3];
+    memcpy(o, cases[c].o, sizeof o);
+    CT_OK(cls_launch_offset(ctx, c % 2, k, cases[c].dims, o, cases[c].g, l, 3, args));
+    memset(o, 0, sizeof o); /* read during the call only (a driver that defers copies it) */
+    ct_download_ints(ctx, 0, O, out, NN);
+    CT_EXPECT_INTS(out, (size_t)NN, i, at_id_expect(i, W, H, cases[c].dims, cases[c].o,
+                                                     cases[c].g));
+  }
+  /* NULL is no offset; and a stream reading what an offset launch wrote is
+   * ordered after it, whole buffer, as for any launch. */
+  size_t g1[1] = {NN};
+  CT_OK(cls_launch_offset(ctx, 1, k, 1, NULL, g1, NULL, 3, args));
+  cls_buffer copy = ct_alloc(ctx, 0, sizeof out);
+  size_t o1[1] = {NN / 2}, h1[1] = {NN / 2};
+  CT_OK(cls_launch_offset(ctx, 0, copy_k, 1, o1, h1, NULL, 2,
+                          (cls_arg[]){CLS_IN(O), CLS_OUT(copy)}));
+  ct_download_ints(ctx, 0, copy, out, NN); /* the first half: nothing wrote it */
+  CT_EXPECT_INTS(out + NN / 2, (size_t)NN / 2, i, (int)(NN / 2 + i) + 1);
+  /* Past what the device's size_t holds: refused, its outputs tainted. */
+  size_t huge[1] = {SIZE_MAX - 4}, g4[1] = {8};
+  CT_ERR(cls_launch_offset(ctx, 0, k, 1, huge, g4, NULL, 3, args), CLS_EWORKSIZE);
+  ck_assert_msg(strstr(cls_last_error_detail(), "offset"), "detail: %s",
+                cls_last_error_detail());
+  assert_refused(O, CLS_EWORKSIZE, "at_id");
+  /* The usual checks still come first. */
+  CT_ERR(cls_launch_offset(ctx, 0, k, 4, o1, h1, NULL, 3, args), CLS_EWORKSIZE);
+  CT_ERR(cls_launch_offset(ctx, 0, k, 1, o1, NULL, NULL, 3, args), CLS_EINVAL);
+  assert_context_works();
+}
+END_TEST
+
+/* Every capture backend keeps the offsets: two launches at other offsets
+ * in one run on stream 0 (a plan run, or a command buffer where the
+ * device has them and attribution is ranged), and one on stream 1 that
+ * reads their output, replayed twice with the caller's arrays changed. */
+START_TEST(a_global_offset_is_kept_by_every_capture_backend) {
+  enum { W = 16, H = 8, NN = W * H };
+  static const char *const modes[] = {"plan", "command-buffer", "commands"};
+  for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+    setenv("CLS_CAPTURE", modes[m], 1);
+    cls_context *c = ct_context();
+    unsetenv("CLS_CAPTURE");
+    cls_program *p = ct_build(c, OFF_SRC CT_COPY_SRC, NULL);
+    cls_kernel *k = ct_get_kernel(c, p, "at_id"), *cp = ct_get_kernel(c, p, "copy_k");
+    static int out[NN];
+    memset(out, 0, sizeof out);
+    cls_buffer O = ct_alloc(c, 0, sizeof out), C = ct_alloc(c, 1, sizeof out);
+    CT_OK(cls_upload(c, 0, O, 0, out, sizeof out));
+    int w = W, h = H;
+    cls_arg args[] = {CLS_OUT(O), CLS_SCALAR(w), CLS_SCALAR(h)};
+    size_t oa[2] = {0, 1}, ga[2] = {4, 2}, ob[2] = {8, 4}, gb[2] = {8, 4};
+    size_t oc[1] = {W}, gc[1] = {NN - W};
+    cls_capture *cap = NULL;
+    CT_OK(cls_capture_begin(c));
+    CT_OK(cls_launch_offset(c, 0, k, 2, oa, ga, NULL, 3, args));
+    CT_OK(cls_launch_offset(c, 0, k, 2, ob, gb, NULL, 3, args));
+    CT_OK(cls_launch_offset(c, 1, cp, 1, oc, gc, NULL, 2, (cls_arg[]){CLS_IN(O), CLS_OUT(C)}));
+    oa[1] = ob[0] = oc[0] = 0; /* read during the calls only */
+    CT_OK(cls_capture_end(c, &cap));
+    oa[1] = 1, ob[0] = 8, oc[0] = W;
+    for (int r = 0; r < 2; r++)
+      CT_OK(cls_replay(c, cap, 0, NULL));
+    struct cls_capture_stats st;
+    CT_OK(cls_capture_info(cap, &st));
+    int mode = -1;
+    CT_OK(cls_context_attribution(c, &mode, NULL, NULL));
+    if (m == 1 && mode == CLS_ATTRIBUTION_RANGED && ct_has_cb(c, 0))
+      ck_assert_str_eq(st.backend, "command-buffer");
+    if (m == 0 && mode == CLS_ATTRIBUTION_RANGED)
+      ck_assert_uint_eq(st.runs, 1); /* the two launches of stream 0 */
+    cls_capture_destroy(cap);
+    ct_download_ints(c, 1, C, out, NN);
+    /* Row 0 was never copied; below it, what the two launches wrote. */
+    CT_EXPECT_INTS(out + W, (size_t)(NN - W), i,
+                   at_id_expect(W + i, W, H, 2, oa, ga) + at_id_expect(W + i, W, H, 2, ob, gb));
+    cls_context_destroy(c);
+  }
+}
+END_TEST
+
+/* A stream factory older than version 6 would drop the offset: refused,
+ * with a record; without an offset it launches as before. */
+START_TEST(a_global_offset_on_a_factory_before_version_6_is_eversion) {
+  struct cls_stream_factory old = *cls_opencl_stream_factory();
+  old.version = 5;
+  cls_context *c = ct_context_with(NULL, &old, NULL);
+  cls_kernel *fill = ct_kernel(c, CT_FILL_SRC, "fill_k");
+  cls_buffer b = ct_alloc(c, 0, 16 * sizeof(int));
+  size_t o[1] = {8}, g[1] = {8}, zero[1] = {0}, all[1] = {16};
+  cls_arg a[] = {CLS_OUT(b), CLS_SCALAR((int){7})};
+  CT_ERR(cls_launch_offset(c, 0, fill, 1, o, g, NULL, 2, a), CLS_EVERSION);
+  ck_assert_msg(strstr(cls_last_error_detail(), "version 5"), "detail: %s",
+                cls_last_error_detail());
+  ct_expect_refused(c, 0, b, CLS_EVERSION, "launch", "fill_k");
+  CT_OK(cls_launch_offset(c, 0, fill, 1, zero, all, NULL, 2, a));
+  ct_expect_ints(c, 0, b, 16, 7);
+  cls_context_destroy(c);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("launch");
@@ -544,6 +694,9 @@ int main(void) {
   ADD(one_kernel_on_several_streams_keeps_each_streams_arguments);
   ADD(launch_reading_a_fresh_buffer_is_skipped);
   ADD(a_null_pointer_argument_runs_as_raw_opencl_s_null_cl_mem);
+  ADD(a_global_offset_runs_as_raw_opencl_s_global_work_offset);
+  ADD(a_global_offset_is_kept_by_every_capture_backend);
+  ADD(a_global_offset_on_a_factory_before_version_6_is_eversion);
 #undef ADD
   return ct_run(s);
 }

@@ -160,6 +160,40 @@ END_TEST
 
 /* A blocking download the lost queue refused runs again on the fresh
  * queue and returns the bytes. */
+/* A launch with a global offset is run again at its offset: ten launches
+ * over the middle half of b, the fourth command lost, at the enqueue and
+ * after it.  The caller's offset array is gone by then (zeroed after each
+ * call), so only the kept copy can say where. */
+static void offset_case(const char *fault, uint64_t replays) {
+  cls_context *ctx = recctx("other", NULL, fault);
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_buffer b = uploaded(ctx, 0); /* 1 */
+  cls_arg ia[] = {CLS_INOUT(b)};
+  size_t g[1] = {N / 2};
+  for (int i = 0; i < 10; i++) { /* 2..11 */
+    size_t o[1] = {N / 4};
+    int rc = cls_launch_offset(ctx, 0, inc, 1, o, g, NULL, 1, ia);
+    ck_assert_msg(rc == CLS_OK, "launch %d: %s: %s", i, cls_err_name(rc),
+                  cls_last_error_detail());
+    o[0] = 0;
+  }
+  int got[N];
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + (i >= N / 4 && i < 3 * N / 4 ? 10 : 0));
+  ck_assert_uint_eq(ct_stats(ctx, 0).relocations, 1);
+  if (replays)
+    ck_assert_uint_eq(ct_stats(ctx, 0).replays, replays);
+  else
+    expect_replays(ctx, 0, 1);
+  cls_context_destroy(ctx);
+}
+
+START_TEST(loss_of_a_launch_with_a_global_offset_runs_it_again_at_its_offset) {
+  offset_case("lost:stream=0,nth=4", 0);
+  offset_case("lost:stream=0,nth=4,at=complete", 9); /* 4..11 and the download */
+}
+END_TEST
+
 START_TEST(loss_at_a_download_is_replayed_and_the_download_returns_the_bytes) {
   cls_context *ctx = recctx("other", NULL, "lost:stream=0,op=download,nth=1");
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
@@ -1927,6 +1961,7 @@ int main(void) {
   Suite *s = suite_create("recover");
   CT_ADD(s, loss_mid_chain_is_replayed_on_the_other_device_with_exact_bytes);
   CT_ADD(s, loss_mid_chain_is_replayed_on_the_same_device_with_exact_bytes);
+  CT_ADD(s, loss_of_a_launch_with_a_global_offset_runs_it_again_at_its_offset);
   CT_ADD(s, loss_at_a_download_is_replayed_and_the_download_returns_the_bytes);
   CT_ADD(s, loss_during_replay_counts_and_within_the_bound_still_recovers);
   CT_ADD(s, past_the_bound_the_loss_is_reported_and_says_replay_stopped);

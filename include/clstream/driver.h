@@ -75,8 +75,12 @@ extern "C" {
  * carries image transfers unchanged; and foreign commands:
  * #CLS_CMD_FOREIGN, cls_driver_cmd.foreign, cls_driver_enqueue_foreign();
  * 5: struct cls_stream_stats grew `replays`, which moves the members of
- * struct cls_driver_stream after it, so a driver built for 4 is refused). */
-#define CLS_DRIVER_OPS_VERSION 5
+ * struct cls_driver_stream after it, so a driver built for 4 is refused;
+ * 6: struct cls_kernel_cmd grew `offset` (cls_launch_offset()), which moves
+ * the members of struct cls_driver_cmd after kcmd, so a driver built for 5
+ * is refused: rebuilt, a driver that copies kcmd whole and keeps the sizes
+ * apart keeps kcmd.offset's dims values too, as the scheduler does). */
+#define CLS_DRIVER_OPS_VERSION 6
 
 /** The kind of a command (cls_driver_cmd.kind). */
 enum cls_cmd_kind {

@@ -36,8 +36,10 @@ extern "C" {
 /** The version of struct cls_stream_factory this header describes (2:
  * last_event; 3: struct cls_backend's flags, on_times, times_arg; 4:
  * #CLS_BACKEND_RANGED, cls_backend.event_every, poll_range, events; 5:
- * foreign, queue, image, #CLS_BACKEND_RELEASE_EARLY). */
-#define CLS_STREAM_FACTORY_VERSION 5
+ * foreign, queue, image, #CLS_BACKEND_RELEASE_EARLY; 6: struct
+ * cls_kernel_cmd's `offset`: the core hands a launch with a global offset
+ * only to a factory of version 6 or later, and refuses it on an older one). */
+#define CLS_STREAM_FACTORY_VERSION 6
 
 /** cls_backend.flags: the context is tracing (docs/trace.md).  A factory
  * that can time its commands on the device creates its queues with
@@ -131,6 +133,11 @@ struct cls_kernel_cmd {
    * cls_kernel_args_memo), so that an argument whose value the kernel
    * already holds is not set again; NULL: none. */
   struct cls_kernel_args_memo *memo;
+  /** Version 6: dims global work offsets, as clEnqueueNDRangeKernel's
+   * global_work_offset (cls_launch_offset()); NULL: none (all zero, the
+   * usual launch).  The core never hands a non-NULL offset to a factory
+   * of an older version. */
+  const size_t *offset;
 };
 
 /** Called by poll() once for each command found to have failed after it was

@@ -84,6 +84,8 @@ bool cls__sched_list_reserve(struct list *l, size_t nargs) {
         t->u.k.kc.global = t->u.k.global;
         if (t->u.k.kc.local)
           t->u.k.kc.local = t->u.k.local;
+        if (t->u.k.kc.offset)
+          t->u.k.kc.offset = t->u.k.offset;
       }
   }
   if (l->nargs + nargs > l->capargs && !args_grow(l, l->nargs + nargs))
@@ -187,12 +189,14 @@ void cls__sched_list_keep(struct list *l, size_t from, bool failed) {
   size_t k = l->n - from;
   if (from)
     memmove(l->tasks, l->tasks + from, k * sizeof *l->tasks);
-  for (size_t i = 0; i < k; i++) /* kc.global and kc.local point into the task */
+  for (size_t i = 0; i < k; i++) /* kc's size arrays point into the task */
     if (l->tasks[i].kind == CLS_CMD_LAUNCH) {
       struct task *t = &l->tasks[i];
       t->u.k.kc.global = t->u.k.global;
       if (t->u.k.kc.local)
         t->u.k.kc.local = t->u.k.local;
+      if (t->u.k.kc.offset)
+        t->u.k.kc.offset = t->u.k.offset;
     }
   l->n = k;
   l->sent = 0;

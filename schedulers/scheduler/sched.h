@@ -44,13 +44,13 @@ struct task {
   uint32_t wait0;
   uint64_t seq;
   union {
-    /* A launch, as the factory takes it: kc.global and kc.local point
-     * into the task, kc.args into the list's argument array;
-     * cls__sched_list_reserve moves them along when either array moves,
-     * so the enqueue passes &kc as is. */
+    /* A launch, as the factory takes it: kc.global, kc.local and
+     * kc.offset point into the task, kc.args into the list's argument
+     * array; cls__sched_list_reserve moves them along when either array
+     * moves, so the enqueue passes &kc as is. */
     struct {
       struct cls_kernel_cmd kc;
-      size_t global[3], local[3];
+      size_t global[3], local[3], offset[3];
     } k;
     /* Transfers, never blocking here; a fill's pattern is copied into the
      * byte arena (x.pattern is set at the enqueue: the arena may move).
@@ -217,8 +217,8 @@ static inline bool cls__sched_list_has_room(const struct list *l, size_t nargs) 
 }
 
 /* Copies a launch's command into task t (its arguments are copied apart,
- * to `args` in the list): kc.args, kc.global and kc.local point into the
- * list and the task.  dims is 1..3 (checked by the core); the size arrays
+ * to `args` in the list): kc.args, kc.global, kc.local and kc.offset point
+ * into the list and the task.  dims is 1..3 (checked by the core); the size arrays
  * are the caller's, dims long. */
 static inline void cls__sched_capture_cmd(struct task *t, struct cls_kernel_arg *args,
                                           const struct cls_kernel_cmd *kc) {
@@ -239,6 +239,12 @@ static inline void cls__sched_capture_cmd(struct task *t, struct cls_kernel_arg 
     for (cl_uint i = 0; i < dims; i++)
       tl[i] = lo[i];
     t->u.k.kc.local = tl;
+  }
+  if (__builtin_expect(kc->offset != NULL, 0)) {
+    size_t *to = t->u.k.offset;
+    for (cl_uint i = 0; i < dims; i++)
+      to[i] = kc->offset[i];
+    t->u.k.kc.offset = to;
   }
 }
 

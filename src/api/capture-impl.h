@@ -18,8 +18,8 @@
 struct entry {
   struct cls__cmd cmd;           /* as recorded; pointers refreshed at replay */
   int stream;
-  size_t global[3], local[3];
-  bool has_local;
+  size_t global[3], local[3], offset[3];
+  bool has_local, has_offset;
   signed char param[CLS_MAX_ARGS];   /* launch scalar i: parameter number, -1 none */
   unsigned char pidx[CLS_MAX_ARGS];  /* the arguments that take a parameter */
   unsigned nparam;
@@ -40,6 +40,7 @@ struct dmember {
   cl_uint dims;
   cl_kernel k;                       /* the run's own kernel, arguments set */
   const size_t *global, *local;      /* into the entry (never moves) */
+  const size_t *offset;              /* into the entry; NULL: none */
   cl_mem src, dst;
   size_t src_offset, dst_offset, size;
   const void *pattern;               /* into the entry */

@@ -217,7 +217,7 @@ static inline cl_int member_enqueue(cl_command_queue q, const struct dmember *m,
                              const cl_event *wl, cl_event *out) {
   switch (m->kind) {
   case CLS__CMD_LAUNCH:
-    return clEnqueueNDRangeKernel(q, m->k, m->dims, NULL, m->global, m->local, nw, wl, out);
+    return clEnqueueNDRangeKernel(q, m->k, m->dims, m->offset, m->global, m->local, nw, wl, out);
   case CLS__CMD_COPY:
     return clEnqueueCopyBuffer(q, m->src, m->dst, m->src_offset, m->dst_offset, m->size, nw, wl,
                                out);

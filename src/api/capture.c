@@ -471,7 +471,8 @@ static cl_int direct_enqueue(const struct cls_foreign_call *call, cl_event *ev) 
     cl_event mine = NULL, *out = i + 1 == n ? ev : r->keep ? &mine : NULL;
     switch (m->kind) {
     case CLS__CMD_LAUNCH:
-      rc = clEnqueueNDRangeKernel(q, m->k, m->dims, NULL, m->global, m->local, 0, NULL, out);
+      rc = clEnqueueNDRangeKernel(q, m->k, m->dims, m->offset, m->global, m->local, 0, NULL,
+                                  out);
       break;
     case CLS__CMD_COPY:
       rc = clEnqueueCopyBuffer(q, m->src, m->dst, m->src_offset, m->dst_offset, m->size, 0,
@@ -546,6 +547,7 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out) {
           e->barg[b++] = (unsigned char)a;
       cmd->kcmd.global = e->global;
       cmd->kcmd.local = e->has_local ? e->local : NULL;
+      cmd->kcmd.offset = e->has_offset ? e->offset : NULL;
       cmd->kcmd.args = cmd->kargs;
     }
     if ((rc = plan_runs(ctx, cap)) < 0) {
@@ -596,6 +598,8 @@ int cls__capture_add(cls_context *ctx, const struct cls__cmd *cmd, const size_t 
       e->local[d] = local[d];
   }
   e->has_local = local != NULL;
+  if ((e->has_offset = cmd->kcmd.offset != NULL))
+    memcpy(e->offset, cmd->kcmd.offset, cmd->kcmd.dims * sizeof *e->offset);
   size_t bytes = 0;
   for (unsigned i = 0; i < cmd->kcmd.nargs; i++)
     if (args[i].kind == CLS_ARG_SCALAR)
@@ -920,7 +924,8 @@ static cl_int record(cls_context *ctx, struct cls_capture *cap, struct run *r,
       for (unsigned a = 0; a < cmd->kcmd.nargs && rc == CL_SUCCESS; a++)
         rc = clSetKernelArg(kern[nk - 1], a, cmd->kargs[a].size, cmd->kargs[a].value);
       if (rc == CL_SUCCESS)
-        rc = api->ndrange(cb, NULL, NULL, kern[nk - 1], cmd->kcmd.dims, NULL, cmd->kcmd.global,
+        rc = api->ndrange(cb, NULL, NULL, kern[nk - 1], cmd->kcmd.dims, cmd->kcmd.offset,
+                          cmd->kcmd.global,
                           cmd->kcmd.local, nw, nw ? &prev : NULL, &sp, NULL);
       break;
     case CLS__CMD_COPY:
@@ -997,6 +1002,7 @@ static cl_int record_direct(cls_context *ctx, struct cls_capture *cap, struct ru
       d->dims = cmd->kcmd.dims;
       d->global = cmd->kcmd.global;
       d->local = cmd->kcmd.local;
+      d->offset = cmd->kcmd.offset;
       break;
     case CLS__CMD_COPY:
       d->src = cmd->bind[0].slot->mem;

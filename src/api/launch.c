@@ -318,9 +318,45 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
   return rc < 0 ? rc : carried > 1;
 }
 
-CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigned dims,
-                       const size_t *global, const size_t *local, size_t nargs,
-                       const cls_arg *args) {
+/* A global offset (cls_launch_offset): all zero is none (NULL), so the
+ * usual launch reaches every factory and driver as before; otherwise each
+ * offset[i] + global[i] fits the device's size_t (CL_INVALID_GLOBAL_OFFSET
+ * on some vendors, a wrapped id on others), and the factory is one that
+ * passes it on (version 6), since an older one would drop it silently. */
+static __attribute__((noinline)) int check_offset(cls_context *ctx, const cls_kernel *k,
+                                                  unsigned dims, const size_t *global,
+                                                  const size_t **offset) {
+  const size_t *o = *offset;
+  bool any = false;
+  for (unsigned i = 0; i < dims; i++) {
+    if (o[i] > ctx->max_work_items - global[i])
+      return cls__error(CLS_EWORKSIZE, 0,
+                        "launch of '%s': offset %zu plus global size %zu in dimension %u "
+                        "passes what the device's size_t holds (%zu)",
+                        k->name, o[i], global[i], i, ctx->max_work_items);
+    any |= o[i] != 0;
+  }
+  if (!any) {
+    *offset = NULL;
+    return CLS_OK;
+  }
+  const struct cls_stream_factory *f = ctx->pool.factory;
+  if (f->version < 6)
+    return cls__error(CLS_EVERSION, 0,
+                      "launch of '%s': a global offset, and stream factory '%s' has version "
+                      "%u (offsets from 6)",
+                      k->name, f->name ? f->name : "?", f->version);
+  return CLS_OK;
+}
+
+/* cls_launch and cls_launch_offset; inlined into each, so that the usual
+ * launch pays nothing for offsets but one store. */
+static inline __attribute__((always_inline)) int launch(cls_context *ctx, int stream,
+                                                        cls_kernel *kernel, unsigned dims,
+                                                        const size_t *offset,
+                                                        const size_t *global,
+                                                        const size_t *local, size_t nargs,
+                                                        const cls_arg *args) {
   CLS__ENTER(ctx);
   int rc;
   struct cls__cmd cmd;
@@ -335,6 +371,7 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
    * command, but a fresh stream takes the full check all the same. */
   int carried;
   if ((rc = check_range(ctx, kernel, dims, global, local)) < 0 ||
+      (offset && (rc = check_offset(ctx, kernel, dims, global, &offset)) < 0) ||
       (rc = carried = check_args(ctx, &cmd, kernel, nargs, args)) < 0)
     goto refused;
   if (!(cmd.stream = cls__stream_peek(ctx, stream))) {
@@ -344,6 +381,7 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigne
   }
   cmd.kernel = kernel;
   cmd.kcmd.name = kernel->name;
+  cmd.kcmd.offset = offset;
   if (__builtin_expect(ctx->capture != NULL, 0)) { /* checked: recorded, not run */
     cmd.kcmd.dims = dims;
     cmd.kcmd.nargs = (cl_uint)nargs;
@@ -371,4 +409,16 @@ refused: /* F12: what it would have written says why it was not */
   rc = cls__refused_launch(ctx, cls__kernel_valid(ctx, kernel) ? kernel : NULL, stream, nargs,
                            args, rc);
   goto out;
+}
+
+CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel, unsigned dims,
+                       const size_t *global, const size_t *local, size_t nargs,
+                       const cls_arg *args) {
+  return launch(ctx, stream, kernel, dims, NULL, global, local, nargs, args);
+}
+
+CLS_API int cls_launch_offset(cls_context *ctx, int stream, cls_kernel *kernel, unsigned dims,
+                              const size_t *offset, const size_t *global, const size_t *local,
+                              size_t nargs, const cls_arg *args) {
+  return launch(ctx, stream, kernel, dims, offset, global, local, nargs, args);
 }

@@ -49,11 +49,11 @@ static void list_drivers(void) {
 int cls__driver_check(const struct cls_driver_ops *d) {
   if (!d)
     return cls__error(CLS_EINVAL, 0, "driver: NULL ops");
-  /* 3: struct cls_driver_cmd had another layout; 4: struct
+  /* 3 and 5: struct cls_driver_cmd had another layout; 4: struct
    * cls_driver_stream (driver.h). */
-  if (d->version < 5 || d->version > CLS_DRIVER_OPS_VERSION)
+  if (d->version < 6 || d->version > CLS_DRIVER_OPS_VERSION)
     return cls__error(CLS_EVERSION, 0,
-                      "driver '%s' has ops version %u (this library: 5..%d)",
+                      "driver '%s' has ops version %u (this library: 6..%d)",
                       d->name ? d->name : "(no name)", d->version, CLS_DRIVER_OPS_VERSION);
   if (!d->name || !*d->name || d->name[strspn(d->name, "abcdefghijklmnopqrstuvwxyz0123456789_-")])
     return cls__error(CLS_EINVAL, 0, "driver name '%s' is not [a-z0-9_-]+",

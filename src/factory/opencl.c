@@ -533,7 +533,7 @@ static cl_int ocl_launch(void *stream, const struct cls_kernel_cmd *c, uint64_t 
   cl_int rc = set_args(c);
   if (rc != CL_SUCCESS)
     return rc;
-  WITH_EVENT(s, seq, c->name, clEnqueueNDRangeKernel(s->q, c->kernel, c->dims, NULL, c->global,
+  WITH_EVENT(s, seq, c->name, clEnqueueNDRangeKernel(s->q, c->kernel, c->dims, c->offset, c->global,
                                             c->local, nwait, nwait ? wait : NULL, ev_));
 }
 

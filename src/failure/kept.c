@@ -212,8 +212,10 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
     for (cl_uint d = 0; d < cmd->kcmd.dims; d++) {
       e->global[d] = cmd->kcmd.global[d];
       e->local[d] = cmd->kcmd.local ? cmd->kcmd.local[d] : 0;
+      e->offset[d] = cmd->kcmd.offset ? cmd->kcmd.offset[d] : 0;
     }
     e->has_local = cmd->kcmd.local != NULL;
+    e->has_offset = cmd->kcmd.offset != NULL;
     size_t total = 0;
     for (cl_uint i = 0; i < cmd->kcmd.nargs; i++)
       if (cmd->kargs[i].value)
