@@ -195,6 +195,32 @@ START_TEST(guard_canary_is_silent_when_the_launch_wrote_everything) {
 }
 END_TEST
 
+/* Tiles at global offsets: the first launch writing the buffer binds it
+ * CLS_OUT, the later ones CLS_INOUT (each keeps what the others wrote),
+ * and the canary stays silent.  Bound CLS_OUT each, the second tile's
+ * canary fill erases the first tile (CLS_OUT says the launch writes the
+ * whole buffer): the read names the bytes and says to bind CLS_INOUT. */
+START_TEST(guard_tiles_at_global_offsets_bound_CLS_INOUT_after_the_first_pass) {
+  size_t g[1] = {N / 2}, o0[1] = {0}, o1[1] = {N / 2};
+  for (int wrong = 0; wrong < 2; wrong++) {
+    cls_buffer b = ct_alloc(ctx, 0, N * sizeof(int));
+    CT_OK(cls_launch_offset(ctx, 0, full, 1, o0, g, NULL, 1, (cls_arg[]){CLS_OUT(b)}));
+    CT_OK(cls_launch_offset(ctx, 1, full, 1, o1, g, NULL, 1,
+                            (cls_arg[]){wrong ? CLS_OUT(b) : CLS_INOUT(b)}));
+    if (!wrong) {
+      int got[N];
+      ct_download_ints(ctx, 0, b, got, N);
+      CT_EXPECT_INTS(got, (size_t)N, i, (int)i);
+      continue;
+    }
+    struct root r = root_of(0, b, N * sizeof(int));
+    ck_assert_int_eq(r.status, CLS_EGUARD);
+    ck_assert_msg(strstr(r.message, "the first at offset 0") && strstr(r.message, "CLS_INOUT"),
+                  "root '%s'", r.message);
+  }
+}
+END_TEST
+
 /* An upload after the partial launch is the last write: no canary check. */
 START_TEST(guard_canary_check_ends_with_the_next_write) {
   cls_buffer o = partly_written();
@@ -335,6 +361,7 @@ int main(void) {
   ADD(guard_is_restored_after_a_crossing);
   ADD(guard_canary_names_bytes_a_CLS_OUT_launch_never_wrote);
   ADD(guard_canary_is_silent_when_the_launch_wrote_everything);
+  ADD(guard_tiles_at_global_offsets_bound_CLS_INOUT_after_the_first_pass);
   ADD(guard_canary_check_ends_with_the_next_write);
   ADD(guard_setting_is_parsed_strictly);
   ADD(guard_off_leaves_out_of_bounds_writes_unseen);

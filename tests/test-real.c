@@ -103,6 +103,7 @@ REAL_CASE(transpose)
 REAL_CASE(matmul)
 REAL_CASE(nbody)
 REAL_CASE(sort)
+REAL_CASE(tiles)
 
 /* Guard mode checks what each launch wrote (bounds, the CLS_OUT canary,
  * and, where it checks them, that F11's CLS_IN bindings stayed unwritten):
@@ -117,7 +118,8 @@ END_TEST
 START_TEST(real_corpus_lists_every_program_once) {
   const struct real_program *tested[] = {&real_histogram, &real_reduce, &real_scan,
                                          &real_stencil,   &real_spmv,   &real_bfs,
-                                         &real_transpose, &real_matmul,  &real_nbody, &real_sort};
+                                         &real_transpose, &real_matmul,  &real_nbody, &real_sort,
+                                         &real_tiles};
   ck_assert_int_eq(REAL_COUNT, sizeof tested / sizeof *tested);
   for (int i = 0; i < REAL_COUNT; i++) {
     int found = 0;
@@ -141,6 +143,7 @@ int main(void) {
   CT_ADD(s, real_matmul_matches_raw_byte_for_byte);
   CT_ADD(s, real_nbody_matches_raw_byte_for_byte);
   CT_ADD(s, real_sort_matches_raw_byte_for_byte);
+  CT_ADD(s, real_tiles_matches_raw_byte_for_byte);
   CT_ADD(s, real_corpus_matches_raw_under_guard_mode);
   CT_ADD(s, real_corpus_lists_every_program_once);
   return ct_run(s);

@@ -199,7 +199,8 @@ int cls__guard_canary_read(cls_context *ctx, cls_buffer h, struct cls__slot *slo
                             .kernel = slot->canary_kernel},
       false,
       "guard canary: '%s' declared buffer %#llx CLS_OUT but left %zu of %zu bytes read "
-      "unwritten, the first at offset %zu",
+      "unwritten, the first at offset %zu (a launch that writes part of a buffer, as a "
+      "tile at a global offset does, binds it CLS_INOUT to keep the rest)",
       slot->canary_kernel, (unsigned long long)h.bits, unwritten, size, offset + first);
   if (f) {
     cls__slot_set_failure(slot, f);

@@ -251,7 +251,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       }
       size_t g[3] = {1 + u8(&in) % 64, 1, 1}, l[3] = {1 + u8(&in) % 16, 1, 1};
       unsigned dims = 1 + u8(&in) % 4;
-      rc = cls_launch(ctx, stream(&in), e->k[k], dims % 4, g, u8(&in) & 1 ? l : NULL, nargs, a);
+      /* Bits 1-2 of the byte that picks the local size: no offset, all
+       * zero, or one past what the device's size_t holds (refused; a
+       * small one would be a write past the kernels' buffers). */
+      unsigned lo = u8(&in);
+      size_t o[3] = {0, 0, 0};
+      if ((lo >> 1) % 4 == 2)
+        o[(lo >> 3) % 3] = SIZE_MAX - (lo >> 5);
+      rc = (lo >> 1) % 4 ? cls_launch_offset(ctx, stream(&in), e->k[k], dims % 4, o, g,
+                                             lo & 1 ? l : NULL, nargs, a)
+                         : cls_launch(ctx, stream(&in), e->k[k], dims % 4, g, lo & 1 ? l : NULL,
+                                      nargs, a);
       break;
     }
     case 10: {

@@ -10,7 +10,7 @@
 const struct real_program *const real_corpus[REAL_COUNT] = {
     &real_histogram, &real_reduce, &real_scan,      &real_stencil,
     &real_spmv,      &real_bfs,    &real_transpose, &real_matmul, &real_nbody,
-    &real_sort};
+    &real_sort,      &real_tiles};
 
 char real_error[1024];
 const char *real_raw_built_src, *real_cls_built_src;
@@ -127,6 +127,12 @@ int real_cls_build(cls_context *ctx, const struct real_program *p, cls_kernel **
 
 int real_launch(cls_context *ctx, int stream, cls_kernel *k, unsigned dims, const size_t *g,
                 const size_t *l, size_t nargs, const cls_arg *args) {
+  return real_launch_offset(ctx, stream, k, dims, NULL, g, l, nargs, args);
+}
+
+int real_launch_offset(cls_context *ctx, int stream, cls_kernel *k, unsigned dims,
+                       const size_t *o, const size_t *g, const size_t *l, size_t nargs,
+                       const cls_arg *args) {
   real_launches++;
   if (real_audit) {
     struct cls_kernel_info ki = {.version = CLS_KERNEL_INFO_VERSION};
@@ -140,7 +146,8 @@ int real_launch(cls_context *ctx, int stream, cls_kernel *k, unsigned dims, cons
           real_in_unknown++;
       }
   }
-  int rc = cls_launch(ctx, stream, k, dims, g, l, nargs, args);
+  int rc = o ? cls_launch_offset(ctx, stream, k, dims, o, g, l, nargs, args)
+             : cls_launch(ctx, stream, k, dims, g, l, nargs, args);
   if (rc != 0)
     real_fail("clstream: cls_launch(%s, stream %d): %s: %s", cls_kernel_name(k), stream,
               cls_err_name(rc), cls_last_error_detail());

@@ -43,8 +43,8 @@ struct real_program {
 };
 
 extern const struct real_program real_histogram, real_reduce, real_scan, real_stencil,
-    real_spmv, real_bfs, real_transpose, real_matmul, real_nbody, real_sort;
-#define REAL_COUNT 10
+    real_spmv, real_bfs, real_transpose, real_matmul, real_nbody, real_sort, real_tiles;
+#define REAL_COUNT 11
 extern const struct real_program *const real_corpus[REAL_COUNT];
 
 /* What went wrong in the last failing call below, for a message. */
@@ -78,6 +78,10 @@ extern int real_audit;
 extern unsigned real_in_writable, real_in_unknown, real_launches;
 int real_launch(cls_context *ctx, int stream, cls_kernel *k, unsigned dims, const size_t *g,
                 const size_t *l, size_t nargs, const cls_arg *args);
+/* The same at a global offset (cls_launch_offset; NULL: none). */
+int real_launch_offset(cls_context *ctx, int stream, cls_kernel *k, unsigned dims,
+                       const size_t *o, const size_t *g, const size_t *l, size_t nargs,
+                       const cls_arg *args);
 
 /* Raw helpers: a buffer of `size` bytes, written from `init` (blocking)
  * when not NULL; arguments as (size, pointer) pairs from index 0. */
