@@ -51,6 +51,8 @@ int main(void) {
              args[6].buffer.bits == 0 && args[6].access == 0,
          "CLS_NULL_PTR");
   expect(strcmp(cls_err_name(CLS_EINVAL), "CLS_EINVAL") == 0, "cls_err_name");
+  expect(cls_launch_offset(NULL, 0, NULL, 1, NULL, NULL, NULL, 0, NULL) == CLS_EINVAL,
+         "cls_launch_offset refuses a NULL context");
   expect(cls_opencl_stream_factory()->version == CLS_STREAM_FACTORY_VERSION,
          "cls_opencl_stream_factory");
   expect(status == 0, "<clstream/cl.h> gives cl_int");

@@ -60,6 +60,8 @@ int main() {
   expect(std::strcmp(cls_err_name(CLS_EINVAL), "CLS_EINVAL") == 0, "cls_err_name");
   expect(cls_strerror(CLS_OK)[0] != '\0', "cls_strerror");
   expect(cls_version_string()[0] != '\0', "cls_version_string");
+  expect(cls_launch_offset(nullptr, 0, nullptr, 1, nullptr, nullptr, nullptr, 0, nullptr) == CLS_EINVAL,
+         "cls_launch_offset refuses a NULL context");
   expect(cls_opencl_stream_factory()->version == CLS_STREAM_FACTORY_VERSION,
          "cls_opencl_stream_factory");
   struct cls_quirks q;
