@@ -665,6 +665,22 @@ START_TEST(a_global_offset_on_a_factory_before_version_6_is_eversion) {
   CT_OK(cls_launch_offset(c, 0, fill, 1, zero, all, NULL, 2, a));
   ct_expect_ints(c, 0, b, 16, 7);
   cls_context_destroy(c);
+  /* Fault injection wraps the factory: the one wrapped decides. */
+  c = ct_context_with("enqueue:kernel=none_such", &old, NULL);
+  fill = ct_kernel(c, CT_FILL_SRC, "fill_k");
+  b = ct_alloc(c, 0, 16 * sizeof(int));
+  a[0] = CLS_OUT(b);
+  CT_ERR(cls_launch_offset(c, 0, fill, 1, o, g, NULL, 2, a), CLS_EVERSION);
+  cls_context_destroy(c);
+  old.version = CLS_STREAM_FACTORY_VERSION;
+  c = ct_context_with("enqueue:kernel=none_such", &old, NULL);
+  fill = ct_kernel(c, CT_FILL_SRC, "fill_k");
+  b = ct_alloc(c, 0, 16 * sizeof(int));
+  a[0] = CLS_OUT(b);
+  CT_OK(cls_launch_offset(c, 0, fill, 1, zero, all, NULL, 2, a));
+  CT_OK(cls_launch_offset(c, 0, fill, 1, o, g, NULL, 2, (cls_arg[]){CLS_INOUT(b), a[1]}));
+  ct_expect_ints(c, 0, b, 16, 7);
+  cls_context_destroy(c);
 }
 END_TEST
 

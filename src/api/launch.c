@@ -341,6 +341,8 @@ static __attribute__((noinline)) int check_offset(cls_context *ctx, const cls_ke
     return CLS_OK;
   }
   const struct cls_stream_factory *f = ctx->pool.factory;
+  if (f == &cls__fault_factory) /* fault injection passes it to the one it wraps */
+    f = ctx->fault_data.inner;
   if (f->version < 6)
     return cls__error(CLS_EVERSION, 0,
                       "launch of '%s': a global offset, and stream factory '%s' has version "
