@@ -1208,7 +1208,8 @@ CLS_API int cls_launch(cls_context *ctx, int stream, cls_kernel *kernel,
  * #CLS_EWORKSIZE when offset[i] + global[i] passes what the device's size_t
  * holds;
  * #CLS_EVERSION for a non-zero offset on a context whose stream factory
- * (#cls_context_options.factory) is older than version 6 and would drop it.
+ * (#cls_context_options.factory; under fault injection, the one it wraps)
+ * is older than version 6 and would drop it.
  * Captures (cls_capture_begin()) and recovery keep the offset. */
 CLS_API int cls_launch_offset(cls_context *ctx, int stream, cls_kernel *kernel,
                               unsigned dims, const size_t *offset,
