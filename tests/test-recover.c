@@ -190,6 +190,12 @@ static void offset_case(const char *fault, uint64_t replays) {
 
 START_TEST(loss_of_a_launch_with_a_global_offset_runs_it_again_at_its_offset) {
   offset_case("lost:stream=0,nth=4", 0);
+}
+END_TEST
+
+/* After the enqueue: a late loss, run only where queues do not run inside
+ * clFlush (CT_ADD_LATE, as the other late cases). */
+START_TEST(loss_after_enqueue_of_a_launch_with_a_global_offset_runs_it_again_at_its_offset) {
   offset_case("lost:stream=0,nth=4,at=complete", 9); /* 4..11 and the download */
 }
 END_TEST
@@ -1962,6 +1968,7 @@ int main(void) {
   CT_ADD(s, loss_mid_chain_is_replayed_on_the_other_device_with_exact_bytes);
   CT_ADD(s, loss_mid_chain_is_replayed_on_the_same_device_with_exact_bytes);
   CT_ADD(s, loss_of_a_launch_with_a_global_offset_runs_it_again_at_its_offset);
+  CT_ADD_LATE(s, loss_after_enqueue_of_a_launch_with_a_global_offset_runs_it_again_at_its_offset);
   CT_ADD(s, loss_at_a_download_is_replayed_and_the_download_returns_the_bytes);
   CT_ADD(s, loss_during_replay_counts_and_within_the_bound_still_recovers);
   CT_ADD(s, past_the_bound_the_loss_is_reported_and_says_replay_stopped);
