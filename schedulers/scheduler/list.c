@@ -79,14 +79,8 @@ bool cls__sched_list_reserve(struct list *l, size_t nargs) {
     if (!cls__sched_grow((void **)&l->tasks, &l->cap, l->n + 1, sizeof *l->tasks, 16))
       return false;
     for (size_t i = 0; i < l->n; i++)
-      if (l->tasks[i].kind == CLS_CMD_LAUNCH) {
-        struct task *t = &l->tasks[i];
-        t->u.k.kc.global = t->u.k.global;
-        if (t->u.k.kc.local)
-          t->u.k.kc.local = t->u.k.local;
-        if (t->u.k.kc.offset)
-          t->u.k.kc.offset = t->u.k.offset;
-      }
+      if (l->tasks[i].kind == CLS_CMD_LAUNCH)
+        cls__sched_task_repoint(&l->tasks[i]);
   }
   if (l->nargs + nargs > l->capargs && !args_grow(l, l->nargs + nargs))
     return false;
@@ -190,14 +184,8 @@ void cls__sched_list_keep(struct list *l, size_t from, bool failed) {
   if (from)
     memmove(l->tasks, l->tasks + from, k * sizeof *l->tasks);
   for (size_t i = 0; i < k; i++) /* kc's size arrays point into the task */
-    if (l->tasks[i].kind == CLS_CMD_LAUNCH) {
-      struct task *t = &l->tasks[i];
-      t->u.k.kc.global = t->u.k.global;
-      if (t->u.k.kc.local)
-        t->u.k.kc.local = t->u.k.local;
-      if (t->u.k.kc.offset)
-        t->u.k.kc.offset = t->u.k.offset;
-    }
+    if (l->tasks[i].kind == CLS_CMD_LAUNCH)
+      cls__sched_task_repoint(&l->tasks[i]);
   l->n = k;
   l->sent = 0;
 }

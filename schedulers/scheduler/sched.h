@@ -216,6 +216,16 @@ static inline bool cls__sched_list_has_room(const struct list *l, size_t nargs) 
   return l->n < l->cap && l->nargs + nargs <= l->capargs;
 }
 
+/* Points launch task t's kc at its own size arrays (after the tasks
+ * moved). */
+static inline void cls__sched_task_repoint(struct task *t) {
+  t->u.k.kc.global = t->u.k.global;
+  if (t->u.k.kc.local)
+    t->u.k.kc.local = t->u.k.local;
+  if (t->u.k.kc.offset)
+    t->u.k.kc.offset = t->u.k.offset;
+}
+
 /* Copies a launch's command into task t (its arguments are copied apart,
  * to `args` in the list): kc.args, kc.global, kc.local and kc.offset point
  * into the list and the task.  dims is 1..3 (checked by the core); the size arrays

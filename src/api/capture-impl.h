@@ -18,8 +18,7 @@
 struct entry {
   struct cls__cmd cmd;           /* as recorded; pointers refreshed at replay */
   int stream;
-  size_t global[3], local[3], offset[3];
-  bool has_local, has_offset;
+  struct cls__sizes sz;           /* a launch's */
   signed char param[CLS_MAX_ARGS];   /* launch scalar i: parameter number, -1 none */
   unsigned char pidx[CLS_MAX_ARGS];  /* the arguments that take a parameter */
   unsigned nparam;

@@ -545,9 +545,7 @@ CLS_API int cls_capture_end(cls_context *ctx, cls_capture **out) {
       for (unsigned a = 0, b = 0; a < cmd->kcmd.nargs; a++)
         if (e->akind[a] == CLS_ARG_BUFFER)
           e->barg[b++] = (unsigned char)a;
-      cmd->kcmd.global = e->global;
-      cmd->kcmd.local = e->has_local ? e->local : NULL;
-      cmd->kcmd.offset = e->has_offset ? e->offset : NULL;
+      cls__sizes_point(&cmd->kcmd, &e->sz);
       cmd->kcmd.args = cmd->kargs;
     }
     if ((rc = plan_runs(ctx, cap)) < 0) {
@@ -592,14 +590,7 @@ int cls__capture_add(cls_context *ctx, const struct cls__cmd *cmd, const size_t 
     cap->n++;
     return CLS_OK;
   }
-  for (unsigned d = 0; d < cmd->kcmd.dims; d++) {
-    e->global[d] = global[d];
-    if (local)
-      e->local[d] = local[d];
-  }
-  e->has_local = local != NULL;
-  if ((e->has_offset = cmd->kcmd.offset != NULL))
-    memcpy(e->offset, cmd->kcmd.offset, cmd->kcmd.dims * sizeof *e->offset);
+  cls__sizes_keep(&e->sz, cmd->kcmd.dims, global, local, cmd->kcmd.offset);
   size_t bytes = 0;
   for (unsigned i = 0; i < cmd->kcmd.nargs; i++)
     if (args[i].kind == CLS_ARG_SCALAR)

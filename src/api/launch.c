@@ -364,7 +364,7 @@ static __attribute__((noinline)) int launch(cls_context *ctx, int stream, cls_ke
   struct cls__cmd cmd;
   cmd.kind = CLS__CMD_LAUNCH;
   cmd.op = "launch";
-  cmd.kcmd.offset = offset; /* here: nothing below keeps it in a register */
+  cmd.kcmd.offset = offset; /* check_offset makes all zero NULL */
   if (!cls__kernel_valid(ctx, kernel)) {
     rc = cls__error(CLS_EINVAL, 0, "cls_launch: not a kernel of this context");
     goto refused;

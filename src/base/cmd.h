@@ -79,4 +79,30 @@ static inline bool cls__cmd_binds_elsewhere(const struct cls__cmd *c, size_t i, 
   return false;
 }
 
+/* A launch's work sizes, owned: a captured or kept launch outlives the
+ * caller's arrays, which live for the call only. */
+struct cls__sizes {
+  size_t global[3], local[3], offset[3];
+  bool has_local, has_offset;
+};
+
+/* Copies dims sizes into z (local and offset may be NULL). */
+static inline void cls__sizes_keep(struct cls__sizes *z, cl_uint dims, const size_t *global,
+                                   const size_t *local, const size_t *offset) {
+  for (cl_uint d = 0; d < dims; d++) {
+    z->global[d] = global[d];
+    z->local[d] = local ? local[d] : 0;
+    z->offset[d] = offset ? offset[d] : 0;
+  }
+  z->has_local = local != NULL;
+  z->has_offset = offset != NULL;
+}
+
+/* Points kc's size arrays at z's. */
+static inline void cls__sizes_point(struct cls_kernel_cmd *kc, const struct cls__sizes *z) {
+  kc->global = z->global;
+  kc->local = z->has_local ? z->local : NULL;
+  kc->offset = z->has_offset ? z->offset : NULL;
+}
+
 #endif /* CLS_CMD_H */

@@ -220,9 +220,7 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
     cmd.kernel = e->kernel;
     cmd.kcmd = e->kcmd;
     cls__kernel_for(e->kernel, e->stream, &cmd.kcmd.kernel, &cmd.kcmd.memo);
-    cmd.kcmd.global = e->global;
-    cmd.kcmd.local = e->has_local ? e->local : NULL;
-    cmd.kcmd.offset = e->has_offset ? e->offset : NULL;
+    cls__sizes_point(&cmd.kcmd, &e->sz);
     const unsigned char *bytes = e->bytes;
     if (e->over_size) { /* a copy: keeping the replay may move the pool */
       struct cls__keep *k = &ctx->keep;

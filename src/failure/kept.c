@@ -209,13 +209,8 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
   if (cmd->kind == CLS__CMD_LAUNCH) {
     e->kernel = cmd->kernel;
     e->kcmd = cmd->kcmd;
-    for (cl_uint d = 0; d < cmd->kcmd.dims; d++) {
-      e->global[d] = cmd->kcmd.global[d];
-      e->local[d] = cmd->kcmd.local ? cmd->kcmd.local[d] : 0;
-      e->offset[d] = cmd->kcmd.offset ? cmd->kcmd.offset[d] : 0;
-    }
-    e->has_local = cmd->kcmd.local != NULL;
-    e->has_offset = cmd->kcmd.offset != NULL;
+    cls__sizes_keep(&e->sz, cmd->kcmd.dims, cmd->kcmd.global, cmd->kcmd.local,
+                    cmd->kcmd.offset);
     size_t total = 0;
     for (cl_uint i = 0; i < cmd->kcmd.nargs; i++)
       if (cmd->kargs[i].value)

@@ -52,8 +52,7 @@ struct cls__kept {
   cls_kernel *kernel;           /* launches */
   struct cls_kernel_cmd kcmd;   /* global, local, offset, args re-pointed
                                    at replay */
-  size_t global[3], local[3], offset[3];
-  bool has_local, has_offset;
+  struct cls__sizes sz;
   struct cls_transfer x;        /* pattern re-pointed at replay; an image's
                                    origins, region and pitches are in it */
   struct cls__pending_read *read; /* a non-blocking download's, until its sync
