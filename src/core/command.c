@@ -170,6 +170,19 @@ static struct cls__failure *late_input_failure(cls_context *ctx, struct cls__cmd
   return NULL;
 }
 
+bool cls__learn_loss_first(cls_context *ctx, const struct cls__failure *found) {
+  /* The dependent status says "behind a failure"; only a kept command
+   * marked behind can turn out to be behind a loss (poll.c). */
+  if (!cls__behind_failed_status(found->cl_status) || ctx->replaying >= ctx->recover ||
+      !cls__keep_any_behind(ctx))
+    return false;
+  cls__poll_all(ctx, true); /* finds the loss (marks what it held up) */
+  if (!ctx->keep.nlost && !ctx->lost_mask)
+    return false;
+  cls__relocate_lost(ctx);
+  return true;
+}
+
 /* Step 1 found `found` on the inputs: a download reports it, anything else
  * is skipped. */
 int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
@@ -653,7 +666,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
    * under ranged attribution (CLS_PRECISE=0 asked for it: recovery makes
    * it exact otherwise), where a lost range's commands may have run. */
   if (__builtin_expect(ctx->checks != 0, 0) && ctx->recover && ctx->relocate && !ctx->ranged)
-    cls__keep_add(ctx, cmd, stamp, pending);
+    cls__keep_add(ctx, cmd, pos, stamp, pending);
   const struct cls__cmd_at at = cmd_at(cmd, kernel, pos, stamp);
   struct cls__log_entry *e =
       cls__log_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, cmd->seq, &at, pending);

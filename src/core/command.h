@@ -33,12 +33,23 @@ static inline int cls__run_checked(cls_context *ctx, struct cls__cmd *cmd,
     return cls__run_traced(ctx, cmd, pending, report);
   return cls__run_clean(ctx, cmd, pending, report);
 }
+/* Recovery, step 1 found `found` on an input: where it may be the record
+ * of a command a device failed behind a command lost after its enqueue,
+ * a loss not found yet (failure/kept.h, `behind`), every stream is waited
+ * for to learn it, and the lost work runs again (which may write that
+ * input anew).  True when something ran again: F2 is checked again.  The
+ * skip or refusal then follows the final state, not the order the
+ * polls found the failures in (F8). */
+bool cls__learn_loss_first(cls_context *ctx, const struct cls__failure *found);
 /* Step 1 alone: true when the F2 check refuses cmd, with cls__refuse's
  * result in *rc.  Of a launch it reads only kcmd.name. */
 static inline bool cls__f2_refuses(cls_context *ctx, struct cls__cmd *cmd, cls_report **report,
                                    int *rc) {
   struct cls__failure *found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind);
   if (!found)
+    return false;
+  if (__builtin_expect(ctx->keep.len != 0, 0) && cls__learn_loss_first(ctx, found) &&
+      !(found = cls__read_failure(ctx, cmd->stream->id, cmd->bind, cmd->nbind)))
     return false;
   *rc = __builtin_expect(ctx->trace != NULL, 0) ? cls__refuse_traced(ctx, cmd, found, report)
                                                 : cls__refuse(ctx, cmd, found, report);

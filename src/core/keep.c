@@ -168,6 +168,18 @@ static void restore_later(struct cls__cmd *cmd, struct cls__failure *const *late
   }
 }
 
+/* The own records run_kept hid from F2, back on their slots (it is not
+ * run again). */
+static void restore_own(struct cls__cmd *cmd, struct cls__failure *const *own) {
+  for (size_t i = 0; i < cmd->nbind; i++)
+    if (own[i]) {
+      if (!cmd->bind[i].slot->failure)
+        cmd->bind[i].slot->failure = own[i]; /* the slot's own reference, back */
+      else
+        cls__failure_unref(own[i]);
+    }
+}
+
 /* Whether F2 would skip cmd on a failure whose chain names it already:
  * the poll that found that failure counted it as skipped on it (a task
  * the driver dropped from its list, or a command failed behind the loss,
@@ -287,14 +299,26 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
    * that record's chain (found by the model, CLS_MODEL_LATE=1).  Only
    * records of commands issued before this replay began (`began`): what
    * the replay itself wrote, before this command, is this command's input. */
-  struct cls__failure *later[CLS_MAX_ARGS];
+  struct cls__failure *later[CLS_MAX_ARGS], *own[CLS_MAX_ARGS];
   uint64_t later_stamp[CLS_MAX_ARGS];
   bool hidden[CLS_MAX_ARGS];
   for (size_t i = 0; i < e->nbind; i++) {
     struct cls__slot *slot = cmd.bind[i].slot;
     struct cls__failure *f = slot->failure;
-    later[i] = NULL;
+    later[i] = own[i] = NULL;
     hidden[i] = false;
+    if (slot->write_stamp == e->stamp && (e->bind[i].access & CLS_READ) && f && f->async &&
+        f->origin == 0 && f->stream == e->stream && f->position == e->position) {
+      /* Its own record, on a buffer it reads and writes: it failed
+       * behind a command whose loss was found after (failure/kept.h,
+       * `behind`), so it wrote nothing there, and F2 must not see the
+       * record: running again replaces it (found by the model,
+       * CLS_MODEL_LATE=1, context 0x27debc283f27ab6e: an add_s0 reading
+       * and writing b0 was skipped on its own failure). */
+      own[i] = f; /* the slot's reference, held meanwhile */
+      slot->failure = NULL;
+      continue;
+    }
     if (slot->write_stamp > e->stamp && slot->write_stamp <= began && f &&
         f != &cls__never_written && !f->provisional) {
       later[i] = f;
@@ -307,6 +331,7 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
     }
   }
   if (skipped_already(&cmd, e)) {
+    restore_own(&cmd, own);
     restore_later(&cmd, later, later_stamp, hidden);
     return false; /* not run again: nothing to count */
   }
@@ -318,6 +343,8 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
   int rc = cls__run(ctx, &cmd, e->read, NULL);
   ctx->replay_origin = 0;
   ctx->replaying = replaying;
+  for (size_t i = 0; i < e->nbind; i++)
+    cls__failure_unref(own[i]); /* replaced by what the run left */
   restore_later(&cmd, later, later_stamp, hidden);
   if (e->read && rc >= 0) {
     e->read->seq = cmd.seq;

@@ -173,8 +173,8 @@ static void hold_reads(cls_context *ctx, const struct cls__cmd *cmd) {
   }
 }
 
-bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
-                   struct cls__pending_read *read) {
+bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position,
+                   uint64_t stamp, struct cls__pending_read *read) {
   struct cls__keep *k = &ctx->keep;
   hold_reads(ctx, cmd);
   note_span(k, cmd, stamp);
@@ -187,6 +187,7 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
     return false;
   struct cls__kept *e = at(k, k->len);
   e->seq = cmd->seq;
+  e->position = position;
   e->stamp = stamp;
   e->stream = cmd->stream->id;
   e->kind = cmd->kind;
@@ -305,6 +306,14 @@ void cls__keep_behind(cls_context *ctx, int stream, uint64_t seq) {
   struct cls__kept *e = find(&ctx->keep, stream, seq);
   if (e && e->failed && !e->lost)
     e->behind = true;
+}
+
+bool cls__keep_any_behind(const cls_context *ctx) {
+  const struct cls__keep *k = &ctx->keep;
+  for (size_t i = 0; i < k->len; i++)
+    if (k->ring[(k->head + i) & (k->cap - 1)].behind)
+      return true;
+  return false;
 }
 
 /* Whether entry e binds handle h with an access in `access`. */

@@ -21,6 +21,8 @@
 
 struct cls__kept {
   uint64_t seq;                 /* on its stream */
+  uint64_t position;            /* its stream's issued count: with the
+                                   stream, what its failure record names */
   uint64_t stamp;               /* context-wide submission order */
   int stream;
   int kind;                     /* enum cls__cmd_kind */
@@ -86,8 +88,8 @@ static inline void cls__binding_bytes(int kind, const struct cls_transfer *x, in
   *hi = *lo + x->size;
 }
 
-/* Keeps cmd (just accepted by its queue as command `seq`, write stamp
- * `stamp`; `read`: a non-blocking download's pending read, else NULL)
+/* Keeps cmd (just accepted by its queue as command `seq` at `position`,
+ * write stamp `stamp`; `read`: a non-blocking download's pending read, else NULL)
  * until its stream proves it complete.  Every command accepted while
  * commands are kept comes through here, so that each buffer notes the
  * bytes written since the oldest kept command (struct cls__slot's
@@ -95,8 +97,8 @@ static inline void cls__binding_bytes(int kind, const struct cls_transfer *x, in
  * finished at its return) is not kept.  False
  * only when out of memory: then it is not kept, and its loss is reported
  * as without recovery. */
-bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t stamp,
-                   struct cls__pending_read *read);
+bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position,
+                   uint64_t stamp, struct cls__pending_read *read);
 /* Pending read r is being freed (its sync ended it): entries stop
  * pointing at it. */
 void cls__keep_forget_read(cls_context *ctx, const struct cls__pending_read *r);
@@ -116,6 +118,9 @@ void cls__keep_failed(cls_context *ctx, int stream, uint64_t first, uint64_t las
  * loss it was behind is known yet: should one turn up, it runs again
  * after it (struct cls__kept's `behind`). */
 void cls__keep_behind(cls_context *ctx, int stream, uint64_t seq);
+/* Whether a kept command is marked behind (cls__keep_behind) and not
+ * yet run again: a loss found later may still explain its failure. */
+bool cls__keep_any_behind(const cls_context *ctx);
 /* Before the marked commands run again: a later kept command that ran
  * (neither marked nor failed) and reads or writes a buffer one of them
  * writes is marked too, as a follower, and so on in submission order:

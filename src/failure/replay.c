@@ -413,14 +413,38 @@ static void note_found(cls_context *ctx, const struct cls__range_part *parts, si
   }
 }
 
-/* Whether a and b touch one buffer, one of them writing it: then the
- * later waited for the earlier (the write-after-write and
- * write-after-read orderings, and a read after a write). */
-static bool conflict(cls_context *ctx, struct cls__log_entry *a, struct cls__log_entry *b) {
+/* Whether a command logged between entries i and k (enqueued: it has an
+ * event) writes buffer h.  A command is ordered after a buffer's last
+ * write, so k waited for that command, not for entry i: had i failed,
+ * a device failing it behind i would be found failed itself. */
+static bool written_between(cls_context *ctx, size_t i, size_t k, cls_buffer h) {
+  for (size_t j = i + 1; j < k; j++) {
+    struct cls__log_entry *w = cls__log_at(ctx, j);
+    if (w->kind != CLS__ENTRY_RUN && !(w->kind == CLS__ENTRY_SKIPPED && w->seq))
+      continue;
+    const struct cls__log_binding *wb = cls__log_bindings(ctx, w);
+    for (size_t b = 0; b < w->nbind; b++)
+      if (wb[b].handle.bits == h.bits && (wb[b].access & CLS_WRITE))
+        return true;
+  }
+  return false;
+}
+
+/* Whether entries i and k touch one buffer, one of them writing it (the
+ * later waited for the earlier: write-after-write, write-after-read, a
+ * read after a write), and no command between them wrote it: then k
+ * waited for i itself (found by the model, CLS_MODEL_LATE=1,
+ * context 0x27debc283f27ab6e: an upload whose completion failed, then a
+ * launch overwriting its buffer on the same queue, lost; a reader on
+ * another queue failed behind the lost launch was taken as failed behind
+ * the upload, which it never waited for). */
+static bool waited_for(cls_context *ctx, size_t i, size_t k) {
+  struct cls__log_entry *a = cls__log_at(ctx, i), *b = cls__log_at(ctx, k);
   const struct cls__log_binding *ab = cls__log_bindings(ctx, a), *bb = cls__log_bindings(ctx, b);
-  for (size_t i = 0; i < a->nbind; i++)
-    for (size_t j = 0; j < b->nbind; j++)
-      if (ab[i].handle.bits == bb[j].handle.bits && ((ab[i].access | bb[j].access) & CLS_WRITE))
+  for (size_t x = 0; x < a->nbind; x++)
+    for (size_t y = 0; y < b->nbind; y++)
+      if (ab[x].handle.bits == bb[y].handle.bits && ((ab[x].access | bb[y].access) & CLS_WRITE) &&
+          !written_between(ctx, i, k, ab[x].handle))
         return true;
   return false;
 }
@@ -436,7 +460,7 @@ bool cls__replay_dependent_status(const cls_context *ctx, cl_int cl_status) {
  * before it, enqueued, whose failure was found after k's enqueue (else k
  * would not have waited on it, F7), on k's queue where a failure fails
  * the rest of the queue (quirk queue_poisoned), or on another queue and
- * ordered before k by a buffer they share.  A command the device failed
+ * ordered before k by a buffer they share that nothing wrote between.  A command the device failed
  * behind that one (skipped_behind) counts too: what waited on it failed
  * behind the same failure.  NULL when none is found (a foreign event failed, or
  * what it waited on left the log): k's failure is then its own.  A
@@ -454,7 +478,7 @@ static struct cls__failure *queued_behind(cls_context *ctx, size_t k, cl_int sta
       continue;
     const struct cls__stream *es = cls__stream_peek(ctx, e->stream);
     bool same_queue = e->stream == c->stream || (cs && es && cs->backend == es->backend);
-    if ((same_queue && ctx->quirks.queue_poisoned == 1) || (!same_queue && conflict(ctx, e, c)))
+    if ((same_queue && ctx->quirks.queue_poisoned == 1) || (!same_queue && waited_for(ctx, i, k)))
       return x->f;
   }
   return NULL;
