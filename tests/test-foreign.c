@@ -140,6 +140,91 @@ static cls_buffer ramp(cls_context *ctx, int stream) {
 
 /* ------------------------------------------------------------------ */
 
+/* A rectangle of a row-major grid of ints, moved between the grid's
+ * buffer and host memory by clEnqueueWriteBufferRect or
+ * clEnqueueReadBufferRect: what halo exchanges and tiled codes call, and
+ * what clstream has no call of its own for. */
+struct rect {
+  int write;           /* 1: host -> buffer; 0: buffer -> host */
+  size_t cols;         /* the grid's row length, in ints */
+  size_t x, y, w, h;   /* the rectangle, in ints and rows */
+  int *host;           /* w x h ints, row-major; valid until the sync */
+  int calls;
+};
+
+static cl_int rect_cb(const struct cls_foreign_call *c, cl_event *last) {
+  struct rect *r = c->data;
+  r->calls++;
+  /* The buffer's bytes start at its offset in the memory object: the
+   * origin's x, in bytes, carries it (a rect's offset is linear). */
+  size_t origin[3] = {c->buffers[0].offset + r->x * sizeof(int), r->y, 0};
+  size_t host_origin[3] = {0, 0, 0};
+  size_t region[3] = {r->w * sizeof(int), r->h, 1};
+  size_t row = r->cols * sizeof(int), host_row = r->w * sizeof(int);
+  if (r->write)
+    return clEnqueueWriteBufferRect(c->queue, c->buffers[0].mem, CL_FALSE, origin, host_origin,
+                                    region, row, 0, host_row, 0, r->host, 0, NULL, last);
+  return clEnqueueReadBufferRect(c->queue, c->buffers[0].mem, CL_FALSE, origin, host_origin,
+                                 region, row, 0, host_row, 0, r->host, 0, NULL, last);
+}
+
+/* Rect transfers through cls_foreign: a column written into a grid on
+ * stream 1 (after its upload on stream 0: ordered, F7), incremented on
+ * stream 0, then a 3x4 block read back on stream 2; the grid's other bytes
+ * are kept (the writer binds it CLS_INOUT).  A rect read of a grid that
+ * carries a failure is skipped (F2): the callback is not called and the
+ * host bytes stay as they were. */
+START_TEST(rect_transfers_run_as_foreign_commands_ordered_and_skipped_as_launches) {
+  enum { COLS = 16, ROWS = 8 };
+  cls_context *ctx = ct_context();
+  int v[COLS * ROWS];
+  for (int i = 0; i < COLS * ROWS; i++)
+    v[i] = i;
+  cls_buffer g = ct_alloc(ctx, 0, sizeof v);
+  CT_OK(cls_upload(ctx, 0, g, 0, v, sizeof v));
+  int col[ROWS];
+  for (int i = 0; i < ROWS; i++)
+    col[i] = 1000 + i;
+  struct rect put = {.write = 1, .cols = COLS, .x = COLS - 1, .y = 0, .w = 1, .h = ROWS,
+                     .host = col};
+  CT_OK(cls_foreign(ctx, 1, "halo-put", rect_cb, &put, 1, (cls_arg[]){CLS_INOUT(g)}));
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  size_t gsz[1] = {COLS * ROWS};
+  CT_OK(cls_launch(ctx, 0, inc, 1, gsz, NULL, 1, (cls_arg[]){CLS_INOUT(g)}));
+  int block[4 * 3];
+  memset(block, 0, sizeof block);
+  struct rect get = {.write = 0, .cols = COLS, .x = COLS - 3, .y = 2, .w = 3, .h = 4,
+                     .host = block};
+  CT_OK(cls_foreign(ctx, 2, "halo-get", rect_cb, &get, 1, (cls_arg[]){CLS_IN(g)}));
+  CT_OK(cls_sync(ctx, NULL));
+  ck_assert_int_eq(put.calls, 1);
+  ck_assert_int_eq(get.calls, 1);
+  for (int r = 0; r < 4; r++)
+    for (int c = 0; c < 3; c++) {
+      int x = COLS - 3 + c, y = 2 + r;
+      int want = (x == COLS - 1 ? 1000 + y : y * COLS + x) + 1;
+      ck_assert_msg(block[r * 3 + c] == want, "block[%d][%d] = %d, expected %d", r, c,
+                    block[r * 3 + c], want);
+    }
+  int all[COLS * ROWS];
+  CT_OK(cls_download(ctx, 0, g, 0, all, sizeof all, NULL));
+  CT_EXPECT_INTS(all, (size_t)(COLS * ROWS), i,
+                 ((int)i % COLS == COLS - 1 ? 1000 + (int)i / COLS : (int)i) + 1);
+  /* Never written: the rect read is skipped, and says so. */
+  cls_buffer never = ct_alloc(ctx, 1, sizeof v);
+  int keep[4 * 3];
+  for (int i = 0; i < 12; i++)
+    keep[i] = -7;
+  struct rect miss = {.write = 0, .cols = COLS, .x = 0, .y = 0, .w = 3, .h = 4, .host = keep};
+  CT_ERR(cls_foreign(ctx, 1, "halo-get", rect_cb, &miss, 1, (cls_arg[]){CLS_IN(never)}),
+         CLS_ESKIPPED);
+  CT_OK(cls_sync(ctx, NULL));
+  ck_assert_int_eq(miss.calls, 0);
+  CT_EXPECT_INTS(keep, (size_t)12, i, -7);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(foreign_callback_gets_the_queue_buffers_label_and_data) {
   cls_context *ctx = ct_context();
   cls_buffer in = ramp(ctx, 1), out = ct_alloc(ctx, 1, N * sizeof(int));
@@ -735,5 +820,6 @@ int main(void) {
   CT_ADD(s, foreign_without_an_event_is_ordered_by_a_marker);
   CT_ADD(s, loss_after_enqueue_behind_a_foreign_event_set_later_does_not_block_the_launch);
   CT_ADD(s, F11_guard_catches_a_foreign_write_through_CLS_IN);
+  CT_ADD(s, rect_transfers_run_as_foreign_commands_ordered_and_skipped_as_launches);
   return ct_run(s);
 }
