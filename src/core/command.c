@@ -173,15 +173,17 @@ static struct cls__failure *late_input_failure(cls_context *ctx, struct cls__cmd
 bool cls__learn_loss_first(cls_context *ctx, const struct cls__failure *found) {
   /* The dependent status says "behind a failure"; only a kept command
    * marked behind can turn out to be behind a loss (poll.c).  Not while
-   * the kept commands run again (keep.c): that runs what a loss found
-   * meanwhile marks after them, in submission order. */
-  if (!cls__behind_failed_status(found->cl_status) || ctx->keep.busy ||
-      ctx->replaying >= ctx->recover || !cls__keep_any_behind(ctx))
+   * the kept commands run again (keep.c): nested, it would relocate and
+   * replay inside that replay's loop. */
+  if (!found->async || found->origin != 0 || !cls__behind_failed_status(found->cl_status) ||
+      ctx->keep.busy || ctx->replaying >= ctx->recover || !cls__keep_any_behind(ctx))
     return false;
   cls__poll_all(ctx, true); /* finds the loss (marks what it held up) */
-  if (!ctx->keep.nlost && !ctx->lost_mask)
-    return false;
-  cls__relocate_lost(ctx);
+  if (ctx->keep.nlost || ctx->lost_mask)
+    cls__relocate_lost(ctx);
+  /* Either way the wait may have moved what the inputs carry (a command
+   * counted as skipped behind the failure it waited on): `found` is
+   * read again. */
   return true;
 }
 

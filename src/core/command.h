@@ -37,7 +37,7 @@ static inline int cls__run_checked(cls_context *ctx, struct cls__cmd *cmd,
  * of a command a device failed behind a command lost after its enqueue,
  * a loss not found yet (failure/kept.h, `behind`), every stream is waited
  * for to learn it, and the lost work runs again (which may write that
- * input anew).  True when something ran again: F2 is checked again.  The
+ * input anew).  True when it waited: F2 is checked again.  The
  * skip or refusal then follows the final state, not the order the
  * polls found the failures in (F8). */
 bool cls__learn_loss_first(cls_context *ctx, const struct cls__failure *found);

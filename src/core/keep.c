@@ -150,11 +150,21 @@ static unsigned times_run_again(const struct cls__kept *e) {
  * command wrote, the later command's record and stamp again; on an input
  * it hid from F2, the slot's own reference back. */
 static void restore_later(struct cls__cmd *cmd, struct cls__failure *const *later,
-                          const uint64_t *later_stamp, const bool *hidden) {
+                          const uint64_t *later_stamp, const bool *hidden, const bool *again) {
   for (size_t i = 0; i < cmd->nbind; i++) {
     if (!later[i])
       continue;
     struct cls__slot *slot = cmd->bind[i].slot;
+    if (again[i] && !hidden[i]) {
+      /* On what it only writes, a record the later command left that
+       * runs again after it: that run replaces it, and back, it would
+       * stand on the later command's input as its own chain (found in
+       * review: set_k's failure, passed on by inc_k reading what set_k
+       * writes, came back after set_k ran again, and inc_k was then not
+       * run again, its chain naming it). */
+      cls__failure_unref(later[i]);
+      continue;
+    }
     if (hidden[i] && !slot->failure) {
       slot->failure = later[i]; /* the slot's own reference, back */
     } else {
@@ -178,6 +188,20 @@ static void restore_own(struct cls__cmd *cmd, struct cls__failure *const *own) {
       else
         cls__failure_unref(own[i]);
     }
+}
+
+/* cmd counts as skipped already (skipped_already): what it writes that
+ * is clean now (a record of a later command that runs again was not put
+ * back, restore_later) takes the failure of its first failed input, as a
+ * skip's writes do (F2). */
+static void skipped_writes(struct cls__cmd *cmd) {
+  struct cls__failure *f = NULL;
+  for (size_t i = 0; i < cmd->nbind && !f; i++)
+    if (cmd->bind[i].access & CLS_READ)
+      f = cmd->bind[i].slot->failure;
+  for (size_t i = 0; i < cmd->nbind && f; i++)
+    if ((cmd->bind[i].access & CLS_WRITE) && !cmd->bind[i].slot->failure)
+      cls__slot_set_failure(cmd->bind[i].slot, f);
 }
 
 /* Whether F2 would skip cmd on a failure whose chain names it already:
@@ -301,14 +325,15 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
    * the replay itself wrote, before this command, is this command's input. */
   struct cls__failure *later[CLS_MAX_ARGS], *own[CLS_MAX_ARGS];
   uint64_t later_stamp[CLS_MAX_ARGS];
-  bool hidden[CLS_MAX_ARGS];
+  bool hidden[CLS_MAX_ARGS], again[CLS_MAX_ARGS];
   for (size_t i = 0; i < e->nbind; i++) {
     struct cls__slot *slot = cmd.bind[i].slot;
     struct cls__failure *f = slot->failure;
     later[i] = own[i] = NULL;
-    hidden[i] = false;
+    hidden[i] = again[i] = false;
     if (slot->write_stamp == e->stamp && (e->bind[i].access & CLS_READ) && f && f->async &&
-        f->origin == 0 && f->stream == e->stream && f->position == e->position) {
+        f->origin == 0 && cls__behind_failed_status(f->cl_status) && f->stream == e->stream &&
+        f->position == e->position) {
       /* Its own record, on a buffer it reads and writes: it failed
        * behind a command whose loss was found after (failure/kept.h,
        * `behind`), so it wrote nothing there, and F2 must not see the
@@ -323,6 +348,7 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
         f != &cls__never_written && !f->provisional) {
       later[i] = f;
       later_stamp[i] = slot->write_stamp;
+      again[i] = cls__keep_runs_again(ctx, slot->write_stamp);
       cls__failure_ref(f);
       if (e->bind[i].access & CLS_READ) { /* the slot's reference is held here meanwhile */
         slot->failure = NULL;
@@ -332,7 +358,8 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
   }
   if (skipped_already(&cmd, e)) {
     restore_own(&cmd, own);
-    restore_later(&cmd, later, later_stamp, hidden);
+    restore_later(&cmd, later, later_stamp, hidden, again);
+    skipped_writes(&cmd);
     return false; /* not run again: nothing to count */
   }
   unsigned replaying = ctx->replaying;
@@ -343,9 +370,15 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
   int rc = cls__run(ctx, &cmd, e->read, NULL);
   ctx->replay_origin = 0;
   ctx->replaying = replaying;
+  /* Replaced by what the run left; where it left nothing (refused before
+   * its write scope: a guard check, an ordering error, out of memory),
+   * the record goes back: the command still wrote nothing there. */
   for (size_t i = 0; i < e->nbind; i++)
-    cls__failure_unref(own[i]); /* replaced by what the run left */
-  restore_later(&cmd, later, later_stamp, hidden);
+    if (own[i] && cmd.bind[i].slot->write_stamp == e->stamp && !cmd.bind[i].slot->failure)
+      cmd.bind[i].slot->failure = own[i];
+    else
+      cls__failure_unref(own[i]);
+  restore_later(&cmd, later, later_stamp, hidden, again);
   if (e->read && rc >= 0) {
     e->read->seq = cmd.seq;
   } else if (e->read && rc < 0) {

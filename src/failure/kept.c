@@ -332,6 +332,15 @@ void cls__keep_follow(cls_context *ctx) {
   cls_buffer written[4 * CLS_MAX_ARGS];
   size_t nw = 0;
   bool all = false;
+  /* The buffers what runs again (not as a follower) reads: a command that
+   * failed behind one of them overwriting what it reads (a write after
+   * its read waited for it) runs again after it too (found in review: a
+   * lost copy's source, overwritten on another stream by a launch that
+   * failed behind the copy, was left with that failure).  Past the bound,
+   * every such failed command runs again. */
+  cls_buffer read[4 * CLS_MAX_ARGS];
+  size_t nr = 0;
+  bool rall = false;
   /* The streams of what runs again: a later command of the same queue
    * that ran was ordered after other queues' commands only through the
    * waits of the one that failed, and a device that fails a command as
@@ -354,6 +363,10 @@ void cls__keep_follow(cls_context *ctx) {
       bool touches = all || ((streams >> e->stream & 1) && (e->failed || e->cross));
       for (size_t w = 0; w < nw && !touches; w++)
         touches = binds(e, written[w], CLS_READ | CLS_WRITE);
+      if (e->failed && !touches)
+        touches = rall;
+      for (size_t r = 0; r < nr && e->failed && !touches; r++)
+        touches = binds(e, read[r], CLS_WRITE);
       if (!touches)
         continue;
       if (e->failed) {
@@ -379,6 +392,19 @@ void cls__keep_follow(cls_context *ctx) {
       }
     } else if (!e->follows) {
       streams |= 1ull << e->stream;
+    }
+    for (size_t b = 0; b < e->nbind && !e->follows && !rall; b++) {
+      if (!(e->bind[b].access & CLS_READ))
+        continue;
+      bool known = false;
+      for (size_t r = 0; r < nr && !known; r++)
+        known = read[r].bits == e->bind[b].handle.bits;
+      if (known)
+        continue;
+      if (nr == sizeof read / sizeof *read)
+        rall = true;
+      else
+        read[nr++] = e->bind[b].handle;
     }
     for (size_t b = 0; b < e->nbind && !all; b++) {
       if (!(e->bind[b].access & CLS_WRITE))

@@ -413,14 +413,15 @@ static void note_found(cls_context *ctx, const struct cls__range_part *parts, si
   }
 }
 
-/* Whether a command logged between entries i and k (enqueued: it has an
- * event) writes buffer h.  A command is ordered after a buffer's last
- * write, so k waited for that command, not for entry i: had i failed,
- * a device failing it behind i would be found failed itself. */
+/* Whether a command logged between entries i and k that was enqueued
+ * and not (yet) found failed writes buffer h.  A command is ordered after
+ * a buffer's last write, so where i wrote h, k waited for that command,
+ * not for i: had i failed, a device failing that one behind it would be
+ * found failed itself (and counted so, as a skip behind i's failure). */
 static bool written_between(cls_context *ctx, size_t i, size_t k, cls_buffer h) {
   for (size_t j = i + 1; j < k; j++) {
     struct cls__log_entry *w = cls__log_at(ctx, j);
-    if (w->kind != CLS__ENTRY_RUN && !(w->kind == CLS__ENTRY_SKIPPED && w->seq))
+    if (w->kind != CLS__ENTRY_RUN)
       continue;
     const struct cls__log_binding *wb = cls__log_bindings(ctx, w);
     for (size_t b = 0; b < w->nbind; b++)
@@ -432,21 +433,24 @@ static bool written_between(cls_context *ctx, size_t i, size_t k, cls_buffer h) 
 
 /* Whether entries i and k touch one buffer, one of them writing it (the
  * later waited for the earlier: write-after-write, write-after-read, a
- * read after a write), and no command between them wrote it: then k
- * waited for i itself (found by the model, CLS_MODEL_LATE=1,
- * context 0x27debc283f27ab6e: an upload whose completion failed, then a
- * launch overwriting its buffer on the same queue, lost; a reader on
- * another queue failed behind the lost launch was taken as failed behind
- * the upload, which it never waited for). */
+ * read after a write), and, where i wrote it, no command between them
+ * wrote it: then k waited for i itself (found by the model,
+ * CLS_MODEL_LATE=1, context 0x27debc283f27ab6e: an upload whose
+ * completion failed, then a launch overwriting its buffer on the same
+ * queue, lost; a reader on another queue failed behind the lost launch
+ * was taken as failed behind the upload, which it never waited for).  A
+ * read of i's is not cut off so: a write after it may wait for it past a
+ * later write (recovery holds such reads, failure/kept.c, hold_reads). */
 static bool waited_for(cls_context *ctx, size_t i, size_t k) {
   struct cls__log_entry *a = cls__log_at(ctx, i), *b = cls__log_at(ctx, k);
   const struct cls__log_binding *ab = cls__log_bindings(ctx, a), *bb = cls__log_bindings(ctx, b);
-  for (size_t x = 0; x < a->nbind; x++)
-    for (size_t y = 0; y < b->nbind; y++)
-      if (ab[x].handle.bits == bb[y].handle.bits && ((ab[x].access | bb[y].access) & CLS_WRITE) &&
-          !written_between(ctx, i, k, ab[x].handle))
-        return true;
-  return false;
+  bool direct = false;
+  for (size_t x = 0; x < a->nbind && !direct; x++)
+    for (size_t y = 0; y < b->nbind && !direct; y++)
+      direct = ab[x].handle.bits == bb[y].handle.bits &&
+               ((ab[x].access | bb[y].access) & CLS_WRITE) &&
+               !((ab[x].access & CLS_WRITE) && written_between(ctx, i, k, ab[x].handle));
+  return direct;
 }
 
 bool cls__replay_dependent_status(const cls_context *ctx, cl_int cl_status) {
