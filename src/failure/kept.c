@@ -324,6 +324,25 @@ static bool binds(const struct cls__kept *e, cls_buffer h, int access) {
   return false;
 }
 
+/* Adds the handles e binds with `access` to set[0..*n) (cap entries),
+ * each once; past cap, *full is set and the set is every buffer. */
+static void note_bound(const struct cls__kept *e, int access, cls_buffer *set, size_t *n,
+                       size_t cap, bool *full) {
+  for (size_t b = 0; b < e->nbind && !*full; b++) {
+    if (!(e->bind[b].access & access))
+      continue;
+    bool known = false;
+    for (size_t i = 0; i < *n && !known; i++)
+      known = set[i].bits == e->bind[b].handle.bits;
+    if (known)
+      continue;
+    if (*n == cap)
+      *full = true;
+    else
+      set[(*n)++] = e->bind[b].handle;
+  }
+}
+
 void cls__keep_follow(cls_context *ctx) {
   struct cls__keep *k = &ctx->keep;
   /* The buffers what runs again writes, so far in submission order; a
@@ -393,32 +412,9 @@ void cls__keep_follow(cls_context *ctx) {
     } else if (!e->follows) {
       streams |= 1ull << e->stream;
     }
-    for (size_t b = 0; b < e->nbind && !e->follows && !rall; b++) {
-      if (!(e->bind[b].access & CLS_READ))
-        continue;
-      bool known = false;
-      for (size_t r = 0; r < nr && !known; r++)
-        known = read[r].bits == e->bind[b].handle.bits;
-      if (known)
-        continue;
-      if (nr == sizeof read / sizeof *read)
-        rall = true;
-      else
-        read[nr++] = e->bind[b].handle;
-    }
-    for (size_t b = 0; b < e->nbind && !all; b++) {
-      if (!(e->bind[b].access & CLS_WRITE))
-        continue;
-      bool known = false;
-      for (size_t w = 0; w < nw && !known; w++)
-        known = written[w].bits == e->bind[b].handle.bits;
-      if (known)
-        continue;
-      if (nw == sizeof written / sizeof *written)
-        all = true;
-      else
-        written[nw++] = e->bind[b].handle;
-    }
+    if (!e->follows)
+      note_bound(e, CLS_READ, read, &nr, sizeof read / sizeof *read, &rall);
+    note_bound(e, CLS_WRITE, written, &nw, sizeof written / sizeof *written, &all);
   }
 }
 
