@@ -176,6 +176,23 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem s
   ENQUEUE(clEnqueueCopyBuffer, n, w, e, q, s, d, so, dof, sz, n, w, e);
 }
 
+/* Rect transfers: tests enqueue them in foreign commands
+ * (test-foreign.c), whose events clstream then owns. */
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBufferRect(
+    cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho,
+    const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, void *p, cl_uint n,
+    const cl_event *w, cl_event *e) {
+  ENQUEUE(clEnqueueReadBufferRect, n, w, e, q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, n, w, e);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferRect(
+    cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho,
+    const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, const void *p, cl_uint n,
+    const cl_event *w, cl_event *e) {
+  ENQUEUE(clEnqueueWriteBufferRect, n, w, e, q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, n, w,
+          e);
+}
+
 CL_API_ENTRY void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool bl,
                                                   cl_map_flags f, size_t off, size_t sz,
                                                   cl_uint n, const cl_event *w, cl_event *e,
