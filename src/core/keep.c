@@ -178,16 +178,19 @@ static void restore_later(struct cls__cmd *cmd, struct cls__failure *const *late
   }
 }
 
-/* The own records run_kept hid from F2, back on their slots (it is not
- * run again). */
-static void restore_own(struct cls__cmd *cmd, struct cls__failure *const *own) {
-  for (size_t i = 0; i < cmd->nbind; i++)
-    if (own[i]) {
-      if (!cmd->bind[i].slot->failure)
-        cmd->bind[i].slot->failure = own[i]; /* the slot's own reference, back */
-      else
-        cls__failure_unref(own[i]);
-    }
+/* The own records run_kept hid from F2: replaced by what a run left, else
+ * (not run again, or refused before its write scope: a guard check, an
+ * ordering error, out of memory, so the slot is as it was, clean with
+ * the command's stamp) back on their slots, the slot's own reference:
+ * the command still wrote nothing there. */
+static void restore_own(struct cls__cmd *cmd, struct cls__failure *const *own, uint64_t stamp) {
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    struct cls__slot *slot = cmd->bind[i].slot;
+    if (own[i] && slot->write_stamp == stamp && !slot->failure)
+      slot->failure = own[i];
+    else
+      cls__failure_unref(own[i]);
+  }
 }
 
 /* cmd counts as skipped already (skipped_already): what it writes that
@@ -357,7 +360,7 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
     }
   }
   if (skipped_already(&cmd, e)) {
-    restore_own(&cmd, own);
+    restore_own(&cmd, own, e->stamp);
     restore_later(&cmd, later, later_stamp, hidden, again);
     skipped_writes(&cmd);
     return false; /* not run again: nothing to count */
@@ -370,14 +373,7 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
   int rc = cls__run(ctx, &cmd, e->read, NULL);
   ctx->replay_origin = 0;
   ctx->replaying = replaying;
-  /* Replaced by what the run left; where it left nothing (refused before
-   * its write scope: a guard check, an ordering error, out of memory),
-   * the record goes back: the command still wrote nothing there. */
-  for (size_t i = 0; i < e->nbind; i++)
-    if (own[i] && cmd.bind[i].slot->write_stamp == e->stamp && !cmd.bind[i].slot->failure)
-      cmd.bind[i].slot->failure = own[i];
-    else
-      cls__failure_unref(own[i]);
+  restore_own(&cmd, own, e->stamp);
   restore_later(&cmd, later, later_stamp, hidden, again);
   if (e->read && rc >= 0) {
     e->read->seq = cmd.seq;

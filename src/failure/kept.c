@@ -309,9 +309,9 @@ void cls__keep_behind(cls_context *ctx, int stream, uint64_t seq) {
 }
 
 bool cls__keep_any_behind(const cls_context *ctx) {
-  const struct cls__keep *k = &ctx->keep;
+  struct cls__keep *k = (struct cls__keep *)&ctx->keep;
   for (size_t i = 0; i < k->len; i++)
-    if (k->ring[(k->head + i) & (k->cap - 1)].behind)
+    if (at(k, i)->behind)
       return true;
   return false;
 }

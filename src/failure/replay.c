@@ -444,13 +444,12 @@ static bool written_between(cls_context *ctx, size_t i, size_t k, cls_buffer h) 
 static bool waited_for(cls_context *ctx, size_t i, size_t k) {
   struct cls__log_entry *a = cls__log_at(ctx, i), *b = cls__log_at(ctx, k);
   const struct cls__log_binding *ab = cls__log_bindings(ctx, a), *bb = cls__log_bindings(ctx, b);
-  bool direct = false;
-  for (size_t x = 0; x < a->nbind && !direct; x++)
-    for (size_t y = 0; y < b->nbind && !direct; y++)
-      direct = ab[x].handle.bits == bb[y].handle.bits &&
-               ((ab[x].access | bb[y].access) & CLS_WRITE) &&
-               !((ab[x].access & CLS_WRITE) && written_between(ctx, i, k, ab[x].handle));
-  return direct;
+  for (size_t x = 0; x < a->nbind; x++)
+    for (size_t y = 0; y < b->nbind; y++)
+      if (ab[x].handle.bits == bb[y].handle.bits && ((ab[x].access | bb[y].access) & CLS_WRITE) &&
+          !((ab[x].access & CLS_WRITE) && written_between(ctx, i, k, ab[x].handle)))
+        return true;
+  return false;
 }
 
 bool cls__replay_dependent_status(const cls_context *ctx, cl_int cl_status) {
@@ -464,9 +463,9 @@ bool cls__replay_dependent_status(const cls_context *ctx, cl_int cl_status) {
  * before it, enqueued, whose failure was found after k's enqueue (else k
  * would not have waited on it, F7), on k's queue where a failure fails
  * the rest of the queue (quirk queue_poisoned), or on another queue and
- * ordered before k by a buffer they share that nothing wrote between.  A command the device failed
- * behind that one (skipped_behind) counts too: what waited on it failed
- * behind the same failure.  NULL when none is found (a foreign event failed, or
+ * ordered before k by a buffer they share (waited_for).  A command the
+ * device failed behind that one (skipped_behind) counts too: what waited
+ * on it failed behind the same failure.  NULL when none is found (a foreign event failed, or
  * what it waited on left the log): k's failure is then its own.  A
  * status other than 0: the device passes a failed event's status on, and
  * only a failure with that status counts. */
