@@ -758,6 +758,12 @@ struct pz_stream {
   uint64_t doomed, newest, reads_then;
 };
 static uint64_t pz_reads; /* blocking reads enqueued, every stream */
+/* split: the range is reported by the first poll that does not wait and
+ * finds a command after the launch finished, with *completed cut to the
+ * launch (as the OpenCL factory reports a failed launch whose own event
+ * ended while the newest command of its range still ran); split_hit: it
+ * was. */
+static bool pz_split, pz_split_hit;
 
 static cl_int pz_create(void *fdata, const struct cls_backend *be, int id, void **out) {
   (void)fdata;
@@ -829,6 +835,17 @@ static cl_int pz_poll_range(void *st, int wait, cls_failed_range_fn on_failed, v
   cl_int rc = p->in->poll_range(p->s, wait, on_failed, arg, completed);
   if (!p->doomed || p->reported || *completed < p->doomed)
     return rc;
+  if (pz_split && p->ranged) {
+    if (wait || *completed <= p->doomed || p->newest <= p->doomed) {
+      if (!wait)
+        *completed = p->doomed - 1; /* not found yet */
+      return rc;
+    }
+    p->reported = pz_split_hit = true;
+    *completed = p->doomed;
+    on_failed(arg, p->doomed, p->newest, CL_OUT_OF_RESOURCES);
+    return rc;
+  }
   if (pz_reads == p->reads_then && !wait) {
     *completed = p->doomed - 1; /* not found yet: nothing from it on is finished */
     return rc;
@@ -899,6 +916,57 @@ START_TEST(F8a_a_download_downstream_of_a_failed_range_reads_tainted) {
 }
 END_TEST
 
+/* A range reported by the poll whose completion count reaches only its
+ * first command (the OpenCL factory's report of a failed command with an
+ * event of its own while the newest command of its range still runs):
+ * every layer between the factory and the core -- fault injection here,
+ * with a fault that never fires -- passes it on in that same poll, before
+ * the commands counted finished are forgotten, so the launch's output
+ * carries it.  Found by the model (CLS_PRECISE=0, scheduler:sequential,
+ * context 0x9f8e61bfb2f25d1d): fault injection held the range until its
+ * last command finished, the failed first command had been forgotten, and
+ * a fill failed behind a lost queue read back as written. */
+START_TEST(F8a_a_range_reported_as_its_first_command_finishes_reaches_it) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .factory = &poisoning,
+                                  .fault = "complete:kernel=never_launched_k",
+                                  .precise = -1,
+                                  .event_every = 1}; /* completions seen without a wait */
+  cls_context *ctx = ct_context_opts(&o);
+  if (!ranged_or_exact_explained(ctx)) {
+    cls_context_destroy(ctx);
+    return;
+  }
+  pz_split = true;
+  pz_split_hit = false;
+  cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k"), *copy = ct_kernel(ctx, SRC, "copy_k");
+  cls_buffer a = ct_written(ctx, 0, N, 5), b = ct_alloc(ctx, 0, N * sizeof(int)),
+             c = ct_alloc(ctx, 0, N * sizeof(int)), u = ct_written(ctx, 2, N, 7);
+  CT_OK(cls_sync(ctx, NULL));
+  launch_copy(ctx, copy, 0, a, c); /* fails: the range's first command */
+  launch_fill(ctx, fill, 0, b, 1); /* the range's last, finished later */
+  /* Polls that do not wait, until one finds the fill finished: a blocking
+   * download on another stream sends what the scheduler's lists hold (on
+   * a queue streams share, it is of the range too: its result is not
+   * checked). */
+  for (int i = 0; i < 5000 && !pz_split_hit; i++) {
+    int got[N];
+    cls_download(ctx, 2, u, 0, got, sizeof got, NULL);
+    if (!pz_split_hit)
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  pz_split = false;
+  ck_assert_msg(pz_split_hit, "no poll that does not wait found the fill finished");
+  cls_report *r = NULL;
+  int rc = cls_check(ctx, 1, &c, &r);
+  ck_assert_msg(rc == CLS_ETAINTED, "check of the copy's output: %s (%d), expected CLS_ETAINTED",
+                cls_err_name(rc), rc);
+  cls_report_free(r);
+  CT_ERR(cls_check(ctx, 1, &b, NULL), CLS_ETAINTED); /* the fill is of the range too */
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("ranged");
@@ -916,6 +984,7 @@ int main(void) {
   CT_ADD(s, F8a_a_range_in_a_long_chain_is_at_most_the_event_interval);
   CT_ADD(s, F8a_one_failure_on_a_shared_queue_is_one_record_logged_once);
   CT_ADD(s, F8a_a_download_downstream_of_a_failed_range_reads_tainted);
+  CT_ADD(s, F8a_a_range_reported_as_its_first_command_finishes_reaches_it);
   CT_ADD(s, F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued);
   return ct_run(s);
 }

@@ -236,7 +236,12 @@ struct cls_stream_factory {
   /** Reports completions.  With `wait` nonzero, first waits until every
    * command enqueued so far has finished.  Calls on_failed for each command
    * found to have failed, and stores in *completed the highest seq such
-   * that it and every command before it have finished.  Required. */
+   * that it and every command before it have finished.  A failure is
+   * reported no later than the call whose *completed first reaches its
+   * command (for poll_range, its range's first command): the caller
+   * forgets the commands it counts finished, so a failure reported later
+   * names none of them.  A stream may count less finished than it knows
+   * (to report a failure later).  Required. */
   cl_int (*poll)(void *stream, int wait, cls_failed_fn on_failed, void *arg,
                  uint64_t *completed);
 

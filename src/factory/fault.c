@@ -32,6 +32,10 @@ struct doomed {
   cl_int status;
   uint64_t hold; /* polls that do not wait before it is found */
   uint64_t first, last;
+  /* A real failure of the inner stream held behind a doomed one (seq is
+   * its range's last): due once the commands from `first` on may be
+   * reported finished, since the caller forgets what it counts finished. */
+  bool real;
 };
 
 struct fault_stream {
@@ -81,6 +85,7 @@ static bool push(struct doomed **arr, size_t *n, size_t *cap, uint64_t seq, cl_i
   (*arr)[*n].status = st;
   (*arr)[*n].hold = 0;
   (*arr)[*n].first = (*arr)[*n].last = seq;
+  (*arr)[*n].real = false;
   (*n)++;
   return true;
 }
@@ -601,6 +606,13 @@ static void collect_range(void *arg, uint64_t first, uint64_t last, cl_int statu
     fs->found[fs->nfound - 1].first = first;
 }
 
+/* Whether doomed entry d is reported by a poll that counts `completed`
+ * finished: a doomed command once it finished, a real failure held
+ * behind one once its range has begun to finish. */
+static bool due(const struct doomed *d, uint64_t completed) {
+  return d->real ? d->first <= completed : d->seq <= completed;
+}
+
 /* Whether failure a (a range) covers doomed command d's own command. */
 static bool covers(const struct doomed *a, const struct doomed *d) {
   return a->first <= d->seq && d->seq <= a->last;
@@ -640,10 +652,17 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
     *completed = fs->doomed[j].first - 1;
     break;
   }
-  /* Real failures past that point wait with the doomed ones, in seq order. */
+  /* Real failures past that point wait with the doomed ones, in seq order;
+   * one whose range starts at or before it goes now, though its last
+   * command may still run (the inner stream reports a failed command with
+   * an event of its own that way): a poll that counts the range's first
+   * command finished must name the range, or the caller forgets the
+   * command that failed (found by the model, CLS_PRECISE=0, context
+   * 0x9f8e61bfb2f25d1d: a fill failed behind a lost queue read back as
+   * written). */
   size_t keep = 0;
   for (size_t i = 0; i < fs->nfound; i++) {
-    if (fs->found[i].seq <= *completed) {
+    if (fs->found[i].first <= *completed) {
       fs->found[keep++] = fs->found[i];
       continue;
     }
@@ -657,15 +676,16 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
     memmove(&fs->doomed[j + 1], &fs->doomed[j], (fs->ndoomed - 1 - j) * sizeof *fs->doomed);
     fs->doomed[j] = fs->found[i];
     fs->doomed[j].hold = 0;
+    fs->doomed[j].real = true;
   }
   fs->nfound = keep;
   /* Merge real failures and doomed commands that finished, in seq order;
    * a range already reported is not reported again. */
   size_t i = 0, j = 0;
   uint64_t reported = 0; /* the last of the newest range reported */
-  while (i < fs->nfound || (j < fs->ndoomed && fs->doomed[j].seq <= *completed)) {
+  while (i < fs->nfound || (j < fs->ndoomed && due(&fs->doomed[j], *completed))) {
     bool take_doomed = i == fs->nfound ||
-                       (j < fs->ndoomed && fs->doomed[j].seq <= *completed &&
+                       (j < fs->ndoomed && due(&fs->doomed[j], *completed) &&
                         fs->doomed[j].seq <= fs->found[i].seq);
     const struct doomed *r;
     struct doomed both;
@@ -699,6 +719,11 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
   if (j && j < fs->ndoomed) /* never memmove from NULL (no doomed command yet) */
     memmove(fs->doomed, fs->doomed + j, (fs->ndoomed - j) * sizeof *fs->doomed);
   fs->ndoomed -= j;
+  /* A real failure still held (behind a doomed command not finished):
+   * nothing from its range on counts finished until it is reported. */
+  for (size_t k = 0; k < fs->ndoomed; k++)
+    if (fs->doomed[k].real && fs->doomed[k].first <= *completed)
+      *completed = fs->doomed[k].first - 1;
   return rc;
 }
 
