@@ -1256,8 +1256,10 @@ END_TEST
  * (only what a lost command writes, or its stream, was followed): `a`
  * read CLS_ETAINTED.  Now they run again after it, and `a` holds set_k's
  * value plus one: set_k's failure, passed on by inc_k, is not put back
- * on `a` after set_k ran again (inc_k runs again too).  Each fails this
- * test when undone. */
+ * on `a` after set_k ran again (inc_k runs again too).  And `x` carries
+ * the upload's failure (the copy is not run again on `a` with set_k's
+ * record hidden: untrusted_already).  Each fails this test when
+ * undone. */
 START_TEST(loss_after_enqueue_of_a_reader_runs_again_what_failed_behind_its_read) {
   cls_context *ctx = recctx("same", "on",
                             "complete:op=upload,stream=1,hold=1000000;"
@@ -1281,10 +1283,19 @@ START_TEST(loss_after_enqueue_of_a_reader_runs_again_what_failed_behind_its_read
   int got[N];
   ct_download_ints(ctx, 0, a, got, N);
   CT_EXPECT_INTS(got, (size_t)N, i, v + 1);
-  /* `x` is not checked: the copy, run again, reads `a` with set_k's
-   * later record hidden (run_kept), and the upload's failure that `a`
-   * held before set_k is no longer on it, so `x` reads clean with the
-   * failed upload's bytes.  Open (docs/devices.md, "Recovery"). */
+  /* The copy read what the failed upload wrote: `x` carries the upload's
+   * failure.  Run again, the copy would read `a` with set_k's later
+   * record hidden and write clean bytes from the failed upload's (a
+   * buffer holds one record): since the replay that found the upload
+   * failed named the copy on x's record, it is not run again. */
+  cls_report *r = NULL;
+  CT_ERR(cls_download(ctx, 0, x, 0, got, sizeof got, &r), CLS_ETAINTED);
+  struct cls_failure_info f;
+  CT_OK(cls_report_failure(r, 0, &f));
+  ck_assert_msg(f.stream == 1 && f.position == 1 && strcmp(f.operation, "upload") == 0,
+                "x's root: stream %d position %llu: %s", f.stream,
+                (unsigned long long)f.position, f.message);
+  cls_report_free(r);
   cls_context_destroy(ctx);
 }
 END_TEST

@@ -230,6 +230,31 @@ static bool skipped_already(const struct cls__cmd *cmd, const struct cls__kept *
   return false;
 }
 
+/* Whether what cmd wrote at its first run (write stamp e->stamp) carries
+ * a failure whose chain names that run as untrusted: a replay (F8) found
+ * an input it read failed after it ran.  Where run_kept hides a later
+ * record on that input, F2 would not see the failure the input held at
+ * the first run (a buffer holds one record), and a run again would write
+ * clean bytes computed from it (found in review: a copy lost after its
+ * enqueue, reading what an upload whose failure was held wrote, then
+ * overwritten by a set_k that failed behind the copy's read). */
+static bool untrusted_already(const struct cls__cmd *cmd, const struct cls__kept *e) {
+  for (size_t i = 0; i < cmd->nbind; i++) {
+    const struct cls__slot *slot = cmd->bind[i].slot;
+    const struct cls__failure *f = slot->failure;
+    if (!(cmd->bind[i].access & CLS_WRITE) || !f || slot->write_stamp != e->stamp)
+      continue;
+    for (size_t j = 0; j < f->nskips; j++) {
+      const struct cls__skip *k = &f->skips[j];
+      uint64_t last = k->last > k->stamp ? k->last : k->stamp;
+      if (k->kind == CLS_SKIP_UNTRUSTED && !k->origin && k->stream == e->stream &&
+          k->stamp <= e->stamp && e->stamp <= last)
+        return true;
+    }
+  }
+  return false;
+}
+
 /* Runs kept command `e` (a copy: the ring may grow meanwhile) again
  * through the command path.  False when it could not be built (a binding
  * freed since the poll that found it lost), or when it is not run again
@@ -359,7 +384,10 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
       }
     }
   }
-  if (skipped_already(&cmd, e)) {
+  bool any_hidden = false;
+  for (size_t i = 0; i < e->nbind; i++)
+    any_hidden |= hidden[i];
+  if (skipped_already(&cmd, e) || (any_hidden && untrusted_already(&cmd, e))) {
     restore_own(&cmd, own, e->stamp);
     restore_later(&cmd, later, later_stamp, hidden, again);
     skipped_writes(&cmd);
