@@ -238,11 +238,16 @@ static bool skipped_already(const struct cls__cmd *cmd, const struct cls__kept *
  * clean bytes computed from it (found in review: a copy lost after its
  * enqueue, reading what an upload whose failure was held wrote, then
  * overwritten by a set_k that failed behind the copy's read). */
-static bool untrusted_already(const struct cls__cmd *cmd, const struct cls__kept *e) {
+static bool untrusted_already(cls_context *ctx, const struct cls__cmd *cmd,
+                              const struct cls__kept *e) {
   for (size_t i = 0; i < cmd->nbind; i++) {
     const struct cls__slot *slot = cmd->bind[i].slot;
     const struct cls__failure *f = slot->failure;
     if (!(cmd->bind[i].access & CLS_WRITE) || !f || slot->write_stamp != e->stamp)
+      continue;
+    /* A root that runs again too (a lost producer it follows): that run
+     * gives the input back, and this one reads it then. */
+    if (!f->origin && cls__keep_runs_again_at(ctx, f->stream, f->position))
       continue;
     for (size_t j = 0; j < f->nskips; j++) {
       const struct cls__skip *k = &f->skips[j];
@@ -387,7 +392,7 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
   bool any_hidden = false;
   for (size_t i = 0; i < e->nbind; i++)
     any_hidden |= hidden[i];
-  if (skipped_already(&cmd, e) || (any_hidden && untrusted_already(&cmd, e))) {
+  if (skipped_already(&cmd, e) || (any_hidden && untrusted_already(ctx, &cmd, e))) {
     restore_own(&cmd, own, e->stamp);
     restore_later(&cmd, later, later_stamp, hidden, again);
     skipped_writes(&cmd);

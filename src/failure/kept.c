@@ -433,6 +433,16 @@ bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp) {
   return false;
 }
 
+bool cls__keep_runs_again_at(cls_context *ctx, int stream, uint64_t position) {
+  const struct cls__keep *k = &ctx->keep;
+  for (size_t i = 0; i < k->len; i++) {
+    const struct cls__kept *e = at((struct cls__keep *)k, i);
+    if (e->stream == stream && e->position == position)
+      return e->lost;
+  }
+  return false;
+}
+
 unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq) {
   const struct cls__kept *e = find(&ctx->keep, stream, seq);
   return e ? e->replays : 0;
