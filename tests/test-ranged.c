@@ -836,13 +836,15 @@ static cl_int pz_poll_range(void *st, int wait, cls_failed_range_fn on_failed, v
   if (!p->doomed || p->reported || *completed < p->doomed)
     return rc;
   if (pz_split && p->ranged) {
-    if (wait || *completed <= p->doomed || p->newest <= p->doomed) {
-      if (!wait)
-        *completed = p->doomed - 1; /* not found yet */
+    if (!wait && (*completed <= p->doomed || p->newest <= p->doomed)) {
+      *completed = p->doomed - 1; /* not found yet */
       return rc;
     }
-    p->reported = pz_split_hit = true;
-    *completed = p->doomed;
+    p->reported = true;
+    if (!wait) { /* a waiting poll finds it whole (the case then fails) */
+      pz_split_hit = true;
+      *completed = p->doomed;
+    }
     on_failed(arg, p->doomed, p->newest, CL_OUT_OF_RESOURCES);
     return rc;
   }

@@ -1300,6 +1300,49 @@ START_TEST(loss_after_enqueue_of_a_reader_runs_again_what_failed_behind_its_read
 }
 END_TEST
 
+/* Found in review of the case above: what a lost add_k read was the
+ * output of inc_k, which failed behind another lost command and was
+ * found first (its record, replayed, names add_k as run on untrusted
+ * input on x); set_k then overwrote add_k's other input, failing behind
+ * its read, so that record is hidden when add_k runs again.  inc_k runs
+ * again before add_k, and gives its input back: add_k runs again too, and
+ * x holds a + b (a record whose root recovery ran again does not stop it,
+ * as a failure that stands does in the case above). */
+START_TEST(loss_after_enqueue_a_reader_of_what_ran_again_runs_again_past_a_hidden_record) {
+  cls_context *ctx = recctx("same", "on",
+                            "complete:op=upload,stream=1,hold=1000000;"
+                            "lost:stream=1,kernel=set_k,nth=1,at=complete");
+  cls_kernel *set = ct_kernel(ctx, SET_K_SRC, "set_k");
+  cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
+  cls_kernel *add = ct_kernel(ctx, CT_ADD_SRC, "add_k");
+  cls_buffer a = ct_alloc(ctx, 0, N * sizeof(int));
+  cls_buffer b = ct_alloc(ctx, 1, N * sizeof(int));
+  cls_buffer x = ct_alloc(ctx, 1, N * sizeof(int));
+  cls_buffer z = ct_alloc(ctx, 1, N * sizeof(int));
+  int host[N], v = 20, w = 50;
+  for (int i = 0; i < N; i++)
+    host[i] = i;
+  size_t g[1] = {N};
+  CT_OK(cls_upload(ctx, 0, a, 0, host, sizeof host));
+  CT_OK(cls_sync(ctx, NULL));
+  /* Its completion failure is held: a poll of stream 1 stops at it. */
+  CT_OK(cls_upload(ctx, 1, z, 0, host, sizeof host));
+  CT_OK(cls_launch(ctx, 1, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(b), CLS_SCALAR(v)}));
+  incs(ctx, 0, inc, b, 1); /* fails behind the lost set_k */
+  CT_OK(cls_launch(ctx, 1, add, 1, g, NULL, 3, (cls_arg[]){CLS_IN(a), CLS_IN(b), CLS_OUT(x)}));
+  CT_OK(cls_launch(ctx, 0, set, 1, g, NULL, 2, (cls_arg[]){CLS_OUT(a), CLS_SCALAR(w)}));
+  cls_stream_sync(ctx, 0, NULL); /* finds inc_k failed, not the loss */
+  int got[N];
+  ct_download_ints(ctx, 0, a, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, w);
+  ct_download_ints(ctx, 0, b, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, v + 1);
+  ct_download_ints(ctx, 0, x, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, (int)i + v + 1);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 /* Stream 1's second launch is accepted by a queue lost after its
  * enqueue and never runs; then a copy of its output on `stream` is
  * refused at its enqueue (an enqueue fault), in the call or after it
@@ -2099,6 +2142,7 @@ int main(void) {
   CT_ADD_LATE(s, loss_after_enqueue_then_a_command_behind_a_failed_one_on_its_own_buffer_keeps_it);
   CT_ADD_LATE(s, loss_after_enqueue_found_after_a_failure_behind_it_is_learned_before_a_skip);
   CT_ADD_LATE(s, loss_after_enqueue_of_a_reader_runs_again_what_failed_behind_its_read);
+  CT_ADD_LATE(s, loss_after_enqueue_a_reader_of_what_ran_again_runs_again_past_a_hidden_record);
   CT_ADD_LATE(s, loss_after_enqueue_then_a_later_skip_on_an_input_does_not_stop_a_reader);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_writers_queued_behind_it_name_it_as_root);
   CT_ADD_LATE(s, loss_after_enqueue_without_recovery_commands_behind_it_in_a_range_name_it_as_root);

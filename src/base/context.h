@@ -29,6 +29,9 @@ struct cls_program;
 /* cls_context.live while the context lives; cleared by
  * cls_context_destroy (its memory then kept a while: src/api/context.c). */
 #define CLS__CONTEXT_LIVE 0x636c7378u
+/* Recovery: how many of the newest commands taken to run again a context
+ * remembers (struct cls__keep, taken). */
+#define CLS__KEEP_TAKEN 64
 
 /* $CLS_RELEASE_EARLY (F8a): whether a ranged stream's factory may release
  * an event before its command finished. */
@@ -99,6 +102,11 @@ struct cls_context {
      * a replayed launch's copy (the pool may move while it is kept). */
     unsigned char *over, *scratch;
     size_t over_used, over_cap, scratch_cap;
+    /* The newest commands taken to run again (stream, position: what a
+     * record of this process names), a ring: a record one of them is the
+     * root of is replaced by that run (cls__keep_runs_again_at). */
+    struct { int stream; uint64_t position; } taken[CLS__KEEP_TAKEN];
+    unsigned ntaken;
   } keep;
   uint64_t lost_mask;      /* streams whose queue was found lost, not yet
                               relocated (found during a poll: moved at the

@@ -245,8 +245,10 @@ static bool untrusted_already(cls_context *ctx, const struct cls__cmd *cmd,
     const struct cls__failure *f = slot->failure;
     if (!(cmd->bind[i].access & CLS_WRITE) || !f || slot->write_stamp != e->stamp)
       continue;
-    /* A root that runs again too (a lost producer it follows): that run
-     * gives the input back, and this one reads it then. */
+    /* A root recovery runs again (taken before this command, in
+     * submission order): that run gave the input back, and this one
+     * reads it (found in review: inc_k, failed behind a loss, ran again
+     * and left clean what the copy read). */
     if (!f->origin && cls__keep_runs_again_at(ctx, f->stream, f->position))
       continue;
     for (size_t j = 0; j < f->nskips; j++) {

@@ -714,6 +714,12 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
     if (r->first > reported || !reported) {
       on_failed(arg, r->first, r->last, r->status);
       reported = r->last;
+    } else if (r->last > reported) {
+      /* It overlaps the range just reported and runs past it (a real
+       * range held behind a doomed command, both due now): the commands
+       * past it are reported too, or a failure among them is lost. */
+      on_failed(arg, reported + 1, r->last, r->status);
+      reported = r->last;
     }
   }
   if (j && j < fs->ndoomed) /* never memmove from NULL (no doomed command yet) */

@@ -435,6 +435,11 @@ bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp) {
 
 bool cls__keep_runs_again_at(cls_context *ctx, int stream, uint64_t position) {
   const struct cls__keep *k = &ctx->keep;
+  /* Taken already (take_lost cleared its mark; its entry may be gone). */
+  unsigned n = k->ntaken < CLS__KEEP_TAKEN ? k->ntaken : CLS__KEEP_TAKEN;
+  for (unsigned i = 0; i < n; i++)
+    if (k->taken[i].stream == stream && k->taken[i].position == position)
+      return true;
   for (size_t i = 0; i < k->len; i++) {
     const struct cls__kept *e = at((struct cls__keep *)k, i);
     if (e->stream == stream && e->position == position)
@@ -505,6 +510,9 @@ bool cls__keep_take_lost(cls_context *ctx, struct cls__kept *out) {
   at(k, i)->lost = false;
   at(k, i)->follows = false;
   k->nlost--;
+  unsigned t = k->ntaken++ % CLS__KEEP_TAKEN;
+  k->taken[t].stream = out->stream;
+  k->taken[t].position = out->position;
   return true;
 }
 

@@ -137,9 +137,10 @@ bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq);
  * run again, not as a follower (so it wrote nothing yet). */
 bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp);
 
-/* Whether the kept command at `position` of `stream` (what a failure
- * record of this process names) is marked to run again: its record is
- * replaced by that run. */
+/* Whether the command at `position` of `stream` (what a failure record
+ * of this process names) is kept and marked to run again (lost, or a
+ * follower), or was taken to run again lately (CLS__KEEP_TAKEN): its
+ * record is replaced by that run. */
 bool cls__keep_runs_again_at(cls_context *ctx, int stream, uint64_t position);
 /* How often command `seq` of `stream` was run again after a loss (0:
  * never, or not kept). */
