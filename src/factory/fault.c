@@ -659,7 +659,9 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
    * command finished must name the range, or the caller forgets the
    * command that failed (found by the model, CLS_PRECISE=0, context
    * 0x9f8e61bfb2f25d1d: a fill failed behind a lost queue read back as
-   * written). */
+   * written).  A doomed command inside such a range that has not
+   * finished yet is reported again when it has (a second record over
+   * commands tainted already; its status may say more, as a loss's). */
   size_t keep = 0;
   for (size_t i = 0; i < fs->nfound; i++) {
     if (fs->found[i].first <= *completed) {
