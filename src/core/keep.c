@@ -232,9 +232,10 @@ static bool skipped_already(const struct cls__cmd *cmd, const struct cls__kept *
 
 /* Whether what cmd wrote at its first run (write stamp e->stamp) carries
  * a failure whose chain names that run as untrusted: a replay (F8) found
- * an input it read failed after it ran.  Where run_kept hides a later
- * record on that input, F2 would not see the failure the input held at
- * the first run (a buffer holds one record), and a run again would write
+ * an input it read failed after it ran.  Where a later command wrote
+ * that input since (run_kept hides its record; a lost one left none), F2
+ * would not see the failure the input held at the first run (a buffer
+ * holds one record), and a run again would write
  * clean bytes computed from it (found in review: a copy lost after its
  * enqueue, reading what an upload whose failure was held wrote, then
  * overwritten by a set_k that failed behind the copy's read). */
@@ -391,10 +392,16 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
       }
     }
   }
-  bool any_hidden = false;
-  for (size_t i = 0; i < e->nbind; i++)
-    any_hidden |= hidden[i];
-  if (skipped_already(&cmd, e) || (any_hidden && untrusted_already(ctx, &cmd, e))) {
+  /* An input a later command wrote since (its record hidden, or none: a
+   * lost writer leaves none, rusticl) no longer says what this command
+   * read at its first run. */
+  bool read_later = false;
+  for (size_t i = 0; i < e->nbind; i++) {
+    const struct cls__slot *slot = cmd.bind[i].slot;
+    read_later |= (e->bind[i].access & CLS_READ) && slot->write_stamp > e->stamp &&
+                  slot->write_stamp <= began;
+  }
+  if (skipped_already(&cmd, e) || (read_later && untrusted_already(ctx, &cmd, e))) {
     restore_own(&cmd, own, e->stamp);
     restore_later(&cmd, later, later_stamp, hidden, again);
     skipped_writes(&cmd);
