@@ -58,6 +58,17 @@ static cls_context *recctx(const char *relocate, const char *recover, const char
   return recctx_precise(relocate, recover, fault, 0);
 }
 
+/* Recovery on, relocation to the same device; uploads on stream 1 fail at
+ * completion, found late (a poll of stream 1 stops at one), and stream 1
+ * is lost after the enqueue of its first launch of `lost_kernel`. */
+static cls_context *held_upload_then_loss(const char *lost_kernel) {
+  char fault[128];
+  snprintf(fault, sizeof fault,
+           "complete:op=upload,stream=1,hold=1000000;lost:stream=1,kernel=%s,nth=1,at=complete",
+           lost_kernel);
+  return recctx("same", "on", fault);
+}
+
 /* Whether the context's driver meets a loss in the call (the event
  * driver), not in a deferred batch. */
 static bool at_call(cls_context *ctx) {
@@ -1222,9 +1233,7 @@ END_TEST
  * Each fails this test when undone.  CLS_OK, and the bytes of a run
  * without the loss. */
 START_TEST(loss_after_enqueue_found_after_a_failure_behind_it_is_learned_before_a_skip) {
-  cls_context *ctx = recctx("same", "on",
-                            "complete:op=upload,stream=1,hold=1000000;"
-                            "lost:stream=1,kernel=set_k,nth=1,at=complete");
+  cls_context *ctx = held_upload_then_loss("set_k");
   cls_kernel *set = ct_kernel(ctx, SET_K_SRC, "set_k");
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
   cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
@@ -1261,9 +1270,7 @@ END_TEST
  * record hidden: untrusted_already).  Each fails this test when
  * undone. */
 START_TEST(loss_after_enqueue_of_a_reader_runs_again_what_failed_behind_its_read) {
-  cls_context *ctx = recctx("same", "on",
-                            "complete:op=upload,stream=1,hold=1000000;"
-                            "lost:stream=1,kernel=copy_k,nth=1,at=complete");
+  cls_context *ctx = held_upload_then_loss("copy_k");
   cls_kernel *set = ct_kernel(ctx, SET_K_SRC, "set_k");
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
   cls_kernel *copy = ct_kernel(ctx, CT_COPY_SRC, "copy_k");
@@ -1309,9 +1316,7 @@ END_TEST
  * x holds a + b (a record whose root recovery ran again does not stop it,
  * as a failure that stands does in the case above). */
 START_TEST(loss_after_enqueue_a_reader_of_what_ran_again_runs_again_past_a_hidden_record) {
-  cls_context *ctx = recctx("same", "on",
-                            "complete:op=upload,stream=1,hold=1000000;"
-                            "lost:stream=1,kernel=set_k,nth=1,at=complete");
+  cls_context *ctx = held_upload_then_loss("set_k");
   cls_kernel *set = ct_kernel(ctx, SET_K_SRC, "set_k");
   cls_kernel *inc = ct_kernel(ctx, CT_INC_SRC, "inc_k");
   cls_kernel *add = ct_kernel(ctx, CT_ADD_SRC, "add_k");

@@ -104,7 +104,7 @@ struct cls_context {
     size_t over_used, over_cap, scratch_cap;
     /* The newest commands taken to run again (stream, position: what a
      * record of this process names), a ring: a record one of them is the
-     * root of is replaced by that run (cls__keep_runs_again_at). */
+     * root of is replaced by that run (cls__keep_taken). */
     struct { int stream; uint64_t position; } taken[CLS__KEEP_TAKEN];
     unsigned ntaken;
   } keep;

@@ -207,25 +207,31 @@ static void skipped_writes(struct cls__cmd *cmd) {
       cls__slot_set_failure(cmd->bind[i].slot, f);
 }
 
+/* Whether f's skip chain names kept command e's first run (as `kind`,
+ * or any kind where kind is 0).  Chain entries carry the command's write
+ * stamp, as its kept entry does; a run of skips, its first and last. */
+static bool chain_names(const struct cls__failure *f, const struct cls__kept *e, int kind) {
+  for (size_t j = 0; j < f->nskips; j++) {
+    const struct cls__skip *k = &f->skips[j];
+    uint64_t last = k->last > k->stamp ? k->last : k->stamp;
+    if ((!kind || k->kind == kind) && !k->origin && k->stream == e->stream &&
+        k->stamp <= e->stamp && e->stamp <= last)
+      return true;
+  }
+  return false;
+}
+
 /* Whether F2 would skip cmd on a failure whose chain names it already:
  * the poll that found that failure counted it as skipped on it (a task
  * the driver dropped from its list, or a command failed behind the loss,
  * F8).  Run again it would take a new position and a second entry in the
  * same chain (found by the model, CLS_MODEL_LATE=1, queues=2, seed
- * 0xc614e78181b16bba).  Chain entries carry the command's write stamp,
- * as its kept entry does; a run of skips, its first and last. */
+ * 0xc614e78181b16bba). */
 static bool skipped_already(const struct cls__cmd *cmd, const struct cls__kept *e) {
   for (size_t i = 0; i < cmd->nbind; i++) {
     const struct cls__failure *f = cmd->bind[i].slot->failure;
-    if (!(cmd->bind[i].access & CLS_READ) || !f)
-      continue;
-    for (size_t j = 0; j < f->nskips; j++) {
-      const struct cls__skip *k = &f->skips[j];
-      uint64_t last = k->last > k->stamp ? k->last : k->stamp;
-      if (!k->origin && k->stream == e->stream && k->stamp <= e->stamp && e->stamp <= last)
-        return true;
-    }
-    return false; /* the first failed input decides (F2) */
+    if ((cmd->bind[i].access & CLS_READ) && f)
+      return chain_names(f, e, 0); /* the first failed input decides (F2) */
   }
   return false;
 }
@@ -246,19 +252,13 @@ static bool untrusted_already(cls_context *ctx, const struct cls__cmd *cmd,
     const struct cls__failure *f = slot->failure;
     if (!(cmd->bind[i].access & CLS_WRITE) || !f || slot->write_stamp != e->stamp)
       continue;
-    /* A root recovery runs again (taken before this command, in
-     * submission order): that run gave the input back, and this one
-     * reads it (found in review: inc_k, failed behind a loss, ran again
-     * and left clean what the copy read). */
-    if (!f->origin && cls__keep_runs_again_at(ctx, f->stream, f->position))
-      continue;
-    for (size_t j = 0; j < f->nskips; j++) {
-      const struct cls__skip *k = &f->skips[j];
-      uint64_t last = k->last > k->stamp ? k->last : k->stamp;
-      if (k->kind == CLS_SKIP_UNTRUSTED && !k->origin && k->stream == e->stream &&
-          k->stamp <= e->stamp && e->stamp <= last)
-        return true;
-    }
+    /* Not where the root is a command recovery ran again (taken before
+     * this one, in submission order): that run gave the input back, and
+     * this one reads it (found in review: inc_k, failed behind a loss,
+     * ran again and left clean what the copy read). */
+    if ((f->origin || !cls__keep_taken(ctx, f->stream, f->position)) &&
+        chain_names(f, e, CLS_SKIP_UNTRUSTED))
+      return true;
   }
   return false;
 }
@@ -362,11 +362,17 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
   struct cls__failure *later[CLS_MAX_ARGS], *own[CLS_MAX_ARGS];
   uint64_t later_stamp[CLS_MAX_ARGS];
   bool hidden[CLS_MAX_ARGS], again[CLS_MAX_ARGS];
+  /* An input a later command wrote since (its record hidden below, or
+   * none: a lost writer leaves none, rusticl) no longer says what this
+   * command read at its first run (untrusted_already). */
+  bool read_later = false;
   for (size_t i = 0; i < e->nbind; i++) {
     struct cls__slot *slot = cmd.bind[i].slot;
     struct cls__failure *f = slot->failure;
     later[i] = own[i] = NULL;
     hidden[i] = again[i] = false;
+    read_later |= (e->bind[i].access & CLS_READ) && slot->write_stamp > e->stamp &&
+                  slot->write_stamp <= began;
     if (slot->write_stamp == e->stamp && (e->bind[i].access & CLS_READ) && f && f->async &&
         f->origin == 0 && cls__behind_failed_status(f->cl_status) && f->stream == e->stream &&
         f->position == e->position) {
@@ -391,15 +397,6 @@ static bool run_kept(cls_context *ctx, struct cls__kept *e, uint64_t began) {
         hidden[i] = true;
       }
     }
-  }
-  /* An input a later command wrote since (its record hidden, or none: a
-   * lost writer leaves none, rusticl) no longer says what this command
-   * read at its first run. */
-  bool read_later = false;
-  for (size_t i = 0; i < e->nbind; i++) {
-    const struct cls__slot *slot = cmd.bind[i].slot;
-    read_later |= (e->bind[i].access & CLS_READ) && slot->write_stamp > e->stamp &&
-                  slot->write_stamp <= began;
   }
   if (skipped_already(&cmd, e) || (read_later && untrusted_already(ctx, &cmd, e))) {
     restore_own(&cmd, own, e->stamp);

@@ -433,18 +433,12 @@ bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp) {
   return false;
 }
 
-bool cls__keep_runs_again_at(cls_context *ctx, int stream, uint64_t position) {
+bool cls__keep_taken(const cls_context *ctx, int stream, uint64_t position) {
   const struct cls__keep *k = &ctx->keep;
-  /* Taken already (take_lost cleared its mark; its entry may be gone). */
   unsigned n = k->ntaken < CLS__KEEP_TAKEN ? k->ntaken : CLS__KEEP_TAKEN;
   for (unsigned i = 0; i < n; i++)
     if (k->taken[i].stream == stream && k->taken[i].position == position)
       return true;
-  for (size_t i = 0; i < k->len; i++) {
-    const struct cls__kept *e = at((struct cls__keep *)k, i);
-    if (e->stream == stream && e->position == position)
-      return e->lost;
-  }
   return false;
 }
 

@@ -138,10 +138,11 @@ bool cls__keep_is_marked(cls_context *ctx, int stream, uint64_t seq);
 bool cls__keep_runs_again(cls_context *ctx, uint64_t stamp);
 
 /* Whether the command at `position` of `stream` (what a failure record
- * of this process names) is kept and marked to run again (lost, or a
- * follower), or was taken to run again lately (CLS__KEEP_TAKEN): its
- * record is replaced by that run. */
-bool cls__keep_runs_again_at(cls_context *ctx, int stream, uint64_t position);
+ * of this process names) is one of the last CLS__KEEP_TAKEN taken to run
+ * again (cls__keep_take_lost: entries go in submission order, so one a
+ * command read from was taken before it): its record was replaced by that
+ * run. */
+bool cls__keep_taken(const cls_context *ctx, int stream, uint64_t position);
 /* How often command `seq` of `stream` was run again after a loss (0:
  * never, or not kept). */
 unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq);
