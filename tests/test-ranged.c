@@ -764,6 +764,11 @@ static uint64_t pz_reads; /* blocking reads enqueued, every stream */
  * ended while the newest command of its range still ran); split_hit: it
  * was. */
 static bool pz_split, pz_split_hit;
+/* at_once: the range is reported by the first poll that finds its first
+ * command finished, waiting or not; pz_kernel: the kernel whose first
+ * launch fails (copy_k unless a case says). */
+static bool pz_at_once;
+static const char *pz_kernel = "copy_k";
 
 static cl_int pz_create(void *fdata, const struct cls_backend *be, int id, void **out) {
   (void)fdata;
@@ -798,7 +803,7 @@ static cl_int pz_launch(void *st, const struct cls_kernel_cmd *c, uint64_t seq, 
                         const cl_event *w) {
   struct pz_stream *p = st;
   cl_int rc = pz_done(p, p->in->launch(p->s, c, seq, nw, w), seq);
-  if (rc == CL_SUCCESS && !p->doomed && strcmp(c->name, "copy_k") == 0) {
+  if (rc == CL_SUCCESS && !p->doomed && strcmp(c->name, pz_kernel) == 0) {
     p->doomed = seq;
     p->reads_then = pz_reads;
   }
@@ -835,6 +840,11 @@ static cl_int pz_poll_range(void *st, int wait, cls_failed_range_fn on_failed, v
   cl_int rc = p->in->poll_range(p->s, wait, on_failed, arg, completed);
   if (!p->doomed || p->reported || *completed < p->doomed)
     return rc;
+  if (pz_at_once) {
+    p->reported = true;
+    on_failed(arg, p->doomed, p->ranged ? p->newest : p->doomed, CL_OUT_OF_RESOURCES);
+    return rc;
+  }
   if (pz_split && p->ranged) {
     if (!wait && (*completed <= p->doomed || p->newest <= p->doomed)) {
       *completed = p->doomed - 1; /* not found yet */
@@ -969,6 +979,64 @@ START_TEST(F8a_a_range_reported_as_its_first_command_finishes_reaches_it) {
 }
 END_TEST
 
+/* A real range failure found while an injected one ahead of it is held
+ * (fault injection's hold=N) waits for it, and nothing from its first
+ * command on counts finished meanwhile; when it goes out, its commands
+ * before an injected failure reported in the same poll are of it too.
+ * Stream 0 runs inc_k(x) (injected, held 15 polls: hold's first draw),
+ * copy_k(a -> c) (fails for real, as the OpenCL factory reports it: a
+ * range to the newest command, found at once), inc_k(y) (injected, held
+ * 4 more: the second draw), fill_k(d), then fills of scratch buffers whose
+ * enqueues poll the stream without waiting.  Whatever the order the polls
+ * find them in, c carries the copy's own failure, and x and y theirs. */
+START_TEST(F8a_a_real_range_held_behind_an_injected_failure_reaches_its_writes) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
+                                  .factory = &poisoning,
+                                  .fault = "complete:kernel=inc_k,hold=15",
+                                  .precise = -1,
+                                  .event_every = 1};
+  cls_context *ctx = ct_context_opts(&o);
+  if (!ranged_or_exact_explained(ctx)) {
+    cls_context_destroy(ctx);
+    return;
+  }
+  cls_kernel *fill = ct_kernel(ctx, SRC, "fill_k"), *copy = ct_kernel(ctx, SRC, "copy_k"),
+             *inc = ct_kernel(ctx, SRC, "inc_k");
+  cls_buffer a = ct_written(ctx, 0, N, 5), c = ct_alloc(ctx, 0, N * sizeof(int)),
+             x = ct_written(ctx, 0, N, 1), y = ct_written(ctx, 0, N, 2),
+             d = ct_alloc(ctx, 0, N * sizeof(int));
+  CT_OK(cls_sync(ctx, NULL));
+  pz_at_once = true;
+  ct_launch1(ctx, 0, inc, N, 1, (cls_arg[]){CLS_INOUT(x)});
+  launch_copy(ctx, copy, 0, a, c);
+  ct_launch1(ctx, 0, inc, N, 1, (cls_arg[]){CLS_INOUT(y)});
+  launch_fill(ctx, fill, 0, d, 9);
+  for (int i = 0; i < 200; i++) { /* polls that do not wait */
+    CT_OK(cls_check(ctx, 0, NULL, NULL));
+    nanosleep(&(struct timespec){0, 100000}, NULL);
+  }
+  CT_OK(cls_sync(ctx, NULL));
+  pz_at_once = false;
+  struct cls_failure_info f;
+  cls_report *r = failure_of(ctx, 0, c, &f);
+  ck_assert_msg(f.status == CLS_ELAUNCH && strstr(f.message, "copy_k"), "c: %s: %s",
+                cls_err_name(f.status), f.message);
+  cls_report_free(r);
+  r = failure_of(ctx, 0, x, &f);
+  ck_assert_msg(strstr(f.message, "inc_k"), "x: %s", f.message);
+  cls_report_free(r);
+  r = failure_of(ctx, 0, y, &f);
+  cls_report_free(r);
+  /* The fill is of the copy's range where it reached the queue before the
+   * range was found (the event driver), else it ran after it: */
+  int rc = cls_check(ctx, 1, &d, NULL);
+  ck_assert_msg(rc == CLS_ETAINTED || rc == CLS_OK, "d: %s", cls_err_name(rc));
+  if (rc == CLS_OK)
+    ct_expect_ints(ctx, 0, d, N, 9);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("ranged");
@@ -987,6 +1055,7 @@ int main(void) {
   CT_ADD(s, F8a_one_failure_on_a_shared_queue_is_one_record_logged_once);
   CT_ADD(s, F8a_a_download_downstream_of_a_failed_range_reads_tainted);
   CT_ADD(s, F8a_a_range_reported_as_its_first_command_finishes_reaches_it);
+  CT_ADD(s, F8a_a_real_range_held_behind_an_injected_failure_reaches_its_writes);
   CT_ADD(s, F8a_an_event_lets_go_of_the_one_before_it_while_its_command_is_queued);
   return ct_run(s);
 }

@@ -613,11 +613,6 @@ static bool due(const struct doomed *d, uint64_t completed) {
   return d->real ? d->first <= completed : d->seq <= completed;
 }
 
-/* Whether failure a (a range) covers doomed command d's own command. */
-static bool covers(const struct doomed *a, const struct doomed *d) {
-  return a->first <= d->seq && d->seq <= a->last;
-}
-
 static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_failed, void *arg,
                             uint64_t *completed) {
   struct fault_stream *fs = stream;
@@ -664,6 +659,7 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
    * commands tainted already; its status may say more, as a loss's). */
   size_t keep = 0;
   for (size_t i = 0; i < fs->nfound; i++) {
+    fs->found[i].real = true;
     if (fs->found[i].first <= *completed) {
       fs->found[keep++] = fs->found[i];
       continue;
@@ -671,62 +667,68 @@ static cl_int fs_poll_range(void *stream, int wait, cls_failed_range_fn on_faile
     size_t j = 0;
     while (j < fs->ndoomed && fs->doomed[j].seq < fs->found[i].seq)
       j++;
-    if (j < fs->ndoomed && fs->doomed[j].seq == fs->found[i].seq)
-      continue; /* doomed as well: reported once */
+    /* Doomed as well, over a range that holds this one: reported once.
+     * Over a shorter one (its range set at its enqueue, the real one's
+     * first command before it) the real one waits beside it, or the
+     * commands before the doomed one lose their failure (the test's
+     * F8a_a_real_range_held_behind_an_injected_failure_reaches_its_writes:
+     * a copy failed in a range to a doomed command read back clean). */
+    if (j < fs->ndoomed && fs->doomed[j].seq == fs->found[i].seq &&
+        fs->doomed[j].first <= fs->found[i].first)
+      continue;
     if (!push(&fs->doomed, &fs->ndoomed, &fs->capdoomed, 0, 0))
       continue; /* out of memory: that failure is not reported */
     memmove(&fs->doomed[j + 1], &fs->doomed[j], (fs->ndoomed - 1 - j) * sizeof *fs->doomed);
     fs->doomed[j] = fs->found[i];
     fs->doomed[j].hold = 0;
-    fs->doomed[j].real = true;
   }
   fs->nfound = keep;
-  /* Merge real failures and doomed commands that finished, in seq order;
-   * a range already reported is not reported again. */
-  size_t i = 0, j = 0;
-  uint64_t reported = 0; /* the last of the newest range reported */
-  while (i < fs->nfound || (j < fs->ndoomed && due(&fs->doomed[j], *completed))) {
-    bool take_doomed = i == fs->nfound ||
-                       (j < fs->ndoomed && due(&fs->doomed[j], *completed) &&
-                        fs->doomed[j].seq <= fs->found[i].seq);
-    const struct doomed *r;
-    struct doomed both;
-    if (take_doomed) {
-      r = &fs->doomed[j];
-      if (i < fs->nfound && (fs->found[i].seq == r->seq || covers(&fs->found[i], r))) {
-        /* Really failed as well: reported once, over both ranges.  The
-         * real one runs to the newest command where the device fails the
-         * rest of a queue behind a failed command: those ran nothing, and
-         * dropping them left their writes clean (found by the model,
-         * CLS_MODEL_LATE=1, context 0x39685d1dfb7f99a7: a fill and an
-         * upload behind a copy failed behind a loss, read back as zeros). */
-        both = *r;
-        if (fs->found[i].first < both.first)
-          both.first = fs->found[i].first;
-        if (fs->found[i].last > both.last)
-          both.last = fs->found[i].last;
-        r = &both;
-        i++;
-      }
-      j++;
-    } else {
-      r = &fs->found[i];
-      i++;
+  /* What is due now: the real failures found and the doomed commands up
+   * to the first one not due (they go in seq order).  Ranges that overlap
+   * are reported once, as their union, with a doomed command's status
+   * where one is among them (a loss says more than what failed behind
+   * it): a real range runs to the newest command, where the device fails
+   * the rest of a queue behind a failed command, and dropping any part of
+   * either leaves writes clean that nothing wrote (found by the model,
+   * CLS_MODEL_LATE=1, context 0x39685d1dfb7f99a7: a fill and an upload
+   * behind a copy failed behind a loss, read back as zeros; and by the
+   * case above, where a held real range and a doomed command inside it
+   * came due in one poll and only the doomed one's part was reported). */
+  size_t ndue = 0;
+  while (ndue < fs->ndoomed && due(&fs->doomed[ndue], *completed))
+    ndue++;
+  for (size_t j = 0; j < ndue; j++) {
+    if (!push(&fs->found, &fs->nfound, &fs->capfound, 0, 0)) {
+      const struct doomed *d = &fs->doomed[j]; /* out of memory: alone */
+      on_failed(arg, d->first, d->last, d->status);
+      continue;
     }
-    if (r->first > reported || !reported) {
-      on_failed(arg, r->first, r->last, r->status);
-      reported = r->last;
-    } else if (r->last > reported) {
-      /* It overlaps the range just reported and runs past it (a real
-       * range held behind a doomed command, both due now): the commands
-       * past it are reported too, or a failure among them is lost. */
-      on_failed(arg, reported + 1, r->last, r->status);
-      reported = r->last;
-    }
+    fs->found[fs->nfound - 1] = fs->doomed[j];
   }
-  if (j && j < fs->ndoomed) /* never memmove from NULL (no doomed command yet) */
-    memmove(fs->doomed, fs->doomed + j, (fs->ndoomed - j) * sizeof *fs->doomed);
-  fs->ndoomed -= j;
+  for (size_t i = 1; i < fs->nfound; i++) { /* by first command: few */
+    struct doomed t = fs->found[i];
+    size_t k = i;
+    for (; k && fs->found[k - 1].first > t.first; k--)
+      fs->found[k] = fs->found[k - 1];
+    fs->found[k] = t;
+  }
+  for (size_t i = 0; i < fs->nfound;) {
+    struct doomed u = fs->found[i++];
+    while (i < fs->nfound && fs->found[i].first <= u.last) {
+      const struct doomed *o = &fs->found[i++];
+      if (o->last > u.last)
+        u.last = o->last;
+      if (u.real && !o->real) {
+        u.status = o->status;
+        u.real = false;
+      }
+    }
+    on_failed(arg, u.first, u.last, u.status);
+  }
+  fs->nfound = 0;
+  if (ndue && ndue < fs->ndoomed) /* never memmove from NULL (no doomed command yet) */
+    memmove(fs->doomed, fs->doomed + ndue, (fs->ndoomed - ndue) * sizeof *fs->doomed);
+  fs->ndoomed -= ndue;
   /* A real failure still held (behind a doomed command not finished):
    * nothing from its range on counts finished until it is reported. */
   for (size_t k = 0; k < fs->ndoomed; k++)
