@@ -765,10 +765,8 @@ static uint64_t pz_reads; /* blocking reads enqueued, every stream */
  * was. */
 static bool pz_split, pz_split_hit;
 /* at_once: the range is reported by the first poll that finds its first
- * command finished, waiting or not; pz_kernel: the kernel whose first
- * launch fails (copy_k unless a case says). */
+ * command finished, waiting or not. */
 static bool pz_at_once;
-static const char *pz_kernel = "copy_k";
 
 static cl_int pz_create(void *fdata, const struct cls_backend *be, int id, void **out) {
   (void)fdata;
@@ -803,7 +801,7 @@ static cl_int pz_launch(void *st, const struct cls_kernel_cmd *c, uint64_t seq, 
                         const cl_event *w) {
   struct pz_stream *p = st;
   cl_int rc = pz_done(p, p->in->launch(p->s, c, seq, nw, w), seq);
-  if (rc == CL_SUCCESS && !p->doomed && strcmp(c->name, pz_kernel) == 0) {
+  if (rc == CL_SUCCESS && !p->doomed && strcmp(c->name, "copy_k") == 0) {
     p->doomed = seq;
     p->reads_then = pz_reads;
   }
@@ -986,9 +984,9 @@ END_TEST
  * Stream 0 runs inc_k(x) (injected, held 15 polls: hold's first draw),
  * copy_k(a -> c) (fails for real, as the OpenCL factory reports it: a
  * range to the newest command, found at once), inc_k(y) (injected, held
- * 4 more: the second draw), fill_k(d), then fills of scratch buffers whose
- * enqueues poll the stream without waiting.  Whatever the order the polls
- * find them in, c carries the copy's own failure, and x and y theirs. */
+ * 4 more: the second draw), fill_k(d), then cls_check of no buffer, which
+ * polls every stream without waiting.  Whatever the order the polls find
+ * them in, c carries the copy's own failure, and x and y theirs. */
 START_TEST(F8a_a_real_range_held_behind_an_injected_failure_reaches_its_writes) {
   struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION,
                                   .factory = &poisoning,
