@@ -483,6 +483,14 @@ static cls_context *held_producer(const char *scheduler, const char *fault, cls_
   return ctx;
 }
 
+/* A logger that lets a hold go once stream 1 is logged waiting on
+ * stream 0 (the wait is made by then). */
+static void release_at_wait(void *user, int level, const char *message) {
+  (void)level;
+  if (strstr(message, "stream 1 waits for stream 0"))
+    atomic_store(&((struct ct_hold *)user)->end, true);
+}
+
 /* Sequential with a queue per stream: a command that waits on another
  * queue goes to its own at the call (it waits on the event the producer's
  * queue lends, valid only until that queue is next asked anything), the
@@ -520,9 +528,14 @@ START_TEST(a_command_waiting_on_another_queue_goes_at_the_call_and_fails_after_i
   }
   if (!held)
     fprintf(stderr, "this platform ran the held queue inside clFlush: no wait was made\n");
-  /* The failed enqueue's wait happens on the host: let go after 50 ms. */
-  cls_context *ctx =
-      held_producer("scheduler:sequential", "enqueue:kernel=cp", &inc, &cp, &a, &b, &h, 50);
+  /* The failed enqueue's wait happens on the host, inside the call: the
+   * hold is let go when the call logs that wait (made, so counted), not
+   * after a time the host may overrun (a stall past it left the producer
+   * finished at the call: no wait).  Where the queue ran inside clFlush,
+   * after 50 ms. */
+  cls_context *ctx = held_producer("scheduler:sequential", "enqueue:kernel=cp", &inc, &cp, &a, &b,
+                                   &h, held ? 10000 : 50);
+  CT_OK(cls_set_logger(ctx, CLS_LOG_STREAMS, release_at_wait, &h));
   CT_OK(cls_launch(ctx, 1, cp, 1, &g, NULL, 2, (cls_arg[]){CLS_IN(a), CLS_OUT(b)}));
   ct_hold_end(&h);
   if (held)
