@@ -44,8 +44,10 @@ build() {
     make -j"$(nproc)" > /dev/null
     # The test programs (not the demo script).
     make -j"$(nproc)" bench/clstream-bench tools/clstream-info $(progs) $(singles) > /dev/null
-    # CLBlast's SGEMM on a stream, where configure found CLBlast.
+    # CLBlast's SGEMM and clFFT's transform on a stream, where configure
+    # found them.
     make tests/test-clblast > /dev/null 2>&1 || true
+    make tests/test-clfft > /dev/null 2>&1 || true
     find . -name '*.o' -delete
     # Only the programs travel: the archives are linked in, the symbols
     # are not needed to run (the lease's tree is limited to 64 MiB).
@@ -56,7 +58,7 @@ build() {
   # The shared libraries the programs load that a bare machine may lack
   # (the ICD loader, subunit); the C library is the machine's own.
   for f in "$dir/src/bench/clstream-bench" "$dir/src/tests/test-launch" \
-    $(ls "$dir/src/tests/test-clblast" 2> /dev/null); do
+    $(ls "$dir/src/tests/test-clblast" "$dir/src/tests/test-clfft" 2> /dev/null); do
     ldd "$f" | awk '/=> \// { print $3 }'
   done | sort -u | while read -r lib; do
     case ${lib##*/} in
@@ -133,10 +135,11 @@ run() {
   # A program that hangs costs its own GPU_CHECK_LIMIT seconds (default
   # 300), not the machine's lease.
   : > "$out/jobs"
-  clblast=
-  [ -x tests/test-clblast ] && clblast=tests/test-clblast
+  libs= # the foreign-library tests that were built
+  [ -x tests/test-clblast ] && libs=tests/test-clblast
+  [ -x tests/test-clfft ] && libs="$libs tests/test-clfft"
   once=" $(singles | tr '\n' ' ') "
-  for p in $(progs) $clblast exact $(singles); do
+  for p in $(progs) $libs exact $(singles); do
     case $once in
       *" $p "*) set -- once ;;
       *) set -- event scheduler:sequential scheduler:interleave ;;

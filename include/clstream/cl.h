@@ -52,9 +52,13 @@ extern "C" {
  * a callback that ignores the offset, or writes past `size`, writes
  * someone else's bytes (guard mode finds such a write).  It is no
  * sub-buffer: libraries take offsets, and some runtimes mishandle
- * sub-buffers (PoCL 3.1 crashes copying between one and an image).  An
- * image argument (cls_image_alloc()) is its own image object, `offset`
- * 0. */
+ * sub-buffers (PoCL 3.1 crashes copying between one and an image).  For
+ * a library that takes no offset (clFFT), make one in the callback:
+ * clCreateSubBuffer(mem, flags, CL_BUFFER_CREATE_TYPE_REGION,
+ * {offset, size}) is always valid (`offset` is a multiple of the device's
+ * CL_DEVICE_MEM_BASE_ADDR_ALIGN); release it after the enqueue, which
+ * keeps it (tests/test-clfft.c).  An image argument (cls_image_alloc())
+ * is its own image object, `offset` 0. */
 struct cls_foreign_buffer {
   cl_mem mem;    /**< the memory object; not retained for the callback */
   size_t offset; /**< bytes from the start of mem */
