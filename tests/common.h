@@ -235,6 +235,19 @@ static inline uint64_t ct_generation(cls_context *ctx, int s) {
   return g;
 }
 
+/* Whether failure 0 of r has `name` on its skip chain. */
+static inline int ct_chain_names(const cls_report *r, const char *name) {
+  struct cls_failure_info fi;
+  CT_OK(cls_report_failure(r, 0, &fi));
+  for (size_t i = 0; i < fi.nskips; i++) {
+    struct cls_skip_info sk;
+    CT_OK(cls_report_skip(r, 0, i, &sk));
+    if (strcmp(sk.kernel, name) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 /* Stream s's statistics (cls_stream_stats), checked. */
 /* Whether stream s's device offers cl_khr_command_buffer (the name
  * itself, not a longer one such as cl_khr_command_buffer_mutable_dispatch). */

@@ -115,19 +115,6 @@ static struct cls_failure_info tainted_by(cls_context *ctx, int stream, cls_buff
   return fi;
 }
 
-/* Whether failure 0 of r has `name` on its skip chain. */
-static int chain_names(const cls_report *r, const char *name) {
-  struct cls_failure_info fi;
-  CT_OK(cls_report_failure(r, 0, &fi));
-  for (size_t i = 0; i < fi.nskips; i++) {
-    struct cls_skip_info sk;
-    CT_OK(cls_report_skip(r, 0, i, &sk));
-    if (strcmp(sk.kernel, name) == 0)
-      return 1;
-  }
-  return 0;
-}
-
 static const int ramp_base = 100;
 static cls_buffer ramp(cls_context *ctx, int stream) {
   int v[N];
@@ -308,9 +295,9 @@ START_TEST(F2_foreign_command_skipped_on_tainted_input_callback_not_called) {
   ck_assert_int_eq(calls_of(&s), 0);
   cls_report *r;
   tainted_by(ctx, 2, c, "fill_k", "fill_k", &r);
-  ck_assert_msg(chain_names(r, "gemm-like"), "skip chain lacks the label: %s",
+  ck_assert_msg(ct_chain_names(r, "gemm-like"), "skip chain lacks the label: %s",
                 cls_report_text(r));
-  ck_assert(chain_names(r, "copy_k"));
+  ck_assert(ct_chain_names(r, "copy_k"));
   cls_report_free(r);
   cls_context_destroy(ctx);
 }
