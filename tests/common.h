@@ -235,6 +235,15 @@ static inline uint64_t ct_generation(cls_context *ctx, int s) {
   return g;
 }
 
+/* Failure i of report r (cls_report_failure), checked. */
+static inline struct cls_failure_info ct_failure(const cls_report *r, size_t i) {
+  struct cls_failure_info f;
+  memset(&f, 0, sizeof f);
+  ck_assert_ptr_nonnull(r);
+  CT_OK(cls_report_failure(r, i, &f));
+  return f;
+}
+
 /* Whether failure 0 of r has `name` on its skip chain. */
 static inline int ct_chain_names(const cls_report *r, const char *name) {
   struct cls_failure_info fi;

@@ -84,13 +84,6 @@ static void launch_ok(int stream, const char *k, cls_buffer in, cls_buffer out) 
                 rc, cls_last_error_detail());
 }
 
-static struct cls_failure_info finfo(const cls_report *r, size_t i) {
-  struct cls_failure_info f;
-  memset(&f, 0, sizeof f);
-  CT_OK(cls_report_failure(r, i, &f));
-  return f;
-}
-
 static struct cls_skip_info sinfo(const cls_report *r, size_t fi, size_t i) {
   struct cls_skip_info s;
   memset(&s, 0, sizeof s);
@@ -112,7 +105,7 @@ static cls_report *tainted(int stream, cls_buffer b) {
  * the enqueue. */
 static void assert_k1_async_root(const cls_report *r) {
   ck_assert_uint_eq(cls_report_failures(r), 1);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_str_eq(f.kernel, "producer_k1");
   ck_assert_str_eq(f.operation, "launch");
   ck_assert_int_eq(f.stream, 0);
@@ -160,7 +153,7 @@ START_TEST(F8_consumer_on_same_stream_ran_on_untrusted_input) {
 
   cls_report *r = tainted(0, b2);
   assert_k1_async_root(r);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_uint_eq(f.nskips, 1);
   ck_assert_uint_eq(f.skipped, 1);
   assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 0);
@@ -176,7 +169,7 @@ START_TEST(F8_consumer_on_same_stream_ran_on_untrusted_input) {
   CT_ERR(launch_unary(0, "later_k3", b2, b3), CLS_ESKIPPED);
   r = tainted(0, b3);
   assert_k1_async_root(r);
-  ck_assert_uint_eq(finfo(r, 0).nskips, 2);
+  ck_assert_uint_eq(ct_failure(r, 0).nskips, 2);
   assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 0);
   assert_skip(r, 1, CLS_SKIP_SKIPPED, "later_k3", 0);
   cls_report_free(r);
@@ -201,7 +194,7 @@ START_TEST(F8_consumer_on_other_stream_ran_on_untrusted_input) {
 
   cls_report *r = tainted(1, b2);
   assert_k1_async_root(r);
-  ck_assert_uint_eq(finfo(r, 0).nskips, 1);
+  ck_assert_uint_eq(ct_failure(r, 0).nskips, 1);
   assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 1);
   cls_report_free(r);
 
@@ -233,7 +226,7 @@ static int launch_wide(int stream, cls_buffer in, cls_buffer out, cls_buffer oth
 static void assert_first_argument_decided(cls_buffer out, cls_buffer b2, int kind) {
   cls_report *r = tainted(2, out);
   assert_k1_async_root(r);
-  ck_assert_uint_eq(finfo(r, 0).nskips, 1);
+  ck_assert_uint_eq(ct_failure(r, 0).nskips, 1);
   /* A consumer that ran is untrusted; one a batching driver had not handed
    * to its queue yet is dropped when the first failure is found, as it
    * would have been skipped had that been known at its submit. */
@@ -244,7 +237,7 @@ static void assert_first_argument_decided(cls_buffer out, cls_buffer b2, int kin
   cls_report_free(r);
   r = tainted(1, b2);
   ck_assert_uint_eq(cls_report_failures(r), 1);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_str_eq(f.kernel, "later_k3");
   ck_assert_int_eq(f.async, 1);
   ck_assert_uint_eq(f.nskips, 0); /* the consumer counts on producer_k1 only */
@@ -393,7 +386,7 @@ START_TEST(F8_replay_over_a_grown_wrapped_log) {
 
   cls_report *r = tainted(1, c[(CHAIN - 1) % 2]);
   assert_k1_async_root(r);
-  ck_assert_uint_eq(finfo(r, 0).nskips, 3);
+  ck_assert_uint_eq(ct_failure(r, 0).nskips, 3);
   assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 1);
   assert_skip(r, 1, CLS_SKIP_UNTRUSTED, "wide_k", 1);
   assert_skip(r, 2, CLS_SKIP_UNTRUSTED, "plain_k", 1);
@@ -428,7 +421,7 @@ START_TEST(F8_async_download_fails_at_stream_sync) {
                 cls_err_name(rc), rc, cls_last_error_detail());
   ck_assert_ptr_nonnull(r);
   assert_k1_async_root(r);
-  ck_assert_uint_eq(finfo(r, 0).nskips, 1);
+  ck_assert_uint_eq(ct_failure(r, 0).nskips, 1);
   assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 0);
   cls_report_free(r);
   /* The unrelated download of the same sync got its bytes. */
@@ -452,7 +445,7 @@ START_TEST(F8_blocking_download_of_failed_output_fails) {
   launch_ok(0, "producer_k1", in, b1);
   cls_report *r = tainted(0, b1);
   assert_k1_async_root(r);
-  ck_assert_uint_eq(finfo(r, 0).nskips, 0);
+  ck_assert_uint_eq(ct_failure(r, 0).nskips, 0);
   cls_report_free(r);
   /* Read again, and from another stream: still the same failure. */
   r = tainted(1, b1);
@@ -479,7 +472,7 @@ START_TEST(F8_later_writes_that_read_nothing_tainted_clear) {
   expect_seq(0, b3, 4);
   cls_report *r = tainted(0, b1);
   assert_k1_async_root(r);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_uint_eq(f.skipped, 2); /* the two consumers ran on it */
   assert_skip(r, 0, CLS_SKIP_UNTRUSTED, "consumer_k2", 0);
   cls_report_free(r);
@@ -502,7 +495,7 @@ START_TEST(F8_failed_upload_taints_its_buffer) {
   CT_OK(cls_upload(ctx, 0, b, 0, v, NB)); /* enqueued; fails on completion */
   cls_report *r = tainted(0, b);
   ck_assert_uint_eq(cls_report_failures(r), 1);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_str_eq(f.operation, "upload");
   ck_assert_str_eq(f.kernel, "");
   ck_assert_int_eq(f.async, 1);
@@ -528,7 +521,7 @@ START_TEST(F8_failed_upload_after_other_work_taints_its_buffer) {
   upload_seq(0, b, 40);        /* upload 2: fails on completion */
   cls_report *r = tainted(0, b);
   ck_assert_uint_eq(cls_report_failures(r), 1);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_str_eq(f.operation, "upload");
   ck_assert_int_eq(f.async, 1);
   cls_report_free(r);
@@ -597,7 +590,7 @@ START_TEST(F7_failure_found_while_ordering_skips_instead_of_waiting) {
   ck_assert_uint_eq(t0.markers, s0.markers);
   cls_report *r = tainted(1, b2);
   assert_k1_async_root(r);
-  ck_assert_uint_eq(finfo(r, 0).nskips, 1);
+  ck_assert_uint_eq(ct_failure(r, 0).nskips, 1);
   assert_skip(r, 0, CLS_SKIP_SKIPPED, "consumer_k2", 1);
   cls_report_free(r);
 
@@ -703,7 +696,7 @@ START_TEST(F7_failed_last_event_is_polled_not_waited_on) {
     ck_assert_uint_eq(stats(1).waits, s1.waits);
     cls_report *r = tainted(1, b2);
     ck_assert_uint_eq(cls_report_failures(r), 1);
-    struct cls_failure_info f = finfo(r, 0);
+    struct cls_failure_info f = ct_failure(r, 0);
     ck_assert_str_eq(f.kernel, "producer_k1");
     ck_assert_int_eq(f.async, 1);
     ck_assert_int_eq(f.cl_status, q.dependent_status);
@@ -739,7 +732,7 @@ START_TEST(F7_deferred_wait_on_a_failed_event_is_dropped) {
     CT_OK(cls_stream_sync(ctx, 1, NULL)); /* hands the consumer over: must not hang */
     cls_report *r = tainted(1, b2);
     ck_assert_uint_eq(cls_report_failures(r), 1);
-    struct cls_failure_info f = finfo(r, 0);
+    struct cls_failure_info f = ct_failure(r, 0);
     ck_assert_str_eq(f.kernel, "producer_k1");
     ck_assert_int_eq(f.async, 1);
     ck_assert_uint_eq(f.nskips, 1);
@@ -772,7 +765,7 @@ START_TEST(F5_check_reports_a_failure_its_settle_finds) {
   CT_ERR(cls_check(ctx, 2, both, &r), CLS_ETAINTED);
   ck_assert_ptr_nonnull(r);
   ck_assert_uint_eq(cls_report_failures(r), 2);
-  struct cls_failure_info f0 = finfo(r, 0), f1 = finfo(r, 1);
+  struct cls_failure_info f0 = ct_failure(r, 0), f1 = ct_failure(r, 1);
   ck_assert_str_eq(f0.operation, "fill");
   ck_assert_int_eq(f0.async, 0);
   ck_assert_str_eq(f1.kernel, "plain_k");

@@ -139,13 +139,6 @@ static cls_report *tainted(int stream, cls_buffer b) {
   return r;
 }
 
-static struct cls_failure_info finfo(const cls_report *r, size_t i) {
-  struct cls_failure_info f;
-  memset(&f, 0, sizeof f);
-  CT_OK(cls_report_failure(r, i, &f));
-  return f;
-}
-
 static struct cls_skip_info sinfo(const cls_report *r, size_t fi, size_t i) {
   struct cls_skip_info s;
   memset(&s, 0, sizeof s);
@@ -158,7 +151,7 @@ static struct cls_skip_info sinfo(const cls_report *r, size_t fi, size_t i) {
 static cls_report *tainted_by(int read_stream, cls_buffer b, const char *kernel, int stream) {
   cls_report *r = tainted(read_stream, b);
   ck_assert_uint_eq(cls_report_failures(r), 1);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_msg(strcmp(f.kernel, kernel) == 0, "root kernel '%s', expected '%s'\n%s", f.kernel,
                 kernel, cls_report_text(r));
   ck_assert_int_eq(f.stream, stream);
@@ -233,7 +226,7 @@ START_TEST(F1_many_buffers_share_one_failure) {
   ck_assert_ptr_nonnull(r);
   ck_assert_uint_eq(cls_report_failures(r), 1);
   ck_assert_uint_eq(cls_report_bad_handles(r), 0);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_str_eq(f.kernel, "split3");
   ck_assert_str_eq(f.operation, "launch");
   ck_assert_int_eq(f.status, CLS_ELAUNCH);
@@ -250,7 +243,7 @@ START_TEST(F1_many_buffers_share_one_failure) {
   cls_report *none = (cls_report *)1;
   CT_OK(cls_check(ctx, 3, xyz, &none));
   ck_assert_ptr_null(none);
-  ck_assert_str_eq(finfo(r, 0).kernel, "split3");
+  ck_assert_str_eq(ct_failure(r, 0).kernel, "split3");
   cls_report_free(r);
   ck_assert_uint_eq(cls__failures_alive(), base);
   expect_seq(0, x, 10);
@@ -284,7 +277,7 @@ START_TEST(F1_many_buffers_share_one_failure) {
   text = cls_report_text(r);
   ck_assert_msg(strstr(text, "split3") != NULL && strstr(text, "CL_OUT_OF_RESOURCES") != NULL,
                 "report text after cls_context_destroy:\n%s", text);
-  f = finfo(r, 0);
+  f = ct_failure(r, 0);
   ck_assert_str_eq(f.kernel, "split3");
   ck_assert_int_eq(f.cl_status, CL_OUT_OF_RESOURCES);
   cls_report_free(r);
@@ -313,7 +306,7 @@ START_TEST(F2_skip_chain_across_three_streams) {
 
   cls_report *r = tainted(2, oc);
   ck_assert_uint_eq(cls_report_failures(r), 1);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_int_eq(f.status, CLS_ELAUNCH);
   ck_assert_int_eq(f.cl_status, CL_OUT_OF_RESOURCES);
   ck_assert_str_eq(f.cl_name, "CL_OUT_OF_RESOURCES");
@@ -423,10 +416,10 @@ START_TEST(F2_first_failing_input_in_argument_order_wins) {
   }
   /* x's record holds the skips that took it, y's the others. */
   cls_report *r = tainted_by(0, x, "fail_one", 0);
-  ck_assert_uint_eq(finfo(r, 0).skipped, 3);
+  ck_assert_uint_eq(ct_failure(r, 0).skipped, 3);
   cls_report_free(r);
   r = tainted_by(1, y, "fail_two", 1);
-  ck_assert_uint_eq(finfo(r, 0).skipped, 6);
+  ck_assert_uint_eq(ct_failure(r, 0).skipped, 6);
   cls_report_free(r);
 
   expect_seq(2, clean, 50);
@@ -536,7 +529,7 @@ START_TEST(F3_unfinished_write_scope_stays_tainted) {
   for (int i = 0; i < 2; i++) {
     cls_report *r = tainted(0, b);
     ck_assert_uint_eq(cls_report_failures(r), 1);
-    struct cls_failure_info f = finfo(r, 0);
+    struct cls_failure_info f = ct_failure(r, 0);
     ck_assert_msg(ct_icontains(f.message, "never finished"),
                   "the report should say the write never finished: %s", cls_report_text(r));
     cls_report_free(r);
@@ -624,7 +617,7 @@ START_TEST(F5_read_names_every_failure_once_and_bad_handles) {
                 cls_report_failures(r), text);
   int seen_one = 0, seen_two = 0;
   for (size_t i = 0; i < 2; i++) {
-    struct cls_failure_info f = finfo(r, i);
+    struct cls_failure_info f = ct_failure(r, i);
     if (strcmp(f.kernel, "fail_one") == 0) {
       seen_one++;
       ck_assert_int_eq(f.stream, 0);
@@ -689,7 +682,7 @@ START_TEST(F5_read_names_every_failure_once_and_bad_handles) {
   CT_ERR(cls_check(ctx, 2, both, &r), CLS_ETAINTED);
   ck_assert_uint_eq(cls_report_failures(r), 2);
   for (size_t i = 0; i < 2; i++) {
-    struct cls_failure_info f = finfo(r, i);
+    struct cls_failure_info f = ct_failure(r, i);
     ck_assert_uint_eq(f.skipped, 1);
   }
   cls_report_free(r);
@@ -716,7 +709,7 @@ START_TEST(F5_tainted_download_fails_and_is_not_retried) {
     ck_assert_msg(rc == CLS_ETAINTED, "download %d: %s", i, cls_err_name(rc));
     ck_assert_ptr_nonnull(r);
     ck_assert_uint_eq(cls_report_failures(r), 1);
-    ck_assert_str_eq(finfo(r, 0).kernel, "fail_one");
+    ck_assert_str_eq(ct_failure(r, 0).kernel, "fail_one");
     cls_report_free(r);
   }
   /* Without a report pointer, and for a part of the buffer. */
@@ -917,7 +910,7 @@ START_TEST(F6_failure_taints_buffer_of_another_stream) {
   CT_ERR(launch_unary(1, "k1", t, o), CLS_ESKIPPED); /* skipped on B */
 
   cls_report *r = tainted_by(1, o, "fail_one", 0);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_uint_eq(f.nskips, 1);
   struct cls_skip_info s = sinfo(r, 0, 0);
   ck_assert_str_eq(s.kernel, "k1");
@@ -963,7 +956,7 @@ START_TEST(F9_every_failure_logged_exactly_once) {
 
   for (int i = 0; i < 2; i++) {
     cls_report *r = tainted_by(2, b[CHAIN], "fail_one", 0);
-    ck_assert_uint_eq(finfo(r, 0).skipped, CHAIN);
+    ck_assert_uint_eq(ct_failure(r, 0).skipped, CHAIN);
     cls_report_free(r);
     cls_report_free(tainted_by(1, y, "fail_two", 1));
     cls_buffer both[] = {b[CHAIN], y, b[0]};
@@ -1015,7 +1008,7 @@ START_TEST(F9_a_record_without_an_opencl_status_shows_none) {
   ck_assert_msg(!strstr(text, "CL_SUCCESS") && !strstr(text, "1 bytes") &&
                     strstr(text, "buffer of 1 byte allocated"),
                 "%s", text);
-  ck_assert_str_eq(finfo(r, 0).cl_name, "");
+  ck_assert_str_eq(ct_failure(r, 0).cl_name, "");
   cls_report_free(r);
   CT_ERR(cls_download(ctx, 1, two, 0, bytes, 2, NULL), CLS_ETAINTED);
   ck_assert_msg(!strstr(cls_last_error_detail(), "CL_SUCCESS") &&
@@ -1103,7 +1096,7 @@ START_TEST(F10_ten_thousand_skips_allocate_nothing) {
 
   ck_assert_uint_eq(stats(0).skips, (uint64_t)(WARM + SKIPS));
   cls_report *r = tainted_by(0, o, "fail_one", 0);
-  struct cls_failure_info f = finfo(r, 0);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_uint_eq(f.skipped, (uint64_t)(WARM + SKIPS));
   ck_assert_uint_eq(f.nskips, 1);
   struct cls_skip_info s = sinfo(r, 0, 0);

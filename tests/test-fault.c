@@ -114,13 +114,6 @@ static cls_report *tainted(int stream, cls_buffer b) {
   return r;
 }
 
-static struct cls_failure_info finfo(const cls_report *r) {
-  struct cls_failure_info f;
-  memset(&f, 0, sizeof f);
-  CT_OK(cls_report_failure(r, 0, &f));
-  return f;
-}
-
 /* New work on `stream` succeeds. */
 static void assert_healthy(int stream) {
   static int round = 100;
@@ -368,14 +361,14 @@ START_TEST(enqueue_fault_is_returned_by_the_call) {
     CT_OK(cls_fill(ctx, 1, b, 0, NB, &pat, sizeof pat));
   }
   cls_report *r = tainted(0, out);
-  ck_assert_int_eq(finfo(r).async, !immediate);
-  ck_assert_int_eq(finfo(r).cl_status, CL_INVALID_VALUE);
-  ck_assert_str_eq(finfo(r).kernel, "fk");
+  ck_assert_int_eq(ct_failure(r, 0).async, !immediate);
+  ck_assert_int_eq(ct_failure(r, 0).cl_status, CL_INVALID_VALUE);
+  ck_assert_str_eq(ct_failure(r, 0).kernel, "fk");
   cls_report_free(r);
   r = tainted(1, b);
-  ck_assert_int_eq(finfo(r).async, !immediate);
-  ck_assert_int_eq(finfo(r).cl_status, CL_INVALID_MEM_OBJECT);
-  ck_assert_str_eq(finfo(r).operation, "fill");
+  ck_assert_int_eq(ct_failure(r, 0).async, !immediate);
+  ck_assert_int_eq(ct_failure(r, 0).cl_status, CL_INVALID_MEM_OBJECT);
+  ck_assert_str_eq(ct_failure(r, 0).operation, "fill");
   cls_report_free(r);
   assert_healthy(0);
   assert_healthy(1);
@@ -415,7 +408,7 @@ START_TEST(enqueue_nth_2_fails_exactly_the_second_command) {
   CT_OK(upload_seq(0, c, 300));
   expect_seq(0, a, 100);
   cls_report *r = tainted(0, b);
-  struct cls_failure_info f = finfo(r);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_str_eq(f.operation, "upload");
   ck_assert_int_eq(f.cl_status, CL_OUT_OF_RESOURCES);
   ck_assert_int_eq(f.async, deferred);
@@ -484,7 +477,7 @@ START_TEST(status_by_name_shows_in_the_report) {
   if (!deferred)
     ck_assert_int_eq(cls_last_cl_status(), CL_INVALID_VALUE);
   cls_report *r = tainted(0, out);
-  struct cls_failure_info f = finfo(r);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_int_eq(f.cl_status, CL_INVALID_VALUE);
   ck_assert_str_eq(f.cl_name, "CL_INVALID_VALUE");
   ck_assert_str_eq(f.kernel, "fk");
@@ -507,8 +500,8 @@ START_TEST(status_by_number) {
   if (!deferred)
     ck_assert_int_eq(cls_last_cl_status(), CL_INVALID_MEM_OBJECT);
   cls_report *r = tainted(0, b);
-  ck_assert_int_eq(finfo(r).cl_status, CL_INVALID_MEM_OBJECT);
-  ck_assert_str_eq(finfo(r).operation, "fill");
+  ck_assert_int_eq(ct_failure(r, 0).cl_status, CL_INVALID_MEM_OBJECT);
+  ck_assert_str_eq(ct_failure(r, 0).operation, "fill");
   cls_report_free(r);
   assert_healthy(0);
   close_ctx();
@@ -523,10 +516,10 @@ START_TEST(two_faults_separated_by_semicolon_both_fire) {
   ENQUEUE_FAILS(launch_unary(1, "kb", in, y), CLS_ELAUNCH);
   CT_OK(launch_unary(0, "kc", in, z));
   cls_report *r = tainted(0, x);
-  ck_assert_str_eq(finfo(r).kernel, "ka");
+  ck_assert_str_eq(ct_failure(r, 0).kernel, "ka");
   cls_report_free(r);
   r = tainted(1, y);
-  ck_assert_str_eq(finfo(r).kernel, "kb");
+  ck_assert_str_eq(ct_failure(r, 0).kernel, "kb");
   cls_report_free(r);
   expect_seq(0, z, 4);
   assert_healthy(0);

@@ -116,13 +116,6 @@ static void expect_rgba(const float *px, float v, float add) {
     }
 }
 
-static struct cls_failure_info finfo(const cls_report *r) {
-  struct cls_failure_info f;
-  ck_assert_ptr_nonnull(r);
-  CT_OK(cls_report_failure(r, 0, &f));
-  return f;
-}
-
 /* A download that must fail with a report of one failure. */
 static cls_report *tainted(int stream, cls_image img) {
   static float px[W * H * 4];
@@ -249,10 +242,10 @@ START_TEST(F1_image_never_written_reads_as_never_written) {
   }
   cls_image img = image(1, &RGBA_F);
   cls_report *r = tainted(0, img);
-  ck_assert_str_eq(finfo(r).operation, "alloc");
-  ck_assert_msg(strstr(finfo(r).message, "image of 16 x 8 x 1 pixels") &&
-                    strstr(finfo(r).message, "never written"),
-                "%s", finfo(r).message);
+  ck_assert_str_eq(ct_failure(r, 0).operation, "alloc");
+  ck_assert_msg(strstr(ct_failure(r, 0).message, "image of 16 x 8 x 1 pixels") &&
+                    strstr(ct_failure(r, 0).message, "never written"),
+                "%s", ct_failure(r, 0).message);
   cls_report_free(r);
   CT_ERR(cls_check(ctx, 1, &img, NULL), CLS_ETAINTED);
   /* A launch reading it is skipped (F2); a writing one clears it (F4). */
@@ -280,8 +273,8 @@ START_TEST(F5_download_of_tainted_image_names_root) {
   ck_assert_msg(rc == CLS_ELAUNCH || (rc == 0 && strcmp(cls_context_driver(ctx), "event")),
                 "%s", cls_err_name(rc));
   cls_report *r = tainted(1, img);
-  ck_assert_str_eq(finfo(r).kernel, "fail_produce");
-  ck_assert_int_eq(finfo(r).stream, 0);
+  ck_assert_str_eq(ct_failure(r, 0).kernel, "fail_produce");
+  ck_assert_int_eq(ct_failure(r, 0).stream, 0);
   cls_report_free(r);
   close_ctx();
 }
@@ -302,7 +295,7 @@ START_TEST(F4_launch_reading_tainted_image_is_skipped) {
   cls_arg a[] = {CLS_IN(in), CLS_OUT(out)};
   CT_ERR(launch2d(1, "add1", 2, a), CLS_ESKIPPED);
   cls_report *r = tainted(1, out);
-  struct cls_failure_info f = finfo(r);
+  struct cls_failure_info f = ct_failure(r, 0);
   ck_assert_str_eq(f.kernel, "fail_produce");
   ck_assert_uint_ge(f.nskips, 1);
   struct cls_skip_info sk;
@@ -408,8 +401,8 @@ START_TEST(F12_region_out_of_bounds_is_refused_and_leaves_a_record) {
   ck_assert_msg(strstr(cls_last_error_detail(), "passes the edge of the 16 x 8 x 1 image"), "%s",
                 cls_last_error_detail());
   cls_report *r = tainted(0, img);
-  ck_assert_int_eq(finfo(r).status, CLS_ERANGE);
-  ck_assert_msg(strstr(finfo(r).message, "refused"), "%s", finfo(r).message);
+  ck_assert_int_eq(ct_failure(r, 0).status, CLS_ERANGE);
+  ck_assert_msg(strstr(ct_failure(r, 0).message, "refused"), "%s", ct_failure(r, 0).message);
   cls_report_free(r);
   /* A read past the edge is refused and leaves nothing. */
   cls_image clean = image(0, &RGBA_F);
@@ -494,7 +487,7 @@ START_TEST(images_and_buffers_are_not_interchangeable) {
    * written (F12); the byte calls touched nothing. */
   cls_report *r = NULL;
   CT_ERR(cls_check(ctx, 1, &img, &r), CLS_ETAINTED);
-  ck_assert_int_eq(finfo(r).status, CLS_EARGKIND);
+  ck_assert_int_eq(ct_failure(r, 0).status, CLS_EARGKIND);
   cls_report_free(r);
   CT_OK(produce(0, img, 0.0f));
   /* The right way round works. */
@@ -651,7 +644,7 @@ START_TEST(copies_and_fills_move_regions) {
   size_t near[3] = {1, 1, 0};
   CT_ERR(cls_image_copy(ctx, 0, a, NULL, a, near, r), CLS_EINVAL); /* overlap: F12 on a */
   cls_report *rep = tainted(0, a);
-  ck_assert_int_eq(finfo(rep).status, CLS_EINVAL);
+  ck_assert_int_eq(ct_failure(rep, 0).status, CLS_EINVAL);
   cls_report_free(rep);
   CT_ERR(cls_image_fill(ctx, 0, a, NULL, NULL, NULL), CLS_EINVAL);
   close_ctx();
@@ -670,7 +663,7 @@ START_TEST(F2_copy_of_tainted_image_passes_its_failure_on) {
   CT_OK(produce(0, dst, 1.0f));
   CT_ERR(cls_image_copy(ctx, 0, never, NULL, dst, NULL, NULL), CLS_ETAINTED);
   cls_report *r = tainted(0, dst);
-  ck_assert_str_eq(finfo(r).operation, "alloc");
+  ck_assert_str_eq(ct_failure(r, 0).operation, "alloc");
   cls_report_free(r);
   cls_buffer buf = ct_alloc(ctx, 1, W * H * 16);
   float zero[W * H * 4] = {0};
