@@ -17,7 +17,7 @@
 
 /* What a callback saw and what it is to do. */
 enum { DO_COPY, DO_FAIL, DO_GARBAGE, DO_OTHER_CONTEXT, DO_USER_EVENT, DO_NO_EVENT,
-       DO_WRITE_INPUT };
+       DO_WRITE_INPUT, DO_WRITE_PAST_INPUT };
 struct seen {
   int mode;
   int calls;
@@ -60,6 +60,18 @@ static cl_int copy_cb(const struct cls_foreign_call *c, cl_event *last) {
     int v = 9;
     return clEnqueueFillBuffer(c->queue, c->buffers[0].mem, &v, sizeof v, c->buffers[0].offset,
                                c->buffers[0].size, 0, NULL, last);
+  }
+  case DO_WRITE_PAST_INPUT: { /* one int past buffer 0's end, then the copy */
+    int v = 9;
+    cl_event e;
+    rc = clEnqueueFillBuffer(c->queue, c->buffers[0].mem, &v, sizeof v,
+                             c->buffers[0].offset + c->buffers[0].size, sizeof v, 0, NULL, &e);
+    if (rc != CL_SUCCESS)
+      return rc;
+    rc = clEnqueueCopyBuffer(c->queue, c->buffers[0].mem, c->buffers[1].mem, c->buffers[0].offset,
+                             c->buffers[1].offset, c->buffers[0].size, 1, &e, last);
+    clReleaseEvent(e);
+    return rc;
   }
   case DO_USER_EVENT:
     clGetCommandQueueInfo(c->queue, CL_QUEUE_CONTEXT, sizeof mine, &mine, NULL);
@@ -786,6 +798,33 @@ START_TEST(F11_guard_catches_a_foreign_write_through_CLS_IN) {
 }
 END_TEST
 
+/* Guard mode checks the guards of every buffer a foreign command is
+ * given, CLS_IN ones too (the library may write anywhere): a write past
+ * the end of its input is a CLS_EGUARD failure of the command, named by
+ * its label, not of the input's last writer; the input's own bytes,
+ * unchanged, read good. */
+START_TEST(guard_names_a_foreign_command_that_writes_past_its_CLS_IN_buffer) {
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .guard = 1};
+  cls_context *ctx = ct_context_opts(&o);
+  cls_buffer in = ramp(ctx, 0), out = ct_alloc(ctx, 1, N * sizeof(int));
+  struct seen s;
+  seen_init(&s, DO_WRITE_PAST_INPUT);
+  CT_OK(cls_foreign(ctx, 1, "stray", copy_cb, &s, 2, (cls_arg[]){CLS_IN(in), CLS_OUT(out)}));
+  CT_OK(cls_sync(ctx, NULL));
+  ck_assert_int_eq(calls_of(&s), 1);
+  cls_report *r;
+  struct cls_failure_info fi =
+      tainted_by(ctx, 1, out, "stray", "out-of-bounds write past the end of buffer", &r);
+  ck_assert_int_eq(fi.status, CLS_EGUARD);
+  ck_assert_msg(strstr(fi.message, "by 'stray' on stream 1"), "root: %s", fi.message);
+  cls_report_free(r);
+  int got[N];
+  CT_OK(cls_download(ctx, 0, in, 0, got, sizeof got, NULL));
+  CT_EXPECT_INTS(got, N, i, ramp_base + (int)i);
+  cls_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("foreign");
@@ -807,6 +846,7 @@ int main(void) {
   CT_ADD(s, foreign_without_an_event_is_ordered_by_a_marker);
   CT_ADD(s, loss_after_enqueue_behind_a_foreign_event_set_later_does_not_block_the_launch);
   CT_ADD(s, F11_guard_catches_a_foreign_write_through_CLS_IN);
+  CT_ADD(s, guard_names_a_foreign_command_that_writes_past_its_CLS_IN_buffer);
   CT_ADD(s, rect_transfers_run_as_foreign_commands_ordered_and_skipped_as_launches);
   return ct_run(s);
 }

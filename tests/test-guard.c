@@ -20,7 +20,9 @@
   "__kernel void honest(__global int *in, __global int *o) {\n"               \
   "  int i = get_global_id(0); o[i] = in[i] + 1; }\n"                         \
   "__kernel void advance(__global int *dst, __global int *src) {\n"             \
-  "  int i = get_global_id(0); dst[i] = src[i] + 1; }\n"
+  "  int i = get_global_id(0); dst[i] = src[i] + 1; }\n"                        \
+  "__kernel void stray(__global int *in, __global int *o, int at) {\n"          \
+  "  int i = get_global_id(0); o[i] = in[i] + 1; if (i == 0) in[at] = 7; }\n"
 
 enum { N = 16 };
 static cls_context *ctx;
@@ -355,6 +357,39 @@ START_TEST(guard_one_buffer_as_destination_and_source_is_the_launch_s_own_write)
 }
 END_TEST
 
+/* A kernel that writes past the end of a buffer it was given CLS_IN (its
+ * argument is not const, so it can): the buffer's guards are checked
+ * after this launch too, and the record names it, not the buffer's last
+ * or next declared writer.  The launch's output and the neighbour the
+ * write reached take it; the buffer's own bytes, unchanged (F11 compares
+ * them), read good, and so does a later in-bounds write of it. */
+START_TEST(guard_write_past_a_CLS_IN_buffer_names_the_launch_that_made_it) {
+  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
+  cls_kernel *stray = ct_get_kernel(ctx, p, "stray");
+  cls_buffer in = ct_written(ctx, 0, N, 5), next = ct_written(ctx, 0, N, 9),
+             o = ct_alloc(ctx, 1, N * sizeof(int));
+  size_t g[1] = {N};
+  int at = N;
+  CT_OK(cls_launch(ctx, 1, stray, 1, g, NULL, 3,
+                   (cls_arg[]){CLS_IN(in), CLS_OUT(o), CLS_SCALAR(at)}));
+  CT_OK(cls_sync(ctx, NULL));
+  poke_at(0, in, 0); /* a declared writer after the crossing */
+  CT_OK(cls_sync(ctx, NULL));
+  struct root r = root_of(1, o, N * sizeof(int));
+  ck_assert_msg(r.status == CLS_EGUARD && strstr(r.message, "past the end of") &&
+                    strstr(r.message, "by 'stray' on stream 1"),
+                "root %s: %s", cls_err_name(r.status), r.message);
+  r = root_of(0, next, N * sizeof(int));
+  ck_assert_msg(r.status == CLS_EGUARD && strstr(r.message, "by 'stray'"), "root %s: %s",
+                cls_err_name(r.status), r.message);
+  int got[N];
+  ct_download_ints(ctx, 0, in, got, N);
+  ck_assert_int_eq(got[0], 0x5eed);
+  for (int i = 1; i < N; i++)
+    ck_assert_int_eq(got[i], 5);
+}
+END_TEST
+
 int main(void) {
   ct_require_device();
   Suite *s = suite_create("guard");
@@ -374,6 +409,7 @@ int main(void) {
   ADD(F11_guard_is_silent_for_a_kernel_that_only_reads);
   ADD(F11_without_guard_the_declaration_is_trusted);
   ADD(guard_one_buffer_as_destination_and_source_is_the_launch_s_own_write);
+  ADD(guard_write_past_a_CLS_IN_buffer_names_the_launch_that_made_it);
 #undef ADD
   return ct_run(s);
 }

@@ -280,12 +280,43 @@ static int shadow_copy(cls_context *ctx, struct cls__stream *s, const struct cls
   return rc;
 }
 
-/* Guard mode, before a launch (F11): each CLS_IN binding of an argument
- * the kernel may write is copied first, to compare with a copy made
- * behind the launch (cls__guard_launched), but for a buffer the launch
- * declares it writes through another argument.  A foreign command has no
- * signature: each of its CLS_IN bindings is copied (argument i is its
- * binding i). */
+/* Whether binding i of c is CLS_IN yet c may write through it: an
+ * argument the kernel's signature lets it write (not const), or any
+ * buffer of a foreign command, which has no signature (argument i is its
+ * binding i); not a buffer c declares it writes through another binding,
+ * nor an image.  *arg: the binding's argument. */
+static bool writes_through(const struct cls__cmd *c, size_t i, unsigned *arg) {
+  const struct cls__binding *b = &c->bind[i];
+  if (b->access != CLS_READ || b->slot->image || cls__cmd_binds_elsewhere(c, i, CLS_WRITE))
+    return false; /* an image has no guards, and is not compared (docs/guard.md) */
+  if (c->kind == CLS__CMD_FOREIGN) {
+    *arg = (unsigned)i;
+    return true;
+  }
+  if (c->kind != CLS__CMD_LAUNCH || !c->kernel->writable)
+    return false;
+  /* Its argument: the one whose value is this slot's cl_mem. */
+  unsigned a = 0;
+  while (a < c->kcmd.nargs && c->kargs[a].value != &b->slot->mem)
+    a++;
+  *arg = a;
+  return a < c->kcmd.nargs && (c->kernel->writable >> a & 1);
+}
+
+/* The CLS_IN bindings of cmd that writes_through, as bits by binding:
+ * guard mode checks their guards too once cmd completed. */
+static uint32_t inputs_written_through(const struct cls__cmd *cmd) {
+  uint32_t bits = 0;
+  unsigned arg;
+  for (size_t i = 0; i < cmd->nbind; i++)
+    if (writes_through(cmd, i, &arg))
+      bits |= UINT32_C(1) << i;
+  return bits;
+}
+
+/* Guard mode, before a launch (F11): each CLS_IN binding the launch may
+ * write through is copied first, to compare with a copy made behind the
+ * launch (cls__guard_launched). */
 static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
   bool foreign = launch->kind == CLS__CMD_FOREIGN;
   const cls_kernel *k = launch->kernel;
@@ -293,16 +324,8 @@ static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
     return CLS_OK;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
-    if (b->access != CLS_READ || b->slot->image || cls__cmd_binds_elsewhere(launch, i, CLS_WRITE))
-      continue; /* an image is not compared (docs/guard.md) */
-    /* Its argument: the one whose value is this slot's cl_mem. */
-    unsigned arg = 0;
-    if (foreign)
-      arg = (unsigned)i;
-    else
-      while (arg < launch->kcmd.nargs && launch->kargs[arg].value != &b->slot->mem)
-        arg++;
-    if (!foreign && (arg == launch->kcmd.nargs || !(k->writable >> arg & 1)))
+    unsigned arg;
+    if (!writes_through(launch, i, &arg))
       continue;
     cl_mem before = cls__guard_shadow(ctx, b->slot->size);
     if (!before)
@@ -676,7 +699,7 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
       cls__log_reserve(ctx, pending ? CLS__ENTRY_READ : CLS__ENTRY_RUN, cmd->seq, &at, pending);
   commit(ctx, cmd, prov, stamp, e);
   if (ctx->guard)
-    cls__guard_committed(ctx, cmd, pos);
+    cls__guard_committed(ctx, cmd, pos, inputs_written_through(cmd));
   if (!e)
     return CLS_ENOMEM; /* the log could not grow; the command runs */
   if (cls__log_commit(ctx))

@@ -20,6 +20,8 @@ struct check {
   int stream;
   uint64_t seq, position;
   const char *kernel; /* lives as long as the context */
+  bool wrote;         /* declared it writes h; else h is CLS_IN, written through */
+  uint64_t order;     /* of submission, across streams */
 };
 
 /* F11: a CLS_IN binding of an argument the kernel may write, copied into
@@ -54,6 +56,7 @@ struct cls__guard {
   size_t before;       /* guard bytes before the data: the carve alignment */
   struct check *checks; /* submission order */
   size_t nchecks, capchecks;
+  uint64_t ordered;     /* checks listed so far: their `order` */
   struct check *due;    /* the checks one cls__guard_check makes; reused */
   size_t capdue;
   bool checking;        /* a check's replay polls: no check inside it */
@@ -213,19 +216,23 @@ int cls__guard_canary_read(cls_context *ctx, cls_buffer h, struct cls__slot *slo
 /* Checks after launches                                               */
 /* ------------------------------------------------------------------ */
 
-void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position) {
+void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position,
+                          uint32_t through) {
   struct cls__guard *g = ctx->guard;
   /* A foreign command's writes are checked as a launch's (the library may
    * write past a buffer); only a launch had its CLS_OUT canary filled. */
   bool launch = cmd->kind == CLS__CMD_LAUNCH, named = cls__cmd_named(cmd->kind);
   for (size_t i = 0; i < cmd->nbind; i++) {
     const struct cls__binding *b = &cmd->bind[i];
-    if (!(b->access & CLS_WRITE))
+    bool wrote = b->access & CLS_WRITE;
+    if (!wrote && !(through >> i & 1))
       continue;
     struct cls__slot *slot = b->slot;
-    slot->canary_kernel = launch && b->access == CLS_WRITE ? cmd->kcmd.name : NULL;
-    slot->canary_stream = cmd->stream->id;
-    slot->canary_position = position;
+    if (wrote) {
+      slot->canary_kernel = launch && b->access == CLS_WRITE ? cmd->kcmd.name : NULL;
+      slot->canary_stream = cmd->stream->id;
+      slot->canary_position = position;
+    }
     if (!named || slot->image)
       continue; /* clstream checks a transfer's range itself; an image has
                    no guard bytes (OpenCL bounds its accesses) */
@@ -233,7 +240,8 @@ void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t
       continue; /* out of memory: this launch goes unchecked */
     g->checks[g->nchecks++] = (struct check){.h = b->handle, .stream = cmd->stream->id,
                                              .seq = cmd->seq, .position = position,
-                                             .kernel = cmd->kcmd.name};
+                                             .kernel = cmd->kcmd.name, .wrote = wrote,
+                                             .order = ++g->ordered};
   }
 }
 
@@ -306,7 +314,11 @@ static struct cls__slot *neighbour(cls_context *ctx, cls_buffer h, const struct 
   return NULL;
 }
 
-/* One buffer's due checks: the first and the last of `ncand` launches. */
+/* One buffer's due checks: the first and the last of `ncand` launches.
+ * The record is the first's, and the buffer takes it where the first
+ * declared it writes the buffer; a first that had it CLS_IN leaves the
+ * buffer's record alone (its bytes are F11's to compare), whichever
+ * launches the same poll found complete with it. */
 static void check_buffer(cls_context *ctx, const struct check *first, size_t ncand,
                          const struct check *last) {
   struct cls__slot *slot = cls__resolve(ctx, first->h);
@@ -344,7 +356,8 @@ static void check_buffer(cls_context *ctx, const struct check *first, size_t nca
     return;
   slot = cls__resolve(ctx, first->h); /* a replay does not free, but be sure */
   if (slot) {
-    cls__slot_set_failure(slot, f);
+    if (first->wrote)
+      cls__slot_set_failure(slot, f);
     struct cls__slot *o = neighbour(ctx, first->h, slot, r);
     if (o)
       cls__slot_set_failure(o, f);
@@ -534,17 +547,25 @@ void cls__guard_check(cls_context *ctx) {
   }
   g->nchecks = keep;
   g->checking = true;
-  /* Per buffer: its first and last due launch, in submission order. */
+  /* Per buffer: its first due launch, and the last, in submission order,
+   * of those that could have written its guards by now: the due ones and
+   * those not yet seen complete (enqueued, they may have run). */
   for (size_t i = 0; i < ndue; i++) {
     if (!c[i].h.bits)
       continue;
-    size_t last = i, ncand = 1;
+    size_t ncand = 1;
+    struct check first = c[i], lastc = c[i];
     for (size_t j = i + 1; j < ndue; j++)
       if (c[j].h.bits == c[i].h.bits) {
-        last = j;
+        lastc = c[j];
         ncand++;
       }
-    struct check first = c[i], lastc = c[last];
+    for (size_t j = 0; j < g->nchecks; j++)
+      if (g->checks[j].h.bits == first.h.bits) {
+        ncand++;
+        if (g->checks[j].order > lastc.order)
+          lastc = g->checks[j];
+      }
     for (size_t j = i + 1; j < ndue; j++)
       if (c[j].h.bits == first.h.bits)
         c[j].h.bits = 0;

@@ -6,7 +6,8 @@
  *     when the buffer is allocated;
  *   - after a launch that could write a guarded buffer has completed (as
  *     a poll finds it: at syncs, reads and polls), the buffer's guards are
- *     read back; a damaged guard is a failure of that launch found after
+ *     read back (a buffer it declared CLS_IN too, where it may write
+ *     through it all the same); a damaged guard is a failure of that launch found after
  *     its enqueue (F8, rooted at the first launch that could have done it),
  *     and the neighbouring buffer in the page takes it too;
  *   - each CLS_OUT destination of a launch is filled with a canary byte on
@@ -40,8 +41,14 @@ int cls__guard_arm(cls_context *ctx, struct cls__slot *slot);
  * launch with first (command.c: a command of clstream's own). */
 #define CLS__GUARD_CANARY 0xCB
 /* After a command's commit: checks to make once a launch completes, and
- * which buffers now hold a canary-filled launch's output. */
-void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position);
+ * which buffers now hold a canary-filled launch's output.  `through`:
+ * the CLS_IN bindings (bit i for bind[i]) the command may still write
+ * through (a kernel argument not const, any buffer given to a foreign
+ * command): their guards are checked too, and a damaged one names the
+ * command (the buffer itself, whose bytes F11 compares, keeps its
+ * record). */
+void cls__guard_committed(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position,
+                          uint32_t through);
 /* The checks whose launches have completed (ctx->hooks.polled, after
  * each poll). */
 void cls__guard_check(cls_context *ctx);
