@@ -400,6 +400,16 @@ static void note_found(cls_context *ctx, const struct cls__range_part *parts, si
     if (!hi)
       continue;
     struct cls__found *x = ctx->log.found[parts[p].stream];
+    /* Noted again in the same moment (a range failed behind f, its
+     * commands noted one by one: range_behind): what it holds grows, or
+     * a command noted before would lose its record, and what was queued
+     * behind it would fail on its own (found by the model, CLS_PRECISE=0,
+     * context 0xb8001247c56e39dc under event and sequential). */
+    if (x[0].f == f && x[0].known == ctx->stamp) {
+      x[0].lo = lo < x[0].lo ? lo : x[0].lo;
+      x[0].hi = hi > x[0].hi ? hi : x[0].hi;
+      continue;
+    }
     if (x[0].f != f) { /* else found again: its record, anew */
       cls__failure_ref(f); /* first: the record dropped below may be f's last holder */
       if (x[CLS__FOUND - 1].f) {

@@ -1689,6 +1689,13 @@ START_TEST(late_losses_with_recovery_under_ranged_attribution_agree_with_the_mod
   /* A free while the queue's loss kept a launch that read the buffer, not
    * enqueued (tests/test-recover.c, free_of_a_buffer_read_by_...). */
   run_context(0xf51a74436bb93321ull, 9, &t);
+  /* A range of s2 failed behind s0's loss (add_s2 on the lost output,
+   * then a fill), its commands noted found one by one: the fill's note
+   * replaced add_s2's, and an upload the device failed behind add_s2 found
+   * nothing it was queued behind, a root of its own (CL_DEVICE_NOT_FOUND,
+   * the quirk's), under event and sequential (found by a sweep with
+   * CLS_PRECISE=0, 2026-12-07; replay.c, note_found). */
+  run_context(0xb8001247c56e39dcull, 5, &t);
   unsetenv("CLS_PRECISE");
   unsetenv("CLS_MODEL_LATE");
 }
