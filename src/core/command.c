@@ -319,9 +319,6 @@ static uint32_t inputs_written_through(const struct cls__cmd *cmd) {
  * launch (cls__guard_launched). */
 static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
   bool foreign = launch->kind == CLS__CMD_FOREIGN;
-  const cls_kernel *k = launch->kernel;
-  if (!foreign && !k->writable)
-    return CLS_OK;
   for (size_t i = 0; i < launch->nbind; i++) {
     const struct cls__binding *b = &launch->bind[i];
     unsigned arg;
@@ -332,7 +329,7 @@ static int snapshot_inputs(cls_context *ctx, const struct cls__cmd *launch) {
       return cls__error_code(CLS_ECL);
     char name[64] = "";
     if (!foreign)
-      cls__kernel_arg_name(k, arg, name, sizeof name);
+      cls__kernel_arg_name(launch->kernel, arg, name, sizeof name);
     int rc = cls__guard_pending(ctx, b->handle, arg, name, before, b->slot->size);
     uint64_t seq;
     if (rc == CLS_OK)

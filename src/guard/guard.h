@@ -7,9 +7,10 @@
  *   - after a launch that could write a guarded buffer has completed (as
  *     a poll finds it: at syncs, reads and polls), the buffer's guards are
  *     read back (a buffer it declared CLS_IN too, where it may write
- *     through it all the same); a damaged guard is a failure of that launch found after
- *     its enqueue (F8, rooted at the first launch that could have done it),
- *     and the neighbouring buffer in the page takes it too;
+ *     through it all the same); a damaged guard is a failure of that
+ *     launch found after its enqueue (F8, rooted at the first launch that
+ *     could have done it), and the neighbouring buffer in the page takes
+ *     it too;
  *   - each CLS_OUT destination of a launch is filled with a canary byte on
  *     the launch's stream first; a blocking download of a buffer whose last
  *     writer was that launch fails when what it read still holds a run of
