@@ -7,6 +7,7 @@
 #include "gate.h"
 
 #include <stdint.h>
+#include <unistd.h>
 
 #define GUARD_SRC                                                             \
   "__kernel void poke(__global int *a, int at, int v) { a[at] = v; }\n"       \
@@ -73,6 +74,18 @@ static void expect_guard_root(int stream, cls_buffer b, const char *what) {
   ck_assert_msg(strstr(r.message, what), "root '%s' does not say '%s'", r.message, what);
 }
 
+/* The fixture's context again, guarded, over a gate (gate.h) that holds
+ * gt->gated's launches: its program, with `poke` looked up anew. */
+static cls_program *gated(struct gate *gt) {
+  cls_context_destroy(ctx);
+  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .guard = 1,
+                                  .factory = &gate_factory, .factory_data = gt};
+  ctx = ct_context_opts(&o);
+  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
+  poke = ct_get_kernel(ctx, p, "poke");
+  return p;
+}
+
 static void poke_at(int stream, cls_buffer b, int at) {
   int v = 0x5eed;
   cls_arg a[] = {CLS_INOUT(b), CLS_SCALAR(at), CLS_SCALAR(v)};
@@ -117,13 +130,8 @@ END_TEST
  * guard was found damaged passes the failure on.  The gate holds the
  * crossing launch, so the reader is enqueued before it can have run. */
 START_TEST(guard_failure_reaches_what_read_the_buffer_F8) {
-  cls_context_destroy(ctx);
   struct gate gt = {.gated = "poke"};
-  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .guard = 1,
-                                  .factory = &gate_factory, .factory_data = &gt};
-  ctx = ct_context_opts(&o);
-  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
-  poke = ct_get_kernel(ctx, p, "poke");
+  cls_program *p = gated(&gt);
   twice = ct_get_kernel(ctx, p, "twice");
   cls_buffer a = ct_written(ctx, 0, N, 1), c = ct_alloc(ctx, 1, N * sizeof(int));
   poke_at(0, a, N + 1);
@@ -393,38 +401,43 @@ END_TEST
 /* A damaged guard is read once its first candidate is seen complete; a
  * launch enqueued after it that may write the same buffer may have run by
  * then, so the record names it too ("or a later launch up to").  The gate
- * holds that later launch, so it is enqueued and not complete when the
- * first one's check reads the guards, however fast the device. */
+ * holds that later launch, on the same stream (ordering it after stray on
+ * another stream would poll stray's, which may see stray complete and
+ * read its guards before the later launch is enqueued): enqueued, it
+ * cannot complete before stray's guards are read, however fast the
+ * device. */
 START_TEST(guard_names_a_later_enqueued_launch_that_could_have_crossed) {
-  cls_context_destroy(ctx);
   struct gate gt = {.gated = "poke"};
-  struct cls_context_options o = {.version = CLS_CONTEXT_OPTIONS_VERSION, .guard = 1,
-                                  .factory = &gate_factory, .factory_data = &gt};
-  ctx = ct_context_opts(&o);
-  cls_program *p = ct_build(ctx, GUARD_SRC, NULL);
-  poke = ct_get_kernel(ctx, p, "poke");
+  cls_program *p = gated(&gt);
   cls_kernel *stray = ct_get_kernel(ctx, p, "stray");
   cls_buffer in = ct_written(ctx, 0, N, 5), out = ct_alloc(ctx, 0, N * sizeof(int));
   size_t g[1] = {N};
   int at = N;
   CT_OK(cls_launch(ctx, 0, stray, 1, g, NULL, 3,
                    (cls_arg[]){CLS_IN(in), CLS_OUT(out), CLS_SCALAR(at)}));
-  poke_at(1, in, 0); /* a declared writer of `in`, after stray */
-  /* Handed to a queue and held there (the event driver always): stray is
-   * seen complete, and its guards read, while poke is not.  A driver that
-   * keeps poke until a sync (scheduler:interleave hands every stream's
-   * work to the one queue there) runs both at the sync below, and the
-   * record names poke whether its poll sees it complete or not. */
+  poke_at(0, in, 0); /* a declared writer of `in`, after stray */
   if (!strcmp(cls_context_driver(ctx), "event"))
     ck_assert_uint_gt(gt.held, 0);
-  if (gt.held)
-    CT_OK(cls_stream_sync(ctx, 0, NULL));
+  if (gt.held) {
+    /* Both on the queue, poke behind the gate: polls (cls_check does not
+     * wait) until stray is seen complete and its guards are read. */
+    int rc = CLS_OK;
+    for (int i = 0; i < 30000 && rc == CLS_OK; i++) {
+      rc = cls_check(ctx, 1, &out, NULL);
+      if (rc == CLS_OK)
+        usleep(1000);
+    }
+    ck_assert_msg(rc == CLS_ETAINTED, "cls_check: %s", cls_err_name(rc));
+  }
+  /* Where the driver kept both until a sync (the scheduler's), they run
+   * at the sync, and the record names poke whether its poll sees it
+   * complete or not. */
   gate_open(&gt);
   CT_OK(cls_sync(ctx, NULL));
   struct root r = root_of(0, out, N * sizeof(int));
   ck_assert_msg(r.status == CLS_EGUARD && strstr(r.message, "past the end of") &&
-                    strstr(r.message, "by 'stray' on stream 0") &&
-                    strstr(r.message, "or a later launch up to 'poke' on stream 1"),
+                    strstr(r.message, "by 'stray' on stream 0 at position 2") &&
+                    strstr(r.message, "or a later launch up to 'poke' on stream 0 at position 3"),
                 "root %s: %s", cls_err_name(r.status), r.message);
   /* poke's own check, once it ran in bounds, found the guards rewritten
    * and whole: `in` holds its write and stray's input bytes. */
