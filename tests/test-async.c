@@ -253,6 +253,10 @@ START_TEST(F8_argument_order_decides_when_the_later_argument_fails_first) {
   cls_buffer b1 = ct_alloc(ctx, 0, NB), b2 = ct_alloc(ctx, 1, NB), out = ct_alloc(ctx, 2, NB);
   launch_ok(0, "producer_k1", in0, b1); /* its failure is held */
   launch_ok(1, "later_k3", in1, b2);    /* held by the gate */
+  /* launch_wide's ordering polls stream 0 without waiting, and the fault
+   * spec's hold keeps producer_k1's failure from that poll: a waiting
+   * poll of stream 0 (a sync, a blocking download) must not come before
+   * it, or the failure is known and the launch is skipped. */
   ck_assert_int_eq(launch_wide(2, b1, out, b2), CLS_OK); /* neither failure known yet */
   ck_assert_uint_gt(g.held, 0);
   gate_open(&g);
