@@ -420,14 +420,18 @@ START_TEST(guard_names_a_later_enqueued_launch_that_could_have_crossed) {
     ck_assert_uint_gt(gt.held, 0);
   if (gt.held) {
     /* Both on the queue, poke behind the gate: polls (cls_check does not
-     * wait) until stray is seen complete and its guards are read. */
+     * wait) until stray is seen complete and its guards are read.  PoCL
+     * runs what an in-order queue holds ahead of a command waiting on a
+     * user event; rusticl and oclgrind hold the whole queue (and run
+     * nothing unflushed), so there stray runs once the gate opens and
+     * the polls end after about 2 s with nothing seen. */
     int rc = CLS_OK;
-    for (int i = 0; i < 30000 && rc == CLS_OK; i++) {
+    for (int i = 0; i < 2000 && rc == CLS_OK; i++) {
       rc = cls_check(ctx, 1, &out, NULL);
       if (rc == CLS_OK)
         usleep(1000);
     }
-    ck_assert_msg(rc == CLS_ETAINTED, "cls_check: %s", cls_err_name(rc));
+    ck_assert_msg(rc == CLS_OK || rc == CLS_ETAINTED, "cls_check: %s", cls_err_name(rc));
   }
   /* Where the driver kept both until a sync (the scheduler's), they run
    * at the sync, and the record names poke whether its poll sees it
