@@ -405,7 +405,7 @@ END_TEST
  * another stream would poll stray's, which may see stray complete and
  * read its guards before the later launch is enqueued): enqueued, it
  * cannot complete before stray's guards are read, however fast the
- * device. */
+ * device, where the vendor runs stray ahead of it (PoCL; below). */
 START_TEST(guard_names_a_later_enqueued_launch_that_could_have_crossed) {
   struct gate gt = {.gated = "poke"};
   cls_program *p = gated(&gt);
