@@ -114,7 +114,7 @@ enum cls_errno {
   CLS_EFOREIGN = -6,   /**< handle (or program) belongs to another context */
   CLS_ENULL = -7,      /**< handle was never allocated (#CLS_BUFFER_NULL) */
   CLS_ERANGE = -8,     /**< offset, size or index out of range */
-  CLS_ETOOBIG = -9,    /**< size exceeds the device's maximum allocation */
+  CLS_ETOOBIG = -9,    /**< size exceeds the device's maximum allocation (or, for a launch, its local memory) */
   CLS_EBUILD = -10,    /**< program build failed (the log is in cls_last_error_detail()) */
   CLS_ENOKERNEL = -11, /**< no kernel of that name in the program */
   CLS_EARGCOUNT = -12, /**< wrong number of kernel arguments */
@@ -944,6 +944,8 @@ CLS_API int cls_program_release(cls_context *ctx, cls_program *prog);
  * \return #CLS_OK;
  * #CLS_EINVAL for a NULL argument;
  * #CLS_EFOREIGN for a program of another context;
+ * #CLS_ESTALE for a program whose every reference was released (the
+ * kernels taken from it before stay valid);
  * #CLS_ENOKERNEL when the program has no kernel of that name (the detail
  * lists its kernels);
  * #CLS_ECL when OpenCL fails to create the kernel;
@@ -1177,13 +1179,17 @@ CLS_API int cls_kernel_info(const cls_kernel *k, struct cls_kernel_info *out);
  * #CLS_ELAUNCH when the enqueue failed (the outputs carry the new failure);
  * #CLS_EBUILD for a kernel of a program that failed to build (the outputs
  * carry the build failure);
- * #CLS_EINVAL for a NULL context, kernel, global or args, something that
+ * #CLS_EINVAL for a NULL context, kernel or global, NULL args with nargs
+ * above 0, something that
  * is not a kernel of this context, more than #CLS_MAX_ARGS arguments, a
  * scalar without a value, local size 0, an unknown kind or access, or a
  * typed scalar whose type is not a cls_type or not of its size;
  * #CLS_EWORKSIZE for dims outside 1-3, a global size 0 or past what the
  * device's size_t holds, or local sizes that are 0, do not divide the
  * global sizes, or pass the kernel's or the device's limits;
+ * #CLS_ETOOBIG when the #CLS_LOCAL sizes together pass the device's
+ * CL_DEVICE_LOCAL_MEM_SIZE (#cls_device_info.local_mem_size): OpenCL
+ * fails such an enqueue, and PoCL aborts the process instead;
  * #CLS_EARGCOUNT when nargs is not the kernel's argument count;
  * #CLS_EARGKIND when an argument's kind (or a scalar's size, or a typed
  * scalar's type: F11a) does not match the kernel's;

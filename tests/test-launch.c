@@ -177,6 +177,59 @@ START_TEST(local_above_device_limit_is_eworksize) {
 }
 END_TEST
 
+/* Local memory arguments past the device's whole local memory: OpenCL
+ * fails the enqueue, PoCL 3.1 aborts the process on an assertion, rusticl
+ * runs it.  clstream refuses it (the device's own limit, as for
+ * allocations and work-groups), and runs arguments that fill it exactly:
+ * the kernel's own __local variables are not counted, as vendors report
+ * them differently. */
+START_TEST(local_memory_beyond_the_device_s_is_etoobig) {
+  struct cls_device_info info = ct_context_info(ctx);
+  ck_assert_uint_gt(info.local_mem_size, 0);
+  size_t room = (size_t)info.local_mem_size;
+  enum { N = 16 };
+  int in[N], got[N];
+  for (int i = 0; i < N; i++)
+    in[i] = 3 * i + 2;
+  cls_buffer I = ct_alloc(ctx, 0, sizeof in), O = ct_written(ctx, 0, sizeof got, 13);
+  ct_upload_ints(ctx, 0, I, in, N);
+  size_t g[1] = {N}, l[1] = {N};
+  cls_arg over[] = {CLS_IN(I), CLS_OUT(O), CLS_LOCAL(room + 1)};
+  CT_ERR(cls_launch(ctx, 0, rev_k, 1, g, l, 3, over), CLS_ETOOBIG);
+  ck_assert_msg(strstr(cls_last_error_detail(), "CL_DEVICE_LOCAL_MEM_SIZE"), "%s",
+                cls_last_error_detail());
+  assert_context_works();
+  cls_arg wrap[] = {CLS_IN(I), CLS_OUT(O), CLS_LOCAL(SIZE_MAX)};
+  CT_ERR(cls_launch(ctx, 0, rev_k, 1, g, l, 3, wrap), CLS_ETOOBIG);
+  assert_refused(O, CLS_ETOOBIG, "rev_k");
+  /* The whole of it: not stricter than the device. */
+  cls_arg fits[] = {CLS_IN(I), CLS_OUT(O), CLS_LOCAL(room)};
+  CT_OK(cls_launch(ctx, 0, rev_k, 1, g, l, 3, fits));
+  ct_download_ints(ctx, 0, O, got, N);
+  CT_EXPECT_INTS(got, (size_t)N, i, in[N - 1 - i]);
+  /* Two arguments count together, also where their sum wraps. */
+  cls_program *p = ct_build(ctx,
+                            "kernel void two_k(global int *o, local int *a, local int *b) {\n"
+                            "  size_t l = get_local_id(0);\n"
+                            "  a[l] = 1; b[l] = 2;\n"
+                            "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                            "  o[get_global_id(0)] = a[0] + b[0];\n"
+                            "}\n",
+                            NULL);
+  cls_kernel *two = ct_get_kernel(ctx, p, "two_k");
+  cls_buffer T = ct_written(ctx, 0, sizeof got, 14);
+  cls_arg both[] = {CLS_OUT(T), CLS_LOCAL(room / 2 + 1), CLS_LOCAL(room - room / 2)};
+  CT_ERR(cls_launch(ctx, 0, two, 1, g, l, 3, both), CLS_ETOOBIG);
+  cls_arg wraps[] = {CLS_OUT(T), CLS_LOCAL(SIZE_MAX), CLS_LOCAL(2)};
+  CT_ERR(cls_launch(ctx, 0, two, 1, g, l, 3, wraps), CLS_ETOOBIG);
+  assert_refused(T, CLS_ETOOBIG, "two_k");
+  cls_arg halves[] = {CLS_OUT(T), CLS_LOCAL(room / 2), CLS_LOCAL(room - room / 2)};
+  CT_OK(cls_launch(ctx, 0, two, 1, g, l, 3, halves));
+  ct_expect_ints(ctx, 0, T, N, 3);
+  CT_OK(cls_program_release(ctx, p));
+}
+END_TEST
+
 START_TEST(null_kernel_and_bad_access_are_einval) {
   cls_buffer o = ct_written(ctx, 0, 16, 13);
   size_t g[1] = {16};
@@ -697,6 +750,7 @@ int main(void) {
   ADD(zero_global_size_is_eworksize);
   ADD(local_not_dividing_global_is_eworksize);
   ADD(local_above_device_limit_is_eworksize);
+  ADD(local_memory_beyond_the_device_s_is_etoobig);
   ADD(null_kernel_and_bad_access_are_einval);
   ADD(F12_refused_launch_taints_outputs_until_rewritten);
   ADD(launch_1d_adds);

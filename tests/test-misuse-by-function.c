@@ -498,6 +498,8 @@ START_TEST(program_and_kernel_misuse_is_rejected) {
   ck_assert_msg(cls_last_error_detail()[0] != '\0', "no build log");
   CT_OK(cls_program_release(ctx, p));
   CT_ERR(cls_program_release(ctx, p), CLS_ESTALE); /* released twice */
+  CT_ERR(cls_kernel_get(ctx, p, "fill_k", &k), CLS_ESTALE); /* a kernel of it after */
+  ck_assert_ptr_null(k);
   /* Unknown kernel names. */
   CT_ERR(cls_kernel_get(ctx, prog, "no_such_kernel", &k), CLS_ENOKERNEL);
   ck_assert_ptr_null(k);

@@ -164,6 +164,12 @@ START_TEST(kernel_outlives_released_program) {
   cls_program *p = ct_build(ctx, VAL_SRC, "-DVAL=42");
   cls_kernel *k = ct_get_kernel(ctx, p, "val_k");
   CT_OK(cls_program_release(ctx, p));
+  /* A released program gives no new kernels (CLS_ESTALE); those taken
+   * before run on. */
+  cls_kernel *late = (cls_kernel *)&late;
+  CT_ERR(cls_kernel_get(ctx, p, "val_k", &late), CLS_ESTALE);
+  ck_assert_ptr_null(late);
+  ck_assert_msg(strstr(cls_last_error_detail(), "released"), "%s", cls_last_error_detail());
   cls_buffer o = ct_alloc(ctx, 0, 8 * sizeof(int));
   cls_arg a[] = {CLS_OUT(o)};
   ct_launch1(ctx, 0, k, 8, 1, a);
@@ -179,6 +185,7 @@ START_TEST(build_again_after_release) {
   cls_program *p = ct_build(ctx, VAL_SRC, "-DVAL=3");
   CT_OK(cls_program_release(ctx, p));
   cls_program *q = ct_build(ctx, VAL_SRC, "-DVAL=3");
+  ck_assert_ptr_eq(q, p); /* the context's own, held again: kernels from it anew */
   ck_assert_int_eq(run_val(q), 3);
   CT_OK(cls_program_release(ctx, q));
 }

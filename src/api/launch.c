@@ -36,7 +36,8 @@ static int check_range(cls_context *ctx, const cls_kernel *k, unsigned dims,
     return cls__error(CLS_EINVAL, 0, "launch of '%s': NULL global size", k->name);
   for (unsigned i = 0; i < dims; i++)
     if (global[i] == 0)
-      return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': global size %u is 0", k->name, i);
+      return cls__error(CLS_EWORKSIZE, 0, "launch of '%s': global size 0 (dimension %u)",
+                        k->name, i);
   if (dims > 1 || global[0] > ctx->max_work_items) {
     int rc = check_items(ctx, k, dims, global);
     if (rc < 0)
@@ -158,7 +159,7 @@ static __attribute__((noinline)) int access_refused(const cls_kernel *k, size_t 
                       k->writeonly >> i & 1 ? "__write_only" : "__read_write");
   /* The fix right after the names, the explanation last. */
   return cls__error(CLS_EACCESS, 0,
-                    "kernel '%s' argument %zu%s%s%s: declare it CLS_INOUT or CLS_OUT, or const "
+                    "kernel '%s' argument %zu%s%s%s: declare it CLS_INOUT, or const "
                     "in the kernel (CLS_ARG infers): declared CLS_IN, it is a __global pointer "
                     "the kernel may write, which strict mode (CLS_STRICT=1) refuses",
                     k->name, i, name[0] ? " ('" : "", name, name[0] ? "')" : "");
@@ -256,6 +257,30 @@ static __attribute__((noinline)) int image_kind_refused(const cls_kernel *k, siz
                     image ? "an image" : "a buffer", image ? "a buffer" : "an image");
 }
 
+/* The CLS_LOCAL arguments so far, within the device's local memory.
+ * OpenCL fails such an enqueue (oclgrind: CL_OUT_OF_RESOURCES), PoCL 3.1
+ * aborts the process on an assertion, rusticl runs it: the device's own
+ * limit is enforced, as for allocations and work-groups.  The kernel's own
+ * __local variables are left out: vendors count them differently (rusticl
+ * reports twice the size), and no check may refuse what fits. */
+static __attribute__((noinline)) int check_local(cls_context *ctx, const cls_kernel *k,
+                                                 size_t i, size_t size, size_t *local) {
+  unsigned long long have = ctx->info.local_mem_size;
+  bool over = __builtin_add_overflow(*local, size, local);
+  if (!have || (!over && *local <= have))
+    return CLS_OK;
+  char asked[48];
+  if (over)
+    snprintf(asked, sizeof asked, "more than %zu", SIZE_MAX);
+  else
+    snprintf(asked, sizeof asked, "%zu", *local);
+  return cls__error(CLS_ETOOBIG, 0,
+                    "kernel '%s' argument %zu: CLS_LOCAL(%zu) brings the work-group's local "
+                    "memory arguments to %s bytes, above the device's %llu "
+                    "(CL_DEVICE_LOCAL_MEM_SIZE)",
+                    k->name, i, size, asked, have);
+}
+
 static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
                       size_t nargs, const cls_arg *args) {
   if (k->nargs != CLS__NARGS_UNKNOWN && nargs != k->nargs)
@@ -267,7 +292,7 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
   if (nargs && !args)
     return cls__error(CLS_EINVAL, 0, "kernel '%s': NULL arguments", k->name);
   const unsigned char *refuse = k->refuse;
-  size_t nb = 0;
+  size_t nb = 0, local = 0; /* local: the CLS_LOCAL bytes */
   uintptr_t carried = 0; /* above 1: a binding carries a failure (records
                             are aligned); bit 0: F11 to decide */
   for (size_t i = 0; i < nargs; i++) {
@@ -275,6 +300,8 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
     if (a->kind != CLS_ARG_BUFFER) {
       int rc = check_value_arg(k, cmd, i, a);
       if (rc < 0)
+        return rc;
+      if (a->kind == CLS_ARG_LOCAL && (rc = check_local(ctx, k, i, a->size, &local)) < 0)
         return rc;
       continue;
     }

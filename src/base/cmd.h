@@ -49,6 +49,11 @@ struct cls__cmd {
                                    defers the enqueue keeps a copy) */
 };
 
+/* The operation of guard mode's copy of a CLS_IN buffer into a shadow
+ * (core/command.c): clstream's own, writing no buffer of the user's, so a
+ * failure chain never names it (failure/replay.c). */
+#define CLS__OP_GUARD_COPY "guard copy"
+
 #define CLS__SAME_MEMBER(core, pub, m)                                                     \
   _Static_assert(offsetof(struct core, m) == offsetof(struct pub, m) &&                    \
                      sizeof(((struct core *)0)->m) == sizeof(((struct pub *)0)->m),        \

@@ -268,7 +268,8 @@ static int canary_fill(cls_context *ctx, const struct cls__cmd *launch) {
  * `shadow`, on stream s (positions and statistics as for the canary). */
 static int shadow_copy(cls_context *ctx, struct cls__stream *s, const struct cls__binding *bind,
                        cl_mem shadow, uint64_t *seq) {
-  struct cls__cmd copy = {.kind = CLS__CMD_COPY, .op = "guard copy", .nbind = 1, .stream = s};
+  struct cls__cmd copy = {.kind = CLS__CMD_COPY, .op = CLS__OP_GUARD_COPY, .nbind = 1,
+                         .stream = s};
   copy.bind[0] = *bind;
   copy.bind[0].access = CLS_READ;
   copy.x = (struct cls_transfer){.src = bind->slot->mem, .dst = shadow, .size = bind->slot->size};

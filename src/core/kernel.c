@@ -328,6 +328,10 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
     rc = cls__error(CLS_EFOREIGN, 0, "cls_kernel_get: not a program of this context");
     goto done;
   }
+  if (prog->refs == 0) { /* kept for the kernels taken before, not for new ones */
+    rc = cls__error(CLS_ESTALE, 0, "cls_kernel_get: the program was released");
+    goto done;
+  }
   for (struct cls_kernel *k = prog->kernels; k; k = k->next)
     if (strcmp(k->name, name) == 0) {
       *out = k;

@@ -251,8 +251,14 @@ static bool withdrawn(cls_context *ctx, const struct cls__log_entry *e,
  * binding first_in on, as a `kind` of f's chain. */
 static void count_on(cls_context *ctx, struct cls__log_entry *e, struct cls__failure *f,
                      int first_in, int prior, int kind) {
+  /* Guard mode's own copy of a CLS_IN buffer counts on f as any reader
+   * does, but the chain, which tells the user what f reached, leaves it
+   * out: it wrote no buffer of theirs, and shares the next command's
+   * position. */
+  bool shown = !(e->cmd == CLS__CMD_COPY && strcmp(e->op, CLS__OP_GUARD_COPY) == 0);
   if (e->cause) {
-    chain_remove(ctx, e, prior);
+    if (shown)
+      chain_remove(ctx, e, prior);
     cls__failure_unref(e->cause);
   } else {
     ctx->log.causes++;
@@ -260,7 +266,8 @@ static void count_on(cls_context *ctx, struct cls__log_entry *e, struct cls__fai
   e->cause = f;
   cls__failure_ref(f);
   e->cause_arg = (unsigned char)first_in;
-  chain_insert(ctx, f, kind, cls__log_name(e), e->stream, e->position, e->stamp);
+  if (shown)
+    chain_insert(ctx, f, kind, cls__log_name(e), e->stream, e->position, e->stamp);
 }
 
 /* Root of f at log index k is a command run again after a loss
