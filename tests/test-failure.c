@@ -367,7 +367,9 @@ START_TEST(F2_a_skipped_launch_says_what_was_skipped_and_on_which_failure) {
   cls_report *r = tainted(1, ob);
   struct cls_skip_info s0 = sinfo(r, 0, 0);
   char what[128];
-  snprintf(what, sizeof what, "launch of 'mid_fb' on stream 1 at position %llu skipped",
+  snprintf(what, sizeof what,
+           "launch of 'mid_fb' on stream 1 at position %llu skipped: argument 0 ('a') "
+           "carries the failure",
            (unsigned long long)s0.position);
   ck_assert_msg(strstr(d, what), "the detail does not say '%s': '%s'", what, d);
   ck_assert_msg(strstr(d, "CLS_ELAUNCH") && strstr(d, "'root_fa' on stream 0") &&
@@ -406,6 +408,9 @@ START_TEST(F2_first_failing_input_in_argument_order_wins) {
     CT_ERR(launch_pair(2, x, y, c), CLS_ESKIPPED);
     CT_ERR(launch_pair(2, y, x, d), CLS_ESKIPPED);
     CT_ERR(launch_pair(2, clean, y, e), CLS_ESKIPPED);
+    /* The detail names the argument the failure came through. */
+    ck_assert_msg(strstr(cls_last_error_detail(), "skipped: argument 1 ('b') carries the failure"),
+                  "%s", cls_last_error_detail());
     cls_report *r = tainted_by(2, c, "fail_one", 0);
     struct cls_skip_info s = sinfo(r, 0, 0);
     ck_assert_str_eq(s.kernel, "pair");

@@ -257,28 +257,36 @@ static __attribute__((noinline)) int image_kind_refused(const cls_kernel *k, siz
                     image ? "an image" : "a buffer", image ? "a buffer" : "an image");
 }
 
-/* The CLS_LOCAL arguments so far, within the device's local memory.
- * OpenCL fails such an enqueue (oclgrind: CL_OUT_OF_RESOURCES), PoCL 3.1
- * aborts the process on an assertion, rusticl runs it: the device's own
- * limit is enforced, as for allocations and work-groups.  The kernel's own
- * __local variables are left out: vendors count them differently (rusticl
- * reports twice the size), and no check may refuse what fits. */
-static __attribute__((noinline)) int check_local(cls_context *ctx, const cls_kernel *k,
-                                                 size_t i, size_t size, size_t *local) {
+/* The CLS_LOCAL arguments together, within the device's local memory;
+ * asked only of a kernel that takes local memory (or whose arguments are
+ * not known).  OpenCL fails such an enqueue (oclgrind:
+ * CL_OUT_OF_RESOURCES), PoCL 3.1 aborts the process on an assertion,
+ * rusticl runs it: the device's own limit is enforced, as for allocations
+ * and work-groups.  The kernel's own __local variables are left out:
+ * vendors count them differently (rusticl reports twice the size), and no
+ * check may refuse what fits. */
+static __attribute__((noinline)) int check_locals(cls_context *ctx, const cls_kernel *k,
+                                                  size_t nargs, const cls_arg *args) {
   unsigned long long have = ctx->info.local_mem_size;
-  bool over = __builtin_add_overflow(*local, size, local);
-  if (!have || (!over && *local <= have))
-    return CLS_OK;
-  char asked[48];
-  if (over)
-    snprintf(asked, sizeof asked, "more than %zu", SIZE_MAX);
-  else
-    snprintf(asked, sizeof asked, "%zu", *local);
-  return cls__error(CLS_ETOOBIG, 0,
-                    "kernel '%s' argument %zu: CLS_LOCAL(%zu) brings the work-group's local "
-                    "memory arguments to %s bytes, above the device's %llu "
-                    "(CL_DEVICE_LOCAL_MEM_SIZE)",
-                    k->name, i, size, asked, have);
+  size_t local = 0;
+  for (size_t i = 0; have && i < nargs; i++) {
+    if (args[i].kind != CLS_ARG_LOCAL)
+      continue;
+    bool over = __builtin_add_overflow(local, args[i].size, &local);
+    if (!over && local <= have)
+      continue;
+    char asked[48];
+    if (over)
+      snprintf(asked, sizeof asked, "more than %zu", SIZE_MAX);
+    else
+      snprintf(asked, sizeof asked, "%zu", local);
+    return cls__error(CLS_ETOOBIG, 0,
+                      "kernel '%s' argument %zu: CLS_LOCAL(%zu) brings the work-group's local "
+                      "memory arguments to %s bytes, above the device's %llu "
+                      "(CL_DEVICE_LOCAL_MEM_SIZE)",
+                      k->name, i, args[i].size, asked, have);
+  }
+  return CLS_OK;
 }
 
 static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
@@ -292,7 +300,7 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
   if (nargs && !args)
     return cls__error(CLS_EINVAL, 0, "kernel '%s': NULL arguments", k->name);
   const unsigned char *refuse = k->refuse;
-  size_t nb = 0, local = 0; /* local: the CLS_LOCAL bytes */
+  size_t nb = 0;
   uintptr_t carried = 0; /* above 1: a binding carries a failure (records
                             are aligned); bit 0: F11 to decide */
   for (size_t i = 0; i < nargs; i++) {
@@ -300,8 +308,6 @@ static int check_args(cls_context *ctx, struct cls__cmd *cmd, cls_kernel *k,
     if (a->kind != CLS_ARG_BUFFER) {
       int rc = check_value_arg(k, cmd, i, a);
       if (rc < 0)
-        return rc;
-      if (a->kind == CLS_ARG_LOCAL && (rc = check_local(ctx, k, i, a->size, &local)) < 0)
         return rc;
       continue;
     }
@@ -402,7 +408,8 @@ static __attribute__((noinline)) int launch(cls_context *ctx, int stream, cls_ke
   int carried;
   if ((rc = check_range(ctx, kernel, dims, global, local)) < 0 ||
       (offset && (rc = check_offset(ctx, kernel, dims, global, &cmd.kcmd.offset)) < 0) ||
-      (rc = carried = check_args(ctx, &cmd, kernel, nargs, args)) < 0)
+      (rc = carried = check_args(ctx, &cmd, kernel, nargs, args)) < 0 ||
+      (kernel->takes_local && (rc = check_locals(ctx, kernel, nargs, args)) < 0))
     goto refused;
   if (!(cmd.stream = cls__stream_peek(ctx, stream))) {
     carried = 1;
@@ -411,9 +418,9 @@ static __attribute__((noinline)) int launch(cls_context *ctx, int stream, cls_ke
   }
   cmd.kernel = kernel;
   cmd.kcmd.name = kernel->name;
+  cmd.kcmd.nargs = (cl_uint)nargs; /* a skip's detail names an argument */
   if (__builtin_expect(ctx->capture != NULL, 0)) { /* checked: recorded, not run */
     cmd.kcmd.dims = dims;
-    cmd.kcmd.nargs = (cl_uint)nargs;
     rc = cls__capture_add(ctx, &cmd, global, local, args);
     goto out;
   }
@@ -426,7 +433,6 @@ static __attribute__((noinline)) int launch(cls_context *ctx, int stream, cls_ke
   cmd.kcmd.dims = dims;
   cmd.kcmd.global = global;
   cmd.kcmd.local = local;
-  cmd.kcmd.nargs = (cl_uint)nargs;
   cmd.kcmd.args = cmd.kargs;
   rc = cls__run_checked(ctx, &cmd, NULL, NULL);
   if (__builtin_expect(ctx->guard != NULL, 0))

@@ -187,6 +187,30 @@ bool cls__learn_loss_first(cls_context *ctx, const struct cls__failure *found) {
   return true;
 }
 
+/* What the skip's detail calls the argument of launch cmd that carries the
+ * failure it is skipped on: binding b's, or with b past the bindings the
+ * first read that carries one (the one F2 takes the failure of,
+ * cls__read_failure).  "argument 3 ('dst')", made at the kernel's lookup;
+ * NULL for another command. */
+static inline __attribute__((always_inline)) const char *input_text(const struct cls__cmd *cmd,
+                                                                    size_t b) {
+  const struct cls_kernel *k = cmd->kernel;
+  if (cmd->kind != CLS__CMD_LAUNCH || !k->label)
+    return NULL;
+  const struct cls__binding *in = cmd->bind, *end = in + cmd->nbind;
+  if (b < cmd->nbind)
+    in += b;
+  else
+    while (in < end && !((in->access & CLS_READ) && in->slot->failure))
+      in++;
+  if (in == end)
+    return NULL;
+  for (cl_uint a = 0; a < k->nargs; a++) /* a label per argument: nargs known */
+    if (cmd->kargs[a].value == &in->slot->mem)
+      return k->label[a];
+  return NULL;
+}
+
 /* Step 1 found `found` on the inputs: a download reports it, anything else
  * is skipped. */
 int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *found,
@@ -194,6 +218,8 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
   if (cmd->kind == CLS__CMD_READ)
     return cls__read_report(ctx, cmd->op, cmd->stream->id, &cmd->bind[0].handle, 1, report);
   const char *name = cls__cmd_named(cmd->kind) ? cmd->kcmd.name : cmd->op;
+  /* Before the skip gives its outputs, a read-write one among them, f. */
+  const char *input = input_text(cmd, SIZE_MAX);
   if (__builtin_expect(ctx->log.len != 0, 0)) {
     skip_in_flight(ctx, cmd, found, name, CLS__FIRST_FAILED, ++cmd->stream->issued);
     cmd->stream->stats.skips++;
@@ -203,7 +229,7 @@ int cls__refuse(cls_context *ctx, struct cls__cmd *cmd, struct cls__failure *fou
   if (cmd->kind == CLS__CMD_COPY)
     return cls__copy_tainted(cmd->op, cmd->stream->id, cmd->bind[0].handle, found);
   return cls__skipped(cmd->op, cls__cmd_named(cmd->kind) ? name : NULL, cmd->stream->id,
-                      cmd->stream->issued, found);
+                      cmd->stream->issued, found, input);
 }
 
 /* Deadline mode, before a blocking transfer: what it will wait for (its
@@ -634,7 +660,8 @@ int cls__run_clean(cls_context *ctx, struct cls__cmd *cmd, struct cls__pending_r
         cls__trace_skip(ctx->trace, s->id, name, pos, in->message);
       if (cmd->kind == CLS__CMD_COPY)
         return cls__error(CLS_ETAINTED, 0, "%s on stream %d: an input failed", name, s->id);
-      return cls__skipped(cmd->op, cls__cmd_named(cmd->kind) ? name : NULL, s->id, pos, in);
+      return cls__skipped(cmd->op, cls__cmd_named(cmd->kind) ? name : NULL, s->id, pos, in,
+                          input_text(cmd, arg));
     }
     int status = cls__cmd_named(cmd->kind) ? CLS_ELAUNCH : CLS_ECL;
     /* A queue found lost, with relocation on: with recovery, cmd runs

@@ -215,6 +215,23 @@ static void read_write_images(cls_context *ctx, struct cls_kernel *k) {
                      n == 0;
 }
 
+/* What a skip's detail calls each argument (cls__skipped): made here,
+ * once, so that a skip asks OpenCL nothing (F10).  And whether a launch
+ * checks local memory (takes_local). */
+static void labels(struct cls_kernel *k) {
+  k->takes_local = k->nargs == CLS__NARGS_UNKNOWN;
+  for (cl_uint i = 0; i < k->nargs && i < CLS_MAX_ARGS; i++)
+    k->takes_local |= k->argq[i] == CLS__ARGQ_LOCAL || k->argq[i] == CLS__ARGQ_UNKNOWN;
+  if (k->nargs == 0 || k->nargs > CLS_MAX_ARGS || !(k->label = malloc(k->nargs * sizeof *k->label)))
+    return;
+  for (cl_uint i = 0; i < k->nargs; i++) {
+    char name[64];
+    cls__kernel_arg_name(k, i, name, sizeof name);
+    snprintf(k->label[i], sizeof k->label[i], "argument %u%s%s%s", i, name[0] ? " ('" : "", name,
+             name[0] ? "')" : "");
+  }
+}
+
 /* Argument kinds and scalar sizes, where the platform gives argument info
  * (programs are built with -cl-kernel-arg-info): mistakes are then caught
  * before OpenCL, with one clstream code on every vendor. */
@@ -369,6 +386,7 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
     clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
     work_group_info(ctx, k);
     arg_info(ctx, k);
+    labels(k);
     read_write_images(ctx, k);
     refusals(k); /* from what arg_info found, all zero where it found nothing */
   }
@@ -470,6 +488,7 @@ void cls__kernels_fini(cls_context *ctx) {
       if (k->kernel)
         clReleaseKernel(k->kernel);
       free(k->argsize);
+      free(k->label);
       free(k->name);
       k->magic = 0;
       free(k);

@@ -14,12 +14,18 @@ enum { CLS__ARGQ_UNKNOWN = 0, CLS__ARGQ_GLOBAL, CLS__ARGQ_LOCAL, CLS__ARGQ_PRIVA
 
 _Static_assert(CLS_MAX_ARGS <= 32, "the argument memo has a bit per argument");
 
+#define CLS__ARG_LABEL 80
+
 struct cls_kernel {
   unsigned magic;          /* checked before use: a freed or foreign pointer
                               is rejected rather than dereferenced further */
   cls_context *ctx;
   cl_kernel kernel;
   char *name;
+  /* Per argument, what a skip's detail calls it: "argument 3 ('dst')"
+   * (made at the lookup; NULL where there was no memory, or more than
+   * CLS_MAX_ARGS arguments). */
+  char (*label)[CLS__ARG_LABEL];
   cl_uint nargs;
   unsigned char argq[CLS_MAX_ARGS]; /* address qualifier per arg, UNKNOWN
                               where the platform gives no argument info */
@@ -67,6 +73,9 @@ struct cls_kernel {
    * launch binding one). */
   uint32_t images, writeonly, readwrite;
   bool no_read_write;
+  /* An argument takes __local memory, or the arguments are not known:
+   * launches check the CLS_LOCAL sizes against the device's (launch.c). */
+  bool takes_local;
 };
 
 struct cls__kernel_lane {

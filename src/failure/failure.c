@@ -146,6 +146,7 @@ void cls__failure_seen(cls_context *ctx, struct cls__failure *f) {
  * is asked for. */
 static _Thread_local struct {
   char name[256];
+  char input[96]; /* "" for "an input" */
   struct cls__failure root; /* the fields cls__error_append_root reads */
 } last_skip;
 
@@ -157,17 +158,20 @@ static void copy_text(char *dst, size_t cap, const char *src) {
 
 void cls__skip_render(void) {
   bool named = last_skip.name[0] != '\0';
-  cls__error_append("%s%s%s%s on stream %d at position %llu skipped: an input carries the "
+  cls__error_append("%s%s%s%s on stream %d at position %llu skipped: %s carries the "
                     "failure ",
                     cls__last.op, named ? " of '" : "", last_skip.name, named ? "'" : "",
-                    cls__last.stream, (unsigned long long)cls__last.position);
+                    cls__last.stream, (unsigned long long)cls__last.position,
+                    last_skip.input[0] ? last_skip.input : "an input");
   cls__error_append_root(&last_skip.root);
 }
 
-void cls__skip_copy(const char *name, const struct cls__failure *f) {
+void cls__skip_copy(const char *name, const char *input, const struct cls__failure *f) {
   cls__last.name_of = name;
+  cls__last.input_of = input;
   cls__last.serial = f->serial;
   copy_text(last_skip.name, sizeof last_skip.name, name);
+  copy_text(last_skip.input, sizeof last_skip.input, input);
   struct cls__failure *r = &last_skip.root;
   r->origin = f->origin;
   r->status = f->status;

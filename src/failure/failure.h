@@ -148,20 +148,22 @@ static inline void cls__exit_write(struct cls__failure *provisional, const struc
 }
 
 /* CLS_ESKIPPED for `op` of `name` (a launch's kernel) at `position` on
- * `stream`, skipped on failure f (F2), with a detail that says so and
- * names f's root.  F10: the detail is formatted only if
- * cls_last_error_detail() asks for it, and a run of skips of one kernel on
- * one record copies their texts once (cls__skip_copy: the name compares by
+ * `stream`, skipped on failure f (F2), with a detail that says so, names
+ * the argument it came through (`input`, where not NULL) and f's root.
+ * F10: the detail is formatted only if cls_last_error_detail() asks for
+ * it, and a run of skips of one kernel on one record copies their texts
+ * once (cls__skip_copy: the name and the argument's text compare by
  * pointer, as the skip chain's runs do, the record by its serial; a
  * provisional record, F3, may still be completed, and is copied every
  * time). */
-void cls__skip_copy(const char *name, const struct cls__failure *f);
+void cls__skip_copy(const char *name, const char *input, const struct cls__failure *f);
 void cls__skip_render(void);
 static inline int cls__skipped(const char *op, const char *name, int stream, uint64_t position,
-                               const struct cls__failure *f) {
+                               const struct cls__failure *f, const char *input) {
   struct cls__last_error *l = &cls__last; /* one thread-local lookup */
-  if (name != l->name_of || f->serial != l->serial || !f->serial || f->provisional)
-    cls__skip_copy(name, f);
+  if (name != l->name_of || input != l->input_of || f->serial != l->serial || !f->serial ||
+      f->provisional)
+    cls__skip_copy(name, input, f);
   l->op = op;
   l->stream = stream;
   l->position = position;

@@ -33,13 +33,15 @@ struct cls__last_error {
    * cls__error_append) when cls_last_error_detail() asks for it. */
   void (*deferred)(void);
   /* What a deferred detail is about (a skip: cls__skipped, failure.h): the
-   * call's operation, stream and position; and, compared only, the name
-   * and the record whose texts the failure layer keeps. */
+   * call's operation, stream and position; and, compared only, the name,
+   * the argument's text and the record whose texts the failure layer
+   * keeps. */
   const char *op;
   int stream;
   uint64_t position;
   const char *name_of;
   uint64_t serial;
+  const char *input_of;
 };
 extern _Thread_local struct cls__last_error cls__last;
 static inline void cls__error_clear(void) {
