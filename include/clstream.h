@@ -155,8 +155,9 @@ CLS_API int cls_last_cl_status(void);
  * read and its first root cause for #CLS_ETAINTED, the program's kernels for
  * #CLS_ENOKERNEL, the quoted text for #CLS_ECONFIG...  Every call that can
  * return a CLS_E* code clears it on entry and sets it when it fails; for
- * #CLS_ESKIPPED it says what was skipped (kernel, stream, position) and
- * the failure an input carries (its root, as a read names it), formatted
+ * #CLS_ESKIPPED it says what was skipped (kernel, stream, position), the
+ * argument whose input carries the failure ("argument 3 ('dst')") and
+ * the failure (its root, as a read names it), formatted
  * only when this call asks for it (a skip stays cheap, F10).  The other
  * calls (strings, counts, cls_last_cl_status(), cls_context_destroy())
  * leave it as it is.
