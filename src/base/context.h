@@ -107,6 +107,12 @@ struct cls_context {
      * root of is replaced by that run (cls__keep_taken). */
     struct { int stream; uint64_t position; } taken[CLS__KEEP_TAKEN];
     unsigned ntaken;
+    /* The commands run again whose log entries may still be logged, in
+     * write-stamp order: each one's stamp and origin, its place in
+     * program order (cls__keep_placed; its kept entry may be gone, its
+     * stream having proved it complete). */
+    struct cls__again { uint64_t stamp, origin; } *again;
+    size_t nagain, again_cap;
   } keep;
   uint64_t lost_mask;      /* streams whose queue was found lost, not yet
                               relocated (found during a poll: moved at the

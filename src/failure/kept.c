@@ -8,6 +8,7 @@
  * and a foreign command's data.  The replay of what a poll marked lost is
  * the core's (core/keep.c). */
 #include "failure/kept.h"
+#include "failure/log.h"
 #include "stream/pool.h"
 
 #include <stdio.h>
@@ -173,6 +174,28 @@ static void hold_reads(cls_context *ctx, const struct cls__cmd *cmd) {
   }
 }
 
+/* Run again, write stamp `stamp`, first submitted with `origin`: noted
+ * for cls__keep_placed while its log entry may be logged.  What the log
+ * no longer holds goes first (the table and the log are both in stamp
+ * order).  Out of memory: not noted, and a failure of a command run
+ * again later sees this one as a later write (replay.c). */
+static void note_again(cls_context *ctx, uint64_t stamp, uint64_t origin) {
+  struct cls__keep *k = &ctx->keep;
+  uint64_t oldest = ctx->log.len ? cls__log_at(ctx, 0)->stamp : UINT64_MAX;
+  size_t drop = 0;
+  while (drop < k->nagain && k->again[drop].stamp < oldest)
+    drop++;
+  if (drop) {
+    memmove(k->again, k->again + drop, (k->nagain - drop) * sizeof *k->again);
+    k->nagain -= drop;
+  }
+  if (!cls__grow((void **)&k->again, &k->again_cap, k->nagain + 1, sizeof *k->again, 16))
+    return;
+  k->again[k->nagain].stamp = stamp;
+  k->again[k->nagain].origin = origin;
+  k->nagain++;
+}
+
 bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t position,
                    uint64_t stamp, struct cls__pending_read *read) {
   struct cls__keep *k = &ctx->keep;
@@ -193,6 +216,8 @@ bool cls__keep_add(cls_context *ctx, const struct cls__cmd *cmd, uint64_t positi
   e->kind = cmd->kind;
   e->replays = ctx->replaying;
   e->origin = ctx->replay_origin ? ctx->replay_origin : stamp;
+  if (ctx->replay_origin)
+    note_again(ctx, stamp, ctx->replay_origin);
   e->lost = false;
   e->follows = false;
   e->failed = false;
@@ -452,12 +477,25 @@ uint64_t cls__keep_origin(cls_context *ctx, int stream, uint64_t seq) {
   return e ? e->origin : 0;
 }
 
+uint64_t cls__keep_placed(const cls_context *ctx, uint64_t stamp) {
+  const struct cls__keep *k = &ctx->keep;
+  for (size_t i = k->nagain; i-- > 0 && k->again[i].stamp >= stamp;)
+    if (k->again[i].stamp == stamp)
+      return k->again[i].origin;
+  return stamp;
+}
+
 bool cls__keep_before(cls_context *ctx, uint64_t stamp) {
+  /* The command keep.c runs again now: taken, so no longer marked, and
+   * not kept anew until its queue accepts it (its enqueue may poll). */
+  if (ctx->replay_origin && ctx->replay_origin < stamp)
+    return true;
   struct cls__keep *k = &ctx->keep;
   for (size_t i = 0; i < k->len; i++) {
     const struct cls__kept *e = at(k, i);
     if (e->origin >= stamp)
-      return false; /* in submission order: the rest came later still */
+      continue; /* not before it; a run again, kept at the ring's tail,
+                   may be (the ring is in stamp order, not origin order) */
     const struct cls__stream *s = &ctx->pool.streams[e->stream];
     if (e->lost || (e->origin != e->stamp && s->created && s->completed < e->seq))
       return true;
@@ -514,5 +552,6 @@ void cls__keep_fini(cls_context *ctx) {
   free(ctx->keep.ring);
   free(ctx->keep.over);
   free(ctx->keep.scratch);
+  free(ctx->keep.again);
   memset(&ctx->keep, 0, sizeof ctx->keep);
 }

@@ -150,6 +150,10 @@ unsigned cls__keep_replays(cls_context *ctx, int stream, uint64_t seq);
  * (a run again after a loss: the lost command's), or 0 when it is not
  * kept: where F8 places a failure of it in program order (replay.c). */
 uint64_t cls__keep_origin(cls_context *ctx, int stream, uint64_t seq);
+/* Where the logged command with write stamp `stamp` stands in program
+ * order: a run again after a loss, the stamp it had when first submitted
+ * (its origin), else `stamp`. */
+uint64_t cls__keep_placed(const cls_context *ctx, uint64_t stamp);
 /* Whether a command first submitted before write stamp `stamp` is to run
  * again after a loss, or runs again and is not known complete: a failure
  * of it is still to be placed before `stamp` in program order (log.c

@@ -83,6 +83,21 @@ static size_t writes_join(cls_context *ctx, size_t n, struct cls__log_entry *e, 
   return n;
 }
 
+/* The writes of a root placed at its origin (skips_since_origin) back in
+ * the set where a later write took them out, with its stamp (the buffer
+ * takes f only if nothing wrote it since that run); a buffer a later skip
+ * carried f on keeps that skip's stamp, the write the buffer shows now
+ * (core/keep.c puts a later command's record and stamp back after a run
+ * again): restamped, it would be left clean of f and of the record the
+ * skip moved from (context 0x3474736ed5638251). */
+static size_t writes_rejoin(cls_context *ctx, size_t n, struct cls__log_entry *e) {
+  const struct cls__log_binding *b = cls__log_bindings(ctx, e);
+  for (size_t i = 0; i < e->nbind; i++)
+    if ((b[i].access & CLS_WRITE) && !set_has(ctx, n, b[i].handle))
+      n = set_add(ctx, n, b[i].handle, e->stamp);
+  return n;
+}
+
 /* Skip chains under F8 moves.  A chain is kept in write-stamp order and
  * run-length encoded as if every failure had been known at the enqueue:
  * an entry is a run of consecutive launches of one kernel on one stream.
@@ -277,15 +292,22 @@ static void count_on(cls_context *ctx, struct cls__log_entry *e, struct cls__fai
  * later input (CLS__ENTRY_SKIPPED) that reads what the root writes
  * through an earlier (or the same) argument counts on f (F8's argument
  * order), and its writes carry f on; any other command that wrote a
- * buffer of the set overwrote it.  Those that ran are left to the walk
- * from k: what read the root's buffers ran again after it, or failed
- * behind it.  The set after them (ctx->taint_set), its size. */
+ * buffer of the set overwrote it.  A command run again before the root
+ * that was first submitted before it (cls__keep_placed) comes before it
+ * in program order too, wherever its run stands in the log: the root
+ * overwrote what it wrote (found by the model, CLS_MODEL_LATE=1, context
+ * 0x3474736ed5638251: set_s2 and add_s1, run again before an upload of
+ * the buffer they write, took the upload's buffer out of the set, and
+ * add_s2, skipped on a later input, moved to the upload's failure while
+ * what it writes kept the other one).  Those that ran are left to the
+ * walk from k: what read the root's buffers ran again after it, or
+ * failed behind it.  The set after them (ctx->taint_set), its size. */
 static size_t skips_since_origin(cls_context *ctx, size_t k, uint64_t origin,
                                  struct cls__failure *f) {
   size_t n = writes_join(ctx, 0, cls__log_at(ctx, k), true, f);
   for (size_t i = 0; i < k && n; i++) {
     struct cls__log_entry *e = cls__log_at(ctx, i);
-    if (e->stamp <= origin)
+    if (e->stamp <= origin || cls__keep_placed(ctx, e->stamp) <= origin)
       continue;
     int first_in = e->kind == CLS__ENTRY_SKIPPED && e->cause != f
                        ? first_read_in_set(ctx, n, e)
@@ -328,7 +350,8 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f,
   uint64_t origin = ctx->keep.len && nparts == 1 && parts[0].first == parts[0].last
                         ? cls__keep_origin(ctx, root->stream, root->seq)
                         : 0;
-  if (origin && origin < root->stamp)
+  bool placed = origin && origin < root->stamp;
+  if (placed)
     n = skips_since_origin(ctx, k, origin, f);
   for (size_t i = k; i < ctx->log.len; i++) {
     struct cls__log_entry *e = cls__log_at(ctx, i);
@@ -340,7 +363,10 @@ static void replay(cls_context *ctx, size_t k, struct cls__failure *f,
         e->read->failure = f;
         cls__failure_ref(f);
       }
-      n = writes_join(ctx, n, e, true, f);
+      if (placed)
+        n = writes_rejoin(ctx, n, e);
+      else
+        n = writes_join(ctx, n, e, true, f);
       continue;
     }
     int first_in = first_read_in_set(ctx, n, e);
