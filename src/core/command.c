@@ -194,9 +194,9 @@ bool cls__learn_loss_first(cls_context *ctx, const struct cls__failure *found) {
  * NULL for another command. */
 static inline __attribute__((always_inline)) const char *input_text(const struct cls__cmd *cmd,
                                                                     size_t b) {
+  if (cmd->kind != CLS__CMD_LAUNCH || !cmd->kernel->label)
+    return NULL; /* (another command's kernel member is not set) */
   const struct cls_kernel *k = cmd->kernel;
-  if (cmd->kind != CLS__CMD_LAUNCH || !k->label)
-    return NULL;
   const struct cls__binding *in = cmd->bind, *end = in + cmd->nbind;
   if (b < cmd->nbind)
     in += b;
