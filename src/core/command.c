@@ -189,24 +189,17 @@ bool cls__learn_loss_first(cls_context *ctx, const struct cls__failure *found) {
 
 /* What the skip's detail calls the argument of launch cmd that carries the
  * failure it is skipped on: binding b's, or with b past the bindings the
- * first read that carries one (the one F2 takes the failure of,
- * cls__read_failure).  "argument 3 ('dst')", made at the kernel's lookup;
- * NULL for another command. */
+ * one F2 takes the failure of (cls__first_failed_read).  "argument 3
+ * ('dst')", made at the kernel's lookup; NULL for another command. */
 static inline __attribute__((always_inline)) const char *input_text(const struct cls__cmd *cmd,
                                                                     size_t b) {
   if (cmd->kind != CLS__CMD_LAUNCH || !cmd->kernel->label)
     return NULL; /* (another command's kernel member is not set) */
   const struct cls_kernel *k = cmd->kernel;
-  const struct cls__binding *in = cmd->bind, *end = in + cmd->nbind;
-  if (b < cmd->nbind)
-    in += b;
-  else
-    while (in < end && !((in->access & CLS_READ) && in->slot->failure))
-      in++;
-  if (in == end)
+  if (b >= cmd->nbind && (b = cls__first_failed_read(cmd->bind, cmd->nbind)) == cmd->nbind)
     return NULL;
   for (cl_uint a = 0; a < k->nargs; a++) /* a label per argument: nargs known */
-    if (cmd->kargs[a].value == &in->slot->mem)
+    if (cmd->kargs[a].value == &cmd->bind[b].slot->mem)
       return k->label[a];
   return NULL;
 }

@@ -215,13 +215,18 @@ static void read_write_images(cls_context *ctx, struct cls_kernel *k) {
                      n == 0;
 }
 
-/* What a skip's detail calls each argument (cls__skipped): made here,
- * once, so that a skip asks OpenCL nothing (F10).  And whether a launch
- * checks local memory (takes_local). */
-static void labels(struct cls_kernel *k) {
-  k->takes_local = k->nargs == CLS__NARGS_UNKNOWN;
+/* Whether a launch checks its CLS_LOCAL sizes (launch.c): an argument
+ * takes __local memory, or the arguments are not known. */
+static bool takes_local(const struct cls_kernel *k) {
+  bool any = k->nargs == CLS__NARGS_UNKNOWN;
   for (cl_uint i = 0; i < k->nargs && i < CLS_MAX_ARGS; i++)
-    k->takes_local |= k->argq[i] == CLS__ARGQ_LOCAL || k->argq[i] == CLS__ARGQ_UNKNOWN;
+    any |= k->argq[i] == CLS__ARGQ_LOCAL || k->argq[i] == CLS__ARGQ_UNKNOWN;
+  return any;
+}
+
+/* What a skip's detail calls each argument (cls__skipped): made here,
+ * once, so that a skip asks OpenCL nothing (F10). */
+static void labels(struct cls_kernel *k) {
   if (k->nargs == 0 || k->nargs > CLS_MAX_ARGS || !(k->label = malloc(k->nargs * sizeof *k->label)))
     return;
   for (cl_uint i = 0; i < k->nargs; i++) {
@@ -387,6 +392,7 @@ CLS_API int cls_kernel_get(cls_context *ctx, cls_program *prog, const char *name
     work_group_info(ctx, k);
     arg_info(ctx, k);
     labels(k);
+    k->takes_local = takes_local(k);
     read_write_images(ctx, k);
     refusals(k); /* from what arg_info found, all zero where it found nothing */
   }

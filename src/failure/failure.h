@@ -55,6 +55,17 @@ void cls__failure_seen(cls_context *ctx, struct cls__failure *f);
  * carries one, or NULL.  A "never written" slot gets its record minted
  * here, the one slow path of the check. */
 struct cls__failure *cls__materialize(cls_context *ctx, struct cls__slot *slot, cls_buffer h);
+/* The first of bindings b[0..n) that reads a buffer carrying a failure,
+ * the one whose failure F2 takes (cls__read_failure), or n.
+ * cls__read_failure makes the same walk itself: written through this one,
+ * GCC laid out launch() so that every launch took 9 instructions more
+ * (make bench-own-cost). */
+static inline size_t cls__first_failed_read(const struct cls__binding *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if ((b[i].access & CLS_READ) && b[i].slot->failure)
+      return i;
+  return n;
+}
 static inline struct cls__failure *cls__read_failure(cls_context *ctx, int stream,
                                                      const struct cls__binding *b, size_t n) {
   for (size_t i = 0; i < n; i++) {
